@@ -1,0 +1,38 @@
+# harmony-doctor: `make demo` and `make test` work on a fresh machine.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install demo test lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	@echo "== harmony-doctor explain samples/seed-multiturn-completion.json"
+	-$(BIN)/harmony-doctor explain samples/seed-multiturn-completion.json
+	@echo
+	@echo "== harmony-doctor decode samples/tool-call.harmony.txt"
+	-$(BIN)/harmony-doctor decode samples/tool-call.harmony.txt
+
+test: $(STAMP)
+	$(BIN)/ruff check harmony_doctor tests benchmarks
+	$(BIN)/mypy
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check harmony_doctor tests benchmarks
+	$(BIN)/ruff format --check harmony_doctor tests benchmarks
+	$(BIN)/mypy
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/replay.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

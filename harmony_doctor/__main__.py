@@ -1,0 +1,5 @@
+"""`python -m harmony_doctor` runs the CLI."""
+
+from harmony_doctor.cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""One module per subcommand; each registers itself on cli.app."""

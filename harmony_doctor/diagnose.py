@@ -1,0 +1,340 @@
+"""Token stream -> findings: openai-harmony's verdict, our replay's positions, and the rules."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from harmony_doctor import rules
+from harmony_doctor.models import (
+    Diagnosis,
+    ErrorKind,
+    Finding,
+    Message,
+    ParseRole,
+    Replay,
+    TokenInput,
+)
+from harmony_doctor.replay import replay
+from harmony_doctor.rules import Rule
+from harmony_doctor.spec import KNOWN_ROLES, SPEC_CHANNELS
+from harmony_doctor.vocab import CALL, CHANNEL, CONSTRAIN, RETURN, START, STOP_TOKENS, Vocab
+
+HEADER_SHAPE = "<|channel|>CHANNEL [ to=RECIPIENT] [<|constrain|>json] then <|message|>"
+
+
+@dataclass(frozen=True)
+class FaultContext:
+    """What is known about a parser error, from tokens or from an error message alone."""
+
+    kind: ErrorKind
+    header_text: str | None = None  # decoded header, special tokens as text
+    leftover: str | None = None  # the words harmony reported as remaining
+    token: int | None = None  # the token harmony choked on (unexpected_token)
+    previous: int | None = None  # the token before it, when known
+    role_word: str | None = None
+
+
+def classify(ctx: FaultContext) -> Rule:
+    """The most specific rule that explains a fault."""
+    header = ctx.header_text or ""
+    words = f"{header} {ctx.leftover or ''}"
+    match ctx.kind:
+        case "header_leftover":
+            if sum(1 for w in words.split() if w.startswith("to=")) > 1 and "to=" in header:
+                return rules.RULES["HD102"]
+            if header.count("<|channel|>") > 1:
+                return rules.RULES["HD103"]
+            if "prompt_token" in words or _mostly_numbers(ctx.leftover or header):
+                return rules.RULES["HD105"]
+            if header and "<|channel|>" not in header.split("<|constrain|>")[0][:40]:
+                return rules.RULES["HD101"]
+            if "<|constrain|>" in header or " json " in f"{header} ":
+                return rules.RULES["HD104"]
+            if not header and ctx.leftover and len(ctx.leftover.split()) > 3:
+                return rules.RULES["HD101"]
+            return rules.RULES["HD106"]
+        case "unexpected_token":
+            if ctx.token == RETURN:
+                return rules.RULES["HD111"]
+            if ctx.previous == CALL or (ctx.previous is None and ctx.token == 12606):
+                return rules.RULES["HD112"]
+            if ctx.token in STOP_TOKENS:
+                return rules.RULES["HD113"]
+            return rules.RULES["HD114"]
+        case "unknown_role":
+            word = ctx.role_word or header
+            if "<|start|>" in word or any(word.startswith(r + r) for r in KNOWN_ROLES):
+                return rules.RULES["HD121"]
+            return rules.RULES["HD122"]
+        case _:
+            return rules.default_rule(ctx.kind)
+
+
+def _mostly_numbers(text: str) -> bool:
+    words = text.replace(",", " ").split()
+    return len(words) >= 8 and sum(w.strip("[]=").isdigit() for w in words) > len(words) // 2
+
+
+def diagnose(inp: TokenInput, vocab: Vocab, role: ParseRole, strict: bool = True) -> Diagnosis:
+    """Replay the stream, ask openai-harmony for the verdict, and explain what differs."""
+    tokens = inp.tokens
+    walk = replay(tokens, vocab, role, strict)
+    truth = vocab.harmony_parse(tokens, role, strict)
+    lenient = vocab.harmony_parse(tokens, role, strict=False) if strict else truth
+    findings: list[Finding] = []
+    disagreements: list[str] = []
+
+    if truth.error is not None and truth.raise_index is not None:
+        kind = rules.kind_of_error(truth.error)
+        ours = walk.fault
+        if kind is None:
+            kind = ours.kind if ours else "header_leftover"
+            disagreements.append(
+                f"openai-harmony raised an error this tool does not know: {truth.error}"
+            )
+        if ours is None:
+            disagreements.append(
+                f"the replay found no fault, openai-harmony raised at token {truth.raise_index}"
+            )
+        elif (ours.kind, ours.raise_index) != (kind, truth.raise_index):
+            disagreements.append(
+                f"the replay expected {ours.kind} at token {ours.raise_index}, openai-harmony "
+                f"raised {kind} at token {truth.raise_index}"
+            )
+        findings.append(_error_finding(kind, truth.error, truth.raise_index, walk, tokens, vocab))
+    elif walk.fault is not None:
+        disagreements.append(
+            f"the replay expected {walk.fault.kind} at token {walk.fault.raise_index}, "
+            "openai-harmony accepted the stream"
+        )
+    findings.extend(_warnings(walk.messages, tokens, vocab))
+    return Diagnosis(
+        input=inp,
+        replay=walk,
+        harmony_error=truth.error,
+        harmony_raise_index=truth.raise_index,
+        findings=tuple(findings),
+        lenient_messages=lenient.messages,
+        lenient_error=lenient.error,
+        disagreements=tuple(disagreements),
+    )
+
+
+def _header_span(
+    raise_index: int, tokens: Sequence[int], walk_header: tuple[int, int] | None
+) -> tuple[int, int]:
+    """The header being parsed when harmony raised: the replay's, else back to `<|start|>`."""
+    if walk_header is not None:
+        return walk_header
+    start = max(
+        (i for i in range(min(raise_index, len(tokens)) - 1, -1, -1) if tokens[i] == START),
+        default=-1,
+    )
+    return (start + 1, raise_index)
+
+
+def _error_finding(
+    kind: ErrorKind,
+    error: str,
+    raise_index: int,
+    walk: Replay,
+    tokens: Sequence[int],
+    vocab: Vocab,
+) -> Finding:
+    fault = walk.fault if walk.fault and walk.fault.raise_index == raise_index else None
+    origin = raise_index
+    if walk.origin_index is not None and walk.origin_index < raise_index:
+        origin = walk.origin_index
+    token = tokens[raise_index] if raise_index < len(tokens) else None
+    previous = tokens[raise_index - 1] if 0 < raise_index <= len(tokens) else None
+    span: tuple[int, int] | None = None
+    header_text: str | None = None
+    if kind != "unexpected_token":
+        span = _header_span(raise_index, tokens, fault.header if fault else None)
+        header_text = vocab.decode(tokens[span[0] : span[1]])
+    ctx = FaultContext(
+        kind=kind,
+        header_text=header_text,
+        leftover=fault.detail if fault and kind == "header_leftover" else None,
+        token=token if kind == "unexpected_token" else None,
+        previous=previous if kind == "unexpected_token" else None,
+        role_word=fault.detail if fault and kind == "unknown_role" else None,
+    )
+    rule = classify(ctx)
+    expected, found = _expected_found(
+        kind, raise_index, origin, walk.origin_reason, tokens, vocab, header_text, span
+    )
+    return Finding(
+        kind=kind,
+        code=rule.code,
+        severity="error",
+        title=rule.title,
+        raise_index=raise_index,
+        origin_index=origin,
+        message_index=fault.message_index if fault else len(walk.messages),
+        harmony_error=error,
+        expected=expected,
+        found=found,
+        cause=rule.cause,
+        fix=rule.fix,
+        span=span,
+    )
+
+
+def describe_token(tokens: Sequence[int], index: int, vocab: Vocab) -> str:
+    """`token 12 " to" (id 316)`, or `end of stream` past the last token."""
+    if index >= len(tokens):
+        return f"end of stream (after {len(tokens)} tokens)"
+    token = tokens[index]
+    return f"token {index} {vocab.decode([token])!r} (id {token})"
+
+
+def _expected_found(
+    kind: ErrorKind,
+    raise_index: int,
+    origin: int,
+    reason: str | None,
+    tokens: Sequence[int],
+    vocab: Vocab,
+    header_text: str | None,
+    span: tuple[int, int] | None,
+) -> tuple[str, str]:
+    at_origin = describe_token(tokens, origin, vocab)
+    why = f": {reason}" if reason and origin < raise_index else ""
+    match kind:
+        case "header_leftover":
+            return f"a header: {HEADER_SHAPE}", f"{at_origin}{why}"
+        case "unexpected_token":
+            return "<|start|> (id 200006) to open the next message", f"{at_origin}{why}"
+        case "unknown_role":
+            return "a role (assistant, user, system, developer, tool) or NAME to=RECIPIENT", (
+                f"header {header_text!r}; first bad {at_origin}{why}"
+            )
+        case "empty_channel":
+            return "a channel name right after <|channel|>", f"{at_origin}{why}"
+        case "header_eos":
+            size = (span[1] - span[0]) if span else 0
+            return "<|message|> to close the header", (
+                f"end of stream after {size} header tokens {header_text!r}"
+            )
+        case "missing_role":
+            return "a role after <|start|>", f"<|message|> right after <|start|> at {at_origin}"
+        case "header_decode":
+            return "header tokens that decode as UTF-8", f"invalid UTF-8 in header {at_origin}"
+
+
+def _warnings(messages: Sequence[Message], tokens: Sequence[int], vocab: Vocab) -> list[Finding]:
+    out: list[Finding] = []
+    for m in messages:
+        lo, hi = m.header
+        header_tokens = tokens[lo:hi]
+        if m.channel is not None and m.channel not in SPEC_CHANNELS and not m.recovered:
+            at = _index_after(header_tokens, CHANNEL, lo)
+            out.append(
+                _warning(
+                    "HD201",
+                    m,
+                    at,
+                    "analysis, commentary or final",
+                    f"channel {m.channel!r}",
+                    (lo, hi),
+                )
+            )
+        if m.recipient is not None and m.recipient.startswith("<|constrain|>"):
+            at = _index_of(header_tokens, CONSTRAIN, lo)
+            out.append(
+                _warning(
+                    "HD202",
+                    m,
+                    at,
+                    "a recipient before <|constrain|>",
+                    f"recipient {m.recipient!r}",
+                    (lo, hi),
+                )
+            )
+        elif _has_markup(m):
+            at = next(
+                (
+                    lo + k
+                    for k, t in enumerate(header_tokens)
+                    if vocab.is_special(t) and t != CHANNEL and t != CONSTRAIN
+                ),
+                lo,
+            )
+            out.append(
+                _warning(
+                    "HD203",
+                    m,
+                    at,
+                    "plain names in the header",
+                    f"header fields {m.channel!r}/{m.recipient!r}",
+                    (lo, hi),
+                )
+            )
+        c_lo, c_hi = m.content
+        leaks = (
+            []
+            if m.recovered
+            else [c_lo + k for k, t in enumerate(tokens[c_lo:c_hi]) if vocab.is_special(t)]
+        )
+        if leaks:
+            names = sorted({vocab.decode([tokens[i]]) for i in leaks})
+            out.append(
+                _warning(
+                    "HD203",
+                    m,
+                    leaks[0],
+                    "ordinary text inside message content",
+                    f"{len(leaks)} special token(s) in content: {', '.join(names[:5])}",
+                    (c_lo, c_hi),
+                )
+            )
+        if m.role == "assistant" and m.channel is None and not m.recovered:
+            out.append(
+                _warning(
+                    "HD204",
+                    m,
+                    lo,
+                    "<|channel|>CHANNEL in the header",
+                    "an assistant header without a channel",
+                    (lo, hi),
+                )
+            )
+    return out
+
+
+def _warning(
+    code: str, m: Message, origin: int, expected: str, found: str, span: tuple[int, int]
+) -> Finding:
+    rule = rules.RULES[code]
+    return Finding(
+        kind=rule.kind,
+        code=rule.code,
+        severity="warning",
+        title=rule.title,
+        raise_index=None,
+        origin_index=origin,
+        message_index=m.index,
+        harmony_error=None,
+        expected=expected,
+        found=found,
+        cause=rule.cause,
+        fix=rule.fix,
+        span=span,
+    )
+
+
+def _index_of(tokens: Sequence[int], token: int, offset: int) -> int:
+    return offset + next((k for k, t in enumerate(tokens) if t == token), 0)
+
+
+def _index_after(tokens: Sequence[int], token: int, offset: int) -> int:
+    at = _index_of(tokens, token, offset)
+    return at + 1 if at - offset < len(tokens) and tokens[at - offset] == token else at
+
+
+def _has_markup(m: Message) -> bool:
+    """Special-token text in a header field (a leading <|constrain|> is the content type's)."""
+    content_type = (m.content_type or "").removeprefix("<|constrain|>")
+    return any("<|" in field for field in (m.recipient or "", m.channel or "", content_type))

@@ -1,0 +1,372 @@
+"""Token-id inputs of every shape -> one token stream (TokenInput).
+
+Shapes: a JSON array of ints; ints separated by commas or whitespace (also a Python list or
+tuple repr); JSON / JSONL / SSE documents carrying ids under the keys servers use; vLLM
+request-log lines (`Generated response ...: output_token_ids: [...]`, streaming deltas joined per
+request); and raw Harmony text with special-token strings. Every error names where it happened.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from harmony_doctor.errors import InputError
+from harmony_doctor.models import TokenInput
+from harmony_doctor.vocab import STOP_TOKENS, VOCAB_SIZE
+
+InputFormat = Literal["auto", "json", "ids", "jsonl", "vllm-log", "text"]
+INPUT_FORMATS: tuple[InputFormat, ...] = ("auto", "json", "ids", "jsonl", "vllm-log", "text")
+
+OUTPUT_KEYS = ("output_token_ids", "token_ids", "output_ids", "completion_token_ids")
+PROMPT_KEYS = ("prompt_token_ids", "input_ids", "prompt_ids")
+
+_IDS_RE = re.compile(r"[\[\(]?\s*-?\d+(?:\s*[,\s]\s*-?\d+)*\s*,?\s*[\]\)]?")
+_INT_RE = re.compile(r"-?\d+")
+_SPECIAL_TEXT_RE = re.compile(r"<\|(?:start|end|message|channel|return|call|constrain)\|>")
+_LOGPROB_ID_RE = re.compile(r"token_id:(\d+)")
+_LOG_MARKER_RE = re.compile(r"\b(?:output_token_ids|prompt_token_ids)\s*[:=]\s*(?:\[|None)")
+_GENERATED_RE = re.compile(
+    r"Generated response (?P<id>[^\s:]+)(?P<mode> \(streaming (?:delta|complete)\))?"
+)
+_PROMPT_LINE_RE = re.compile(r"(?:Received request|Request) (?P<id>[^\s:]+)")
+_FINISH_RE = re.compile(r"finish_reason[:=]\s*'?(?P<reason>\w+)")
+
+
+@dataclass
+class _Stream:
+    """Token ids gathered for one request (and choice) while reading."""
+
+    label: str
+    tokens: list[int] = field(default_factory=list)
+    prompt: list[int] | None = None
+    finish_reason: str | None = None
+    cut: bool = False  # a list ended without its closing bracket
+
+
+def parse_tokens(
+    text: str,
+    encode: Callable[[str], list[int]],
+    input_format: InputFormat = "auto",
+    request: str | None = None,
+) -> TokenInput:
+    """Find the token stream in `text`; `encode` turns Harmony text into ids when needed."""
+    body = text.lstrip("\ufeff")
+    if not body.strip():
+        raise InputError("input is empty")
+    fmt = detect_format(body) if input_format == "auto" else input_format
+    if fmt == "text":
+        return _from_text(body, encode)
+    if fmt == "ids":
+        return _finish(_select([_Stream("", _parse_id_list(body, 1, 1))], request), "ids", "tokens")
+    if fmt == "vllm-log":
+        return _finish(_select(_vllm_streams(body), request), "vllm-log", "log")
+    if fmt == "json":
+        doc = _load_json(body, 1)
+        if isinstance(doc, list) and _is_id_list(doc):
+            _check_range(doc, 1, 1)
+            return _finish(_select([_Stream("", list(doc))], request), "json-array", "tokens")
+        return _finish(_select(_doc_streams([(1, doc)]), request), "json", "tokens")
+    if fmt == "jsonl":
+        return _finish(_select(_doc_streams(_jsonl_docs(body)), request), "jsonl", "tokens")
+    raise InputError(f"unknown input format {fmt!r}")
+
+
+def detect_format(text: str) -> InputFormat:
+    """Guess the shape of `text`; raises InputError when nothing looks like tokens."""
+    stripped = text.strip()
+    if _IDS_RE.fullmatch(stripped):
+        return "ids"
+    if _LOG_MARKER_RE.search(text) and not stripped.startswith(("{", "[")):
+        return "vllm-log"
+    if stripped.startswith(("{", "[")):
+        try:
+            json.loads(stripped)
+            return "json"
+        except json.JSONDecodeError:
+            pass
+        except (ValueError, RecursionError):
+            return "json"  # well-formed but unusable: parsing again reports why
+        if stripped.startswith("{"):
+            return "jsonl"
+        if _looks_like_cut_list(stripped):
+            return "ids"
+    if stripped.startswith("data:"):
+        return "jsonl"
+    if _SPECIAL_TEXT_RE.search(text):
+        return "text"
+    if _LOG_MARKER_RE.search(text):
+        return "vllm-log"
+    first = stripped.splitlines()[0][:60]
+    raise InputError(f"no token ids or Harmony text found (line 1 starts {first!r})")
+
+
+def _looks_like_cut_list(text: str) -> bool:
+    """`[1, 2, 3` with no closing bracket: a list a log cut short."""
+    return bool(re.fullmatch(r"\[\s*-?\d+(?:\s*,\s*-?\d+)*\s*,?", text))
+
+
+def _from_text(text: str, encode: Callable[[str], list[int]]) -> TokenInput:
+    # A file's final newline is not part of the stream: after <|return|> it would be a token.
+    body = text.rstrip("\r\n")
+    tokens = encode(body)
+    if not tokens:
+        raise InputError("input is empty")
+    return TokenInput(tokens=tuple(tokens), detected="text", format="harmony-text")
+
+
+def _position(text: str, offset: int, line: int, column: int) -> tuple[int, int]:
+    before = text[:offset]
+    newlines = before.count("\n")
+    if newlines:
+        return line + newlines, offset - before.rfind("\n")
+    return line, column + offset
+
+
+def _parse_id_list(text: str, line: int, column: int) -> list[int]:
+    """Ints separated by commas/whitespace, brackets optional; errors give line and column."""
+    tokens: list[int] = []
+    for match in _INT_RE.finditer(text):
+        digits = match.group()
+        value = int(digits) if len(digits) <= 9 else VOCAB_SIZE  # huge: out of range anyway
+        if not 0 <= value < VOCAB_SIZE:
+            where = _position(text, match.start(), line, column)
+            shown = digits if len(digits) <= 20 else digits[:17] + "..."
+            raise InputError(
+                f"token {len(tokens)} at line {where[0]}, column {where[1]}: {shown} is outside "
+                f"the o200k_harmony range 0..{VOCAB_SIZE - 1}"
+            )
+        tokens.append(value)
+    leftover = _INT_RE.sub("", text).strip(" \t\r\n,[]()")
+    if leftover.replace(",", "").strip():
+        offset = next(i for i, c in enumerate(text) if c not in " \t\r\n,[]()-0123456789")
+        where = _position(text, offset, line, column)
+        raise InputError(f"unexpected {text[offset]!r} at line {where[0]}, column {where[1]}")
+    return tokens
+
+
+def _check_range(values: list[Any], line: int, column: int, where: str = "") -> list[int]:
+    for index, value in enumerate(values):
+        if type(value) is not int:
+            raise InputError(f"{where}token {index} is {json.dumps(value)[:40]}, not an integer")
+        if not 0 <= value < VOCAB_SIZE:
+            raise InputError(
+                f"{where}token {index}: {value} is outside the o200k_harmony range "
+                f"0..{VOCAB_SIZE - 1}"
+            )
+    return values
+
+
+# --- JSON documents --------------------------------------------------------------------------
+
+
+def _jsonl_docs(text: str) -> Iterator[tuple[int, Any]]:
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if line.startswith("data:"):
+            line = line[5:].strip()
+        if not line or line == "[DONE]" or line.startswith((":", "event:", "id:")):
+            continue
+        yield number, _load_json(line, number)
+
+
+def _load_json(text: str, number: int) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        line = number + exc.lineno - 1
+        raise InputError(f"invalid JSON at line {line}, column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise InputError(f"JSON at line {number} is nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer with more digits than Python converts
+        raise InputError(f"invalid JSON at line {number}: {exc}") from None
+
+
+def _doc_streams(docs: Iterator[tuple[int, Any]] | list[tuple[int, Any]]) -> list[_Stream]:
+    """Streams keyed by (response id, choice index); chunks of one response are joined."""
+    streams: dict[str, _Stream] = {}
+    for number, doc in docs:
+        rid = _doc_id(doc)
+        for choice, key, values, finish in _walk_ids(doc):
+            label = rid if choice is None else f"{rid}#{choice}" if rid else f"choice {choice}"
+            stream = streams.setdefault(label, _Stream(label))
+            where = f"line {number}: " if number > 1 else ""
+            ids = _check_range(values, number, 1, where)
+            if key == "prompt":
+                stream.prompt = (stream.prompt or []) + ids
+            else:
+                stream.tokens.extend(ids)
+            if finish:
+                stream.finish_reason = finish
+    found = [s for s in streams.values() if s.tokens or s.prompt]
+    if not found:
+        keys = ", ".join(OUTPUT_KEYS + PROMPT_KEYS)
+        raise InputError(f"no token ids found in the JSON (looked for {keys}, token_id:N)")
+    # A prompt keyed without a choice belongs to every choice of the same response.
+    for s in found:
+        if s.prompt is None and "#" in s.label and s.label.split("#")[0] in streams:
+            s.prompt = streams[s.label.split("#")[0]].prompt
+    return [s for s in found if s.tokens] or found
+
+
+def _doc_id(doc: Any) -> str:
+    if isinstance(doc, dict):
+        for key in ("id", "request_id", "rid"):
+            value = doc.get(key)
+            if isinstance(value, str | int) and not isinstance(value, bool):
+                return str(value)
+    return ""
+
+
+def _walk_ids(
+    node: Any, choice: int | None = None
+) -> Iterator[tuple[int | None, str, list[Any], str | None]]:
+    """(choice, "output"|"prompt", ids, finish_reason) for every id list in a document."""
+    if isinstance(node, list):
+        for item in node:
+            yield from _walk_ids(item, choice)
+        return
+    if not isinstance(node, dict):
+        return
+    finish = node.get("finish_reason") if isinstance(node.get("finish_reason"), str) else None
+    found_output = False
+    for key, value in node.items():
+        if key in OUTPUT_KEYS and isinstance(value, list) and _is_id_list(value):
+            found_output = True
+            yield choice, "output", value, finish
+        elif key in PROMPT_KEYS and isinstance(value, list) and _is_id_list(value):
+            yield choice, "prompt", value, None
+        elif key in ("choices", "outputs") and isinstance(value, list):
+            for position, item in enumerate(value):
+                index = item.get("index", position) if isinstance(item, dict) else position
+                yield from _walk_ids(item, index if isinstance(index, int) else position)
+        elif key == "logprobs" and not found_output and isinstance(value, dict | list):
+            ids = [int(m) for m in _logprob_ids(value)]
+            if ids:
+                yield choice, "output", ids, finish
+        elif key != "top_logprobs" and isinstance(value, dict | list):
+            yield from _walk_ids(value, choice)
+
+
+def _is_id_list(values: list[Any]) -> bool:
+    return all(not isinstance(v, dict | list) for v in values)
+
+
+def _logprob_ids(node: Any) -> Iterator[str]:
+    """`token_id:123` strings in order, skipping the alternatives under top_logprobs."""
+    if isinstance(node, list):
+        for item in node:
+            yield from _logprob_ids(item)
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            if key == "top_logprobs":
+                continue
+            if key == "token" and isinstance(value, str):
+                match = _LOGPROB_ID_RE.fullmatch(value)
+                if match:
+                    yield match.group(1)
+            elif isinstance(value, dict | list):
+                yield from _logprob_ids(value)
+
+
+# --- vLLM request logs -----------------------------------------------------------------------
+
+
+def _vllm_streams(text: str) -> list[_Stream]:
+    """Per request: the prompt ids, and the output ids (streaming deltas joined in order)."""
+    streams: dict[str, _Stream] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if "token_ids" not in line:
+            continue
+        generated = _GENERATED_RE.search(line)
+        if generated is not None:
+            stream = streams.setdefault(generated["id"], _Stream(generated["id"]))
+            ids, cut = _ids_after(line, "output_token_ids", number)
+            if ids is not None:
+                if generated["mode"] and "complete" in generated["mode"]:
+                    if len(ids) >= len(stream.tokens):
+                        stream.tokens = ids
+                else:
+                    stream.tokens.extend(ids)
+                stream.cut = stream.cut or cut
+            finish = _FINISH_RE.search(line[line.rfind("finish_reason") :])
+            if finish and finish["reason"] != "None":
+                stream.finish_reason = finish["reason"]
+            continue
+        prompt_line = _PROMPT_LINE_RE.search(line)
+        if prompt_line is not None:
+            ids, cut = _ids_after(line, "prompt_token_ids", number)
+            if ids is not None:
+                stream = streams.setdefault(prompt_line["id"], _Stream(prompt_line["id"]))
+                stream.prompt = ids
+    found = [s for s in streams.values() if s.tokens or s.prompt]
+    if not found:
+        raise InputError("no vLLM request-log lines with output_token_ids or prompt_token_ids")
+    return [s for s in found if s.tokens] or found
+
+
+def _ids_after(line: str, key: str, number: int) -> tuple[list[int] | None, bool]:
+    """The id list after the last `key: [` in a log line, and whether its `]` is missing."""
+    at = line.rfind(key)
+    rest = line[at + len(key) :].lstrip(" :=")
+    if rest.startswith("None"):
+        return None, False
+    if not rest.startswith("["):
+        raise InputError(f"line {number}: {key} is not followed by a list")
+    close = rest.find("]")
+    inner = rest[1:] if close < 0 else rest[1:close]
+    column = len(line) - len(rest) + 2
+    return _parse_id_list(inner, number, column), close < 0
+
+
+# --- selection -------------------------------------------------------------------------------
+
+
+def _select(streams: list[_Stream], request: str | None) -> _Stream:
+    if request is not None:
+        chosen = [s for s in streams if s.label == request or s.label.split("#")[0] == request]
+        if not chosen:
+            known = ", ".join(s.label for s in streams[:5])
+            raise InputError(f"no request {request!r} in the input (found: {known})")
+        streams = chosen
+    if len(streams) > 1:
+        shown = ", ".join(s.label or "(unnamed)" for s in streams[:5])
+        more = f" and {len(streams) - 5} more" if len(streams) > 5 else ""
+        raise InputError(
+            f"input holds {len(streams)} token streams ({shown}{more}); choose one with --request"
+        )
+    return streams[0]
+
+
+def _finish(stream: _Stream, fmt: str, detected: Literal["tokens", "log"]) -> TokenInput:
+    notes: list[str] = []
+    tokens = stream.tokens
+    prompt = tuple(stream.prompt) if stream.prompt is not None else None
+    if not tokens and prompt:
+        tokens = list(prompt)
+        prompt = None
+        notes.append("only prompt token ids were found; they are replayed as the stream")
+    if not tokens:
+        raise InputError("input is empty: the token list has no ids")
+    truncated = stream.cut
+    if stream.cut:
+        notes.append("the token list ends without its closing bracket: the line was cut")
+    if stream.finish_reason == "stop" and tokens[-1] not in STOP_TOKENS:
+        truncated = True
+        notes.append(
+            "finish_reason is stop but the stream does not end with a stop token: the log "
+            "probably cut the list (vLLM --max-log-len); the tokens after the cut are unknown"
+        )
+    return TokenInput(
+        tokens=tuple(tokens),
+        detected=detected,
+        format=fmt,
+        request_id=stream.label or None,
+        finish_reason=stream.finish_reason,
+        truncated=truncated,
+        prompt_tokens=prompt,
+        notes=tuple(notes),
+    )

@@ -1,0 +1,253 @@
+"""The diagnosis catalogue: one stable code per diagnosis, with its cause and fix.
+
+Codes never change meaning once shipped. HD1xx are errors openai-harmony raises, HD2xx are
+warnings it lets through. Kinds are the coarse classes of the JSON contract; a kind may have
+several codes when the causes (and so the fixes) differ.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from harmony_doctor.models import ErrorKind, Kind, Severity
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    kind: Kind
+    severity: Severity
+    title: str
+    cause: str
+    fix: str
+    refs: tuple[str, ...] = ()
+
+
+_RULES = (
+    Rule(
+        "HD101",
+        "header_leftover",
+        "error",
+        "Prose where a message header belongs",
+        "The model wrote text (reasoning or a refusal) without opening the message with "
+        "<|channel|>NAME<|message|>; harmony only notices when a later <|message|> arrives. "
+        "Frequent with gpt-oss-120b refusals and long multi-turn or agentic contexts.",
+        "Retry the request or parse with strict=False (openai-harmony >= 0.0.5); check that "
+        "earlier assistant turns are rendered with their channel so the model keeps the format.",
+        ("openai/harmony#38", "openai/harmony#80", "openai/harmony#82"),
+    ),
+    Rule(
+        "HD102",
+        "header_leftover",
+        "error",
+        "Recipient written twice in one header",
+        "The model repeated ` to=RECIPIENT` (in the role part and after the channel, or twice "
+        "after it); harmony keeps the last one and rejects the rest.",
+        "Upgrade to a vLLM with the duplicate-recipient fix, or retry; guided decoding with a "
+        "Harmony grammar (`harmony-doctor grammar`) prevents it.",
+        ("vllm-project/vllm#51977", "vllm-project/vllm#52055"),
+    ),
+    Rule(
+        "HD103",
+        "header_leftover",
+        "error",
+        "Channel marker written twice in one header",
+        "The model emitted <|channel|> again inside the header.",
+        "Retry; an openai-harmony with duplicate-channel stripping tolerates it.",
+        ("openai/harmony#97",),
+    ),
+    Rule(
+        "HD104",
+        "header_leftover",
+        "error",
+        "Extra words after the content type",
+        "Text followed the content type (for example `<|constrain|>response` when tools are "
+        "used but none declared), so harmony had words left over.",
+        "Declare the tools the model is expected to call, or retry with a grammar.",
+        ("vllm-project/vllm#45571",),
+    ),
+    Rule(
+        "HD105",
+        "header_leftover",
+        "error",
+        "Prompt or non-model text fed to the parser as a header",
+        "The header holds prompt token ids or other text the model did not generate: the "
+        "server passed the wrong tokens to the completion parser.",
+        "This is an integration bug in the server; upgrade it (lmdeploy PR #3962).",
+        ("InternLM/lmdeploy#3962", "openai/harmony#33"),
+    ),
+    Rule(
+        "HD106",
+        "header_leftover",
+        "error",
+        "Unexpected words left in the message header",
+        "The header held words harmony could not place as role, channel, recipient or "
+        "content type.",
+        "Look at the annotated header: the origin marks the first word that left the format.",
+    ),
+    Rule(
+        "HD111",
+        "unexpected_token",
+        "error",
+        "<|return|> after <|end|>: generation ran past the end",
+        "After <|end|> the parser needs <|start|>, but the model ended with <|return|>. Seen "
+        "with requests that set ignore_eos (benchmarks, lm-eval, GuideLLM) or stop tokens "
+        "that miss <|end|>.",
+        "Do not send ignore_eos to gpt-oss, or use a vLLM with the fix (PR #56216).",
+        ("vllm-project/vllm#50690", "vllm-project/vllm#56216"),
+    ),
+    Rule(
+        "HD112",
+        "unexpected_token",
+        "error",
+        "Text after <|call|>: the call stop token was not a stop token",
+        "The model finished a tool call with <|call|> and kept generating (`comment`+`ary` is "
+        "typical). Early gpt-oss generation_config.json files lacked <|call|> as a stop token.",
+        "Update the model files and use vLLM >= 0.10.2 with --tool-call-parser openai "
+        "--enable-auto-tool-choice.",
+        ("vllm-project/vllm#22519", "vllm-project/vllm#22386"),
+    ),
+    Rule(
+        "HD113",
+        "unexpected_token",
+        "error",
+        "A second stop token where <|start|> was expected",
+        "Two stop tokens in a row (<|end|><|end|>, <|end|><|call|>): the server kept "
+        "generating after a stop token.",
+        "Check the stop-token configuration (ignore_eos, custom stop lists).",
+        ("vllm-project/vllm#22519",),
+    ),
+    Rule(
+        "HD114",
+        "unexpected_token",
+        "error",
+        "Text where a new message should start",
+        "After a message ended the model wrote ordinary text instead of <|start|>.",
+        "Retry; if it repeats, check the stop tokens and the rendered prompt.",
+    ),
+    Rule(
+        "HD121",
+        "unknown_role",
+        "error",
+        "Role or <|start|> written twice",
+        "The header reads like `<|start|>assistant` or `assistantassistant`: the prompt "
+        "already ended in `<|start|>assistant` and the model (or the template) wrote it again.",
+        "A prompt-rendering bug in multi-turn chats; upgrade the server (vLLM PRs #28729, "
+        "#45048) or render the prompt with openai-harmony.",
+        ("exo-explore/exo#1126", "tenstorrent/vllm#386"),
+    ),
+    Rule(
+        "HD122",
+        "unknown_role",
+        "error",
+        "Unknown role in a message header",
+        "A message header started with a word that is no Harmony role and has no recipient.",
+        "Check the rendered prompt; with --role none the stream must start with <|start|>.",
+    ),
+    Rule(
+        "HD131",
+        "empty_channel",
+        "error",
+        "<|channel|> without a channel name",
+        "The model wrote <|channel|> and then whitespace or another special token.",
+        "Retry; guided decoding with a Harmony grammar prevents it.",
+        ("tenstorrent/vllm#386",),
+    ),
+    Rule(
+        "HD141",
+        "header_eos",
+        "error",
+        "The stream ended inside a message header",
+        "Generation stopped before <|message|>: max_tokens too small, or the stream was cut.",
+        "Raise max_tokens; if the log cut the token list, raise --max-log-len.",
+        ("openai/harmony#33",),
+    ),
+    Rule(
+        "HD151",
+        "missing_role",
+        "error",
+        "Empty message header",
+        "<|start|> was followed directly by <|message|>.",
+        "Check the prompt renderer; the model rarely does this on its own.",
+    ),
+    Rule(
+        "HD161",
+        "header_decode",
+        "error",
+        "Header bytes are not valid UTF-8",
+        "The header tokens decode to a broken UTF-8 sequence (often a degenerate generation).",
+        "Retry; check speculative decoding settings if it repeats.",
+        ("vllm-project/vllm#37295",),
+    ),
+    Rule(
+        "HD201",
+        "unknown_channel",
+        "warning",
+        "Channel other than analysis, commentary or final",
+        "harmony accepts any channel name, but servers route only the spec channels; SGLang "
+        "drops messages on other channels silently.",
+        "Treat the message as malformed; retry or constrain with a grammar.",
+    ),
+    Rule(
+        "HD202",
+        "constrain_as_recipient",
+        "warning",
+        "<|constrain|> taken as the recipient",
+        "A content type without a recipient (`<|channel|>final <|constrain|>json`) is parsed "
+        "by openai-harmony as recipient `<|constrain|>json`: the message looks like a tool call.",
+        "Use an openai-harmony with the fix, or ignore recipients that start with <|constrain|>.",
+        ("openai/harmony#144", "vllm-project/vllm#45571"),
+    ),
+    Rule(
+        "HD203",
+        "markup_leak",
+        "warning",
+        "Harmony markup inside a message",
+        "Special or reserved tokens sit inside message content or a header field; harmony "
+        "keeps them as text and they leak to the client.",
+        "Strip special tokens from content, or retry; speculative decoding is a known source.",
+        ("NVIDIA/TensorRT-LLM#9256", "vllm-project/vllm#35906"),
+    ),
+    Rule(
+        "HD204",
+        "missing_channel",
+        "warning",
+        "Assistant message without a channel",
+        "gpt-oss always writes a channel; a message without one was rendered by a template, "
+        "or the model left the format.",
+        "Render earlier assistant turns with their channel (final, or analysis).",
+    ),
+)
+
+RULES: dict[str, Rule] = {r.code: r for r in _RULES}
+
+
+def rules_for(kind: Kind) -> tuple[Rule, ...]:
+    return tuple(r for r in _RULES if r.kind == kind)
+
+
+def default_rule(kind: Kind) -> Rule:
+    """The catch-all rule of a kind (its last one)."""
+    return rules_for(kind)[-1]
+
+
+# Every openai-harmony parser message, across versions, mapped to its kind.
+_ERROR_PATTERNS: tuple[tuple[ErrorKind, re.Pattern[str]], ...] = (
+    ("header_leftover", re.compile(r"unexpected tokens remaining in message header", re.I)),
+    ("header_leftover", re.compile(r"too many tokens remaining after extracting", re.I)),
+    ("unexpected_token", re.compile(r"Unexpected token \d+ while expecting start token", re.I)),
+    ("unknown_role", re.compile(r"Unknown role:", re.I)),
+    ("empty_channel", re.compile(r"channel marker present but no channel value", re.I)),
+    ("header_eos", re.compile(r"Unexpected EOS while waiting for message header", re.I)),
+    ("missing_role", re.compile(r"message header did not contain a role", re.I)),
+    ("header_decode", re.compile(r"could not decode header|invalid utf-8", re.I)),
+)
+
+
+def kind_of_error(message: str) -> ErrorKind | None:
+    """The kind of an openai-harmony parser error message, or None if it is not one."""
+    for kind, pattern in _ERROR_PATTERNS:
+        if pattern.search(message):
+            return kind
+    return None

@@ -1,0 +1,268 @@
+"""Offline o200k_harmony: the bundled vocabulary, tiktoken and openai-harmony, loaded lazily.
+
+This is the only module that imports tiktoken or openai_harmony. Nothing here ever downloads:
+the vocabulary is the file shipped in the package (or one the user names), checked by SHA-256
+before use, and openai-harmony is pointed at it through TIKTOKEN_ENCODINGS_BASE.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import hashlib
+import os
+import tempfile
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from importlib import metadata, resources
+from pathlib import Path
+from typing import Any, Literal
+
+from harmony_doctor.errors import VocabError
+
+VOCAB_FILENAME = "o200k_base.tiktoken"
+VOCAB_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+ENCODINGS_BASE_VAR = "TIKTOKEN_ENCODINGS_BASE"
+VOCAB_SIZE = 201088
+FIRST_SPECIAL = 199998
+
+# Named special tokens of o200k_harmony (tiktoken's and openai-harmony's definition).
+STARTOFTEXT = 199998
+ENDOFTEXT = 199999
+RETURN = 200002
+CONSTRAIN = 200003
+CHANNEL = 200005
+START = 200006
+END = 200007
+MESSAGE = 200008
+CALL = 200012
+ENDOFPROMPT = 200018
+
+NAMED_SPECIALS: dict[int, str] = {
+    STARTOFTEXT: "<|startoftext|>",
+    ENDOFTEXT: "<|endoftext|>",
+    RETURN: "<|return|>",
+    CONSTRAIN: "<|constrain|>",
+    CHANNEL: "<|channel|>",
+    START: "<|start|>",
+    END: "<|end|>",
+    MESSAGE: "<|message|>",
+    CALL: "<|call|>",
+}
+STOP_TOKENS = frozenset({RETURN, END, CALL})
+
+# o200k_base's split pattern, as tiktoken defines it for o200k_base and o200k_harmony.
+O200K_PAT_STR = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+
+ParseRole = Literal["assistant", "none"]
+
+
+def special_token_name(token: int) -> str:
+    """The text of a special token id (named, or `<|reserved_N|>`)."""
+    return NAMED_SPECIALS.get(token, f"<|reserved_{token}|>")
+
+
+def harmony_special_tokens() -> dict[str, int]:
+    """The special tokens of tiktoken's `o200k_harmony`, built the way tiktoken builds them."""
+    specials = {"<|endoftext|>": ENDOFTEXT, "<|endofprompt|>": ENDOFPROMPT}
+    specials |= {name: token for token, name in sorted(NAMED_SPECIALS.items())}
+    specials |= {f"<|reserved_{i}|>": i for i in (200000, 200001, 200004, 200009, 200010, 200011)}
+    specials |= {f"<|reserved_{i}|>": i for i in range(200013, VOCAB_SIZE)}
+    return specials
+
+
+@dataclass(frozen=True)
+class HarmonyOutcome:
+    """What openai-harmony's StreamableParser did with a token stream: the ground truth."""
+
+    error: str | None
+    raise_index: int | None  # index of the token whose processing raised; len(tokens) at EOS
+    messages: tuple[dict[str, Any], ...]  # role, name, channel, recipient, content_type, text
+
+
+def locate_vocab(explicit: Path | None = None) -> Path:
+    """The vocabulary: `--vocab PATH`, then $TIKTOKEN_ENCODINGS_BASE, then the bundled file."""
+    if explicit is not None:
+        return explicit / VOCAB_FILENAME if explicit.is_dir() else explicit
+    base = os.environ.get(ENCODINGS_BASE_VAR)
+    if base:
+        return Path(base) / VOCAB_FILENAME
+    return Path(str(resources.files("harmony_doctor").joinpath("data", VOCAB_FILENAME)))
+
+
+def read_verified(path: Path) -> bytes:
+    """The vocabulary file's bytes, refused unless its SHA-256 is o200k_base's."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise VocabError(f"cannot read vocabulary {path}: {exc.strerror or exc}") from None
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != VOCAB_SHA256:
+        raise VocabError(
+            f"vocabulary {path} is not o200k_base (sha256 {digest[:12]}..., "
+            f"expected {VOCAB_SHA256[:12]}...); refusing to use it"
+        )
+    return data
+
+
+def _parse_ranks(data: bytes, path: Path) -> list[bytes]:
+    pieces: list[bytes] = []
+    try:
+        for rank, line in enumerate(data.splitlines()):
+            encoded, _, rank_text = line.partition(b" ")
+            if int(rank_text) != rank:
+                raise ValueError(f"rank {rank_text!r} out of order")
+            pieces.append(base64.b64decode(encoded, validate=True))
+    except (ValueError, binascii.Error) as exc:
+        raise VocabError(f"vocabulary {path} is malformed: {exc}") from None
+    return pieces
+
+
+_ENV_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _encodings_base(vocab_path: Path) -> Iterator[None]:
+    """Point openai-harmony's loader at the folder holding our verified file, for one call."""
+    with contextlib.ExitStack() as stack, _ENV_LOCK:
+        folder = vocab_path.parent
+        if vocab_path.name != VOCAB_FILENAME:
+            tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="hd-vocab-")))
+            (tmp / VOCAB_FILENAME).symlink_to(vocab_path.resolve())
+            folder = tmp
+        previous = os.environ.get(ENCODINGS_BASE_VAR)
+        os.environ[ENCODINGS_BASE_VAR] = str(folder)
+        try:
+            yield
+        finally:
+            if previous is None:
+                del os.environ[ENCODINGS_BASE_VAR]
+            else:
+                os.environ[ENCODINGS_BASE_VAR] = previous
+
+
+class Vocab:
+    """o200k_harmony for one verified vocabulary file; every heavy piece is built on first use."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._data = read_verified(path)
+
+    @cached_property
+    def _pieces(self) -> list[bytes]:
+        pieces = _parse_ranks(self._data, self.path)
+        if len(pieces) != FIRST_SPECIAL:
+            raise VocabError(f"vocabulary {self.path} has {len(pieces)} tokens, expected 199998")
+        return pieces
+
+    def token_bytes(self, token: int) -> bytes:
+        """The bytes a token stands for; special tokens give their `<|name|>` text."""
+        if token < FIRST_SPECIAL:
+            return self._pieces[token]
+        return special_token_name(token).encode()
+
+    def is_special(self, token: int) -> bool:
+        return token >= FIRST_SPECIAL
+
+    def decode(self, tokens: Sequence[int]) -> str:
+        """UTF-8 text of the tokens, invalid bytes replaced by U+FFFD (as openai-harmony does)."""
+        return b"".join(self.token_bytes(t) for t in tokens).decode("utf-8", errors="replace")
+
+    @cached_property
+    def tiktoken(self) -> Any:
+        """tiktoken's `o200k_harmony`, built from this file instead of a download."""
+        import tiktoken
+
+        ranks = {piece: rank for rank, piece in enumerate(self._pieces)}
+        return tiktoken.Encoding(
+            name="o200k_harmony",
+            pat_str=O200K_PAT_STR,
+            mergeable_ranks=ranks,
+            special_tokens=harmony_special_tokens(),
+        )
+
+    def encode(self, text: str) -> list[int]:
+        """Harmony text to token ids, every special-token string taken as its token."""
+        tokens: list[int] = self.tiktoken.encode(text, allowed_special="all")
+        return tokens
+
+    @cached_property
+    def harmony(self) -> Any:
+        """openai-harmony's HARMONY_GPT_OSS encoding, loaded from this file."""
+        import openai_harmony
+
+        with _encodings_base(self.path):
+            try:
+                return openai_harmony.load_harmony_encoding(
+                    openai_harmony.HarmonyEncodingName.HARMONY_GPT_OSS
+                )
+            except Exception as exc:  # HarmonyError is a RuntimeError subclass in some versions
+                raise VocabError(f"openai-harmony could not load {self.path}: {exc}") from None
+
+    def harmony_parse(self, tokens: Sequence[int], role: ParseRole, strict: bool) -> HarmonyOutcome:
+        """Run openai-harmony's StreamableParser token by token and note where it raises."""
+        import openai_harmony
+
+        parser_role = openai_harmony.Role.ASSISTANT if role == "assistant" else None
+        try:
+            parser = openai_harmony.StreamableParser(self.harmony, parser_role, strict=strict)
+        except TypeError:  # openai-harmony < 0.0.5 has no `strict`
+            if not strict:
+                raise VocabError("the installed openai-harmony has no lenient mode") from None
+            parser = openai_harmony.StreamableParser(self.harmony, parser_role)
+        process = parser.process
+        index = 0
+        try:
+            for index, token in enumerate(tokens):  # noqa: B007 - index is read after a raise
+                process(token)
+            index = len(tokens)
+            parser.process_eos()
+        except openai_harmony.HarmonyError as exc:
+            messages = tuple(_plain_message(m) for m in parser.messages)
+            return HarmonyOutcome(error=str(exc), raise_index=index, messages=messages)
+        messages = tuple(_plain_message(m) for m in parser.messages)
+        return HarmonyOutcome(error=None, raise_index=None, messages=messages)
+
+
+def _plain_message(message: Any) -> dict[str, Any]:
+    """An openai-harmony Message as plain JSON-able values."""
+    role = message.author.role
+    return {
+        "role": getattr(role, "value", role),
+        "name": message.author.name,
+        "channel": message.channel,
+        "recipient": message.recipient,
+        "content_type": message.content_type,
+        "text": "".join(getattr(c, "text", "") for c in message.content),
+    }
+
+
+_CACHE: dict[Path, Vocab] = {}
+
+
+def load_vocab(explicit: Path | None = None) -> Vocab:
+    """The Vocab for the file `locate_vocab` picks, verified once per process."""
+    path = locate_vocab(explicit)
+    if path not in _CACHE:
+        _CACHE[path] = Vocab(path)
+    return _CACHE[path]
+
+
+def harmony_version() -> str:
+    try:
+        return metadata.version("openai-harmony")
+    except metadata.PackageNotFoundError:
+        return "unknown"
