@@ -102,7 +102,7 @@ def _fail(message: str) -> NoReturn:
 
 
 @contextlib.contextmanager
-def _errors() -> Iterator[None]:
+def error_funnel() -> Iterator[None]:
     """The one place that maps exceptions to exit codes."""
     try:
         yield
@@ -117,7 +117,7 @@ def _errors() -> Iterator[None]:
         raise typer.Exit(ExitCode.CLEAN) from None
 
 
-def _read_input(source: str) -> tuple[str, str]:
+def read_input(source: str) -> tuple[str, str]:
     """(text, label) of a file or of standard input."""
     if source in ("", "-"):
         if sys.stdin is None or sys.stdin.isatty():
@@ -137,7 +137,7 @@ def _read_input(source: str) -> tuple[str, str]:
     return text, label
 
 
-def _console(color: Color, stderr: bool = False) -> Any:
+def make_console(color: Color, stderr: bool = False) -> Any:
     from rich.console import Console
 
     return Console(
@@ -152,7 +152,18 @@ def _console(color: Color, stderr: bool = False) -> Any:
     )
 
 
-def _print_json(record: dict[str, Any]) -> None:
+def emit(console: Any, renderable: Any, soft_wrap: bool = False) -> None:
+    """Print a renderable; off a terminal, without the padding rich leaves at line ends."""
+    if console.is_terminal:
+        console.print(renderable, soft_wrap=soft_wrap)
+        return
+    with console.capture() as captured:
+        console.print(renderable, soft_wrap=soft_wrap)
+    lines = captured.get().split("\n")
+    sys.stdout.write("\n".join(line.rstrip() for line in lines))
+
+
+def print_json(record: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(record, indent=2, ensure_ascii=True) + "\n")
 
 

@@ -16,11 +16,12 @@ from harmony_doctor.cli import (
     InputFormatOption,
     RequestOpt,
     VocabOpt,
-    _console,
-    _errors,
-    _print_json,
-    _read_input,
     app,
+    emit,
+    error_funnel,
+    make_console,
+    print_json,
+    read_input,
 )
 
 
@@ -35,18 +36,18 @@ def decode(
     color: ColorOpt = Color.auto,
 ) -> None:
     """Token ids to text, with every special token visible."""
-    with _errors():
+    with error_funnel():
         from harmony_doctor import ingest, report, serialize
         from harmony_doctor.vocab import load_vocab
 
-        text, label = _read_input(source)
+        text, label = read_input(source)
         vocab = load_vocab(vocab_path)
         inp = ingest.parse_tokens(text, vocab.encode, input_format.value, request)
         if output is Format.json:
-            _print_json(serialize.decode_record(inp, label, vocab))
+            print_json(serialize.decode_record(inp, label, vocab))
             return
-        console = _console(color)
+        console = make_console(color)
         if tokens:
-            console.print(report.render_token_table(inp.tokens, vocab))
+            emit(console, report.render_token_table(inp.tokens, vocab))
         else:
-            console.print(report.render_stream_text(inp.tokens, vocab), soft_wrap=True)
+            emit(console, report.render_stream_text(inp.tokens, vocab), soft_wrap=True)

@@ -17,11 +17,12 @@ from harmony_doctor.cli import (
     InputFormatOption,
     RequestOpt,
     VocabOpt,
-    _console,
-    _errors,
-    _print_json,
-    _read_input,
     app,
+    emit,
+    error_funnel,
+    make_console,
+    print_json,
+    read_input,
 )
 from harmony_doctor.errors import ExitCode
 
@@ -58,18 +59,18 @@ def explain(
     color: ColorOpt = Color.auto,
 ) -> None:
     """What broke, the token where the header went wrong, why, and the fix."""
-    with _errors():
+    with error_funnel():
         from harmony_doctor import ingest, report, serialize
         from harmony_doctor.diagnose import diagnose
         from harmony_doctor.vocab import load_vocab
 
-        text, label = _read_input(source)
+        text, label = read_input(source)
         vocab = load_vocab(vocab_path)
         inp = ingest.parse_tokens(text, vocab.encode, input_format.value, request)
         result = diagnose(inp, vocab, role.value, strict=not lenient)
         if output is Format.json:
-            _print_json(serialize.explain_record(result, label, vocab))
+            print_json(serialize.explain_record(result, label, vocab))
         else:
-            _console(color).print(report.render_explain(result, label, vocab, window))
+            emit(make_console(color), report.render_explain(result, label, vocab, window))
     if result.findings and not exit_zero:
         raise typer.Exit(ExitCode.FINDINGS)

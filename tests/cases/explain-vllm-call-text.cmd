@@ -1,0 +1,1 @@
+explain --request chatcmpl-b2 -

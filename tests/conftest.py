@@ -1,0 +1,69 @@
+"""Suite-wide guards: no network, stable terminal settings, golden-file updates."""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+# Set before typer or rich are imported anywhere in the suite.
+os.environ["_TYPER_FORCE_DISABLE_TERMINAL"] = "1"
+os.environ["NO_COLOR"] = "1"
+os.environ["COLUMNS"] = "100"
+os.environ["TERM"] = "dumb"
+os.environ.pop("TIKTOKEN_ENCODINGS_BASE", None)
+
+NETWORK_ATTEMPTS: list[str] = []
+
+
+class _NoNetwork(socket.socket):
+    """A socket that refuses to leave the machine (AF_UNIX pairs are allowed)."""
+
+    def connect(self, address: Any) -> None:
+        NETWORK_ATTEMPTS.append(f"connect {address!r}")
+        raise OSError("network access is blocked in the harmony-doctor test suite")
+
+    def connect_ex(self, address: Any) -> int:
+        self.connect(address)
+        return 1
+
+    def sendto(self, *args: Any) -> int:  # type: ignore[override]
+        NETWORK_ATTEMPTS.append("sendto")
+        raise OSError("network access is blocked in the harmony-doctor test suite")
+
+
+def _blocked_getaddrinfo(*args: Any, **kwargs: Any) -> Any:
+    NETWORK_ATTEMPTS.append(f"getaddrinfo {args[:2]!r}")
+    raise OSError("name resolution is blocked in the harmony-doctor test suite")
+
+
+socket.socket = _NoNetwork  # type: ignore[misc]
+socket.getaddrinfo = _blocked_getaddrinfo
+socket.create_connection = lambda *a, **k: _NoNetwork().connect(a[0])  # type: ignore[assignment]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden", action="store_true", help="Rewrite tests/cases/*.out from the output."
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--update-golden"):
+        os.environ["HD_UPDATE_GOLDEN"] = "1"
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if NETWORK_ATTEMPTS:
+        print(f"\nnetwork access attempted during the suite: {NETWORK_ATTEMPTS[:5]}")
+        session.exitstatus = 1
+
+
+@pytest.fixture(scope="session")
+def vocab() -> Iterator[Any]:
+    from harmony_doctor.vocab import load_vocab
+
+    yield load_vocab()

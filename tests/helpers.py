@@ -1,0 +1,60 @@
+"""Running the CLI in-process and checking golden files."""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+CASES = Path(__file__).parent / "cases"
+SAMPLES = Path(__file__).parent.parent / "samples"
+
+
+@dataclass(frozen=True)
+class Result:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+class _Stdin(io.TextIOWrapper):
+    def __init__(self, data: bytes, tty: bool) -> None:
+        super().__init__(io.BytesIO(data), encoding="utf-8")
+        self._tty = tty
+
+    def isatty(self) -> bool:
+        return self._tty
+
+
+def run(args: list[str], stdin: str | bytes | None = None) -> Result:
+    """Run `harmony-doctor ARGS` in-process; stdin None means an interactive terminal."""
+    from harmony_doctor import cli
+
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    out, err = io.StringIO(), io.StringIO()
+    saved = sys.stdin, sys.stdout, sys.stderr
+    sys.stdin = _Stdin(data or b"", tty=data is None)
+    sys.stdout, sys.stderr = out, err
+    try:
+        cli.main(args)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 0
+    else:  # pragma: no cover - main always exits
+        code = 0
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+def check_golden(name: str, actual: str) -> None:
+    """Compare with tests/cases/NAME.out; `pytest --update-golden` rewrites it."""
+    path = CASES / f"{name}.out"
+    if os.environ.get("HD_UPDATE_GOLDEN") == "1" or not path.exists():
+        path.write_text(actual)
+        if os.environ.get("HD_UPDATE_GOLDEN") != "1":
+            raise AssertionError(f"golden file {path.name} was missing; written, review it")
+        return
+    expected = path.read_text()
+    assert actual == expected, f"output differs from {path.name} (pytest --update-golden)"
