@@ -140,14 +140,20 @@ def read_input(source: str) -> tuple[str, str]:
 def make_console(color: Color, stderr: bool = False) -> Any:
     from rich.console import Console
 
+    # An explicit --color wins over NO_COLOR and TERM; auto leaves both to rich.
+    if color is Color.always:
+        settings: dict[str, Any] = {"force_terminal": True, "no_color": False}
+        settings["color_system"] = "standard"
+    elif color is Color.never:
+        settings = {"no_color": True, "color_system": None}
+    else:
+        settings = {}
     return Console(
         stderr=stderr,
-        force_terminal=True if color is Color.always else None,
-        no_color=True if color is Color.never else None,
-        color_system=None if color is Color.never else "auto",
         highlight=False,
         emoji=False,
         markup=False,
+        **settings,
         soft_wrap=False,
     )
 

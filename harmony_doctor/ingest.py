@@ -78,7 +78,7 @@ def parse_tokens(
 def detect_format(text: str) -> InputFormat:
     """Guess the shape of `text`; raises InputError when nothing looks like tokens."""
     stripped = text.strip()
-    if _IDS_RE.fullmatch(stripped):
+    if _IDS_RE.fullmatch(stripped) and not stripped.startswith("["):
         return "ids"
     if _LOG_MARKER_RE.search(text) and not stripped.startswith(("{", "[")):
         return "vllm-log"
@@ -92,7 +92,7 @@ def detect_format(text: str) -> InputFormat:
             return "json"  # well-formed but unusable: parsing again reports why
         if stripped.startswith("{"):
             return "jsonl"
-        if _looks_like_cut_list(stripped):
+        if _looks_like_cut_list(stripped) or _IDS_RE.fullmatch(stripped):
             return "ids"
     if stripped.startswith("data:"):
         return "jsonl"
@@ -293,7 +293,7 @@ def _vllm_streams(text: str) -> list[_Stream]:
                     stream.tokens.extend(ids)
                 stream.cut = stream.cut or cut
             finish = _FINISH_RE.search(line[line.rfind("finish_reason") :])
-            if finish and finish["reason"] != "None":
+            if finish and finish["reason"] not in ("None", "streaming_complete"):
                 stream.finish_reason = finish["reason"]
             continue
         prompt_line = _PROMPT_LINE_RE.search(line)

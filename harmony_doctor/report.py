@@ -239,7 +239,8 @@ def _token_window(f: Finding, tokens: Sequence[int], vocab: Vocab, window: int) 
         if index == f.origin_index:
             marker, note = "▶", Text("went wrong here", ERROR if f.severity == "error" else WARNING)
         if index == f.raise_index:
-            marker, note = "✖", Text("openai-harmony raised here", ERROR)
+            said = "went wrong here; " if index == f.origin_index else ""
+            marker, note = "✖", Text(f"{said}openai-harmony raised here", ERROR)
         label = token_label(tokens[index], vocab)
         if in_span:
             label.stylize(HEADER_SPAN)

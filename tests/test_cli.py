@@ -1,0 +1,133 @@
+"""cli.py and the commands: exit codes, stdin, JSON contract, colour, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.helpers import SAMPLES, run
+
+SEED = str(SAMPLES / "seed-multiturn-completion.json")
+CLEAN = str(SAMPLES / "tool-call.harmony.txt")
+
+
+def test_explain_exit_codes() -> None:
+    assert run(["explain", SEED]).exit_code == 1
+    assert run(["explain", CLEAN]).exit_code == 0
+    assert run(["explain", "--exit-zero", SEED]).exit_code == 0
+
+
+def test_explain_json_contract() -> None:
+    result = run(["explain", "--format", "json", SEED])
+    assert result.exit_code == 1 and result.stderr == ""
+    doc = json.loads(result.stdout)
+    assert doc["schema"] == "harmony-doctor.explain/1"
+    assert doc["input"]["detected"] == "tokens" and doc["input"]["truncated"] is False
+    assert doc["verdict"] == "fault"
+    (finding,) = doc["findings"]
+    for key in (
+        "kind",
+        "code",
+        "severity",
+        "title",
+        "raise_index",
+        "origin_index",
+        "message_index",
+        "harmony_error",
+    ):
+        assert key in finding
+    assert finding["kind"] == "header_leftover" and finding["severity"] == "error"
+    assert finding["origin_index"] == 0 < finding["raise_index"]
+    assert finding["harmony_error"].startswith("unexpected tokens remaining in message header")
+    assert isinstance(doc["messages"], list)
+
+
+def test_stdin_dash_and_implicit_stdin() -> None:
+    text = "<|channel|>final<|message|>ok<|end|><|return|>"
+    for args in (["explain", "-"], ["explain"]):
+        result = run(args, text)
+        assert result.exit_code == 1
+        assert "HD111" in result.stdout
+
+
+def test_no_input_on_a_terminal_is_an_error() -> None:
+    result = run(["explain"], None)
+    assert result.exit_code == 2
+    assert (
+        result.stderr
+        == "harmony-doctor: error: no input: give a file, or pipe text to standard input\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["explain", "--bogus"], ["explain", "--role", "robot", "-"], ["nope"], ["explain", "a", "b"]],
+)
+def test_usage_errors_are_one_line_exit_2(args: list[str]) -> None:
+    result = run(args, "")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("harmony-doctor: error: ")
+    assert result.stderr.count("\n") == 1
+
+
+def test_input_errors_are_one_line_exit_2(tmp_path: object) -> None:
+    for stdin in ("", "1 2 300000", "just some words"):
+        result = run(["explain", "-"], stdin)
+        assert result.exit_code == 2
+        assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+        assert result.stdout == ""
+
+
+def test_directory_is_refused() -> None:
+    result = run(["explain", str(SAMPLES)])
+    assert result.exit_code == 2 and "is a directory" in result.stderr
+
+
+def test_no_color_by_default_and_colour_on_request() -> None:
+    plain = run(["explain", SEED])
+    assert "\x1b[" not in plain.stdout
+    coloured = run(["explain", "--color", "always", SEED])
+    assert "\x1b[" in coloured.stdout
+
+
+def test_decode_text_tokens_and_json() -> None:
+    assert run(["decode", CLEAN]).stdout.startswith("<|channel|>analysis<|message|>User asks")
+    table = run(["decode", "--tokens", CLEAN]).stdout.splitlines()
+    assert table[0].split() == ["index", "id", "token", "special"]
+    assert table[1].split() == ["0", "200005", "<|channel|>", "yes"]
+    doc = json.loads(run(["decode", "--format", "json", CLEAN]).stdout)
+    assert doc["schema"] == "harmony-doctor.decode/1"
+    assert doc["tokens"][0] == {"index": 0, "id": 200005, "text": "<|channel|>", "special": True}
+    assert doc["text"].endswith("<|call|>")
+
+
+def test_lenient_and_role_none() -> None:
+    refusal = "I'm sorry, but I can't help with that.<|end|>"
+    assert run(["explain", "-"], refusal).exit_code == 1
+    assert run(["explain", "--lenient", "-"], refusal).exit_code == 0
+    conversation = (
+        "<|start|>user<|message|>hi<|end|><|start|>assistant<|channel|>final<|message|>yo<|return|>"
+    )
+    assert run(["explain", "--role", "none", "-"], conversation).exit_code == 0
+
+
+def test_help_does_not_load_heavy_modules() -> None:
+    code = (
+        "import sys\n"
+        "from harmony_doctor import cli\n"
+        "try:\n    cli.main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('tiktoken', 'openai_harmony', 'polars') if m in sys.modules]\n"
+        "print(heavy)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_python_dash_m_entry_point() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "harmony_doctor", "--version"], capture_output=True, text=True
+    )
+    assert out.returncode == 0 and out.stdout.startswith("harmony-doctor ")

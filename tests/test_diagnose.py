@@ -1,0 +1,142 @@
+"""diagnose.py: openai-harmony's verdict, the rule that explains it, and warnings."""
+
+from __future__ import annotations
+
+import pytest
+
+from harmony_doctor.diagnose import FaultContext, classify, diagnose
+from harmony_doctor.models import Diagnosis, TokenInput
+from harmony_doctor.vocab import Vocab
+
+
+def run(vocab: Vocab, text: str, role: str = "assistant", strict: bool = True) -> Diagnosis:
+    inp = TokenInput(tokens=tuple(vocab.encode(text)), detected="text", format="harmony-text")
+    return diagnose(inp, vocab, role, strict)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("text", "role", "kind", "code"),
+    [
+        (
+            "We need to continue. Follow the format<|message|>x<|end|>",
+            "assistant",
+            "header_leftover",
+            "HD101",
+        ),
+        (
+            "<|channel|>commentary to=functions.a to=functions.a <|constrain|>json<|message|>{}<|call|>",
+            "assistant",
+            "header_leftover",
+            "HD102",
+        ),
+        (
+            "<|channel|>commentary json extra words<|message|>{}<|call|>",
+            "assistant",
+            "header_leftover",
+            "HD104",
+        ),
+        (
+            "<|channel|>final<|message|>ok<|end|><|return|>",
+            "assistant",
+            "unexpected_token",
+            "HD111",
+        ),
+        (
+            "<|channel|>commentary to=f json<|message|>{}<|call|>commentary",
+            "assistant",
+            "unexpected_token",
+            "HD112",
+        ),
+        ("<|channel|>final<|message|>ok<|end|><|end|>", "assistant", "unexpected_token", "HD113"),
+        ("<|channel|>final<|message|>ok<|end|>Hello", "assistant", "unexpected_token", "HD114"),
+        ("<|start|>assistantassistant<|message|>x<|end|>", "none", "unknown_role", "HD121"),
+        ("<|start|><|start|>assistant<|message|>x<|end|>", "none", "unknown_role", "HD121"),
+        ("<|start|>robot<|message|>x<|end|>", "none", "unknown_role", "HD122"),
+        ("<|channel|> final<|message|>x", "assistant", "empty_channel", "HD131"),
+        (
+            "<|channel|>analysis<|message|>x<|end|><|start|>assistant<|channel|>fin",
+            "assistant",
+            "header_eos",
+            "HD141",
+        ),
+        ("<|start|><|message|>x<|end|>", "none", "missing_role", "HD151"),
+    ],
+)
+def test_each_kind_gets_its_rule(vocab: Vocab, text: str, role: str, kind: str, code: str) -> None:
+    d = run(vocab, text, role)
+    assert d.verdict == "fault"
+    errors = [f for f in d.findings if f.severity == "error"]
+    assert len(errors) == 1
+    (f,) = errors
+    assert (f.kind, f.code) == (kind, code)
+    assert f.harmony_error == d.harmony_error
+    assert f.raise_index == d.harmony_raise_index
+    assert f.origin_index is not None and f.origin_index <= f.raise_index
+    assert not d.disagreements
+
+
+def test_header_decode_kind(vocab: Vocab) -> None:
+    tokens = (*vocab.encode("<|channel|>final"), 100, *vocab.encode("<|message|>x"))
+    d = diagnose(TokenInput(tokens, "tokens", "ids"), vocab, "assistant")
+    assert [f.code for f in d.findings] == ["HD161"]
+
+
+def test_seed_failure_origin_is_far_before_the_raise(vocab: Vocab) -> None:
+    prose = " ".join(["We need to keep narrowing the candidates."] * 30)
+    d = run(vocab, f"...{prose}<|end|><|start|>assistant<|channel|>final<|message|>Q14?<|return|>")
+    (f,) = d.findings
+    assert f.code == "HD101"
+    assert f.origin_index == 0
+    assert f.raise_index is not None and f.raise_index > 200
+    assert f.span == (0, f.raise_index)
+
+
+def test_clean_stream_has_no_findings(vocab: Vocab) -> None:
+    d = run(
+        vocab,
+        "<|channel|>analysis<|message|>a<|end|><|start|>assistant<|channel|>final<|message|>b<|return|>",
+    )
+    assert d.verdict == "ok" and d.findings == () and len(d.replay.messages) == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "origin_token"),
+    [
+        ("<|channel|>thinking<|message|>x<|end|>", "HD201", "thinking"),
+        ("<|channel|>final <|constrain|>json<|message|>{}<|return|>", "HD202", "<|constrain|>"),
+        (
+            "<|channel|>final<|message|>a<|reserved_200099|>b<|return|>",
+            "HD203",
+            "<|reserved_200099|>",
+        ),
+        ("<|channel|>commentary<|channel|>commentary<|message|>x<|end|>", "HD203", "<|channel|>"),
+        ("<|message|>hi<|end|>", "HD204", "<|message|>"),
+    ],
+)
+def test_warnings_harmony_lets_through(
+    vocab: Vocab, text: str, code: str, origin_token: str
+) -> None:
+    d = run(vocab, text)
+    assert d.verdict == "ok"
+    codes = [f.code for f in d.findings]
+    assert code in codes
+    f = d.findings[codes.index(code)]
+    assert f.severity == "warning" and f.raise_index is None
+    assert f.origin_index is not None
+    assert vocab.decode([d.input.tokens[f.origin_index]]) == origin_token
+
+
+def test_lenient_run_uses_lenient_verdict(vocab: Vocab) -> None:
+    text = "I'm sorry, but I can't help with that.<|end|>"
+    assert run(vocab, text, strict=True).verdict == "fault"
+    lenient = run(vocab, text, strict=False)
+    assert lenient.verdict == "ok"
+    assert lenient.lenient_messages[0]["text"] == "I'm sorry, but I can't help with that."
+
+
+def test_classify_from_text_only_context() -> None:
+    assert classify(FaultContext("unexpected_token", token=200002)).code == "HD111"
+    assert classify(FaultContext("unexpected_token", token=12606)).code == "HD112"
+    assert classify(FaultContext("unknown_role", role_word="<|start|>assistant")).code == "HD121"
+    numbers = "prompt_token_id=[200006, 17360, 200008, 3575, 553, 17554, 162016, 11, 261]"
+    assert classify(FaultContext("header_leftover", leftover=numbers)).code == "HD105"

@@ -1,0 +1,195 @@
+"""ingest.py: every token-id input shape, and clear errors naming the position."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harmony_doctor.errors import InputError
+from harmony_doctor.ingest import detect_format, parse_tokens
+from harmony_doctor.models import TokenInput
+from harmony_doctor.vocab import Vocab
+
+
+def parse(text: str, vocab: Vocab, fmt: str = "auto", request: str | None = None) -> TokenInput:
+    return parse_tokens(text, vocab.encode, fmt, request)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("text", "fmt"),
+    [
+        ("[200005, 35644, 200008]", "json-array"),
+        ("200005 35644 200008", "ids"),
+        ("200005,35644,200008", "ids"),
+        ("200005, 35644,\n200008\n", "ids"),
+        ("(200005, 35644, 200008)", "ids"),
+        ("[200005, 35644, 200008,]", "ids"),
+    ],
+)
+def test_plain_id_lists(text: str, fmt: str, vocab: Vocab) -> None:
+    inp = parse(text, vocab)
+    assert inp.tokens == (200005, 35644, 200008)
+    assert inp.format == fmt
+    assert inp.detected == "tokens"
+
+
+def test_cut_python_list_is_read_and_marked(vocab: Vocab) -> None:
+    inp = parse("[200005, 35644, 200008, 3686", vocab)
+    assert inp.tokens == (200005, 35644, 200008, 3686)
+
+
+@pytest.mark.parametrize(
+    "key", ["token_ids", "output_token_ids", "output_ids", "completion_token_ids"]
+)
+def test_json_document_output_keys(key: str, vocab: Vocab) -> None:
+    doc = {"id": "r1", "meta": {"x": 1}, "result": {key: [200005, 17196, 200008, 525, 200002]}}
+    inp = parse(json.dumps(doc), vocab)
+    assert inp.tokens == (200005, 17196, 200008, 525, 200002)
+    assert inp.request_id == "r1"
+
+
+def test_vllm_return_token_ids_response(vocab: Vocab) -> None:
+    doc = {
+        "id": "chatcmpl-1",
+        "prompt_token_ids": [200006, 1428, 200008, 3686, 200007, 200006, 173781],
+        "choices": [
+            {"index": 0, "finish_reason": "stop", "token_ids": [200005, 17196, 200008, 525, 200002]}
+        ],
+    }
+    inp = parse(json.dumps(doc), vocab)
+    assert inp.tokens == (200005, 17196, 200008, 525, 200002)
+    assert inp.prompt_tokens == (200006, 1428, 200008, 3686, 200007, 200006, 173781)
+    assert inp.finish_reason == "stop"
+    assert not inp.truncated
+
+
+def test_logprob_token_id_entries_skip_top_logprobs(vocab: Vocab) -> None:
+    content = [
+        {
+            "token": f"token_id:{t}",
+            "logprob": -0.1,
+            "top_logprobs": [{"token": "token_id:5", "logprob": -3}],
+        }
+        for t in (200005, 17196, 200008, 525)
+    ]
+    doc = {"id": "x", "choices": [{"index": 0, "logprobs": {"content": content}}]}
+    assert parse(json.dumps(doc), vocab).tokens == (200005, 17196, 200008, 525)
+
+
+def test_jsonl_stream_chunks_are_joined(vocab: Vocab) -> None:
+    chunks = [[200005, 17196], [200008], [525, 200002]]
+    lines = [json.dumps({"id": "c1", "choices": [{"index": 0, "token_ids": c}]}) for c in chunks]
+    inp = parse("\n".join(lines) + "\n", vocab)
+    assert inp.tokens == (200005, 17196, 200008, 525, 200002)
+    assert inp.format == "jsonl"
+
+
+def test_server_sent_events(vocab: Vocab) -> None:
+    events = [
+        f"data: {json.dumps({'id': 'c1', 'choices': [{'index': 0, 'token_ids': [t]}]})}"
+        for t in (200005, 17196)
+    ]
+    inp = parse("\n\n".join([*events, "data: [DONE]"]), vocab)
+    assert inp.tokens == (200005, 17196)
+
+
+def test_several_responses_need_request(vocab: Vocab) -> None:
+    lines = [json.dumps({"id": rid, "token_ids": [1, 2]}) for rid in ("a", "b")]
+    with pytest.raises(InputError, match="choose one with --request"):
+        parse("\n".join(lines), vocab)
+    assert parse("\n".join(lines), vocab, request="b").request_id == "b"
+    with pytest.raises(InputError, match="no request 'c'"):
+        parse("\n".join(lines), vocab, request="c")
+
+
+LOG = (
+    "(APIServer pid=7) INFO 11-28 10:00:01 [logger.py:71] Request cmpl-9 details: prompt: "
+    "'<|start|>user', prompt_token_ids: [200006, 1428, 200008], params: SamplingParams(n=1)\n"
+    "(APIServer pid=7) INFO 11-28 10:00:02 [logger.py:88] Generated response cmpl-9 (streaming delta): "
+    "output: 'final', output_token_ids: [200005, 17196], finish_reason: None\n"
+    "(APIServer pid=7) INFO 11-28 10:00:02 [logger.py:88] Generated response cmpl-9 (streaming delta): "
+    "output: 'x, output_token_ids: [1]', output_token_ids: [200008, 525], finish_reason: None\n"
+    "(APIServer pid=7) INFO 11-28 10:00:03 [logger.py:88] Generated response cmpl-9 (streaming delta): "
+    "output: '', output_token_ids: [200002], finish_reason: stop\n"
+    "(APIServer pid=7) INFO 11-28 10:00:03 [logger.py:88] Generated response cmpl-9 (streaming complete): "
+    "output: 'finalok', output_token_ids: None, finish_reason: streaming_complete\n"
+)
+
+
+def test_vllm_streaming_deltas_joined_in_order(vocab: Vocab) -> None:
+    inp = parse(LOG, vocab)
+    assert inp.detected == "log" and inp.format == "vllm-log"
+    assert inp.tokens == (200005, 17196, 200008, 525, 200002)
+    assert inp.prompt_tokens == (200006, 1428, 200008)
+    assert inp.request_id == "cmpl-9"
+    assert inp.finish_reason == "stop"
+    assert not inp.truncated
+
+
+def test_vllm_details_line_and_cut_list(vocab: Vocab) -> None:
+    line = (
+        "INFO 11-28 10:00:02 [logger.py:88] Generated response cmpl-2 details: output: 'x', "
+        "output_token_ids: [200005, 35644, 200008, 3686], finish_reason: stop\n"
+    )
+    inp = parse(line, vocab)
+    assert inp.tokens == (200005, 35644, 200008, 3686)
+    assert inp.truncated
+    assert any("probably cut" in n for n in inp.notes)
+
+
+def test_vllm_line_cut_mid_list(vocab: Vocab) -> None:
+    line = "Generated response r: output: 'x', output_token_ids: [200005, 35644, 2000"
+    inp = parse(line, vocab)
+    assert inp.tokens == (200005, 35644, 2000)
+    assert inp.truncated
+
+
+def test_finish_reason_length_is_not_truncation(vocab: Vocab) -> None:
+    line = "Generated response r: output: 'x', output_token_ids: [200005, 35644], finish_reason: length"
+    assert not parse(line, vocab).truncated
+
+
+def test_harmony_text_is_encoded_with_specials(vocab: Vocab) -> None:
+    inp = parse("<|channel|>final<|message|>Hi!<|return|>\n", vocab)
+    assert inp.detected == "text"
+    assert inp.tokens[0] == 200005 and inp.tokens[-1] == 200002
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "input is empty"),
+        ("   \n\n", "input is empty"),
+        ("[]", "no ids"),
+        ("1 2 201088", "token 2 at line 1, column 5: 201088 is outside"),
+        ("1,\n2,\n-4", "token 2 at line 3, column 1: -4 is outside"),
+        ("5 " + "9" * 5000, "is outside"),
+        ('[1, "two", 3]', 'token 1 is "two", not an integer'),
+        ("[1, 2.5]", "not an integer"),
+        ("[1, true]", "not an integer"),
+        ("hello world, nothing here", "no token ids or Harmony text found"),
+        ('{"id": 1, "choices": []}', "no token ids found in the JSON"),
+        ('{"a": ' * 5000 + "1" + "}" * 5000, "nested too deeply"),
+        ('{"token_ids": [1, 2]}\n{"token_ids": [3,', "invalid JSON at line 2"),
+    ],
+)
+def test_bad_input_is_one_clear_error(text: str, message: str, vocab: Vocab) -> None:
+    with pytest.raises(InputError, match=message.replace("[", r"\[").replace("(", r"\(")):
+        parse(text, vocab)
+
+
+def test_forced_format_overrides_detection(vocab: Vocab) -> None:
+    # Harmony text that happens to look like ids when forced as text.
+    inp = parse("1 2 3", vocab, fmt="text")
+    assert inp.detected == "text"
+    assert inp.tokens == tuple(vocab.encode("1 2 3"))
+
+
+def test_detect_format_names() -> None:
+    assert detect_format("[1,2]") == "json"
+    assert detect_format("1 2 3") == "ids"
+    assert detect_format('{"token_ids": [1]}') == "json"
+    assert detect_format('{"a": 1}\n{"b": 2}') == "jsonl"
+    assert detect_format("x output_token_ids: [1, 2]") == "vllm-log"
+    assert detect_format("<|start|>user<|message|>hi") == "text"
