@@ -81,7 +81,9 @@ def diagnose(inp: TokenInput, vocab: Vocab, role: ParseRole, strict: bool = True
     tokens = inp.tokens
     walk = replay(tokens, vocab, role, strict)
     truth = vocab.harmony_parse(tokens, role, strict)
-    lenient = vocab.harmony_parse(tokens, role, strict=False) if strict else truth
+    lenient = truth
+    if strict and _stop_inside_header(walk, tokens):
+        lenient = vocab.harmony_parse(tokens, role, strict=False)
     findings: list[Finding] = []
     disagreements: list[str] = []
 
@@ -119,6 +121,15 @@ def diagnose(inp: TokenInput, vocab: Vocab, role: ParseRole, strict: bool = True
         lenient_error=lenient.error,
         disagreements=tuple(disagreements),
     )
+
+
+def _stop_inside_header(walk: Replay, tokens: Sequence[int]) -> bool:
+    """Lenient parsing differs from strict only at a stop token in a header (openai-harmony
+    0.0.8's StreamableParser): without one, the lenient run would repeat the strict one."""
+    spans = [m.header for m in walk.messages]
+    if walk.fault is not None and walk.fault.header is not None:
+        spans.append(walk.fault.header)
+    return any(t in STOP_TOKENS for lo, hi in spans for t in tokens[lo:hi])
 
 
 def _header_span(
