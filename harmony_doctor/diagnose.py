@@ -20,6 +20,9 @@ from harmony_doctor.rules import Rule
 from harmony_doctor.spec import KNOWN_ROLES, SPEC_CHANNELS
 from harmony_doctor.vocab import CALL, CHANNEL, CONSTRAIN, RETURN, START, STOP_TOKENS, Vocab
 
+# o200k ids of header words that begin a message when written as plain text: `assistant`,
+# `system`, `developer`, `tool`, and `<` (a `<|start|>` spelled out in ordinary tokens).
+HEADER_WORD_TOKENS = frozenset({173781, 17360, 77944, 17952, 27})
 HEADER_SHAPE = "<|channel|>CHANNEL [ to=RECIPIENT] [<|constrain|>json] then <|message|>"
 
 
@@ -41,6 +44,8 @@ def classify(ctx: FaultContext) -> Rule:
     words = f"{header} {ctx.leftover or ''}"
     match ctx.kind:
         case "header_leftover":
+            if ctx.header_text is None:
+                return _classify_leftover(ctx.leftover or "")
             if sum(1 for w in words.split() if w.startswith("to=")) > 1 and "to=" in header:
                 return rules.RULES["HD102"]
             if header.count("<|channel|>") > 1:
@@ -61,6 +66,8 @@ def classify(ctx: FaultContext) -> Rule:
                 return rules.RULES["HD112"]
             if ctx.token in STOP_TOKENS:
                 return rules.RULES["HD113"]
+            if ctx.token in HEADER_WORD_TOKENS:
+                return rules.RULES["HD115"]
             return rules.RULES["HD114"]
         case "unknown_role":
             word = ctx.role_word or header
@@ -69,6 +76,32 @@ def classify(ctx: FaultContext) -> Rule:
             return rules.RULES["HD122"]
         case _:
             return rules.default_rule(ctx.kind)
+
+
+def _classify_leftover(leftover: str) -> Rule:
+    """A header_leftover known only from the words harmony reported (a log, no tokens).
+
+    harmony had already taken the header's last one or two words as content type and
+    recipient, so a `to=` word left over means a second recipient.
+    """
+    words = leftover.split()
+    if not words:
+        return rules.RULES["HD106"]
+    if "prompt_token" in leftover or _mostly_numbers(leftover):
+        return rules.RULES["HD105"]
+    if any(marker in leftover for marker in ("<|end|>", "<|start|>", "<|return|>", "<|call|>")):
+        return rules.RULES["HD107"]
+    if "<|channel|>" in leftover:
+        return rules.RULES["HD103"]
+    if any(w.startswith("to=") for w in words):
+        return rules.RULES["HD102"]
+    if "<|constrain|>" in leftover:
+        return rules.RULES["HD104"]
+    if len(words) > 3:
+        return rules.RULES["HD101"]
+    if any(channel in w for w in words for channel in SPEC_CHANNELS):
+        return rules.RULES["HD108"]
+    return rules.RULES["HD106"]
 
 
 def _mostly_numbers(text: str) -> bool:

@@ -1,8 +1,10 @@
 """The diagnosis catalogue: one stable code per diagnosis, with its cause and fix.
 
-Codes never change meaning once shipped. HD1xx are errors openai-harmony raises, HD2xx are
-warnings it lets through. Kinds are the coarse classes of the JSON contract; a kind may have
-several codes when the causes (and so the fixes) differ.
+Codes never change meaning once shipped. HD1xx are errors (openai-harmony's, then from HD171
+those only logs show: loading, rendering, other engines' Harmony parsers), HD2xx are warnings
+nothing raised. Kinds are the coarse classes of the JSON contract; a kind may have several
+codes when the causes (and so the fixes) differ. A kind's catch-all rule comes last among its
+rules (`default_rule`).
 """
 
 from __future__ import annotations
@@ -78,6 +80,32 @@ _RULES = (
         ("InternLM/lmdeploy#3962", "openai/harmony#33"),
     ),
     Rule(
+        "HD107",
+        "header_leftover",
+        "error",
+        "The header swallowed the end of one message and the start of the next",
+        "In strict mode openai-harmony adds every token before <|message|> to the header, stop "
+        "tokens and <|start|> included. The model ended a message (or never opened one) without "
+        "<|message|>, so `<|end|><|start|>assistant` of the next message landed in this header. "
+        "Usually prose or a refusal written where the header belongs.",
+        "Parse with strict=False (openai-harmony >= 0.0.5) so a stop token before <|message|> "
+        "closes the message; retry the request; guided decoding with a Harmony grammar "
+        "(`harmony-doctor grammar`) prevents it.",
+        ("openai/harmony#80", "openai/harmony#82"),
+    ),
+    Rule(
+        "HD108",
+        "header_leftover",
+        "error",
+        "Stray or garbled text next to the channel name",
+        "The header holds extra text around the channel (dashes glued to `commentary`, "
+        "`commentary?`, a channel name written twice): openai-harmony cut out the channel and "
+        "could not place the rest as recipient or content type.",
+        "Retry; guided decoding with a Harmony grammar keeps the channel to analysis, "
+        "commentary or final. Lower temperatures make it rarer.",
+        ("openai/harmony#38", "ggml-org/llama.cpp#27720"),
+    ),
+    Rule(
         "HD106",
         "header_leftover",
         "error",
@@ -117,6 +145,19 @@ _RULES = (
         "generating after a stop token.",
         "Check the stop-token configuration (ignore_eos, custom stop lists).",
         ("vllm-project/vllm#22519",),
+    ),
+    Rule(
+        "HD115",
+        "unexpected_token",
+        "error",
+        "A header word written as text where <|start|> belongs",
+        "After a message ended the model wrote the next header as ordinary text (the word "
+        "`assistant`, or `<` of a spelled-out `<|start|>`) instead of the special token. Seen "
+        "with some quantized checkpoints under long system prompts, where other quantizations "
+        "of the same weights pass.",
+        "Try another quantization of the model; shorten the system prompt; retry. Parsing "
+        "cannot recover it: the special token is missing from the output.",
+        ("unslothai/unsloth#5162",),
     ),
     Rule(
         "HD114",
@@ -181,6 +222,80 @@ _RULES = (
         ("vllm-project/vllm#37295",),
     ),
     Rule(
+        "HD171",
+        "vocab_load",
+        "error",
+        "openai-harmony could not download or load its vocabulary",
+        "load_harmony_encoding needs the o200k_base.tiktoken file. Unless TIKTOKEN_ENCODINGS_BASE "
+        "names a folder holding it, openai-harmony downloads it at start-up, which fails on "
+        "offline or firewalled machines, behind proxies, or with a corrupt cache.",
+        "Put o200k_base.tiktoken in a folder and set TIKTOKEN_ENCODINGS_BASE to that folder "
+        "before the server starts (TIKTOKEN_RS_CACHE_DIR moves the download cache); "
+        "harmony-doctor ships a verified copy in harmony_doctor/data/.",
+        ("openai/harmony#46", "openai/harmony#95", "openai/harmony#101"),
+    ),
+    Rule(
+        "HD175",
+        "render_error",
+        "error",
+        "The conversation could not be rendered into a prompt",
+        "openai-harmony refused the conversation the server built from the request, before "
+        "anything was generated (`invalid conversation JSON`): a message, content part or tool "
+        "definition has a shape it does not accept, such as content that is neither a string "
+        "nor a list of text parts, an unknown role, or a tool schema that is not valid JSON.",
+        "Check the request's messages and tools against the chat API (`harmony-doctor render` "
+        "shows how a request renders); upgrade the server if a valid request fails.",
+    ),
+    Rule(
+        "HD181",
+        "tool_call_parse",
+        "error",
+        "Ollama could not parse the tool call the model wrote",
+        "Ollama's Harmony parser took the text after a `to=functions.NAME` header as the tool's "
+        "JSON arguments and it did not parse (cut by the token limit, prose, or a second "
+        "message glued on). Ollama answers HTTP 500 and logs the text as raw='...'; the client "
+        "is often blamed for it.",
+        "Read raw= to see what the model wrote; raise num_predict if it was cut; retry; upgrade "
+        "Ollama (a fix returning the text instead of a 500 is proposed).",
+        ("ollama/ollama#17638", "ollama/ollama#17642"),
+    ),
+    Rule(
+        "HD182",
+        "tool_call_parse",
+        "error",
+        "LM Studio could not parse the tool call the model wrote",
+        "LM Studio did not find a well-formed Harmony tool call in the output it prints after "
+        "`Model Output:`: a missing <|call|>, a header without a recipient, or arguments cut "
+        "by the context length or token limit.",
+        "Read the Model Output line; raise the token limit or context length if it was cut; "
+        "update LM Studio and the model's chat template; retry.",
+    ),
+    Rule(
+        "HD183",
+        "input_parse",
+        "error",
+        "llama.cpp could not parse the model output as Harmony",
+        "llama.cpp parses the decoded text, not tokens; at the reported character position it "
+        "met something its Harmony grammar does not accept (a junk channel, text between "
+        "messages, a header without <|message|>). Non-streaming requests then fail with "
+        "HTTP 500.",
+        "Upgrade llama.cpp (newer parsers accept more variants); run llama-server with --jinja "
+        "and the model's own template; retry, or use --skip-chat-parsing to get the raw text.",
+        ("ggml-org/llama.cpp#25321", "ggml-org/llama.cpp#27720"),
+    ),
+    Rule(
+        "HD184",
+        "template_content",
+        "error",
+        "Harmony markup sent back inside a message's content",
+        "The request passed an assistant message whose content still holds "
+        "`<|channel|>...<|message|>` markup, typically a client that stored the raw model "
+        "output and sent it back next turn. The gpt-oss chat template refuses it.",
+        "Send earlier assistant turns with the reasoning in `thinking` (or reasoning_content) "
+        "and only the final answer in `content`; strip Harmony markup before storing a reply.",
+        ("ggml-org/llama.cpp#15242",),
+    ),
+    Rule(
         "HD201",
         "unknown_channel",
         "warning",
@@ -217,6 +332,24 @@ _RULES = (
         "gpt-oss always writes a channel; a message without one was rendered by a template, "
         "or the model left the format.",
         "Render earlier assistant turns with their channel (final, or analysis).",
+    ),
+    Rule(
+        "HD205",
+        "markup_leak",
+        "warning",
+        "Harmony markup returned to the client",
+        "A response's content (or a tool name) holds Harmony control text such as <|channel|> "
+        "or <|message|>: no parser raised anything, but the server did not parse the output, "
+        "or parsed it wrongly, and passed the markup on. Degenerate output from speculative "
+        "decoding (EAGLE3 draft models) is a known source.",
+        "Upgrade the server (vLLM PR #35906 strips leaked markup); turn speculative decoding "
+        "off to see whether it is the source; strip <|...|> markup on the client meanwhile.",
+        (
+            "NVIDIA/TensorRT-LLM#9256",
+            "NVIDIA/TensorRT-LLM#8713",
+            "vllm-project/vllm#35906",
+            "vllm-project/vllm#37295",
+        ),
     ),
 )
 
