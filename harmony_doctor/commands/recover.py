@@ -1,0 +1,67 @@
+"""`harmony-doctor recover`: what strict, lenient and our salvage would have returned."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from harmony_doctor.cli import (
+    Color,
+    ColorOpt,
+    Format,
+    FormatOpt,
+    InputArg,
+    InputFormatOpt,
+    InputFormatOption,
+    RequestOpt,
+    VocabOpt,
+    app,
+    emit,
+    error_funnel,
+    make_console,
+    print_json,
+    read_input,
+)
+from harmony_doctor.commands.explain import RoleOption
+from harmony_doctor.errors import ExitCode
+
+RoleOpt = Annotated[
+    RoleOption,
+    typer.Option(
+        "--role",
+        help="assistant: a completion that starts inside an assistant header; "
+        "none: the stream starts with <|start|>.",
+    ),
+]
+
+
+@app.command()
+def recover(
+    source: InputArg = "-",
+    output: FormatOpt = Format.text,
+    role: RoleOpt = RoleOption.assistant,
+    exit_zero: Annotated[
+        bool, typer.Option("--exit-zero", help="Exit 0 even when the stream is broken.")
+    ] = False,
+    input_format: InputFormatOpt = InputFormatOption.auto,
+    request: RequestOpt = None,
+    vocab_path: VocabOpt = None,
+    color: ColorOpt = Color.auto,
+) -> None:
+    """Strict, lenient and salvaged content side by side, each piece with its token span."""
+    with error_funnel():
+        from harmony_doctor import ingest, report, serialize
+        from harmony_doctor.recover import recover as run_recover
+        from harmony_doctor.vocab import load_vocab
+
+        text, label = read_input(source)
+        vocab = load_vocab(vocab_path)
+        inp = ingest.parse_tokens(text, vocab.encode, input_format.value, request)
+        result = run_recover(inp, vocab, role.value)
+        if output is Format.json:
+            print_json(serialize.recover_record(result, label))
+        else:
+            emit(make_console(color), report.render_recover(result, label, vocab))
+    if result.strict.error is not None and not exit_zero:
+        raise typer.Exit(ExitCode.FINDINGS)

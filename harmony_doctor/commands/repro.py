@@ -1,0 +1,73 @@
+"""`harmony-doctor repro`: shrink a failing stream and write a bundle for an upstream issue."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from harmony_doctor.cli import (
+    Color,
+    ColorOpt,
+    Format,
+    FormatOpt,
+    InputArg,
+    InputFormatOpt,
+    InputFormatOption,
+    RequestOpt,
+    VocabOpt,
+    app,
+    emit,
+    error_funnel,
+    make_console,
+    print_json,
+    read_input,
+)
+from harmony_doctor.commands.explain import RoleOption
+from harmony_doctor.commands.recover import RoleOpt
+
+
+@app.command()
+def repro(
+    source: InputArg = "-",
+    out_dir: Annotated[
+        Path,
+        typer.Option("--out", "-o", help="Folder to write the bundle into (created if needed)."),
+    ] = Path("harmony-repro"),
+    role: RoleOpt = RoleOption.assistant,
+    lenient: Annotated[
+        bool, typer.Option("--lenient", help="Reproduce under openai-harmony strict=False.")
+    ] = False,
+    budget: Annotated[
+        int, typer.Option("--budget", min=1, help="Most parser runs the shrinking may spend.")
+    ] = 20_000,
+    copy_vocab: Annotated[
+        bool,
+        typer.Option(
+            "--copy-vocab/--no-copy-vocab",
+            help="Copy o200k_base.tiktoken into DIR/vocab (else repro.py points at this one).",
+        ),
+    ] = True,
+    output: FormatOpt = Format.text,
+    input_format: InputFormatOpt = InputFormatOption.auto,
+    request: RequestOpt = None,
+    vocab_path: VocabOpt = None,
+    color: ColorOpt = Color.auto,
+) -> None:
+    """Shrink a failing stream (delta debugging); write tokens.json, repro.py, ISSUE.md."""
+    with error_funnel():
+        from harmony_doctor import ingest, report, serialize
+        from harmony_doctor.repro import shrink, write_bundle
+        from harmony_doctor.vocab import load_vocab
+
+        text, label = read_input(source)
+        vocab = load_vocab(vocab_path)
+        inp = ingest.parse_tokens(text, vocab.encode, input_format.value, request)
+        result = shrink(inp.tokens, vocab, role.value, strict=not lenient, budget=budget)
+        paths = write_bundle(result, out_dir, vocab, label, inp, copy_vocab=copy_vocab)
+        written = [str(p) for p in paths]
+        if output is Format.json:
+            print_json(serialize.repro_record(result, label, str(out_dir), written))
+        else:
+            emit(make_console(color), report.render_repro(result, str(out_dir), written, vocab))
