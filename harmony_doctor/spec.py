@@ -65,6 +65,45 @@ class Chars(Node):
         return f"{self.cls}{{0,{self.high}}}"
 
 
+# A UTF-8 encoded character above ASCII, and a proper prefix of one, in latin-1 header text.
+# openai-harmony refuses a header that does not decode ("could not decode header"), so a byte
+# that cannot continue valid UTF-8 is where the header stops being viable.
+_UTF8_MULTI = (
+    r"(?:[\xc2-\xdf][\x80-\xbf]|\xe0[\xa0-\xbf][\x80-\xbf]|[\xe1-\xec\xee\xef][\x80-\xbf]{2}"
+    r"|\xed[\x80-\x9f][\x80-\xbf]|\xf0[\x90-\xbf][\x80-\xbf]{2}|[\xf1-\xf3][\x80-\xbf]{3}"
+    r"|\xf4[\x80-\x8f][\x80-\xbf]{2})"
+)
+_UTF8_PARTIAL = (
+    r"(?:[\xc2-\xdf]|\xe0[\xa0-\xbf]?|[\xe1-\xec\xee\xef][\x80-\xbf]?|\xed[\x80-\x9f]?"
+    r"|\xf0(?:[\x90-\xbf][\x80-\xbf]?)?|[\xf1-\xf3](?:[\x80-\xbf][\x80-\xbf]?)?"
+    r"|\xf4(?:[\x80-\x8f][\x80-\xbf]?)?)"
+)
+
+
+@dataclass(frozen=True)
+class Utf8Chars(Node):
+    """`low` to `high` UTF-8 characters, none of them one of the ASCII characters `exclude`.
+
+    `exclude` is the body of a regex character class (`\\t`-style escapes), valid alike in
+    Python, Rust (llguidance) and GBNF, so grammar.py can write the same class.
+    """
+
+    exclude: str
+    low: int
+    high: int
+
+    def _unit(self) -> str:
+        # Bytes are latin-1 characters here; anything above \xff is a special-token symbol.
+        return f"(?:[^{self.exclude}\\x80-\\uffff]|{_UTF8_MULTI})"
+
+    def full(self) -> str:
+        return f"{self._unit()}{{{self.low},{self.high}}}"
+
+    def prefix(self) -> str:
+        unit = self._unit()
+        return f"(?:{unit}{{0,{self.high}}}|{unit}{{0,{self.high - 1}}}{_UTF8_PARTIAL})"
+
+
 @dataclass(frozen=True)
 class Seq(Node):
     items: tuple[Node, ...]
@@ -109,8 +148,8 @@ def alt(*items: Node) -> Alt:
     return Alt(items)
 
 
-# Name characters: any byte but ASCII whitespace, `<` and the special-token symbols.
-NAME = Chars(r"[^ \t\n\r\x0b\x0c<\ue000-\uf8ff]", 1, MAX_NAME)
+# Name characters: any UTF-8 character but ASCII whitespace and `<` (so no special token either).
+NAME = Utf8Chars(r" \t\n\r\x0b\x0c<", 1, MAX_NAME)
 RECIPIENT = seq(Lit(" to="), NAME)
 CHANNEL_PART = seq(Lit(SYMBOL[CHANNEL]), alt(*(Lit(c) for c in SPEC_CHANNELS)))
 CONTENT_TYPE = alt(Lit(" json"), seq(Opt(Lit(" ")), Lit(SYMBOL[CONSTRAIN]), Lit("json")))

@@ -1,0 +1,1 @@
+explain --grammar --request chatcmpl-b2 -

@@ -1,0 +1,1 @@
+grammar --format gbnf --tool get_weather --tool browser.search --require-return --require-call
