@@ -275,40 +275,83 @@ def _logprob_ids(node: Any) -> Iterator[str]:
 # --- vLLM request logs -----------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class VllmRecord:
+    """One vLLM request-log line that carries token ids."""
+
+    request_id: str
+    kind: Literal["output", "complete", "prompt"]
+    ids: tuple[int, ...] | None  # None when the line logs `None`
+    cut: bool  # the list lost its closing bracket
+    finish_reason: str | None
+    delta: bool = False  # one `(streaming delta)` of a streamed response
+
+
+def parse_vllm_line(line: str, number: int) -> VllmRecord | None:
+    """The token ids a vLLM request-log line carries, or None for any other line."""
+    if "token_ids" not in line:
+        return None
+    generated = _GENERATED_RE.search(line)
+    if generated is not None:
+        ids, cut = _ids_after(line, "output_token_ids", number)
+        finish = _FINISH_RE.search(line[line.rfind("finish_reason") :])
+        reason = finish["reason"] if finish else None
+        if reason in ("None", "streaming_complete"):
+            reason = None
+        mode = generated["mode"] or ""
+        kind: Literal["output", "complete"] = "complete" if "complete" in mode else "output"
+        return VllmRecord(generated["id"], kind, ids, cut, reason, delta="delta" in mode)
+    prompt_line = _PROMPT_LINE_RE.search(line)
+    if prompt_line is not None and "prompt_token_ids" in line:
+        ids, cut = _ids_after(line, "prompt_token_ids", number)
+        return VllmRecord(prompt_line["id"], "prompt", ids, cut, None)
+    return None
+
+
+class RequestStreams:
+    """Token ids of vLLM requests, gathered line by line (streaming deltas joined in order)."""
+
+    def __init__(self) -> None:
+        self.streams: dict[str, _Stream] = {}
+
+    def add(self, record: VllmRecord) -> None:
+        stream = self.streams.setdefault(record.request_id, _Stream(record.request_id))
+        if record.kind == "prompt":
+            if record.ids is not None:
+                stream.prompt = list(record.ids)
+            return
+        if record.ids is not None:
+            if record.kind == "complete":
+                if len(record.ids) >= len(stream.tokens):
+                    stream.tokens = list(record.ids)
+            else:
+                stream.tokens.extend(record.ids)
+            stream.cut = stream.cut or record.cut
+        if record.finish_reason is not None:
+            stream.finish_reason = record.finish_reason
+
+    def pop(self, request_id: str) -> TokenInput | None:
+        """The finished request's stream as a TokenInput (None if it holds no output ids)."""
+        stream = self.streams.pop(request_id, None)
+        if stream is None or not stream.tokens:
+            return None
+        return _finish(stream, "vllm-log", "log")
+
+
 def _vllm_streams(text: str) -> list[_Stream]:
     """Per request: the prompt ids, and the output ids (streaming deltas joined in order)."""
-    streams: dict[str, _Stream] = {}
+    gathered = RequestStreams()
     for number, line in enumerate(text.splitlines(), start=1):
-        if "token_ids" not in line:
-            continue
-        generated = _GENERATED_RE.search(line)
-        if generated is not None:
-            stream = streams.setdefault(generated["id"], _Stream(generated["id"]))
-            ids, cut = _ids_after(line, "output_token_ids", number)
-            if ids is not None:
-                if generated["mode"] and "complete" in generated["mode"]:
-                    if len(ids) >= len(stream.tokens):
-                        stream.tokens = ids
-                else:
-                    stream.tokens.extend(ids)
-                stream.cut = stream.cut or cut
-            finish = _FINISH_RE.search(line[line.rfind("finish_reason") :])
-            if finish and finish["reason"] not in ("None", "streaming_complete"):
-                stream.finish_reason = finish["reason"]
-            continue
-        prompt_line = _PROMPT_LINE_RE.search(line)
-        if prompt_line is not None:
-            ids, cut = _ids_after(line, "prompt_token_ids", number)
-            if ids is not None:
-                stream = streams.setdefault(prompt_line["id"], _Stream(prompt_line["id"]))
-                stream.prompt = ids
-    found = [s for s in streams.values() if s.tokens or s.prompt]
+        record = parse_vllm_line(line, number)
+        if record is not None:
+            gathered.add(record)
+    found = [s for s in gathered.streams.values() if s.tokens or s.prompt]
     if not found:
         raise InputError("no vLLM request-log lines with output_token_ids or prompt_token_ids")
     return [s for s in found if s.tokens] or found
 
 
-def _ids_after(line: str, key: str, number: int) -> tuple[list[int] | None, bool]:
+def _ids_after(line: str, key: str, number: int) -> tuple[tuple[int, ...] | None, bool]:
     """The id list after the last `key: [` in a log line, and whether its `]` is missing."""
     at = line.rfind(key)
     rest = line[at + len(key) :].lstrip(" :=")
@@ -319,7 +362,7 @@ def _ids_after(line: str, key: str, number: int) -> tuple[list[int] | None, bool
     close = rest.find("]")
     inner = rest[1:] if close < 0 else rest[1:close]
     column = len(line) - len(rest) + 2
-    return _parse_id_list(inner, number, column), close < 0
+    return tuple(_parse_id_list(inner, number, column)), close < 0
 
 
 # --- selection -------------------------------------------------------------------------------

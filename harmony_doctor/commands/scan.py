@@ -1,0 +1,213 @@
+"""`harmony-doctor scan`: failure patterns across many server logs, with rates and exports."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import asdict
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from harmony_doctor.cli import (
+    Color,
+    ColorOpt,
+    VocabOpt,
+    app,
+    emit,
+    error_funnel,
+    make_console,
+    print_json,
+)
+from harmony_doctor.errors import ExitCode, InputError
+
+SCAN_SCHEMA = "harmony-doctor.scan/1"
+
+
+class ScanFormat(StrEnum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+def _group_keys(values: list[str]) -> tuple[str, ...]:
+    from harmony_doctor.scan import GROUP_KEYS
+
+    keys = tuple(k.strip() for v in values for k in v.split(",") if k.strip()) or ("code",)
+    unknown = [k for k in keys if k not in GROUP_KEYS]
+    if unknown:
+        raise InputError(f"cannot group by {unknown[0]!r}: use {', '.join(GROUP_KEYS)}")
+    return tuple(dict.fromkeys(keys))
+
+
+@app.command()
+def scan(
+    inputs: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="PATH...", help="Files or folders (recursive; compressed too); '-' is stdin."
+        ),
+    ] = None,
+    by: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--by",
+            help="Group by code, kind, pattern, server, harmony_version, file, pid, day, hour "
+            "(comma-separated or repeated; default code).",
+        ),
+    ] = None,
+    glob: Annotated[
+        list[str] | None, typer.Option("--glob", "-g", help="Only files whose name matches.")
+    ] = None,
+    exclude: Annotated[
+        list[str] | None, typer.Option("--exclude", help="Skip files or folders that match.")
+    ] = None,
+    output: Annotated[
+        ScanFormat, typer.Option("--format", "-f", help="table, json or csv (the summary).")
+    ] = ScanFormat.table,
+    events: Annotated[
+        Path | None,
+        typer.Option("--events", help="Write one row per failure: .csv, .jsonl, .parquet."),
+    ] = None,
+    summary: Annotated[
+        Path | None,
+        typer.Option(
+            "--summary-csv",
+            "--summary",
+            help="Write the grouped summary (.csv; .jsonl and .parquet work too).",
+        ),
+    ] = None,
+    redact: Annotated[
+        bool, typer.Option("--redact", help="Replace model text by a short hash in every output.")
+    ] = False,
+    replay: Annotated[
+        bool,
+        typer.Option(
+            "--replay/--no-replay", help="Replay completions the logs carry as token ids."
+        ),
+    ] = True,
+    top: Annotated[int, typer.Option("--top", min=1, help="Groups shown in the table.")] = 20,
+    max_rate: Annotated[
+        float | None,
+        typer.Option(
+            "--max-rate",
+            "--max-failure-rate",
+            min=0.0,
+            max=1.0,
+            help="Exit 1 only when the failure rate is above this (needs request counts).",
+        ),
+    ] = None,
+    exit_zero: Annotated[
+        bool, typer.Option("--exit-zero", help="Exit 0 even when failures are found.")
+    ] = False,
+    jobs: Annotated[
+        int | None,
+        typer.Option("--jobs", "-j", min=1, help="Worker processes (default: all cores)."),
+    ] = None,
+    vocab_path: VocabOpt = None,
+    color: ColorOpt = Color.auto,
+) -> None:
+    """Batch-scan server logs: how often Harmony parsing fails, in which ways, since when."""
+    with error_funnel():
+        from harmony_doctor import export, report
+        from harmony_doctor import scan as scanning
+        from harmony_doctor.sources import discover
+
+        keys = _group_keys(by or [])
+        paths = inputs or ["-"]
+        if paths == ["-"] and (sys.stdin is None or sys.stdin.isatty()):
+            raise InputError("no input: give files or folders, or pipe a log to standard input")
+        sources, skipped = discover(paths, glob or [], exclude or [])
+        if not sources and skipped:
+            raise InputError(f"nothing to read: {skipped[0].label}: {skipped[0].reason}")
+        options = scanning.ScanOptions(
+            replay=replay, redact=redact, jobs=jobs or os.cpu_count() or 1, vocab_path=vocab_path
+        )
+        progress = Progress(sum(_size(s.path) for s in sources)) if sys.stderr.isatty() else None
+        try:
+            result = scanning.scan(sources, options, skipped, progress=progress)
+        finally:
+            if progress is not None:
+                progress.close()
+        table = scanning.summarize(result, keys)
+        if events is not None:
+            export.write_table(scanning.events_frame(result.events), events)
+        if summary is not None:
+            export.write_table(table, summary)
+        totals = _totals(result)
+        groups = table.to_dicts()
+        files = [asdict(f) for f in result.files]
+        if output is ScanFormat.json:
+            print_json(
+                {
+                    "schema": SCAN_SCHEMA,
+                    "by": list(keys),
+                    "totals": totals,
+                    "groups": groups,
+                    "files": files,
+                }
+            )
+        elif output is ScanFormat.csv:
+            export.write_csv(table.columns, table.iter_rows(), sys.stdout)
+        else:
+            console = make_console(color)
+            days = scanning.per_day(result)
+            view = report.render_scan(groups, keys, totals, days, files, top, console.width)
+            emit(console, view)
+        for f in result.skipped:
+            sys.stderr.write(f"harmony-doctor: {f.status} {f.path}: {f.reason}\n")
+    if result.skipped:
+        raise typer.Exit(ExitCode.ERROR)
+    failing = bool(result.events)
+    if max_rate is not None and totals["rate"] is not None:
+        failing = totals["rate"] > max_rate
+    if failing and not exit_zero:
+        raise typer.Exit(ExitCode.FINDINGS)
+
+
+def _size(path: Path | None) -> int:
+    try:
+        return path.stat().st_size if path is not None else 0
+    except OSError:
+        return 0
+
+
+def _totals(result: Any) -> dict[str, Any]:
+    from harmony_doctor.scan import total_requests
+
+    requests = total_requests(result)
+    return {
+        "files": len(result.files),
+        "bytes": result.bytes,
+        "lines": result.lines,
+        "requests": requests,
+        "failures": len(result.events),
+        "rate": len(result.events) / requests if requests else None,
+        "skipped": sum(1 for f in result.files if f.status == "skipped"),
+        "partial": sum(1 for f in result.files if f.status == "partial"),
+    }
+
+
+class Progress:
+    """Bytes, files and failures so far, on stderr; only used when stderr is a terminal."""
+
+    def __init__(self, total_bytes: int) -> None:
+        self.total, self.bytes, self.files, self.failures = total_bytes, 0, 0, 0
+
+    def __call__(self, unit: Any) -> None:
+        found = unit.found
+        self.bytes += found.bytes if found is not None else 0
+        self.files += unit.unit.part == 0
+        self.failures += len(unit.events)
+        share = f" {self.bytes / self.total:4.0%}" if self.total else ""
+        sys.stderr.write(
+            f"\r\x1b[2Kscanning{share} · {self.bytes / 1e6:,.0f} MB · {self.files} file(s) · "
+            f"{self.failures} failure(s)"
+        )
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        sys.stderr.write("\r\x1b[2K")
+        sys.stderr.flush()

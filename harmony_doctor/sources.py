@@ -1,0 +1,294 @@
+"""Files, folders and stdin -> numbered text lines, decompressed in-process, memory bounded.
+
+Compression is recognised by magic bytes first and by suffix second (gzip, bzip2, xz, zstd).
+Lines of any length are safe: a line longer than MAX_LINE is cut (its line number is kept and
+the cut is reported), so a 100 MB line without a newline costs MAX_LINE of memory, not 100 MB.
+Anything that cannot be read is returned as a `Skipped` record with its reason, never dropped.
+"""
+
+from __future__ import annotations
+
+import bz2
+import fnmatch
+import io
+import lzma
+import os
+import stat
+import sys
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+from harmony_doctor.errors import InputError
+
+MAX_LINE = 4 * 1024 * 1024  # bytes of one line kept for extraction; the rest is skipped
+CHUNK = 64 * 1024  # small enough that a damaged compressed tail loses little
+
+_MAGIC = (
+    (b"\x1f\x8b", "gzip"),
+    (b"BZh", "bzip2"),
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+)
+_SUFFIX = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "zstd", ".zstd": "zstd"}
+
+
+class Readable(Protocol):
+    def read(self, size: int = ..., /) -> bytes: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Source:
+    """One input to read: a regular file or standard input (path None)."""
+
+    label: str
+    path: Path | None
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """An input, or part of one, that could not be read, and why."""
+
+    label: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Line:
+    number: int  # 1-based
+    text: str
+    cut: bool = False  # longer than MAX_LINE: only its start is here
+
+
+def discover(
+    inputs: Iterable[str], globs: Iterable[str] = (), excludes: Iterable[str] = ()
+) -> tuple[list[Source], list[Skipped]]:
+    """Expand files and folders (recursively) into sources; `-` is standard input.
+
+    Folders are walked without following symlinks to folders (no loops); FIFOs, devices and
+    sockets found inside folders are skipped with a reason. `globs` keep only matching file
+    names inside folders; `excludes` drop matching names or relative paths anywhere.
+    """
+    include, exclude = list(globs), list(excludes)
+    sources: list[Source] = []
+    skipped: list[Skipped] = []
+    for raw in inputs:
+        if raw == "-":
+            sources.append(Source("<stdin>", None))
+            continue
+        path = Path(raw)
+        try:
+            info = path.stat()
+        except OSError as exc:
+            skipped.append(Skipped(raw, exc.strerror or str(exc)))
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            _walk(path, include, exclude, sources, skipped)
+        elif _excluded(path.name, raw, exclude):
+            continue
+        elif stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode):
+            sources.append(Source(raw, path))  # named on the command line: read it as given
+        else:
+            skipped.append(Skipped(raw, "not a regular file"))
+    return sources, skipped
+
+
+def _excluded(name: str, relative: str, excludes: list[str]) -> bool:
+    return any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(relative, p) for p in excludes)
+
+
+def _walk(
+    root: Path,
+    include: list[str],
+    exclude: list[str],
+    sources: list[Source],
+    skipped: list[Skipped],
+) -> None:
+    def on_error(exc: OSError) -> None:
+        skipped.append(Skipped(str(exc.filename or root), exc.strerror or str(exc)))
+
+    for folder, dirs, files in os.walk(root, onerror=on_error, followlinks=False):
+        dirs.sort()
+        here = Path(folder)
+        for name in list(dirs):
+            relative = str((here / name).relative_to(root))
+            if _excluded(name, relative, exclude):
+                dirs.remove(name)
+            elif (here / name).is_symlink():
+                skipped.append(Skipped(str(here / name), "symlink to a folder, not followed"))
+        for name in sorted(files):
+            path = here / name
+            relative = str(path.relative_to(root))
+            if _excluded(name, relative, exclude):
+                continue
+            if include and not any(fnmatch.fnmatch(name, p) for p in include):
+                continue
+            try:
+                mode = path.stat().st_mode
+            except OSError as exc:
+                skipped.append(Skipped(str(path), exc.strerror or "unreadable"))
+                continue
+            if stat.S_ISREG(mode):
+                sources.append(Source(str(path), path))
+            else:
+                skipped.append(Skipped(str(path), "special file (FIFO, device or socket)"))
+
+
+def compression_of(head: bytes, name: str) -> str | None:
+    """gzip, bzip2, xz, zstd or None, from the first bytes (or the suffix when too short)."""
+    for magic, kind in _MAGIC:
+        if head.startswith(magic):
+            return kind
+    if len(head) < 6:
+        return _SUFFIX.get(Path(name).suffix.lower())
+    return None
+
+
+def open_binary(source: Source) -> Readable:
+    """The source's bytes, decompressed; raises InputError if it cannot be opened."""
+    if source.path is None:
+        raw: IO[bytes] = getattr(sys.stdin, "buffer", None) or io.BytesIO()
+    else:
+        try:
+            raw = open(source.path, "rb")  # noqa: SIM115 - returned to the caller
+        except OSError as exc:
+            raise InputError(f"cannot read {source.label}: {exc.strerror or exc}") from None
+    head = raw.read(8)
+    kind = compression_of(head, source.label)
+    if kind is None:
+        return io.BufferedReader(_Replayed(raw, head), CHUNK)
+    return _Decompressing(raw, head, kind)
+
+
+def _decompressor(kind: str) -> Any:
+    if kind == "gzip":
+        return zlib.decompressobj(wbits=31)
+    if kind == "bzip2":
+        return bz2.BZ2Decompressor()
+    if kind == "xz":
+        return lzma.LZMADecompressor()
+    import zstandard
+
+    return zstandard.ZstdDecompressor().decompressobj()
+
+
+class _Decompressing:
+    """Incremental decompression that hands out every byte it can, even from a damaged file.
+
+    Concatenated members (rotated gzip files appended together, multi-frame zstd) are read
+    through; when the data ends before the last member does, the bytes decompressed so far
+    are returned first and EOFError is raised afterwards.
+    """
+
+    def __init__(self, raw: IO[bytes], head: bytes, kind: str) -> None:
+        self._raw, self._kind = raw, kind
+        self._engine = _decompressor(kind)
+        self._input = head
+        self._output = b""
+        self._finished = False
+        self._damaged = False  # the data ended inside a member: raise once the output is out
+
+    def read(self, size: int = -1, /) -> bytes:
+        while not self._finished and (size < 0 or len(self._output) < size):
+            self._step()
+        if not self._output and self._damaged:
+            self._damaged = False
+            raise EOFError(f"{self._kind} data ends before the end of its stream")
+        if size < 0:
+            size = len(self._output)
+        data, self._output = self._output[:size], self._output[size:]
+        return data
+
+    def _step(self) -> None:
+        data = self._input or self._raw.read(CHUNK)
+        self._input = b""
+        if not data:
+            self._finished = True
+            self._damaged = not self._at_member_end()
+            return
+        try:
+            self._output += self._engine.decompress(data)
+        except (OSError, ValueError, zlib.error, lzma.LZMAError) as exc:
+            raise OSError(f"corrupt {self._kind} data: {exc}") from None
+        except Exception as exc:  # zstandard.ZstdError has no common base with the others
+            raise OSError(f"corrupt {self._kind} data: {exc}") from None
+        rest = getattr(self._engine, "unused_data", b"")
+        if self._at_member_end() and rest:
+            self._engine = _decompressor(self._kind)  # the next concatenated member
+            self._input = rest
+
+    def _at_member_end(self) -> bool:
+        return bool(getattr(self._engine, "eof", False))
+
+    def close(self) -> None:
+        if self._raw is not getattr(sys.stdin, "buffer", None):
+            self._raw.close()
+
+
+class _Replayed(io.RawIOBase):
+    """A binary stream whose first bytes were read to sniff compression, then given back."""
+
+    def __init__(self, raw: IO[bytes], head: bytes) -> None:
+        self._raw, self._pending = raw, head
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._pending:
+            n = min(len(buffer), len(self._pending))
+            buffer[:n] = self._pending[:n]
+            self._pending = self._pending[n:]
+            return n
+        data = self._raw.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        if self._raw is not getattr(sys.stdin, "buffer", None):
+            self._raw.close()
+        super().close()
+
+
+def read_lines(stream: Readable) -> Iterator[Line]:
+    """Numbered lines (UTF-8, invalid bytes replaced), each at most MAX_LINE bytes long."""
+    number = 0
+    pending = b""
+    cutting = False  # inside a line already longer than MAX_LINE
+    while True:
+        chunk = stream.read(CHUNK)
+        if not chunk:
+            break
+        start = 0
+        while True:
+            end = chunk.find(b"\n", start)
+            if end < 0:
+                if not cutting:
+                    pending += chunk[start:]
+                    if len(pending) > MAX_LINE:
+                        number += 1
+                        yield Line(number, _text(pending[:MAX_LINE]), cut=True)
+                        pending, cutting = b"", True
+                break
+            if cutting:
+                cutting = False
+            else:
+                piece = pending + chunk[start:end]
+                pending = b""
+                number += 1
+                if len(piece) > MAX_LINE:
+                    yield Line(number, _text(piece[:MAX_LINE]), cut=True)
+                else:
+                    yield Line(number, _text(piece))
+            start = end + 1
+    if pending and not cutting:
+        number += 1
+        yield Line(number, _text(pending))
+
+
+def _text(piece: bytes) -> str:
+    return piece.decode("utf-8", errors="replace").rstrip("\r")

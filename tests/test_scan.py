@@ -1,0 +1,275 @@
+"""scan.py and `harmony-doctor scan`: events, request rates, merging, grouping, exports."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from harmony_doctor import scan as scanning
+from harmony_doctor.sources import discover
+from harmony_doctor.vocab import Vocab
+from tests.helpers import run
+
+P = "(APIServer pid={pid}) "
+
+
+def traceback(pid: int, stamp: str, message: str) -> list[str]:
+    prefix = P.format(pid=pid) + f"ERROR {stamp} [serving_chat.py:1145] "
+    return [
+        prefix + "Error in chat completion stream generator.",
+        prefix + "Traceback (most recent call last):",
+        prefix
+        + '  File "/usr/lib/python3.12/site-packages/vllm/entrypoints/openai/serving_chat.py", line 681, in chat_completion_stream_generator',
+        prefix + "    harmony_parser.process(token_id)",
+        prefix
+        + '  File "/usr/lib/python3.12/site-packages/openai_harmony/__init__.py", line 637, in process',
+        prefix + "    self._inner.process(token)",
+        prefix + f"openai_harmony.HarmonyError: {message}",
+    ]
+
+
+def access(pid: int) -> str:
+    return (
+        P.format(pid=pid) + 'INFO:     10.0.0.2:5555 - "POST /v1/chat/completions HTTP/1.1" 200 OK'
+    )
+
+
+def info(pid: int, stamp: str) -> str:
+    return (
+        P.format(pid=pid)
+        + f"INFO {stamp} [loggers.py:123] Engine 000: Avg prompt throughput: 1.0 tokens/s"
+    )
+
+
+def build_logs(root: Path) -> None:
+    day1 = [info(1, "11-27 10:00:00")] + [access(1)] * 8
+    day1 += traceback(
+        1, "11-27 10:00:05", "Unexpected token 200002 while expecting start token 200006"
+    )
+    day1 += traceback(
+        1,
+        "11-27 10:00:09",
+        'unexpected tokens remaining in message header: Some("I must refuse this request")',
+    )
+    (root / "vllm.log.1").write_text("\n".join(day1) + "\n")
+    day2 = [info(2, "11-28 11:00:00")]
+    day2 += [access(2) for _ in range(4)]
+    day2 += traceback(
+        2, "11-28 11:00:03", "Unexpected token 200002 while expecting start token 200006"
+    )
+    (root / "vllm.log.gz").write_bytes(gzip.compress(("\n".join(day2) + "\n").encode()))
+    (root / "quiet.log").write_text(info(3, "11-28 12:00:00") + "\n" + access(3) + "\n")
+
+
+@pytest.fixture
+def logs_dir(tmp_path: Path) -> Path:
+    build_logs(tmp_path)
+    return tmp_path
+
+
+def _scan(root: Path, jobs: int = 1) -> scanning.ScanResult:
+    sources, skipped = discover([str(root)])
+    options = scanning.ScanOptions(jobs=jobs)
+    return scanning.scan(sources, options, skipped=skipped, now=datetime(2026, 11, 30))
+
+
+def test_events_requests_and_rates(logs_dir: Path) -> None:
+    result = _scan(logs_dir)
+    assert len(result.files) == 3 and not result.skipped
+    assert [e.code for e in result.events] == ["HD111", "HD101", "HD111"]
+    first = result.events[0]
+    assert first.file.endswith("vllm.log.1") and first.line == 16 and first.pid == 1
+    assert first.server == "vllm" and first.harmony_version == ">=0.0.5"
+    assert (
+        first.token_id == 200002
+        and first.timestamp is not None
+        and first.timestamp.endswith("11-27T10:00:05")
+    )
+    assert scanning.total_requests(result) == 13
+    table = scanning.summarize(result, ("code",)).to_dicts()
+    assert table[0]["code"] == "HD111" and table[0]["count"] == 2
+    assert table[0]["rate"] == pytest.approx(2 / 13)
+    assert table[0]["share"] == pytest.approx(2 / 3)
+
+
+def test_rates_by_file_use_that_files_requests(logs_dir: Path) -> None:
+    table = scanning.summarize(_scan(logs_dir), ("file",)).to_dicts()
+    by_file = {Path(r["file"]).name: r for r in table}
+    assert by_file["vllm.log.1"]["requests"] == 8 and by_file["vllm.log.1"][
+        "rate"
+    ] == pytest.approx(0.25)
+    assert by_file["vllm.log.gz"]["requests"] == 4
+
+
+def test_group_by_day_and_pattern(logs_dir: Path) -> None:
+    result = _scan(logs_dir)
+    days = {r["day"]: r["count"] for r in scanning.summarize(result, ("day",)).to_dicts()}
+    assert days == {"2026-11-27": 2, "2026-11-28": 1}
+    patterns = {r["pattern"] for r in scanning.summarize(result, ("pattern",)).to_dicts()}
+    assert patterns == {"unexpected_token 200002 <|return|>", "header_leftover <prose>"}
+
+
+def test_replayed_completion_and_logged_error_count_once(tmp_path: Path, vocab: Vocab) -> None:
+    ids = vocab.encode("<|channel|>final<|message|>Hi<|end|><|return|>")
+    lines = [
+        info(5, "11-28 10:00:00"),
+        access(5),
+        P.format(pid=5)
+        + f"INFO 11-28 10:00:01 [logger.py:71] Generated response chatcmpl-1: output: 'Hi', output_token_ids: {ids}, finish_reason: stop",
+        *traceback(
+            5, "11-28 10:00:01", "Unexpected token 200002 while expecting start token 200006"
+        ),
+    ]
+    (tmp_path / "a.log").write_text("\n".join(lines) + "\n")
+    result = _scan(tmp_path)
+    (event,) = result.events
+    assert event.source == "replay" and event.code == "HD111"
+    assert event.origin_index == len(ids) - 1 and event.raise_index == len(ids) - 1
+    assert event.harmony_version == ">=0.0.5"  # taken from the merged traceback
+
+
+def test_lenient_server_faults_found_by_replay_alone(tmp_path: Path, vocab: Vocab) -> None:
+    ids = vocab.encode(
+        "<|channel|>commentary to=functions.f to=functions.f json<|message|>{}<|call|>"
+    )
+    line = f"INFO 11-28 10:00:01 [logger.py:71] Generated response r9: output: '', output_token_ids: {ids}, finish_reason: stop"
+    (tmp_path / "a.log").write_text(line + "\n")
+    (event,) = _scan(tmp_path).events
+    assert event.code == "HD102" and event.request_id == "r9"
+    assert event.origin_index is not None and event.raise_index is not None
+    assert event.origin_index < event.raise_index
+
+
+def test_cli_scan_table_json_csv_and_exit_codes(logs_dir: Path) -> None:
+    table = run(["scan", str(logs_dir)])
+    assert table.exit_code == 1
+    assert "HD111" in table.stdout and "3 failure(s)" in table.stdout
+    assert "vllm.log.gz" in table.stdout  # the per-file table
+    doc = json.loads(run(["scan", "--format", "json", "--by", "code,file", str(logs_dir)]).stdout)
+    assert doc["schema"] == "harmony-doctor.scan/1" and doc["by"] == ["code", "file"]
+    assert doc["totals"]["failures"] == 3 and doc["totals"]["requests"] == 13
+    assert doc["totals"]["files"] == 3 and doc["totals"]["bytes"] > 0
+    assert {f["status"] for f in doc["files"]} == {"ok"}
+    rows = list(csv.DictReader(run(["scan", "--format", "csv", str(logs_dir)]).stdout.splitlines()))
+    assert {r["code"] for r in rows} == {"HD111", "HD101"}
+    assert run(["scan", "--exit-zero", str(logs_dir)]).exit_code == 0
+    assert run(["scan", "--max-failure-rate", "0.5", str(logs_dir)]).exit_code == 0
+    assert run(["scan", "--max-failure-rate", "0.1", str(logs_dir)]).exit_code == 1
+
+
+def test_cli_scan_clean_stdin_exits_0() -> None:
+    result = run(["scan", "-"], "INFO all good\n")
+    assert result.exit_code == 0 and "No Harmony failures found" in result.stdout
+
+
+def test_cli_scan_bad_group_is_exit_2(logs_dir: Path) -> None:
+    result = run(["scan", "--by", "colour", str(logs_dir)])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
+def test_events_export_round_trips(logs_dir: Path, tmp_path: Path, suffix: str) -> None:
+    from harmony_doctor.export import read_table
+
+    out = tmp_path / f"events{suffix}"
+    summary = tmp_path / "summary.csv"
+    run(["scan", "--events", str(out), "--summary", str(summary), str(logs_dir)])
+    frame = read_table(out)
+    assert frame.height == 3
+    assert sorted(frame["code"].to_list()) == ["HD101", "HD111", "HD111"]
+    assert not list(tmp_path.glob(".*.part"))
+    assert "count" in summary.read_text().splitlines()[0]
+
+
+def test_redact_hides_model_text(logs_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "events.jsonl"
+    result = run(
+        [
+            "scan",
+            "--redact",
+            "--format",
+            "json",
+            "--by",
+            "pattern",
+            "--events",
+            str(out),
+            str(logs_dir),
+        ]
+    )
+    everything = result.stdout + out.read_text()
+    assert "refuse" not in everything
+    assert "sha256:" in out.read_text()
+
+
+def test_truncated_gzip_keeps_findings_and_exits_2(tmp_path: Path) -> None:
+    lines = []
+    for _i in range(3000):
+        lines += [access(1), info(1, "11-28 10:00:00")]
+    lines += traceback(
+        1, "11-28 10:00:05", "Unexpected token 200002 while expecting start token 200006"
+    )
+    lines += [info(1, "11-28 10:00:06")] * 20000
+    data = gzip.compress(("\n".join(lines) + "\n").encode())
+    (tmp_path / "cut.log.gz").write_bytes(data[: int(len(data) * 0.9)])
+    result = run(["scan", "--format", "json", str(tmp_path)])
+    assert result.exit_code == 2
+    doc = json.loads(result.stdout)
+    assert doc["totals"]["failures"] == 1 and doc["totals"]["partial"] == 1
+    (report,) = doc["files"]
+    assert report["status"] == "partial" and report["failures"] == 1
+    assert "compressed data ends early" in report["reason"]
+    assert "partial" in result.stderr
+
+
+def _stream_log(vocab: Vocab, requests: int) -> str:
+    """Access lines, throughput lines, tracebacks and streamed completions split over many lines."""
+    lines: list[str] = []
+    good = vocab.encode("<|channel|>final<|message|>Hello there<|return|>")
+    bad = vocab.encode("<|channel|>final<|message|>Hello<|end|><|return|>")
+    for n in range(requests):
+        stamp = f"11-28 {10 + n // 3000:02d}:{(n // 50) % 60:02d}:{n % 60:02d}"
+        lines.append(info(1 + n % 2, stamp))
+        lines.append(access(1 + n % 2))
+        ids = bad if n % 97 == 0 else good
+        for k in range(0, len(ids), 3):
+            finish = "stop" if k + 3 >= len(ids) else None
+            lines.append(
+                P.format(pid=1 + n % 2)
+                + f"INFO {stamp} [logger.py:71] Generated response r{n} (streaming delta): "
+                f"output: 'x', output_token_ids: {ids[k : k + 3]}, finish_reason: {finish}"
+            )
+        if n % 131 == 5:
+            lines += traceback(1 + n % 2, stamp, "Unknown role: assistantassistant")
+    return "\n".join(lines) + "\n"
+
+
+def test_parallel_ranges_find_exactly_what_one_pass_finds(
+    tmp_path: Path, vocab: Vocab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "big.log").write_text(_stream_log(vocab, 1500))
+    monkeypatch.setattr(scanning, "SPLIT_BYTES", 64 * 1024)
+    serial = _scan(tmp_path, jobs=1)
+    assert len(scanning.plan(discover([str(tmp_path)])[0], 2)) > 2  # really cut in ranges
+    parallel = _scan(tmp_path, jobs=2)
+    key = lambda r: sorted((e.line, e.code, e.request_id) for e in r.events)  # noqa: E731
+    assert key(parallel) == key(serial)
+    assert parallel.lines == serial.lines == len((tmp_path / "big.log").read_text().splitlines())
+    assert scanning.total_requests(parallel) == scanning.total_requests(serial) == 1500
+    codes = Counter(e.code for e in serial.events)
+    assert codes["HD111"] == 16 and codes["HD121"] == 12  # every 97th replay, every 131st log
+
+
+def test_scan_finds_what_explain_finds(tmp_path: Path) -> None:
+    from harmony_doctor.logs import extract_text
+
+    text = (Path(__file__).parent.parent / "samples" / "vllm-traceback.log").read_text()
+    (tmp_path / "x.log").write_text(text)
+    logged = [(e.line, e.kind, e.code) for e in extract_text(text)]
+    scanned = [(e.line, e.kind, e.code) for e in _scan(tmp_path).events if e.source == "log"]
+    assert scanned == logged and logged

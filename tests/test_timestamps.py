@@ -1,0 +1,34 @@
+"""timestamps.py: formats and the year rule for logs without a year."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from harmony_doctor.timestamps import parse_timestamp
+
+REF = datetime(2026, 1, 3, 12, 0, 0)
+
+
+def test_iso_and_bracketed_forms() -> None:
+    assert parse_timestamp("[2025-08-07 21:37:03] ERROR: x", REF) == datetime(2025, 8, 7, 21, 37, 3)
+    assert parse_timestamp("2025-09-15 11:29:27,313 - lmdeploy - ERROR", REF) == datetime(
+        2025, 9, 15, 11, 29, 27
+    )
+    assert parse_timestamp("time=2025-08-07T21:37:03.123Z level=ERROR", REF) == datetime(
+        2025, 8, 7, 21, 37, 3
+    )
+
+
+def test_vllm_without_year_takes_the_reference_year() -> None:
+    line = "(APIServer pid=1) ERROR 01-02 09:02:27 [serving_chat.py:1145] boom"
+    assert parse_timestamp(line, REF) == datetime(2026, 1, 2, 9, 2, 27)
+
+
+def test_vllm_date_after_the_reference_is_last_year() -> None:
+    line = "(APIServer pid=1) INFO 12-30 23:59:59 [loggers.py:123] x"
+    assert parse_timestamp(line, REF) == datetime(2025, 12, 30, 23, 59, 59)
+
+
+def test_no_or_impossible_timestamp() -> None:
+    assert parse_timestamp("Traceback (most recent call last):", REF) is None
+    assert parse_timestamp("INFO 02-30 10:00:00 nope", REF) is None
