@@ -11,6 +11,7 @@ Also times `harmony-doctor explain` on the stream and `harmony-doctor --help` en
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import subprocess
 import sys
@@ -63,10 +64,8 @@ def best_of(repeat: int, fn: Callable[[], Any]) -> float:
 def harmony_bulk(vocab: Vocab, tokens: list[int]) -> None:
     import openai_harmony
 
-    try:
+    with contextlib.suppress(openai_harmony.HarmonyError):
         vocab.harmony.parse_messages_from_completion_tokens(tokens, openai_harmony.Role.ASSISTANT)
-    except openai_harmony.HarmonyError:
-        pass
 
 
 def cli_seconds(args: list[str], repeat: int) -> float:

@@ -20,7 +20,11 @@ ErrorKind = Literal[
     "header_decode",
 ]
 WarningKind = Literal["unknown_channel", "constrain_as_recipient", "markup_leak", "missing_channel"]
-Kind = ErrorKind | WarningKind
+# Failures only logs show: openai-harmony outside its parser, and other engines' Harmony parsers.
+LogKind = Literal[
+    "vocab_load", "render_error", "tool_call_parse", "input_parse", "template_content"
+]
+Kind = ErrorKind | WarningKind | LogKind
 
 
 @dataclass(frozen=True)
@@ -114,3 +118,211 @@ class Diagnosis:
     @property
     def verdict(self) -> Literal["ok", "fault"]:
         return "fault" if self.harmony_error is not None else "ok"
+
+
+# --- recover ---------------------------------------------------------------------------------
+
+Confidence = Literal["certain", "guessed"]
+
+
+@dataclass(frozen=True)
+class ParserResult:
+    """What openai-harmony returned in one mode: the messages a user would get, and the error."""
+
+    strict: bool
+    error: str | None
+    raise_index: int | None
+    messages: tuple[dict[str, Any], ...]
+    available: bool = True  # False when the installed openai-harmony lacks the mode
+
+
+@dataclass(frozen=True)
+class SalvagePiece:
+    """One message salvaged from a stream, with the tokens it came from and how sure we are.
+
+    `certain`: openai-harmony itself parsed these tokens as this message. `guessed`: the fields
+    or boundaries are our inference (`how` says which) and must not be taken as parsed output.
+    """
+
+    confidence: Confidence
+    span: tuple[int, int]  # tokens the piece was read from, end exclusive
+    content: tuple[int, int] | None  # the content tokens, when they are known
+    role: str
+    name: str | None
+    channel: str | None
+    recipient: str | None
+    content_type: str | None
+    text: str
+    terminator: int | None
+    how: str
+
+
+@dataclass(frozen=True)
+class SkippedSpan:
+    """Tokens the salvage could not place in any message."""
+
+    span: tuple[int, int]
+    reason: str
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """The tool call a salvage found: recipient, function name, raw arguments."""
+
+    piece: int
+    confidence: Confidence
+    recipient: str
+    name: str
+    arguments: str
+    arguments_json: bool  # the arguments parse as JSON
+    complete: bool  # ended in <|call|>
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """Side by side: openai-harmony strict, lenient, and our salvage with provenance."""
+
+    input: TokenInput
+    role: ParseRole
+    strict: ParserResult
+    lenient: ParserResult
+    pieces: tuple[SalvagePiece, ...]
+    skipped: tuple[SkippedSpan, ...]
+    analysis: tuple[int, ...]  # indexes into pieces
+    final: int | None
+    tool_call: ToolCall | None
+
+
+# --- repro -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Shrink:
+    """A failing stream and the minimal one that fails the same way under openai-harmony."""
+
+    original: tuple[int, ...]
+    minimal: tuple[int, ...]
+    role: ParseRole
+    strict: bool
+    original_error: str
+    minimal_error: str
+    kind: str
+    shape: str  # the error message with its variable parts masked
+    tests: int  # parser runs spent
+    exhausted: bool  # the run budget ran out: still failing the same way, maybe not 1-minimal
+
+
+# --- render ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RenderWarning:
+    """A multi-turn pitfall in a chat request or its rendering."""
+
+    code: str
+    message: int | None  # index in the request's `messages`
+    text: str
+
+
+@dataclass(frozen=True)
+class RenderedPrompt:
+    """A chat request rendered by openai-harmony into the prompt a server would send."""
+
+    tokens: tuple[int, ...]
+    text: str
+    warnings: tuple[RenderWarning, ...]
+    style: str
+    conversation: tuple[dict[str, Any], ...]  # what was handed to openai-harmony
+
+
+@dataclass(frozen=True)
+class Received:
+    """What a client would get from a list of parsed messages: reasoning, answer, tool call."""
+
+    analysis: str | None
+    final: str | None
+    tool_recipient: str | None
+    tool_arguments: str | None
+
+
+# --- logs ------------------------------------------------------------------------------------
+
+Server = Literal[
+    "vllm",
+    "sglang",
+    "lmdeploy",
+    "ollama",
+    "lmstudio",
+    "llama.cpp",
+    "tensorrt-llm",
+    "exo",
+    "llama-stack",
+]
+
+
+@dataclass(frozen=True)
+class LogError:
+    """One Harmony failure found in log text, reported once, with the evidence around it."""
+
+    line: int  # 1-based line of the error line
+    span: tuple[int, int]  # first and last line of the evidence (traceback ... error), inclusive
+    kind: Kind
+    code: str
+    severity: Severity
+    title: str
+    message: str  # the error text without wrapper or class prefix, unescaped
+    raw: str  # the error line as found
+    server: Server | None
+    harmony_version: str | None  # "0.0.3-0.0.4", ">=0.0.5", ...; None when unknowable
+    timestamp: str | None
+    pid: int | None
+    token: int | None  # unexpected_token: the id harmony choked on
+    header_remainder: str | None  # header_leftover: the leftover words joined by single spaces
+    header_words: tuple[str, ...]
+    remainder_truncated: bool  # the log cut the leftover short
+    reconstructed: str | None  # the header the model most likely wrote, unknown parts marked
+    context: str | None  # other engines' evidence: the raw tool call, the model output...
+    expected: str
+    found: str
+    cause: str
+    fix: str
+
+
+# --- scan ------------------------------------------------------------------------------------
+
+EventSource = Literal["log", "replay"]
+
+
+@dataclass(frozen=True)
+class ScanEvent:
+    """One failure found while scanning: a logged error, or a fault in a replayed completion."""
+
+    file: str
+    line: int
+    timestamp: str | None  # ISO 8601, year inferred when the log omits it
+    pid: int | None
+    server: str | None
+    harmony_version: str | None
+    kind: str
+    code: str
+    severity: Severity
+    pattern: str
+    token_id: int | None
+    token_text: str | None
+    header_remainder: str | None
+    message: str
+    request_id: str | None = None
+    origin_index: int | None = None
+    raise_index: int | None = None
+    source: EventSource = "log"
+
+
+@dataclass(frozen=True)
+class RequestTally:
+    """Requests seen in the logs for one (file, pid, server, hour) cell."""
+
+    file: str
+    pid: int | None
+    server: str | None
+    hour: str | None  # ISO hour `2026-11-28T10`, None when no timestamp is known
+    count: int

@@ -6,8 +6,20 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from harmony_doctor.models import Diagnosis, Finding, Message, TokenInput
-from harmony_doctor.vocab import Vocab, harmony_version
+from harmony_doctor.models import (
+    Diagnosis,
+    Finding,
+    LogError,
+    Message,
+    ParserResult,
+    Recovery,
+    RenderedPrompt,
+    SalvagePiece,
+    Shrink,
+    TokenInput,
+)
+from harmony_doctor.rules import RULES, Rule
+from harmony_doctor.vocab import FIRST_SPECIAL, Vocab, harmony_version
 
 EXPLAIN_SCHEMA = "harmony-doctor.explain/1"
 DECODE_SCHEMA = "harmony-doctor.decode/1"
@@ -81,4 +93,149 @@ def decode_record(inp: TokenInput, source: str, vocab: Vocab) -> dict[str, Any]:
         "input": input_record(inp, source, "n/a", True) | {"role": None, "strict": None},
         "text": vocab.decode(tokens),
         "tokens": [token_record(tokens, i, vocab) for i in range(len(tokens))],
+    }
+
+
+RECOVER_SCHEMA = "harmony-doctor.recover/1"
+REPRO_SCHEMA = "harmony-doctor.repro/1"
+RENDER_SCHEMA = "harmony-doctor.render/1"
+
+
+def parser_result_record(result: ParserResult) -> dict[str, Any]:
+    return {
+        "available": result.available,
+        "error": result.error,
+        "raise_index": result.raise_index,
+        "messages": list(result.messages),
+    }
+
+
+def piece_record(piece: SalvagePiece) -> dict[str, Any]:
+    record = asdict(piece)
+    record["span"] = list(piece.span)
+    record["content"] = list(piece.content) if piece.content is not None else None
+    return record
+
+
+def recover_record(rec: Recovery, source: str) -> dict[str, Any]:
+    """Strict, lenient and salvage; every salvaged piece says `certain` or `guessed`."""
+    return {
+        "schema": RECOVER_SCHEMA,
+        "input": input_record(rec.input, source, rec.role, True) | {"strict": None},
+        "harmony_version": harmony_version(),
+        "strict": parser_result_record(rec.strict),
+        "lenient": parser_result_record(rec.lenient),
+        "salvage": {
+            "pieces": [piece_record(p) for p in rec.pieces],
+            "skipped": [{"span": list(s.span), "reason": s.reason} for s in rec.skipped],
+            "analysis": list(rec.analysis),
+            "final": rec.final,
+            "tool_call": asdict(rec.tool_call) if rec.tool_call is not None else None,
+        },
+    }
+
+
+def repro_record(
+    result: Shrink, source: str, out_dir: str, written: Sequence[str]
+) -> dict[str, Any]:
+    return {
+        "schema": REPRO_SCHEMA,
+        "source": source,
+        "harmony_version": harmony_version(),
+        "role": result.role,
+        "strict": result.strict,
+        "kind": result.kind,
+        "shape": result.shape,
+        "original_error": result.original_error,
+        "minimal_error": result.minimal_error,
+        "original_tokens": len(result.original),
+        "minimal": list(result.minimal),
+        "tests": result.tests,
+        "exhausted": result.exhausted,
+        "out_dir": out_dir,
+        "written": list(written),
+    }
+
+
+def render_record(prompt: RenderedPrompt, source: str) -> dict[str, Any]:
+    return {
+        "schema": RENDER_SCHEMA,
+        "source": source,
+        "harmony_version": harmony_version(),
+        "style": prompt.style,
+        "tokens": list(prompt.tokens),
+        "text": prompt.text,
+        "warnings": [asdict(w) for w in prompt.warnings],
+    }
+
+
+# --- explain on logs -------------------------------------------------------------------------
+
+
+def log_token_record(token: int, vocab: Vocab | None) -> dict[str, Any]:
+    """`{"id", "text", "special"}`; text is None when no vocabulary was loaded."""
+    return {
+        "id": token,
+        "text": vocab.decode([token]) if vocab is not None else None,
+        "special": token >= FIRST_SPECIAL,
+    }
+
+
+def log_finding_record(e: LogError, vocab: Vocab | None) -> dict[str, Any]:
+    """One failure found in a log: the `findings` item of `explain` on log text."""
+    header: dict[str, Any] | None = None
+    if e.kind == "header_leftover":
+        tokens = vocab.encode(e.header_remainder) if vocab and e.header_remainder else []
+        header = {
+            "remainder": e.header_remainder,
+            "words": list(e.header_words),
+            "truncated": e.remainder_truncated,
+            "tokens": [log_token_record(t, vocab) for t in tokens],
+            "reconstructed": e.reconstructed,
+        }
+    return {
+        "kind": e.kind,
+        "code": e.code,
+        "severity": e.severity,
+        "title": e.title,
+        "line": e.line,
+        "span": list(e.span),
+        "message": e.message,
+        "server": e.server,
+        "harmony_version": e.harmony_version,
+        "timestamp": e.timestamp,
+        "pid": e.pid,
+        "token": log_token_record(e.token, vocab) if e.token is not None else None,
+        "header": header,
+        "context": e.context,
+        "expected": e.expected,
+        "found": e.found,
+        "cause": e.cause,
+        "fix": e.fix,
+        "refs": list(RULES[e.code].refs),
+        "raw": e.raw,
+    }
+
+
+def log_explain_record(
+    errors: Sequence[LogError], source: str, lines: int, vocab: Vocab | None
+) -> dict[str, Any]:
+    return {
+        "schema": EXPLAIN_SCHEMA,
+        "input": {"source": source, "detected": "log", "format": "log", "lines": lines},
+        "verdict": "fault" if any(e.severity == "error" for e in errors) else "ok",
+        "findings": [log_finding_record(e, vocab) for e in errors],
+    }
+
+
+def rule_record(rule: Rule) -> dict[str, Any]:
+    """One entry of the diagnosis catalogue (`harmony-doctor rules --format json`)."""
+    return {
+        "code": rule.code,
+        "kind": rule.kind,
+        "severity": rule.severity,
+        "title": rule.title,
+        "cause": rule.cause,
+        "fix": rule.fix,
+        "refs": list(rule.refs),
     }

@@ -21,7 +21,7 @@ from importlib import metadata, resources
 from pathlib import Path
 from typing import Any, Literal
 
-from harmony_doctor.errors import VocabError
+from harmony_doctor.errors import InputError, VocabError
 
 VOCAB_FILENAME = "o200k_base.tiktoken"
 VOCAB_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
@@ -223,7 +223,8 @@ class Vocab:
             if not strict:
                 raise VocabError("the installed openai-harmony has no lenient mode") from None
             parser = openai_harmony.StreamableParser(self.harmony, parser_role)
-        process = parser.process
+        # The Rust object's own method: the Python wrapper adds a call per token.
+        process = getattr(getattr(parser, "_inner", None), "process", None) or parser.process
         index = 0
         try:
             for index, token in enumerate(tokens):  # noqa: B007 - index is read after a raise
@@ -235,6 +236,51 @@ class Vocab:
             return HarmonyOutcome(error=str(exc), raise_index=index, messages=messages)
         messages = tuple(_plain_message(m) for m in parser.messages)
         return HarmonyOutcome(error=None, raise_index=None, messages=messages)
+
+    def harmony_error(self, tokens: Sequence[int], role: ParseRole, strict: bool) -> str | None:
+        """The error `parse_messages_from_completion_tokens` raises on the tokens, or None.
+
+        One call into openai-harmony (no per-token Python loop), for callers that test many
+        candidate streams and need only the verdict.
+        """
+        import openai_harmony
+
+        parser_role = openai_harmony.Role.ASSISTANT if role == "assistant" else None
+        parse = self.harmony.parse_messages_from_completion_tokens
+        try:
+            if strict:
+                parse(list(tokens), parser_role)
+            else:
+                parse(list(tokens), parser_role, strict=False)
+        except openai_harmony.HarmonyError as exc:
+            return str(exc)
+        return None
+
+    def render_for_completion(
+        self, messages: Sequence[dict[str, Any]], auto_drop_analysis: bool = True
+    ) -> list[int]:
+        """openai-harmony's `render_conversation_for_completion` (next turn: assistant).
+
+        `messages` are in openai-harmony's own JSON shape (`Message.to_dict`): role, name,
+        content (a string or typed parts: text, system_content, developer_content), channel,
+        recipient, content_type. The tokens end with `<|start|>assistant`, as a server's do.
+        """
+        import json
+
+        import openai_harmony
+
+        try:
+            conversation = openai_harmony.Conversation.from_json(
+                json.dumps({"messages": list(messages)})
+            )
+            config = openai_harmony.RenderConversationConfig(auto_drop_analysis=auto_drop_analysis)
+            tokens = self.harmony.render_conversation_for_completion(
+                conversation, openai_harmony.Role.ASSISTANT, config
+            )
+        except (openai_harmony.HarmonyError, ValueError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise InputError(f"openai-harmony cannot render this chat: {first}") from None
+        return [int(t) for t in tokens]
 
 
 def _plain_message(message: Any) -> dict[str, Any]:
@@ -262,7 +308,12 @@ def load_vocab(explicit: Path | None = None) -> Vocab:
 
 
 def harmony_version() -> str:
+    return package_version("openai-harmony")
+
+
+def package_version(name: str) -> str:
+    """The installed version of a distribution, or "unknown"."""
     try:
-        return metadata.version("openai-harmony")
+        return metadata.version(name)
     except metadata.PackageNotFoundError:
         return "unknown"

@@ -74,11 +74,16 @@ def test_usage_errors_are_one_line_exit_2(args: list[str]) -> None:
 
 
 def test_input_errors_are_one_line_exit_2(tmp_path: object) -> None:
-    for stdin in ("", "1 2 300000", "just some words"):
+    for stdin in ("", "1 2 300000", "[1, 2, -3]"):
         result = run(["explain", "-"], stdin)
         assert result.exit_code == 2
         assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
         assert result.stdout == ""
+
+
+def test_text_without_failures_is_clean() -> None:
+    result = run(["explain", "-"], "just some words, no failure here")
+    assert result.exit_code == 0 and result.stderr == ""
 
 
 def test_directory_is_refused() -> None:
