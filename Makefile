@@ -15,8 +15,14 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 demo: $(STAMP)
-	@echo "== harmony-doctor explain samples/seed-multiturn-completion.json"
+	@echo "== harmony-doctor scan samples/   (every failure in the sample logs, grouped, with rates)"
+	-$(BIN)/harmony-doctor scan samples/
+	@echo
+	@echo "== harmony-doctor explain samples/seed-multiturn-completion.json   (token ids: where it broke)"
 	-$(BIN)/harmony-doctor explain samples/seed-multiturn-completion.json
+	@echo
+	@echo "== harmony-doctor explain samples/vllm-traceback.log   (a server log: what broke and why)"
+	-$(BIN)/harmony-doctor explain samples/vllm-traceback.log
 	@echo
 	@echo "== harmony-doctor decode samples/tool-call.harmony.txt"
 	-$(BIN)/harmony-doctor decode samples/tool-call.harmony.txt
@@ -33,6 +39,8 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/replay.py
+	$(BIN)/python benchmarks/scan.py
+	$(BIN)/python benchmarks/grammar.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -526,11 +526,24 @@ def events_frame(events: Iterable[ScanEvent]) -> pl.DataFrame:
     )
 
 
+SUMMARY_COLUMNS = ("count", "share", "requests", "rate", "first_seen", "last_seen", "example")
+
+
 def summarize(result: ScanResult, by: tuple[str, ...]) -> pl.DataFrame:
     """One row per group: count, share, rate (when requests are known), first/last seen, example."""
+    return summarize_frames(events_frame(result.events), requests_frame(result.requests), by)
+
+
+def summarize_frames(
+    frame: pl.DataFrame, requests: pl.DataFrame, by: tuple[str, ...]
+) -> pl.DataFrame:
+    """The summary of an events frame (scan's, or event files read back) and request counts.
+
+    A rate only counts failures from files whose requests were counted: a log without access
+    or request lines adds failures but no requests, and must not inflate anyone's rate.
+    """
     import polars as pl
 
-    frame = events_frame(result.events)
     total = frame.height
     if total == 0:
         return pl.DataFrame(
@@ -545,21 +558,23 @@ def summarize(result: ScanResult, by: tuple[str, ...]) -> pl.DataFrame:
                 "example": pl.Utf8,
             }
         )
+    counted_files = requests["file"].unique().to_list() if requests.height else []
     frame = frame.with_columns(
         (pl.col("file") + ":" + pl.col("line").cast(pl.Utf8)).alias("example"),
+        pl.col("file").is_in(counted_files).alias("counted"),
         *(pl.col(k).cast(pl.Utf8) for k in by),
     )
     grouped = (
         frame.group_by(list(by), maintain_order=True)
         .agg(
             pl.len().alias("count"),
+            pl.col("counted").sum().alias("counted"),
             pl.col("timestamp").min().alias("first_seen"),
             pl.col("timestamp").max().alias("last_seen"),
             pl.col("example").first(),
         )
         .with_columns((pl.col("count") / total).alias("share"))
     )
-    requests = requests_frame(result.requests)
     split = [k for k in by if k in REQUEST_KEYS]
     if requests.height == 0:
         grouped = grouped.with_columns(
@@ -569,15 +584,24 @@ def summarize(result: ScanResult, by: tuple[str, ...]) -> pl.DataFrame:
     elif split and len(split) == len(by):
         per_group = requests.group_by(split).agg(pl.col("count").sum().alias("requests"))
         grouped = grouped.join(per_group, on=split, how="left", nulls_equal=True)
-        grouped = grouped.with_columns((pl.col("count") / pl.col("requests")).alias("rate"))
     else:
         all_requests = int(requests["count"].sum())
+        grouped = grouped.with_columns(pl.lit(all_requests, dtype=pl.Int64).alias("requests"))
+    if requests.height:
         grouped = grouped.with_columns(
-            pl.lit(all_requests, dtype=pl.Int64).alias("requests"),
-            (pl.col("count") / all_requests).alias("rate"),
+            pl.when((pl.col("requests") > 0) & (pl.col("counted") > 0))
+            .then(pl.col("counted") / pl.col("requests"))
+            .otherwise(None)
+            .alias("rate")
         )
-    columns = [*by, "count", "share", "requests", "rate", "first_seen", "last_seen", "example"]
+    columns = [*by, *SUMMARY_COLUMNS]
     return grouped.select(columns).sort("count", descending=True, maintain_order=True)
+
+
+def counted_failures(result: ScanResult) -> int:
+    """Failures in files whose requests were counted (the numerator of the overall rate)."""
+    counted = {t.file for t in result.requests}
+    return sum(1 for e in result.events if e.file in counted)
 
 
 def requests_frame(tallies: Iterable[RequestTally]) -> pl.DataFrame:

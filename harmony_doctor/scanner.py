@@ -61,6 +61,8 @@ ANCHORS = (
 )
 RECEIVED = b"Received request "
 _ACCESS = re.compile(rb'"(?:POST|GET) /v1/(?:chat/completions|responses|completions)[ ?"]')
+# Ollama's gin access lines: `[GIN] 2025/11/12 - 10:41:19 | 200 | 1.2s | ::1 | POST "/api/chat"`
+_GIN_ACCESS = re.compile(rb'\| (?:POST|GET)\s+"/(?:api/chat|api/generate|v1/[a-z/]+)"')
 _IDS = re.compile(rb"_token_ids\s*[:=]")
 _PID = re.compile(rb"\bpid[=:]\s*(\d+)")
 _STAMP = re.compile(
@@ -293,6 +295,9 @@ class Scanner:
         end = min(len(buffer), limit + 256)  # a request line may start before limit, end after
         self.out.received_lines += buffer.count(RECEIVED, start, limit + len(RECEIVED) - 1)
         positions = [m.start() for m in _ACCESS.finditer(buffer, start, end) if m.start() < limit]
+        if b"[GIN]" in buffer[start:limit]:
+            gin = _GIN_ACCESS.finditer(buffer, start, end)
+            positions = sorted([*positions, *(m.start() for m in gin if m.start() < limit)])
         if not positions:
             return
         self.out.access_lines += len(positions)

@@ -175,7 +175,7 @@ def _size(path: Path | None) -> int:
 
 
 def _totals(result: Any) -> dict[str, Any]:
-    from harmony_doctor.scan import total_requests
+    from harmony_doctor.scan import counted_failures, total_requests
 
     requests = total_requests(result)
     return {
@@ -184,7 +184,7 @@ def _totals(result: Any) -> dict[str, Any]:
         "lines": result.lines,
         "requests": requests,
         "failures": len(result.events),
-        "rate": len(result.events) / requests if requests else None,
+        "rate": counted_failures(result) / requests if requests else None,
         "skipped": sum(1 for f in result.files if f.status == "skipped"),
         "partial": sum(1 for f in result.files if f.status == "partial"),
     }
