@@ -8,6 +8,7 @@ request counter (access lines, `Received request` lines) that turns counts into 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import multiprocessing
 import os
@@ -93,6 +94,7 @@ class ScanResult:
 
 
 SPLIT_BYTES = 64 * 1024 * 1024  # plain files larger than this are scanned in ranges
+POOL_BYTES = 16 * 1024 * 1024  # below this, starting worker processes costs more than it saves
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,20 @@ def plan(sources: Iterable[Source], jobs: int) -> list[Unit]:
     return units
 
 
+def _total_size(units: list[Unit]) -> int:
+    """Bytes on disk the units will read (stdin counts as large: its size is unknown)."""
+    total = 0
+    for unit in units:
+        if unit.start is not None and unit.end is not None:
+            total += unit.end - unit.start
+        elif unit.source.path is None:
+            return POOL_BYTES
+        else:
+            with contextlib.suppress(OSError):
+                total += unit.source.path.stat().st_size
+    return total
+
+
 def _plain_size(source: Source) -> int | None:
     """The size of a regular, uncompressed file (None for stdin or compressed data)."""
     if source.path is None:
@@ -152,7 +168,7 @@ def scan(
     """Scan every source (in `options.jobs` processes); what cannot be read is reported."""
     units = plan(sources, options.jobs)
     results: list[UnitResult] = []
-    if options.jobs <= 1 or len(units) <= 1:
+    if options.jobs <= 1 or len(units) <= 1 or _total_size(units) < POOL_BYTES:
         for unit in units:
             results.append(scan_unit(unit, options, now))
             if progress is not None:

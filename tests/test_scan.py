@@ -254,6 +254,7 @@ def test_parallel_ranges_find_exactly_what_one_pass_finds(
 ) -> None:
     (tmp_path / "big.log").write_text(_stream_log(vocab, 1500))
     monkeypatch.setattr(scanning, "SPLIT_BYTES", 64 * 1024)
+    monkeypatch.setattr(scanning, "POOL_BYTES", 0)
     serial = _scan(tmp_path, jobs=1)
     assert len(scanning.plan(discover([str(tmp_path)])[0], 2)) > 2  # really cut in ranges
     parallel = _scan(tmp_path, jobs=2)
