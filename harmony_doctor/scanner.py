@@ -25,8 +25,8 @@ from harmony_doctor.models import LogError, TokenInput
 from harmony_doctor.sources import CHUNK, MAX_LINE, Readable
 from harmony_doctor.timestamps import parse_timestamp
 
-BEFORE = 4 * 1024  # context bytes kept before an error line (the traceback)
-AFTER = 2 * 1024  # context bytes read after it (wrapped or multi-line messages)
+BEFORE = 3 * 1024  # context bytes kept before an error line (the traceback)
+AFTER = 1024  # context bytes read after its line (wrapped or multi-line messages)
 MAX_PENDING = 10_000  # vLLM requests waiting for their last log line
 
 # Literal anchors, found with bytes.find (memchr speed; Python's regex engine tries every
@@ -140,6 +140,7 @@ class Scanner:
         self.last_ids_line = 0
         self._parsed: dict[bytes, datetime | None] = {}  # raw timestamp -> parsed
         self._hours: dict[datetime, str] = {}
+        self._pids: dict[bytes, int | None] = {}  # line prefix -> its pid
 
     # -- driving --
 
@@ -308,14 +309,18 @@ class Scanner:
         closing = self._timestamp_at_line(positions[-1])
         same_hour = self._hour(opening) == self._hour(closing)
         hour = self._hour(closing)
-        rfind, find = buffer.rfind, buffer.find
+        rfind, find, pids = buffer.rfind, buffer.find, self._pids
         for position in positions:
             line_start = rfind(b"\n", 0, position) + 1
-            at = find(b"pid=", line_start, position)
-            pid = None
-            if at >= 0:
-                digits = buffer[at + 4 : find(b")", at, position)]
-                pid = int(digits) if digits.isdigit() else None
+            close = find(b")", line_start, min(position, line_start + 64))
+            prefix = buffer[line_start:close] if close >= 0 else b""
+            pid = pids.get(prefix, -1)
+            if pid == -1:  # a process prefix not seen yet: read its pid once
+                at = prefix.find(b"pid=")
+                digits = prefix[at + 4 :] if at >= 0 else b""
+                pid = pids[prefix] = int(digits) if digits.isdigit() else None
+                if len(pids) > 4096:
+                    pids.clear()
             if not same_hour:
                 hour = self._hour(self._timestamp_at_line(position))
             self.out.requests[(pid, hour)] += 1
