@@ -9,7 +9,7 @@ import sys
 from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -20,6 +20,10 @@ except ImportError:  # pragma: no cover - depends on the installed typer
 
 from harmony_doctor import __version__
 from harmony_doctor.errors import DoctorError, ExitCode, InputError
+
+if TYPE_CHECKING:
+    from harmony_doctor.models import TokenInput
+    from harmony_doctor.vocab import Vocab
 
 app = typer.Typer(
     name="harmony-doctor",
@@ -137,6 +141,18 @@ def read_input(source: str) -> tuple[str, str]:
     return text, label
 
 
+def read_tokens(
+    source: str, input_format: InputFormatOption, request: str | None, vocab_path: Path | None
+) -> tuple[TokenInput, str, Vocab]:
+    """The token stream a command was given, read and parsed; its label; the vocabulary."""
+    from harmony_doctor import ingest
+    from harmony_doctor.vocab import load_vocab
+
+    text, label = read_input(source)
+    vocab = load_vocab(vocab_path)
+    return ingest.parse_tokens(text, vocab.encode, input_format.value, request), label, vocab
+
+
 def make_console(color: Color, stderr: bool = False) -> Any:
     from rich.console import Console
 
@@ -181,6 +197,7 @@ from harmony_doctor.commands import explain as _explain  # noqa: E402, F401
 from harmony_doctor.commands import grammar as _grammar  # noqa: E402, F401
 from harmony_doctor.commands import recover as _recover  # noqa: E402, F401
 from harmony_doctor.commands import render as _render  # noqa: E402, F401
+from harmony_doctor.commands import report as _report  # noqa: E402, F401
 from harmony_doctor.commands import repro as _repro  # noqa: E402, F401
 from harmony_doctor.commands import rules as _rules  # noqa: E402, F401
 from harmony_doctor.commands import scan as _scan  # noqa: E402, F401

@@ -159,21 +159,30 @@ def _input_line(d: Diagnosis, source: str) -> Text:
     return line
 
 
-def _finding_view(f: Finding, tokens: Sequence[int], vocab: Vocab, window: int) -> RenderableType:
-    head = Text.assemble(
-        (
-            "FAULT " if f.severity == "error" else "WARN  ",
-            ERROR if f.severity == "error" else WARNING,
-        ),
-        (f" {f.code} ", "reverse"),
+def finding_head(severity: str, code: str, kind: str, title: str) -> Text:
+    """`FAULT  HD101  header_leftover  Prose where a message header belongs`."""
+    is_error = severity == "error"
+    return Text.assemble(
+        ("FAULT " if is_error else "WARN  ", ERROR if is_error else WARNING),
+        (f" {code} ", "reverse"),
         "  ",
-        (f.kind, LABEL),
+        (kind, LABEL),
         "  ",
-        f.title,
+        title,
     )
+
+
+def facts_grid() -> Table:
+    """Two columns: a dim label and its value."""
     facts = Table.grid(padding=(0, 2))
     facts.add_column(style=DIM, no_wrap=True)
     facts.add_column()
+    return facts
+
+
+def _finding_view(f: Finding, tokens: Sequence[int], vocab: Vocab, window: int) -> RenderableType:
+    head = finding_head(f.severity, f.code, f.kind, f.title)
+    facts = facts_grid()
     if f.harmony_error is not None:
         facts.add_row(
             "openai-harmony", safe_text(shorten(f.harmony_error, 600), keep_newlines=False)
@@ -509,9 +518,7 @@ def render_repro(
 ) -> RenderableType:
     head = Text("harmony-doctor repro  ", style=LABEL)
     head.append_text(safe_text(out_dir, DIM, keep_newlines=False))
-    facts = Table.grid(padding=(0, 2))
-    facts.add_column(style=DIM, no_wrap=True)
-    facts.add_column()
+    facts = facts_grid()
     facts.add_row(
         "error", safe_text(shorten(result.original_error, 300), ERROR, keep_newlines=False)
     )
@@ -576,8 +583,9 @@ def render_scan(
     files: list[dict[str, Any]],
     top: int,
     width: int = 100,
+    title: str = "scan",
 ) -> RenderableType:
-    parts: list[RenderableType] = [_scan_headline(totals)]
+    parts: list[RenderableType] = [_scan_headline(totals, title)]
     if not groups:
         parts.append(Text("No Harmony failures found.", style=OK))
     else:
@@ -591,8 +599,8 @@ def render_scan(
     return Group(*parts)
 
 
-def _scan_headline(totals: dict[str, Any]) -> Text:
-    line = Text("harmony-doctor scan  ", style=LABEL)
+def _scan_headline(totals: dict[str, Any], title: str) -> Text:
+    line = Text(f"harmony-doctor {title}  ", style=LABEL)
     bits = [
         f"{totals['files']} file(s)",
         _size(totals["bytes"]),
@@ -723,18 +731,8 @@ def _summary_counts(errors: Sequence[LogError]) -> Text:
 
 
 def _log_error_view(e: LogError, vocab: Vocab | None) -> RenderableType:
-    is_error = e.severity == "error"
-    head = Text.assemble(
-        ("FAULT " if is_error else "WARN  ", ERROR if is_error else WARNING),
-        (f" {e.code} ", "reverse"),
-        "  ",
-        (e.kind, LABEL),
-        "  ",
-        e.title,
-    )
-    facts = Table.grid(padding=(0, 2))
-    facts.add_column(style=DIM, no_wrap=True)
-    facts.add_column()
+    head = finding_head(e.severity, e.code, e.kind, e.title)
+    facts = facts_grid()
     where = f"{e.line}" if e.span[0] == e.span[1] else f"{e.line} (lines {e.span[0]}-{e.span[1]})"
     facts.add_row("line", where)
     origin = [

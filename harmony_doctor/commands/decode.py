@@ -21,7 +21,7 @@ from harmony_doctor.cli import (
     error_funnel,
     make_console,
     print_json,
-    read_input,
+    read_tokens,
 )
 
 
@@ -37,12 +37,9 @@ def decode(
 ) -> None:
     """Token ids to text, with every special token visible."""
     with error_funnel():
-        from harmony_doctor import ingest, report, serialize
-        from harmony_doctor.vocab import load_vocab
+        from harmony_doctor import report, serialize
 
-        text, label = read_input(source)
-        vocab = load_vocab(vocab_path)
-        inp = ingest.parse_tokens(text, vocab.encode, input_format.value, request)
+        inp, label, vocab = read_tokens(source, input_format, request, vocab_path)
         if output is Format.json:
             print_json(serialize.decode_record(inp, label, vocab))
             return

@@ -21,7 +21,7 @@ from harmony_doctor.cli import (
     error_funnel,
     make_console,
     print_json,
-    read_input,
+    read_tokens,
 )
 from harmony_doctor.commands.explain import RoleOption
 from harmony_doctor.errors import ExitCode
@@ -51,13 +51,10 @@ def recover(
 ) -> None:
     """Strict, lenient and salvaged content side by side, each piece with its token span."""
     with error_funnel():
-        from harmony_doctor import ingest, report, serialize
+        from harmony_doctor import report, serialize
         from harmony_doctor.recover import recover as run_recover
-        from harmony_doctor.vocab import load_vocab
 
-        text, label = read_input(source)
-        vocab = load_vocab(vocab_path)
-        inp = ingest.parse_tokens(text, vocab.encode, input_format.value, request)
+        inp, label, vocab = read_tokens(source, input_format, request, vocab_path)
         result = run_recover(inp, vocab, role.value)
         if output is Format.json:
             print_json(serialize.recover_record(result, label))

@@ -22,7 +22,7 @@ from harmony_doctor.cli import (
     error_funnel,
     make_console,
     print_json,
-    read_input,
+    read_tokens,
 )
 from harmony_doctor.commands.explain import RoleOption
 from harmony_doctor.commands.recover import RoleOpt
@@ -57,13 +57,10 @@ def repro(
 ) -> None:
     """Shrink a failing stream (delta debugging); write tokens.json, repro.py, ISSUE.md."""
     with error_funnel():
-        from harmony_doctor import ingest, report, serialize
+        from harmony_doctor import report, serialize
         from harmony_doctor.repro import shrink, write_bundle
-        from harmony_doctor.vocab import load_vocab
 
-        text, label = read_input(source)
-        vocab = load_vocab(vocab_path)
-        inp = ingest.parse_tokens(text, vocab.encode, input_format.value, request)
+        inp, label, vocab = read_tokens(source, input_format, request, vocab_path)
         result = shrink(inp.tokens, vocab, role.value, strict=not lenient, budget=budget)
         paths = write_bundle(result, out_dir, vocab, label, inp, copy_vocab=copy_vocab)
         written = [str(p) for p in paths]
