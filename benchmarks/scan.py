@@ -74,10 +74,13 @@ def measure(megabytes: int, repeat: int) -> dict[str, Any]:
                 "harmony_doctor_peak_mib": round(ours_rss / 1024, 1),
                 "mb_per_s": round(megabytes / ours, 1),
             }
+            quick, _ = timed([*command[:-1], "--no-replay", str(out)], repeat)
+            row["no_replay_s"] = round(quick, 3)
             if rg is not None:
                 reference, _ = timed([rg, "-c", "-z", RG_PATTERN, str(out)], repeat)
                 row["ripgrep_s"] = round(reference, 3)
                 row["ratio"] = round(ours / reference, 1)
+                row["no_replay_ratio"] = round(quick / reference, 1)
             results["cases"][name] = row
         long_line = Path(folder) / "long" / "one-line.log"
         long_line.parent.mkdir()
@@ -107,7 +110,10 @@ def main() -> None:
     print(f"scan benchmark: {args.mb} MB of vLLM logs, best of {args.repeat}")
     for name, row in result["cases"].items():
         reference = (
-            f" | ripgrep {row['ripgrep_s']:.2f}s ({row['ratio']}x)" if "ripgrep_s" in row else ""
+            f" | ripgrep {row['ripgrep_s']:.2f}s ({row['ratio']}x; "
+            f"--no-replay {row['no_replay_s']:.2f}s, {row['no_replay_ratio']}x)"
+            if "ripgrep_s" in row
+            else ""
         )
         print(
             f"  {name:6} harmony-doctor {row['harmony_doctor_s']:.2f}s "

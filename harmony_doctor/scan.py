@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Literal
 
 from harmony_doctor import patterns
-from harmony_doctor.diagnose import diagnose
+from harmony_doctor.diagnose import diagnose, replay_is_clean
 from harmony_doctor.errors import InputError
 from harmony_doctor.ingest import RequestStreams, VllmRecord
 from harmony_doctor.models import LogError, ParseRole, RequestTally, ScanEvent, TokenInput
@@ -57,6 +57,7 @@ class ScanOptions:
     redact: bool = False
     jobs: int = 1  # worker processes; files and ranges of large files are shared out
     vocab_path: Path | None = None
+    verify_clean: bool = False  # also run openai-harmony on streams the replay finds clean
 
 
 FileStatus = Literal["ok", "partial", "skipped"]
@@ -417,6 +418,8 @@ def _replayed(
     options: ScanOptions,
 ) -> Iterator[ScanEvent]:
     v = vocab()
+    if not options.verify_clean and replay_is_clean(inp.tokens, v, options.role):
+        return
     result = diagnose(inp, v, options.role)
     for finding in result.findings:
         raise_index = finding.raise_index

@@ -274,3 +274,28 @@ def test_scan_finds_what_explain_finds(tmp_path: Path) -> None:
     logged = [(e.line, e.kind, e.code) for e in extract_text(text)]
     scanned = [(e.line, e.kind, e.code) for e in _scan(tmp_path).events if e.source == "log"]
     assert scanned == logged and logged
+
+
+def test_skipping_harmony_on_clean_replays_changes_nothing(tmp_path: Path, vocab: Vocab) -> None:
+    """Scan runs openai-harmony only where the replay finds something; --verify-clean runs it
+    everywhere. Both must report the same events on generated clean and broken completions."""
+    import random
+
+    from tests.generators import mutate, well_formed
+
+    rng = random.Random(11)
+    lines = []
+    for n in range(400):
+        ids = vocab.encode(well_formed(rng))
+        if n % 2:
+            ids = mutate(ids, rng)
+        lines.append(
+            f"INFO 11-28 10:00:01 [logger.py:71] Generated response r{n}: output: '', "
+            f"output_token_ids: {ids}, finish_reason: length"
+        )
+    (tmp_path / "outputs.log").write_text("\n".join(lines) + "\n")
+    sources, _ = discover([str(tmp_path)])
+    fast = scanning.scan(sources, scanning.ScanOptions())
+    slow = scanning.scan(sources, scanning.ScanOptions(verify_clean=True))
+    assert fast.events == slow.events
+    assert len(fast.events) > 50  # the mutations broke plenty of them

@@ -7,7 +7,7 @@ import sys
 from dataclasses import asdict
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -23,7 +23,8 @@ from harmony_doctor.cli import (
 )
 from harmony_doctor.errors import ExitCode, InputError
 
-SCAN_SCHEMA = "harmony-doctor.scan/1"
+if TYPE_CHECKING:
+    import polars as pl
 
 
 class ScanFormat(StrEnum):
@@ -32,7 +33,7 @@ class ScanFormat(StrEnum):
     csv = "csv"
 
 
-def _group_keys(values: list[str]) -> tuple[str, ...]:
+def group_keys(values: list[str]) -> tuple[str, ...]:
     from harmony_doctor.scan import GROUP_KEYS
 
     keys = tuple(k.strip() for v in values for k in v.split(",") if k.strip()) or ("code",)
@@ -88,6 +89,14 @@ def scan(
             "--replay/--no-replay", help="Replay completions the logs carry as token ids."
         ),
     ] = True,
+    verify_clean: Annotated[
+        bool,
+        typer.Option(
+            "--verify-clean",
+            help="Run openai-harmony on every replayed completion, not only on those the "
+            "replay finds something in (slower; same results).",
+        ),
+    ] = False,
     top: Annotated[int, typer.Option("--top", min=1, help="Groups shown in the table.")] = 20,
     max_rate: Annotated[
         float | None,
@@ -111,11 +120,11 @@ def scan(
 ) -> None:
     """Batch-scan server logs: how often Harmony parsing fails, in which ways, since when."""
     with error_funnel():
-        from harmony_doctor import export, report
+        from harmony_doctor import export
         from harmony_doctor import scan as scanning
         from harmony_doctor.sources import discover
 
-        keys = _group_keys(by or [])
+        keys = group_keys(by or [])
         paths = inputs or ["-"]
         if paths == ["-"] and (sys.stdin is None or sys.stdin.isatty()):
             raise InputError("no input: give files or folders, or pipe a log to standard input")
@@ -123,7 +132,11 @@ def scan(
         if not sources and skipped:
             raise InputError(f"nothing to read: {skipped[0].label}: {skipped[0].reason}")
         options = scanning.ScanOptions(
-            replay=replay, redact=redact, jobs=jobs or os.cpu_count() or 1, vocab_path=vocab_path
+            replay=replay,
+            redact=redact,
+            jobs=jobs or os.cpu_count() or 1,
+            vocab_path=vocab_path,
+            verify_clean=verify_clean,
         )
         progress = Progress(sum(_size(s.path) for s in sources)) if sys.stderr.isatty() else None
         try:
@@ -137,25 +150,9 @@ def scan(
         if summary is not None:
             export.write_table(table, summary)
         totals = _totals(result)
-        groups = table.to_dicts()
         files = [asdict(f) for f in result.files]
-        if output is ScanFormat.json:
-            print_json(
-                {
-                    "schema": SCAN_SCHEMA,
-                    "by": list(keys),
-                    "totals": totals,
-                    "groups": groups,
-                    "files": files,
-                }
-            )
-        elif output is ScanFormat.csv:
-            export.write_csv(table.columns, table.iter_rows(), sys.stdout)
-        else:
-            console = make_console(color)
-            days = scanning.per_day(result)
-            view = report.render_scan(groups, keys, totals, days, files, top, console.width)
-            emit(console, view)
+        days = scanning.per_day(result)
+        show_summary(table, keys, totals, days, files, output, top, color)
         for f in result.skipped:
             sys.stderr.write(f"harmony-doctor: {f.status} {f.path}: {f.reason}\n")
     if result.skipped:
@@ -165,6 +162,35 @@ def scan(
         failing = totals["rate"] > max_rate
     if failing and not exit_zero:
         raise typer.Exit(ExitCode.FINDINGS)
+
+
+def show_summary(
+    table: pl.DataFrame,
+    keys: tuple[str, ...],
+    totals: dict[str, Any],
+    days: list[tuple[str, int]],
+    files: list[dict[str, Any]],
+    output: ScanFormat,
+    top: int,
+    color: Color,
+    title: str = "scan",
+) -> None:
+    """The summary on stdout as a table, JSON or CSV (scan and report print alike)."""
+    from harmony_doctor import export, report
+
+    if output is ScanFormat.json:
+        schema = f"harmony-doctor.{title}/1"
+        groups = table.to_dicts()
+        print_json(
+            {"schema": schema, "by": list(keys), "totals": totals, "groups": groups, "files": files}
+        )
+    elif output is ScanFormat.csv:
+        export.write_csv(table.columns, table.iter_rows(), sys.stdout)
+    else:
+        console = make_console(color)
+        groups = table.to_dicts()
+        view = report.render_scan(groups, keys, totals, days, files, top, console.width, title)
+        emit(console, view)
 
 
 def _size(path: Path | None) -> int:
