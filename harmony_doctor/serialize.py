@@ -18,7 +18,7 @@ from harmony_doctor.models import (
     Shrink,
     TokenInput,
 )
-from harmony_doctor.rules import RULES, Rule
+from harmony_doctor.rules import RULES, Rule, kind_of_error
 from harmony_doctor.vocab import FIRST_SPECIAL, Vocab, harmony_version
 
 EXPLAIN_SCHEMA = "harmony-doctor.explain/1"
@@ -198,6 +198,11 @@ def log_finding_record(e: LogError, vocab: Vocab | None) -> dict[str, Any]:
         "code": e.code,
         "severity": e.severity,
         "title": e.title,
+        # The token-stream keys, for consumers that read both: no token positions in a log.
+        "raise_index": None,
+        "origin_index": None,
+        "message_index": None,
+        "harmony_error": e.message if kind_of_error(e.message) else None,
         "line": e.line,
         "span": list(e.span),
         "message": e.message,
@@ -222,9 +227,16 @@ def log_explain_record(
 ) -> dict[str, Any]:
     return {
         "schema": EXPLAIN_SCHEMA,
-        "input": {"source": source, "detected": "log", "format": "log", "lines": lines},
+        "input": {
+            "source": source,
+            "detected": "log",
+            "format": "log",
+            "lines": lines,
+            "truncated": any(e.remainder_truncated for e in errors),
+        },
         "verdict": "fault" if any(e.severity == "error" for e in errors) else "ok",
         "findings": [log_finding_record(e, vocab) for e in errors],
+        "messages": [],
     }
 
 
