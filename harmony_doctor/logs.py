@@ -752,6 +752,15 @@ class _KeyState:
     timestamp: str | None = None
     timestamp_line: int = -(10**9)
     pid: int | None = None
+    # Lines this prefix has shown, and the count at its last traceback line: when several
+    # processes interleave, distances within one traceback are counted in its own lines.
+    seen: int = 0
+    last_traceback_seen: int = -(10**9)
+
+    def traceback_distance(self, number: int, keyed: bool) -> int:
+        """How far back this prefix's last traceback line is, in lines of this prefix."""
+        distance = number - self.last_traceback_line
+        return min(distance, self.seen - self.last_traceback_seen) if keyed else distance
 
 
 @dataclass
@@ -897,6 +906,7 @@ class _Extractor:
         """Keep what later errors need from this line: tracebacks, versions, time, server."""
         state = self.state(line.key)
         number, text = line.number, line.text
+        state.seen += 1
         if line.timestamp is not None:
             state.timestamp, state.timestamp_line = line.timestamp, number
         if line.pid is not None:
@@ -911,8 +921,10 @@ class _Extractor:
             elif number - state.last_traceback_line > TRACEBACK_REACH:
                 _new_traceback(state, number)
             state.last_traceback_line = number
+            state.last_traceback_seen = state.seen
         elif _CHAIN.match(text):
             state.chain_line = state.last_traceback_line = number
+            state.last_traceback_seen = state.seen
         else:
             frame = _FRAME.match(text)
             if frame is None and ".py:" in text and text.startswith(("File ", "│")):
@@ -921,6 +933,7 @@ class _Extractor:
                 if number - state.last_traceback_line > TRACEBACK_REACH:
                     _new_traceback(state, number)  # its head was cut or elided
                 state.last_traceback_line = number
+                state.last_traceback_seen = state.seen
                 server = _path_server(frame["path"])
                 if server is not None and state.traceback_server is None:
                     state.traceback_server = server
@@ -929,12 +942,14 @@ class _Extractor:
                     state.versions = versions
             elif line.gutter or _CARETS.match(text) or _TRACEBACK_FURNITURE.match(text):
                 state.last_traceback_line = number
+                state.last_traceback_seen = state.seen
             elif (
                 line.rest.startswith((" ", "\t"))
-                and number - state.last_traceback_line <= 1
+                and state.traceback_distance(number, bool(line.key)) <= 1
                 and not _ANY_PATTERN.search(text)
             ):
                 state.last_traceback_line = number  # the source line under a frame
+                state.last_traceback_seen = state.seen
 
     def _detect(self, line: _Line) -> None:
         """Start a candidate at an error message (or two lines a wrap broke one across)."""
@@ -1092,7 +1107,7 @@ class _Extractor:
     def _build(self, candidate: _Candidate) -> LogError:
         line, hit = candidate.line, candidate.hit
         state = self.state(line.key)
-        in_traceback = line.number - state.last_traceback_line <= TRACEBACK_END
+        in_traceback = state.traceback_distance(line.number, bool(line.key)) <= TRACEBACK_END
         since = (state.traceback_start or line.number) - 2  # its record line comes just before
         kind = "markup_leak" if hit.name == "markup_leak" else _KINDS[hit.name]
         rule = _rule_for(hit, kind)

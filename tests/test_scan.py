@@ -299,3 +299,23 @@ def test_skipping_harmony_on_clean_replays_changes_nothing(tmp_path: Path, vocab
     slow = scanning.scan(sources, scanning.ScanOptions(verify_clean=True))
     assert fast.events == slow.events
     assert len(fast.events) > 50  # the mutations broke plenty of them
+
+
+@pytest.mark.parametrize("key", scanning.GROUP_KEYS)
+def test_every_group_key_partitions_the_failures(logs_dir: Path, key: str) -> None:
+    result = _scan(logs_dir)
+    table = scanning.summarize(result, (key,)).to_dicts()
+    assert sum(row["count"] for row in table) == len(result.events) == 3
+    assert all(row["share"] > 0 and row["example"] for row in table)
+    if key in scanning.REQUEST_KEYS and key != "server":
+        assert all(row["requests"] for row in table if row[key] is not None)
+
+
+def test_interleaved_processes_are_assembled_per_prefix(tmp_path: Path) -> None:
+    a = traceback(11, "11-28 10:00:05", "Unexpected token 200002 while expecting start token 200006")
+    b = traceback(22, "11-28 10:00:05", "Unknown role: assistantassistant")
+    mixed = [line for pair in zip(a, b, strict=True) for line in pair]
+    (tmp_path / "mixed.log").write_text("\n".join(mixed) + "\n")
+    events = _scan(tmp_path).events
+    assert sorted((e.pid, e.code) for e in events) == [(11, "HD111"), (22, "HD121")]
+    assert {e.harmony_version for e in events} == {">=0.0.5"}
