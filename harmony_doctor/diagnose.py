@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from harmony_doctor import rules
 from harmony_doctor.models import (
@@ -23,6 +23,11 @@ from harmony_doctor.vocab import CALL, CHANNEL, CONSTRAIN, RETURN, START, STOP_T
 # o200k ids of header words that begin a message when written as plain text: `assistant`,
 # `system`, `developer`, `tool`, and `<` (a `<|start|>` spelled out in ordinary tokens).
 HEADER_WORD_TOKENS = frozenset({173781, 17360, 77944, 17952, 27})
+ROLE_NOTE = (
+    "the stream starts with <|start|>: if it holds whole messages (a prompt and its "
+    "completion), explain it with --role none; read as a completion, the doubled start is "
+    "itself the fault"
+)
 HEADER_SHAPE = "<|channel|>CHANNEL [ to=RECIPIENT] [<|constrain|>json] then <|message|>"
 
 
@@ -125,6 +130,8 @@ def replay_is_clean(tokens: Sequence[int], vocab: Vocab, role: ParseRole) -> boo
 def diagnose(inp: TokenInput, vocab: Vocab, role: ParseRole, strict: bool = True) -> Diagnosis:
     """Replay the stream, ask openai-harmony for the verdict, and explain what differs."""
     tokens = inp.tokens
+    if role == "assistant" and tokens and tokens[0] == START:
+        inp = replace(inp, notes=(*inp.notes, ROLE_NOTE))
     walk = replay(tokens, vocab, role, strict)
     truth = vocab.harmony_parse(tokens, role, strict)
     lenient = truth

@@ -140,3 +140,9 @@ def test_classify_from_text_only_context() -> None:
     assert classify(FaultContext("unknown_role", role_word="<|start|>assistant")).code == "HD121"
     numbers = "prompt_token_id=[200006, 17360, 200008, 3575, 553, 17554, 162016, 11, 261]"
     assert classify(FaultContext("header_leftover", leftover=numbers)).code == "HD105"
+
+
+def test_stream_starting_with_start_gets_a_role_note(vocab: Vocab) -> None:
+    d = run(vocab, "<|start|>assistant<|channel|>final<|message|>hi<|return|>")
+    assert any("--role none" in note for note in d.input.notes)
+    assert not run(vocab, "<|start|>user<|message|>hi<|end|>", role="none").input.notes
