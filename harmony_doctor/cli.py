@@ -197,6 +197,7 @@ from harmony_doctor.commands import explain as _explain  # noqa: E402, F401
 from harmony_doctor.commands import grammar as _grammar  # noqa: E402, F401
 from harmony_doctor.commands import recover as _recover  # noqa: E402, F401
 from harmony_doctor.commands import render as _render  # noqa: E402, F401
+from harmony_doctor.commands import report as _report  # noqa: E402, F401
 from harmony_doctor.commands import repro as _repro  # noqa: E402, F401
 from harmony_doctor.commands import rules as _rules  # noqa: E402, F401
 from harmony_doctor.commands import scan as _scan  # noqa: E402, F401

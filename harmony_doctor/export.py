@@ -13,7 +13,7 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -94,13 +94,104 @@ def read_table(path: Path) -> pl.DataFrame:
 
     kind = format_of(path)
     try:
-        if kind == "parquet":
-            return pl.read_parquet(path)
-        if kind == "jsonl":
-            return pl.read_ndjson(path)
-        frame = pl.read_csv(path, infer_schema_length=0)
+        with _native_stderr_silenced():
+            if kind == "parquet":
+                return pl.read_parquet(path)
+            if kind == "jsonl":
+                # A run with no events writes an empty file, which polars refuses to read.
+                if not _has_content(path):
+                    return pl.DataFrame()
+                _check_flat_records(path)
+                return pl.read_ndjson(path)
+            frame = pl.read_csv(path, infer_schema_length=0)
     except (OSError, pl.exceptions.PolarsError) as exc:
         raise InputError(f"cannot read {path}: {exc}") from None
+    except pl.exceptions.PanicException:  # a BaseException: polars gave up on a corrupt file
+        raise InputError(f"cannot read {path}: the {kind} data is corrupt") from None
     return frame.with_columns(
         pl.col(c).str.replace(r"^'([=+\-@\t\r])", "$1") for c in frame.columns
     )
+
+
+@contextlib.contextmanager
+def _native_stderr_silenced() -> Iterator[None]:
+    """File descriptor 2 goes to /dev/null: polars' Rust code prints its panics there itself,
+    and a corrupt file must end in the one-line error, not a Rust backtrace note."""
+    try:
+        saved = os.dup(2)
+    except OSError:  # no stderr at all: nothing to silence
+        yield
+        return
+    try:
+        with open(os.devnull, "wb") as sink:
+            os.dup2(sink.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _check_flat_records(path: Path) -> None:
+    """Every line one JSON object of plain values, as write_table writes them. Checked before
+    polars reads the file: objects nested about a thousand deep crash polars (SIGSEGV)."""
+    with open(path, encoding="utf-8", errors="replace") as stream:
+        for number, line in enumerate(stream, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except RecursionError:
+                raise InputError(
+                    f"cannot read {path}: line {number} is nested too deeply"
+                ) from None
+            except ValueError as exc:
+                raise InputError(f"cannot read {path}: line {number}: {exc}") from None
+            if not isinstance(record, dict) or any(
+                isinstance(v, dict | list) for v in record.values()
+            ):
+                raise InputError(f"cannot read {path}: line {number} is not a flat JSON object")
+
+
+def _has_content(path: Path) -> bool:
+    """Whether a text file holds anything but whitespace (read in chunks, not whole)."""
+    with open(path, "rb") as stream:
+        while chunk := stream.read(1 << 16):
+            if chunk.strip():
+                return True
+    return False
+
+
+def read_events(paths: Sequence[Path]) -> tuple[pl.DataFrame, list[int]]:
+    """Event files written by `scan --events` (any mix of CSV, JSONL and Parquet) as one
+    events frame with scan's columns and types, and how many events each file held."""
+    import polars as pl
+
+    from harmony_doctor.scan import events_frame
+
+    schema = events_frame(()).schema
+    derived = ("day", "hour")  # recomputed from the timestamp, never trusted from the file
+    frames: list[pl.DataFrame] = []
+    for path in paths:
+        frame = read_table(path)
+        if frame.height == 0:  # a clean run's file (maybe without any column)
+            frames.append(events_frame(()).drop(derived))
+            continue
+        missing = [c for c in schema if c not in frame.columns and c not in derived]
+        if missing:
+            raise InputError(f"{path} is not an events file from scan --events: no {missing[0]!r}")
+        columns = [
+            pl.col(c).cast(t) if c in frame.columns else pl.lit(None, dtype=t).alias(c)
+            for c, t in schema.items()
+            if c not in derived
+        ]
+        try:
+            frames.append(frame.select(columns))
+        except pl.exceptions.PolarsError as exc:
+            detail = " ".join(str(exc).split())[:200]
+            raise InputError(f"cannot read {path}: {detail}") from None
+    counts = [f.height for f in frames]
+    events = pl.concat(frames) if frames else events_frame(()).drop(derived)
+    return events.with_columns(
+        pl.col("timestamp").str.slice(0, 10).alias("day"),
+        pl.col("timestamp").str.slice(0, 13).alias("hour"),
+    ), counts

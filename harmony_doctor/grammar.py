@@ -346,6 +346,10 @@ def tools_from_request(text: str, label: str) -> tuple[str, ...]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"{label}: not JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise InputError(f"{label}: JSON nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer with more digits than Python converts
+        raise InputError(f"{label}: not usable JSON ({exc})") from None
     tools = data.get("tools") if isinstance(data, dict) else data
     if not isinstance(tools, list):
         raise InputError(f"{label}: no 'tools' list (a chat request or a list of tools)")

@@ -80,8 +80,8 @@ def detect_format(text: str) -> InputFormat:
     stripped = text.strip()
     if _IDS_RE.fullmatch(stripped) and not stripped.startswith("["):
         return "ids"
-    if _LOG_MARKER_RE.search(text) and not stripped.startswith(("{", "[")):
-        return "vllm-log"
+    if _has_vllm_record(text) and not stripped.startswith(("{", "[", "<|")):
+        return "vllm-log"  # a stream that starts with a special token is Harmony text
     if stripped.startswith(("{", "[")):
         try:
             json.loads(stripped)
@@ -102,6 +102,15 @@ def detect_format(text: str) -> InputFormat:
         return "vllm-log"
     first = stripped.splitlines()[0][:60]
     raise InputError(f"no token ids or Harmony text found (line 1 starts {first!r})")
+
+
+def _has_vllm_record(text: str) -> bool:
+    """A line that logs ids the way vLLM does, not only the key (Harmony text may quote it)."""
+    return any(
+        _LOG_MARKER_RE.search(line) and (_GENERATED_RE.search(line) or _PROMPT_LINE_RE.search(line))
+        for line in text.splitlines()
+        if "token_ids" in line
+    )
 
 
 def _looks_like_cut_list(text: str) -> bool:

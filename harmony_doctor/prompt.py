@@ -40,6 +40,10 @@ def load_chat(text: str) -> dict[str, Any]:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"chat is not JSON: {exc.msg} at line {exc.lineno}") from None
+    except RecursionError:
+        raise InputError("chat JSON is nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer with more digits than Python converts
+        raise InputError(f"chat is not usable JSON: {exc}") from None
     if isinstance(doc, list):
         doc = {"messages": doc}
     if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):

@@ -91,7 +91,7 @@ def find_tool_call(pieces: Sequence[SalvagePiece]) -> ToolCall | None:
         try:
             json.loads(p.text)
             valid = True
-        except ValueError:
+        except (ValueError, RecursionError):  # arguments nested too deeply are not valid either
             valid = False
         name = p.recipient.split(".", 1)[1] if p.recipient.startswith("functions.") else p.recipient
         return ToolCall(

@@ -25,6 +25,10 @@ from harmony_doctor.errors import InputError
 
 MAX_LINE = 4 * 1024 * 1024  # bytes of one line kept for extraction; the rest is skipped
 CHUNK = 64 * 1024  # small enough that a damaged compressed tail loses little
+STEP_OUTPUT = 1024 * 1024  # most bytes one decompression step makes (bombs stay small)
+# zstd cannot cap its output; its worst ratio is about 32,768:1 (RLE blocks), so 256 bytes
+# of input make at most about 8 MB.
+ZSTD_PIECE = 256
 
 _MAGIC = (
     (b"\x1f\x8b", "gzip"),
@@ -181,7 +185,8 @@ class _Decompressing:
 
     Concatenated members (rotated gzip files appended together, multi-frame zstd) are read
     through; when the data ends before the last member does, the bytes decompressed so far
-    are returned first and EOFError is raised afterwards.
+    are returned first and EOFError is raised afterwards. One step never produces more than
+    about STEP_OUTPUT bytes, so a decompression bomb costs time, not memory.
     """
 
     def __init__(self, raw: IO[bytes], head: bytes, kind: str) -> None:
@@ -189,37 +194,60 @@ class _Decompressing:
         self._engine = _decompressor(kind)
         self._input = head
         self._output = b""
+        self._offset = 0  # bytes of _output already handed out (no copy per read)
         self._finished = False
         self._damaged = False  # the data ended inside a member: raise once the output is out
 
     def read(self, size: int = -1, /) -> bytes:
-        while not self._finished and (size < 0 or len(self._output) < size):
+        while not self._finished and (size < 0 or len(self._output) - self._offset < size):
             self._step()
-        if not self._output and self._damaged:
+        available = len(self._output) - self._offset
+        if not available and self._damaged:
             self._damaged = False
             raise EOFError(f"{self._kind} data ends before the end of its stream")
-        if size < 0:
-            size = len(self._output)
-        data, self._output = self._output[:size], self._output[size:]
+        if size < 0 or size > available:
+            size = available
+        data = self._output[self._offset : self._offset + size]
+        self._offset += size
         return data
 
     def _step(self) -> None:
-        data = self._input or self._raw.read(CHUNK)
-        self._input = b""
-        if not data:
-            self._finished = True
-            self._damaged = not self._at_member_end()
-            return
+        data, self._input = self._input, b""
+        if not data and not self._backlog():
+            data = self._raw.read(CHUNK)
+            if not data:
+                self._finished = True
+                self._damaged = not self._at_member_end()
+                return
+        if data and self._at_member_end():
+            self._engine = _decompressor(self._kind)  # the next concatenated member
         try:
-            self._output += self._engine.decompress(data)
-        except (OSError, ValueError, zlib.error, lzma.LZMAError) as exc:
+            out = self._decompress(data)
+        except (OSError, ValueError, EOFError, zlib.error, lzma.LZMAError) as exc:
             raise OSError(f"corrupt {self._kind} data: {exc}") from None
         except Exception as exc:  # zstandard.ZstdError has no common base with the others
             raise OSError(f"corrupt {self._kind} data: {exc}") from None
-        rest = getattr(self._engine, "unused_data", b"")
-        if self._at_member_end() and rest:
-            self._engine = _decompressor(self._kind)  # the next concatenated member
-            self._input = rest
+        if self._at_member_end():
+            self._input = getattr(self._engine, "unused_data", b"") + self._input
+        self._output = self._output[self._offset :] + out
+        self._offset = 0
+
+    def _decompress(self, data: bytes) -> bytes:
+        """At most about STEP_OUTPUT bytes; input not used yet goes back to `_input`."""
+        if self._kind == "zstd":  # no output limit: feed little enough input instead
+            data, self._input = data[:ZSTD_PIECE], data[ZSTD_PIECE:] + self._input
+            out: bytes = self._engine.decompress(data)
+            return out
+        out = self._engine.decompress(data, STEP_OUTPUT)
+        if self._kind == "gzip":
+            self._input = self._engine.unconsumed_tail + self._input
+        return out
+
+    def _backlog(self) -> bool:
+        """bz2 and xz keep output they could not hand out yet; it comes with empty input."""
+        if self._kind not in ("bzip2", "xz") or self._at_member_end():
+            return False
+        return not self._engine.needs_input
 
     def _at_member_end(self) -> bool:
         return bool(getattr(self._engine, "eof", False))

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 # Set before typer or rich are imported anywhere in the suite.
 os.environ["_TYPER_FORCE_DISABLE_TERMINAL"] = "1"
@@ -15,6 +16,22 @@ os.environ["NO_COLOR"] = "1"
 os.environ["COLUMNS"] = "100"
 os.environ["TERM"] = "dumb"
 os.environ.pop("TIKTOKEN_ENCODINGS_BASE", None)
+
+# Property tests: fast by default (part of `make test`), many more examples on demand with
+# HYPOTHESIS_PROFILE=deep. No deadline: timing is never asserted (CI machines vary).
+settings.register_profile(
+    "default",
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile(
+    "deep",
+    max_examples=2000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 NETWORK_ATTEMPTS: list[str] = []
 
@@ -40,9 +57,15 @@ def _blocked_getaddrinfo(*args: Any, **kwargs: Any) -> Any:
     raise OSError("name resolution is blocked in the harmony-doctor test suite")
 
 
+def _blocked_create_connection(address: Any, *args: Any, **kwargs: Any) -> Any:
+    # No socket is made: an unclosed one would be a ResourceWarning (an error in this suite).
+    NETWORK_ATTEMPTS.append(f"connect {address!r}")
+    raise OSError("network access is blocked in the harmony-doctor test suite")
+
+
 socket.socket = _NoNetwork  # type: ignore[misc]
 socket.getaddrinfo = _blocked_getaddrinfo
-socket.create_connection = lambda *a, **k: _NoNetwork().connect(a[0])  # type: ignore[assignment]
+socket.create_connection = _blocked_create_connection
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

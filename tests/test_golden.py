@@ -28,3 +28,25 @@ def test_every_case_has_golden_output() -> None:
     assert CASE_NAMES, "no golden cases found"
     missing = [n for n in CASE_NAMES if not (CASES / f"{n}.out").exists()]
     assert not missing
+
+
+HOSTILE = [n for n in CASE_NAMES if "hostile" in n]
+# Invisible or terminal-controlling characters that untrusted text carries in these cases.
+RAW_CONTROLS = ("\x1b", "\x00", "\x07", "\u202e", "\u202c")
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_hostile_text_is_shown_never_obeyed(name: str) -> None:
+    """Markup, emoji codes, ANSI/OSC escapes, bidi overrides and NULs from logs and tokens
+    reach the terminal as visible text: no raw control byte, no interpreted markup."""
+    shown = (CASES / f"{name}.out").read_text()
+    assert not [c for c in RAW_CONTROLS if c in shown]
+    if not name.endswith(("-table", "scan-hostile")):  # a table splits them into tokens
+        assert "[bold]" in shown and ":warning:" in shown
+    if name != "scan-hostile":  # scan groups by pattern: the text itself is abstracted away
+        assert "x1b" in shown or "\\u{1b}" in shown or "\\x00" in shown
+
+
+def test_hostile_cases_cover_every_command() -> None:
+    commands = {(CASES / f"{n}.cmd").read_text().split()[0] for n in HOSTILE}
+    assert commands >= {"explain", "decode", "scan", "rules", "recover", "render"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -249,3 +250,12 @@ def test_explain_grammar_on_a_traceback_only_log() -> None:
     record = json.loads(run(["explain", "--grammar", "-f", "json", "-"], log).stdout)
     (failure,) = record["guided_decoding"]["failures"]
     assert failure["blocked"] is True and failure["kind"] == "header_leftover"
+
+
+def test_regression_deeply_nested_tools_file(tmp_path: Path) -> None:
+    # Found by fuzzing: a --tools-from file nested too deeply escaped as a RecursionError.
+    tools = tmp_path / "tools.json"
+    tools.write_text("[" * 5000)
+    result = run(["grammar", "--tools-from", str(tools)])
+    assert result.exit_code == 2
+    assert result.stderr == f"harmony-doctor: error: {tools}: JSON nested too deeply\n"

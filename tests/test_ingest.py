@@ -193,3 +193,18 @@ def test_detect_format_names() -> None:
     assert detect_format('{"a": 1}\n{"b": 2}') == "jsonl"
     assert detect_format("x output_token_ids: [1, 2]") == "vllm-log"
     assert detect_format("<|start|>user<|message|>hi") == "text"
+
+
+@pytest.mark.parametrize(
+    "quoted",
+    [
+        "see output_token_ids: [ in the log",
+        "Generated response chatcmpl-1 (streaming delta): output: '', output_token_ids: [",
+    ],
+)
+def test_regression_harmony_text_quoting_output_token_ids(vocab: Vocab, quoted: str) -> None:
+    # Found by fuzzing: a message that quotes a vLLM request-log line (`output_token_ids: [`)
+    # made the Harmony text look like a vLLM log, and a good stream was refused with exit 2.
+    text = f"<|channel|>final<|message|>{quoted}<|return|>"
+    assert detect_format(text) == "text"
+    assert parse(text, vocab).tokens == tuple(vocab.encode(text))

@@ -251,3 +251,14 @@ def test_cli_bad_chat_is_one_line() -> None:
     result = run(["render", "-"], '{"messages": [{"role": "robot"}]}')
     assert result.exit_code == 2
     assert result.stderr.startswith("harmony-doctor: error: ") and result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "text", ["[" * 5000, '{"messages": [], "n": ' + "9" * 5000 + "}"], ids=["nested", "huge-int"]
+)
+def test_regression_deeply_nested_or_huge_chat_json(text: str) -> None:
+    # Found by fuzzing `render`: RecursionError / ValueError escaped json.loads as tracebacks.
+    result = run(["render", "-"], text)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("harmony-doctor: error: chat ")
+    assert result.stderr.count("\n") == 1

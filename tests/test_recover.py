@@ -246,3 +246,16 @@ def test_cli_exit_zero_and_bad_input() -> None:
     bad = run(["recover", "-"], "not tokens at all")
     assert bad.exit_code == 2
     assert bad.stderr.startswith("harmony-doctor: error: ") and bad.stderr.count("\n") == 1
+
+
+def test_regression_deeply_nested_tool_call_arguments() -> None:
+    # Found by fuzzing: json.loads of the salvaged arguments raised RecursionError.
+    stream = (
+        "<|channel|>analysis<|message|>x<|end|><|start|>assistant to=functions.get_weather"
+        "<|channel|>commentary <|constrain|>json<|message|>" + "[" * 5000 + "<|call|>"
+    )
+    result = run(["recover", "-", "--format", "json"], stream)
+    assert result.exit_code == 0
+    tool_call = json.loads(result.stdout)["salvage"]["tool_call"]
+    assert tool_call["recipient"] == "functions.get_weather"
+    assert tool_call["arguments_json"] is False

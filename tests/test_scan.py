@@ -312,7 +312,9 @@ def test_every_group_key_partitions_the_failures(logs_dir: Path, key: str) -> No
 
 
 def test_interleaved_processes_are_assembled_per_prefix(tmp_path: Path) -> None:
-    a = traceback(11, "11-28 10:00:05", "Unexpected token 200002 while expecting start token 200006")
+    a = traceback(
+        11, "11-28 10:00:05", "Unexpected token 200002 while expecting start token 200006"
+    )
     b = traceback(22, "11-28 10:00:05", "Unknown role: assistantassistant")
     mixed = [line for pair in zip(a, b, strict=True) for line in pair]
     (tmp_path / "mixed.log").write_text("\n".join(mixed) + "\n")

@@ -4,14 +4,27 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import json
 import lzma
 import os
+import subprocess
+import sys
+import zlib
 from pathlib import Path
 
 import pytest
 import zstandard
 
-from harmony_doctor.sources import MAX_LINE, Source, discover, open_binary, read_lines
+from harmony_doctor.sources import (
+    CHUNK,
+    MAX_LINE,
+    STEP_OUTPUT,
+    Source,
+    discover,
+    open_binary,
+    read_lines,
+)
+from tests.helpers import run
 
 TEXT = b"first line\nsecond line\r\n\xff\xfe broken utf-8\nno newline at end"
 
@@ -131,3 +144,113 @@ def test_truncated_gzip_raises_after_the_good_lines(tmp_path: Path) -> None:
         stream.close()
     # Every line decompressed before the damage is delivered, in order.
     assert len(seen) > 1000 and seen == list(range(1, len(seen) + 1))
+
+
+def _bomb(kind: str, mebibytes: int) -> bytes:
+    """`mebibytes` MiB of NUL bytes without one newline: a bomb that is one endless line."""
+    block = b"\0" * (1 << 20)
+    if kind == "gzip":
+        packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+        return b"".join(packer.compress(block) for _ in range(mebibytes)) + packer.flush()
+    zpacker = zstandard.ZstdCompressor().compressobj()
+    return b"".join(zpacker.compress(block) for _ in range(mebibytes)) + zpacker.flush()
+
+
+# Expanded sizes, half gzip (~400 kB on disk) and half zstd (~12 kB): 768 MiB; deep 4 GiB.
+BOMB_MIB = 4096 if os.environ.get("HYPOTHESIS_PROFILE") == "deep" else 768
+RSS_LIMIT_MB = 200  # the interpreter with polars is ~75 MB; the old reader held 384 MiB at once
+
+# Peak RSS of the child's own image. getrusage's ru_maxrss is not enough on Linux: it keeps
+# the high-water mark of the image the child had before exec, a copy of pytest's (500 MB late in
+# the suite), so VmHWM from /proc comes first.
+_MEASURE = """
+import resource, sys
+from harmony_doctor.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+try:
+    with open("/proc/self/status") as status:
+        peak = next(int(l.split()[1]) for l in status if l.startswith("VmHWM:"))
+except OSError:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+sys.stderr.write(f"rss-kb {peak} exit {code}\\n")
+"""
+
+
+def test_decompression_bombs_are_scanned_in_bounded_memory(tmp_path: Path) -> None:
+    paths = []
+    for kind, suffix in (("gzip", ".log.gz"), ("zstd", ".log.zst")):
+        path = tmp_path / f"bomb{suffix}"
+        path.write_bytes(_bomb(kind, BOMB_MIB // 2))
+        assert path.stat().st_size < 2_000_000
+        paths.append(str(path))
+    args = ["scan", *paths, "-j", "1", "--format", "json"]
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURE, *args], capture_output=True, text=True, check=False
+    )
+    _, rss, _, code = done.stderr.split()[-4:]
+    doc = json.loads(done.stdout)
+    assert code == "0" and doc["totals"]["failures"] == 0
+    assert doc["totals"]["bytes"] == BOMB_MIB << 20  # every byte was read
+    assert [f["lines"] for f in doc["files"]] == [1, 1]  # each one endless line
+    assert int(rss) // 1024 < RSS_LIMIT_MB, f"peak RSS {int(rss) // 1024} MB"
+
+
+def test_regression_decompression_bomb_expanded_whole_per_chunk(tmp_path: Path) -> None:
+    # Found by the bomb test: one 64 kB read of zstd became up to GBs in memory, and gzip's
+    # 64 MB per chunk was copied on every read (a 1 GiB bomb took minutes). Now each step
+    # hands out a bounded amount and reads never copy the rest.
+    path = tmp_path / "bomb.zst"
+    path.write_bytes(_bomb("zstd", 64))
+    stream = open_binary(Source(str(path), path))
+    try:
+        total = 0
+        while chunk := stream.read(CHUNK):
+            assert len(chunk) <= CHUNK
+            assert len(stream._output) <= 8 * STEP_OUTPUT  # type: ignore[attr-defined]
+            total += len(chunk)
+    finally:
+        stream.close()
+    assert total == 64 << 20
+
+
+@pytest.mark.parametrize("kind", ["gzip", "bzip2", "xz", "zstd"])
+def test_bounded_steps_read_every_format_and_member(tmp_path: Path, kind: str) -> None:
+    pack = {
+        "gzip": gzip.compress,
+        "bzip2": bz2.compress,
+        "xz": lzma.compress,
+        "zstd": zstandard.compress,
+    }[kind]
+    first = b"".join(b"line %d\n" % i for i in range(200_000))
+    second = b"\0" * (3 * STEP_OUTPUT) + b"\nlast\n"
+    path = tmp_path / "two-members"
+    path.write_bytes(pack(first) + pack(second))
+    stream = open_binary(Source(str(path), path))
+    try:
+        data = b"".join(iter(lambda: stream.read(CHUNK), b""))
+    finally:
+        stream.close()
+    assert data == first + second
+
+
+def test_scan_skips_fifos_and_symlink_loops_with_reasons(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "real.log").write_text("INFO fine\n")
+    os.mkfifo(logs / "pipe.log")  # opening it would block forever: it must not be opened
+    (logs / "self.log").symlink_to(logs / "self.log")  # a symlink loop to a "file"
+    (logs / "up").symlink_to(logs)  # a folder loop
+    result = run(["scan", str(logs), "-j", "1", "--format", "json"])
+    doc = json.loads(result.stdout)
+    assert doc["totals"]["failures"] == 0
+    reasons = {Path(f["path"]).name: f["reason"] for f in doc["files"] if f["status"] != "ok"}
+    assert "special file" in reasons["pipe.log"]
+    assert "symbolic links" in reasons["self.log"]
+    assert "not followed" in reasons["up"]
+    assert [Path(f["path"]).name for f in doc["files"] if f["status"] == "ok"] == ["real.log"]
+    assert result.exit_code == 2  # something was not read: said on stderr, one line each
+    assert len(result.stderr.splitlines()) == 3
+    assert all(line.startswith("harmony-doctor: skipped ") for line in result.stderr.splitlines())

@@ -1,0 +1,102 @@
+"""`harmony-doctor report`: the scan summary again, from event files written by `scan --events`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from harmony_doctor.cli import Color, ColorOpt, app, error_funnel
+from harmony_doctor.commands.scan import ScanFormat, group_keys, show_summary
+from harmony_doctor.errors import ExitCode, InputError
+
+
+@app.command("report")
+def report_command(
+    inputs: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="EVENTS...",
+            help="Event files from 'scan --events' (.csv, .jsonl, .parquet; any mix).",
+            show_default=False,
+        ),
+    ],
+    by: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--by",
+            help="Group by code, kind, pattern, server, harmony_version, file, pid, day, hour "
+            "(comma-separated or repeated; default code).",
+        ),
+    ] = None,
+    output: Annotated[
+        ScanFormat, typer.Option("--format", "-f", help="table, json or csv (the summary).")
+    ] = ScanFormat.table,
+    summary: Annotated[
+        Path | None,
+        typer.Option(
+            "--summary-csv",
+            "--summary",
+            help="Write the grouped summary (.csv; .jsonl and .parquet work too).",
+        ),
+    ] = None,
+    top: Annotated[int, typer.Option("--top", min=1, help="Groups shown in the table.")] = 20,
+    exit_zero: Annotated[
+        bool, typer.Option("--exit-zero", help="Exit 0 even when failures are found.")
+    ] = False,
+    color: ColorOpt = Color.auto,
+) -> None:
+    """Re-aggregate event files from many hosts into one summary, as scan prints it.
+
+    Event files carry failures, not request counts: rates are left empty.
+    """
+    with error_funnel():
+        from harmony_doctor import export
+        from harmony_doctor import scan as scanning
+
+        keys = group_keys(by or [])
+        for path in inputs:
+            if not path.is_file():
+                raise InputError(f"cannot read {path}: not a file")
+        frame, counts = export.read_events(inputs)
+        table = scanning.summarize_frames(frame, scanning.requests_frame(()), keys)
+        if summary is not None:
+            export.write_table(table, summary)
+        totals = _totals(inputs, counts, frame.height)
+        files = [_file_record(path, n) for path, n in zip(inputs, counts, strict=True)]
+        days = [(d, n) for d, n in frame["day"].drop_nulls().value_counts().sort("day").rows()]
+        show_summary(table, keys, totals, days, files, output, top, color, title="report")
+    if frame.height and not exit_zero:
+        raise typer.Exit(ExitCode.FINDINGS)
+
+
+def _totals(inputs: list[Path], counts: list[int], failures: int) -> dict[str, Any]:
+    return {
+        "files": len(inputs),
+        "bytes": sum(_size(p) for p in inputs),
+        "lines": sum(counts),
+        "requests": None,
+        "failures": failures,
+        "rate": None,
+        "skipped": 0,
+        "partial": 0,
+    }
+
+
+def _file_record(path: Path, events: int) -> dict[str, Any]:
+    return {
+        "path": str(path),
+        "status": "ok",
+        "reason": None,
+        "bytes": _size(path),
+        "lines": events,
+        "failures": events,
+    }
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0

@@ -1,0 +1,1 @@
+rules '[bold]:warning:[31m]8;;http://x‮'

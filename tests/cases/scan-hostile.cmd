@@ -1,0 +1,1 @@
+scan - -j 1 --by code,pattern
