@@ -8,7 +8,16 @@ from typing import Annotated, Any
 import typer
 
 from harmony_doctor.cli import Color, ColorOpt, app, error_funnel
-from harmony_doctor.commands.scan import ScanFormat, group_keys, show_summary
+from harmony_doctor.commands.scan import (
+    ByOpt,
+    ExitZeroOpt,
+    ScanFormat,
+    SummaryCsvOpt,
+    SummaryFormatOpt,
+    TopOpt,
+    group_keys,
+    show_summary,
+)
 from harmony_doctor.errors import ExitCode, InputError
 
 
@@ -22,29 +31,11 @@ def report_command(
             show_default=False,
         ),
     ],
-    by: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--by",
-            help="Group by code, kind, pattern, server, harmony_version, file, pid, day, hour "
-            "(comma-separated or repeated; default code).",
-        ),
-    ] = None,
-    output: Annotated[
-        ScanFormat, typer.Option("--format", "-f", help="table, json or csv (the summary).")
-    ] = ScanFormat.table,
-    summary: Annotated[
-        Path | None,
-        typer.Option(
-            "--summary-csv",
-            "--summary",
-            help="Write the grouped summary (.csv; .jsonl and .parquet work too).",
-        ),
-    ] = None,
-    top: Annotated[int, typer.Option("--top", min=1, help="Groups shown in the table.")] = 20,
-    exit_zero: Annotated[
-        bool, typer.Option("--exit-zero", help="Exit 0 even when failures are found.")
-    ] = False,
+    by: ByOpt = None,
+    output: SummaryFormatOpt = ScanFormat.table,
+    summary: SummaryCsvOpt = None,
+    top: TopOpt = 20,
+    exit_zero: ExitZeroOpt = False,
     color: ColorOpt = Color.auto,
 ) -> None:
     """Re-aggregate event files from many hosts into one summary, as scan prints it.

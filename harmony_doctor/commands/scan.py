@@ -33,6 +33,32 @@ class ScanFormat(StrEnum):
     csv = "csv"
 
 
+# Options scan and report share.
+ByOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--by",
+        help="Group by code, kind, pattern, server, harmony_version, file, pid, day, hour "
+        "(comma-separated or repeated; default code).",
+    ),
+]
+SummaryFormatOpt = Annotated[
+    ScanFormat, typer.Option("--format", "-f", help="table, json or csv (the summary).")
+]
+SummaryCsvOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--summary-csv",
+        "--summary",
+        help="Write the grouped summary (.csv; .jsonl and .parquet work too).",
+    ),
+]
+TopOpt = Annotated[int, typer.Option("--top", min=1, help="Groups shown in the table.")]
+ExitZeroOpt = Annotated[
+    bool, typer.Option("--exit-zero", help="Exit 0 even when failures are found.")
+]
+
+
 def group_keys(values: list[str]) -> tuple[str, ...]:
     from harmony_doctor.scan import GROUP_KEYS
 
@@ -51,35 +77,19 @@ def scan(
             metavar="PATH...", help="Files or folders (recursive; compressed too); '-' is stdin."
         ),
     ] = None,
-    by: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--by",
-            help="Group by code, kind, pattern, server, harmony_version, file, pid, day, hour "
-            "(comma-separated or repeated; default code).",
-        ),
-    ] = None,
+    by: ByOpt = None,
     glob: Annotated[
         list[str] | None, typer.Option("--glob", "-g", help="Only files whose name matches.")
     ] = None,
     exclude: Annotated[
         list[str] | None, typer.Option("--exclude", help="Skip files or folders that match.")
     ] = None,
-    output: Annotated[
-        ScanFormat, typer.Option("--format", "-f", help="table, json or csv (the summary).")
-    ] = ScanFormat.table,
+    output: SummaryFormatOpt = ScanFormat.table,
     events: Annotated[
         Path | None,
         typer.Option("--events", help="Write one row per failure: .csv, .jsonl, .parquet."),
     ] = None,
-    summary: Annotated[
-        Path | None,
-        typer.Option(
-            "--summary-csv",
-            "--summary",
-            help="Write the grouped summary (.csv; .jsonl and .parquet work too).",
-        ),
-    ] = None,
+    summary: SummaryCsvOpt = None,
     redact: Annotated[
         bool, typer.Option("--redact", help="Replace model text by a short hash in every output.")
     ] = False,
@@ -97,7 +107,7 @@ def scan(
             "replay finds something in (slower; same results).",
         ),
     ] = False,
-    top: Annotated[int, typer.Option("--top", min=1, help="Groups shown in the table.")] = 20,
+    top: TopOpt = 20,
     max_rate: Annotated[
         float | None,
         typer.Option(
@@ -108,9 +118,7 @@ def scan(
             help="Exit 1 only when the failure rate is above this (needs request counts).",
         ),
     ] = None,
-    exit_zero: Annotated[
-        bool, typer.Option("--exit-zero", help="Exit 0 even when failures are found.")
-    ] = False,
+    exit_zero: ExitZeroOpt = False,
     jobs: Annotated[
         int | None,
         typer.Option("--jobs", "-j", min=1, help="Worker processes (default: all cores)."),
