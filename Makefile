@@ -16,16 +16,16 @@ install: $(STAMP)
 
 demo: $(STAMP)
 	@echo "== harmony-doctor scan samples/   (every failure in the sample logs, grouped, with rates)"
-	-$(BIN)/harmony-doctor scan samples/
+	$(BIN)/harmony-doctor scan samples/ || [ $$? -eq 1 ]
 	@echo
 	@echo "== harmony-doctor explain samples/seed-multiturn-completion.json   (token ids: where it broke)"
-	-$(BIN)/harmony-doctor explain samples/seed-multiturn-completion.json
+	$(BIN)/harmony-doctor explain samples/seed-multiturn-completion.json || [ $$? -eq 1 ]
 	@echo
 	@echo "== harmony-doctor explain samples/vllm-traceback.log   (a server log: what broke and why)"
-	-$(BIN)/harmony-doctor explain samples/vllm-traceback.log
+	$(BIN)/harmony-doctor explain samples/vllm-traceback.log || [ $$? -eq 1 ]
 	@echo
 	@echo "== harmony-doctor decode samples/tool-call.harmony.txt"
-	-$(BIN)/harmony-doctor decode samples/tool-call.harmony.txt
+	$(BIN)/harmony-doctor decode samples/tool-call.harmony.txt || [ $$? -eq 1 ]
 
 test: $(STAMP)
 	$(BIN)/ruff check harmony_doctor tests benchmarks
