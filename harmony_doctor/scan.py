@@ -39,16 +39,6 @@ GROUP_KEYS = ("code", "kind", "pattern", "server", "harmony_version", "file", "p
 # Dimensions requests can be split by; other groups get the overall request count.
 REQUEST_KEYS = ("file", "pid", "server", "day", "hour")
 
-_PID = re.compile(r"\bpid[=:]\s*(\d+)")
-_ACCESS = re.compile(r'"(?:POST|GET) /v1/(?:chat/completions|responses|completions)[ ?"]')
-_RECEIVED = re.compile(r"\bReceived request \S+|\bReceive: obj=GenerateReqInput")
-_SERVER_HINTS = (
-    ("vllm", re.compile(r"\(APIServer pid=|\[serving(?:_chat)?\.py:|vllm[/.]")),
-    ("sglang", re.compile(r"sglang|h11_impl\.py|tokenizer_manager")),
-    ("lmdeploy", re.compile(r"lmdeploy")),
-)
-MAX_PENDING = 10_000  # vLLM requests waiting for their last log line
-
 
 @dataclass(frozen=True)
 class ScanOptions:

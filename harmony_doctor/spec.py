@@ -50,21 +50,6 @@ class Lit(Node):
         return out
 
 
-@dataclass(frozen=True)
-class Chars(Node):
-    """A run of characters from a regex class, `low` to `high` long."""
-
-    cls: str
-    low: int
-    high: int
-
-    def full(self) -> str:
-        return f"{self.cls}{{{self.low},{self.high}}}"
-
-    def prefix(self) -> str:
-        return f"{self.cls}{{0,{self.high}}}"
-
-
 # A UTF-8 encoded character above ASCII, and a proper prefix of one, in latin-1 header text.
 # openai-harmony refuses a header that does not decode ("could not decode header"), so a byte
 # that cannot continue valid UTF-8 is where the header stops being viable.
