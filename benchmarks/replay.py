@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from harmony_doctor.diagnose import diagnose
+from harmony_doctor.harmony.replay import replay
+from harmony_doctor.harmony.vocab import Vocab, load_vocab
 from harmony_doctor.models import TokenInput
-from harmony_doctor.replay import replay
-from harmony_doctor.vocab import Vocab, load_vocab
 
 PROSE = (
     "The user asks about the migration patterns of arctic terns. We should recall that they "

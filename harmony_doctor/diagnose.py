@@ -6,6 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from harmony_doctor import rules
+from harmony_doctor.harmony.replay import replay
+from harmony_doctor.harmony.spec import KNOWN_ROLES, SPEC_CHANNELS
+from harmony_doctor.harmony.vocab import CALL, CHANNEL, CONSTRAIN, RETURN, START, STOP_TOKENS, Vocab
 from harmony_doctor.models import (
     Diagnosis,
     ErrorKind,
@@ -15,10 +18,7 @@ from harmony_doctor.models import (
     Replay,
     TokenInput,
 )
-from harmony_doctor.replay import replay
 from harmony_doctor.rules import Rule
-from harmony_doctor.spec import KNOWN_ROLES, SPEC_CHANNELS
-from harmony_doctor.vocab import CALL, CHANNEL, CONSTRAIN, RETURN, START, STOP_TOKENS, Vocab
 
 # o200k ids of header words that begin a message when written as plain text: `assistant`,
 # `system`, `developer`, `tool`, and `<` (a `<|start|>` spelled out in ordinary tokens).

@@ -27,9 +27,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from harmony_doctor import spec
 from harmony_doctor.errors import DoctorError, InputError
-from harmony_doctor.vocab import (
+from harmony_doctor.harmony import spec
+from harmony_doctor.harmony.vocab import (
     CALL,
     CHANNEL,
     CONSTRAIN,

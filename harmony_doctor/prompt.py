@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from harmony_doctor.errors import InputError
+from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.models import RenderedPrompt, RenderWarning
-from harmony_doctor.vocab import Vocab
 
 Style = Literal["harmony", "passthrough"]
 STYLES: tuple[Style, ...] = ("harmony", "passthrough")

@@ -15,6 +15,9 @@ from typing import Any
 
 from harmony_doctor import rules
 from harmony_doctor.errors import VocabError
+from harmony_doctor.harmony.replay import replay
+from harmony_doctor.harmony.spec import KNOWN_ROLES
+from harmony_doctor.harmony.vocab import CALL, CHANNEL, MESSAGE, RETURN, START, STOP_TOKENS, Vocab
 from harmony_doctor.models import (
     Confidence,
     ParseRole,
@@ -26,9 +29,6 @@ from harmony_doctor.models import (
     TokenInput,
     ToolCall,
 )
-from harmony_doctor.replay import replay
-from harmony_doctor.spec import KNOWN_ROLES
-from harmony_doctor.vocab import CALL, CHANNEL, MESSAGE, RETURN, START, STOP_TOKENS, Vocab
 
 _RECIPIENT_WORD = re.compile(r"to=(\S+)")
 

@@ -87,6 +87,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 @pytest.fixture(scope="session")
 def vocab() -> Iterator[Any]:
-    from harmony_doctor.vocab import load_vocab
+    from harmony_doctor.harmony.vocab import load_vocab
 
     yield load_vocab()

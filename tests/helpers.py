@@ -30,7 +30,7 @@ class _Stdin(io.TextIOWrapper):
 
 def run(args: list[str], stdin: str | bytes | None = None) -> Result:
     """Run `harmony-doctor ARGS` in-process; stdin None means an interactive terminal."""
-    from harmony_doctor import cli
+    from harmony_doctor.cli import app as cli
 
     data = stdin.encode() if isinstance(stdin, str) else stdin
     out, err = io.StringIO(), io.StringIO()

@@ -122,7 +122,7 @@ def test_lenient_and_role_none() -> None:
 def test_help_does_not_load_heavy_modules() -> None:
     code = (
         "import sys\n"
-        "from harmony_doctor import cli\n"
+        "from harmony_doctor.cli import app as cli\n"
         "try:\n    cli.main(['--help'])\nexcept SystemExit:\n    pass\n"
         "heavy = [m for m in ('tiktoken', 'openai_harmony', 'polars') if m in sys.modules]\n"
         "print(heavy)\n"

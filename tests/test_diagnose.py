@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from harmony_doctor.diagnose import FaultContext, classify, diagnose
+from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.models import Diagnosis, TokenInput
-from harmony_doctor.vocab import Vocab
 
 
 def run(vocab: Vocab, text: str, role: str = "assistant", strict: bool = True) -> Diagnosis:

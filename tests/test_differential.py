@@ -16,9 +16,9 @@ import pytest
 
 from harmony_doctor import rules
 from harmony_doctor.diagnose import diagnose
+from harmony_doctor.harmony.replay import replay
+from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.models import Message, TokenInput
-from harmony_doctor.replay import replay
-from harmony_doctor.vocab import Vocab
 from tests.generators import mutate, well_formed
 
 DEEP = os.environ.get("HD_DEEP") == "1" or os.environ.get("HYPOTHESIS_PROFILE") == "deep"

@@ -14,9 +14,9 @@ from typing import Any
 import polars as pl
 import pytest
 
-from harmony_doctor import export
-from harmony_doctor import scan as scanning
 from harmony_doctor.errors import InputError
+from harmony_doctor.output import files as export
+from harmony_doctor.scan import run as scanning
 from tests.helpers import run
 from tests.test_scan import access, traceback
 

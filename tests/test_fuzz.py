@@ -17,14 +17,15 @@ import polars as pl
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harmony_doctor import export, logs
-from harmony_doctor import scan as scanning
 from harmony_doctor.errors import InputError
-from harmony_doctor.ingest import INPUT_FORMATS, parse_tokens
+from harmony_doctor.harmony.vocab import VOCAB_SIZE, Vocab, load_vocab
+from harmony_doctor.inputs.sources import Source
+from harmony_doctor.inputs.tokens import INPUT_FORMATS, parse_tokens
+from harmony_doctor.logs import extract as logs
 from harmony_doctor.models import LogError
-from harmony_doctor.scanner import Scanner
-from harmony_doctor.sources import Source
-from harmony_doctor.vocab import VOCAB_SIZE, Vocab, load_vocab
+from harmony_doctor.output import files as export
+from harmony_doctor.scan import run as scanning
+from harmony_doctor.scan.blocks import Scanner
 from tests.fuzz_inputs import (
     compressed,
     hostile_text,

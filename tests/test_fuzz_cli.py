@@ -11,7 +11,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harmony_doctor.vocab import load_vocab
+from harmony_doctor.harmony.vocab import load_vocab
 from tests.fuzz_inputs import NASTY_PIECES, compressed, hostile_text, mutated_sample, raw_input
 from tests.generators import (
     CALL,

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from harmony_doctor.errors import InputError
-from harmony_doctor.ingest import detect_format, parse_tokens
+from harmony_doctor.harmony.vocab import Vocab
+from harmony_doctor.inputs.tokens import detect_format, parse_tokens
 from harmony_doctor.models import TokenInput
-from harmony_doctor.vocab import Vocab
 
 
 def parse(text: str, vocab: Vocab, fmt: str = "auto", request: str | None = None) -> TokenInput:

@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from harmony_doctor.logs import MAX_KEYS, _Extractor, extract_errors, extract_text, version_label
+from harmony_doctor.logs.extract import (
+    MAX_KEYS,
+    _Extractor,
+    extract_errors,
+    extract_text,
+    version_label,
+)
 from harmony_doctor.models import LogError
 from tests.helpers import SAMPLES, run
 

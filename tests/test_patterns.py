@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harmony_doctor.patterns import pattern_of, remainder_template
+from harmony_doctor.scan.patterns import pattern_of, remainder_template
 
 
 def test_unexpected_tokens_keep_their_id() -> None:

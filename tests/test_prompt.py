@@ -20,8 +20,8 @@ from openai_harmony import (
 )
 
 from harmony_doctor.errors import InputError
+from harmony_doctor.harmony.vocab import START, Vocab
 from harmony_doctor.prompt import load_chat, render_chat
-from harmony_doctor.vocab import START, Vocab
 from tests.helpers import SAMPLES, run
 
 ASSISTANT = 173781  # "assistant"

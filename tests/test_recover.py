@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from harmony_doctor import ingest
+from harmony_doctor.harmony.vocab import CHANNEL, RETURN, Vocab
+from harmony_doctor.inputs import tokens as ingest
 from harmony_doctor.models import ParseRole, Recovery, SalvagePiece, TokenInput
 from harmony_doctor.recover import received, recover
-from harmony_doctor.vocab import CHANNEL, RETURN, Vocab
 from tests import generators
 from tests.helpers import SAMPLES, run
 

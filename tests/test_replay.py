@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harmony_doctor.replay import HeaderError, find_origin, parse_header, replay
-from harmony_doctor.vocab import Vocab
+from harmony_doctor.harmony.replay import HeaderError, find_origin, parse_header, replay
+from harmony_doctor.harmony.vocab import Vocab
 
 
 @pytest.mark.parametrize(

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from harmony_doctor import scan as scanning
-from harmony_doctor.sources import discover
-from harmony_doctor.vocab import Vocab
+from harmony_doctor.harmony.vocab import Vocab
+from harmony_doctor.inputs.sources import discover
+from harmony_doctor.scan import run as scanning
 from tests.helpers import run
 
 P = "(APIServer pid={pid}) "
@@ -175,7 +175,7 @@ def test_cli_scan_bad_group_is_exit_2(logs_dir: Path) -> None:
 
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
 def test_events_export_round_trips(logs_dir: Path, tmp_path: Path, suffix: str) -> None:
-    from harmony_doctor.export import read_table
+    from harmony_doctor.output.files import read_table
 
     out = tmp_path / f"events{suffix}"
     summary = tmp_path / "summary.csv"
@@ -267,7 +267,7 @@ def test_parallel_ranges_find_exactly_what_one_pass_finds(
 
 
 def test_scan_finds_what_explain_finds(tmp_path: Path) -> None:
-    from harmony_doctor.logs import extract_text
+    from harmony_doctor.logs.extract import extract_text
 
     text = (Path(__file__).parent.parent / "samples" / "vllm-traceback.log").read_text()
     (tmp_path / "x.log").write_text(text)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from harmony_doctor.sources import (
+from harmony_doctor.inputs.sources import (
     CHUNK,
     MAX_LINE,
     STEP_OUTPUT,
@@ -165,7 +165,7 @@ RSS_LIMIT_MB = 200  # the interpreter with polars is ~75 MB; the old reader held
 # the suite), so VmHWM from /proc comes first.
 _MEASURE = """
 import resource, sys
-from harmony_doctor.cli import main
+from harmony_doctor.cli.app import main
 try:
     main(sys.argv[1:])
 except SystemExit as exc:

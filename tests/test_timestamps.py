@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from harmony_doctor.timestamps import parse_timestamp
+from harmony_doctor.inputs.timestamps import parse_timestamp
 
 REF = datetime(2026, 1, 3, 12, 0, 0)
 

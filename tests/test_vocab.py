@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from harmony_doctor import vocab as vocab_module
 from harmony_doctor.errors import VocabError
-from harmony_doctor.vocab import (
+from harmony_doctor.harmony import vocab as vocab_module
+from harmony_doctor.harmony.vocab import (
     VOCAB_SHA256,
     Vocab,
     harmony_special_tokens,

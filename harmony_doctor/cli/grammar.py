@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from harmony_doctor.cli import VocabOpt, app, error_funnel
+from harmony_doctor.cli.app import VocabOpt, app, error_funnel
 
 if TYPE_CHECKING:
     from rich.text import Text
 
     from harmony_doctor.grammar import ContentType, GrammarRun
+    from harmony_doctor.harmony.vocab import Vocab
     from harmony_doctor.models import Diagnosis, LogError
-    from harmony_doctor.vocab import Vocab
 
 
 class GrammarFormat(StrEnum):
@@ -100,7 +100,7 @@ def grammar(
         )
         text = g.emit(options, fmt.value, __version__)
         if check:
-            from harmony_doctor.vocab import load_vocab
+            from harmony_doctor.harmony.vocab import load_vocab
 
             g.validate(text, fmt.value, load_vocab(vocab_path))
         sys.stdout.write(text)
@@ -108,7 +108,7 @@ def grammar(
 
 def _declared_tools(names: list[str] | None, path: Path | None) -> tuple[str, ...] | None:
     from harmony_doctor import grammar as g
-    from harmony_doctor.cli import read_input
+    from harmony_doctor.cli.app import read_input
 
     if names is None and path is None:
         return None
@@ -144,7 +144,7 @@ class GuidedCheck:
 def guided_check(result: Diagnosis, vocab: Vocab, path: Path | None) -> GuidedCheck:
     """Would guided decoding with the default grammar (or the Lark file) have blocked it?"""
     from harmony_doctor import grammar as g
-    from harmony_doctor.cli import read_input
+    from harmony_doctor.cli.app import read_input
     from harmony_doctor.errors import InputError
 
     if result.replay.role != "assistant":
@@ -166,7 +166,7 @@ def render_grammar_run(
     """What guided decoding would have done, for `explain --grammar`."""
     from rich.text import Text
 
-    from harmony_doctor.report import LABEL, OK, WARNING, safe_text, token_label
+    from harmony_doctor.output.views import LABEL, OK, WARNING, safe_text, token_label
 
     out = Text()
     out.append("Guided decoding", style=LABEL)
@@ -208,7 +208,7 @@ def guided_log_check(found: Sequence[LogError], custom: bool) -> GuidedCheck:
     from rich.text import Text
 
     from harmony_doctor import grammar as g
-    from harmony_doctor.report import LABEL, OK, WARNING, safe_text
+    from harmony_doctor.output.views import LABEL, OK, WARNING, safe_text
 
     records: list[dict[str, Any]] = []
     view = Text()

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from harmony_doctor.cli import (
+from harmony_doctor.cli.app import (
     Color,
     ColorOpt,
     Format,
@@ -33,7 +33,8 @@ def rules_command(
 ) -> None:
     """List every diagnosis code, or show one with its cause and fix."""
     with error_funnel():
-        from harmony_doctor import report, serialize
+        from harmony_doctor.output import contract as serialize
+        from harmony_doctor.output import views as report
         from harmony_doctor.rules import RULES
 
         catalogue = sorted(RULES.values(), key=lambda r: r.code)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from harmony_doctor.cli import (
+from harmony_doctor.cli.app import (
     Color,
     ColorOpt,
     VocabOpt,
@@ -60,7 +60,7 @@ ExitZeroOpt = Annotated[
 
 
 def group_keys(values: list[str]) -> tuple[str, ...]:
-    from harmony_doctor.scan import GROUP_KEYS
+    from harmony_doctor.scan.run import GROUP_KEYS
 
     keys = tuple(k.strip() for v in values for k in v.split(",") if k.strip()) or ("code",)
     unknown = [k for k in keys if k not in GROUP_KEYS]
@@ -128,9 +128,9 @@ def scan(
 ) -> None:
     """Batch-scan server logs: how often Harmony parsing fails, in which ways, since when."""
     with error_funnel():
-        from harmony_doctor import export
-        from harmony_doctor import scan as scanning
-        from harmony_doctor.sources import discover
+        from harmony_doctor.inputs.sources import discover
+        from harmony_doctor.output import files as export
+        from harmony_doctor.scan import run as scanning
 
         keys = group_keys(by or [])
         paths = inputs or ["-"]
@@ -184,7 +184,8 @@ def show_summary(
     title: str = "scan",
 ) -> None:
     """The summary on stdout as a table, JSON or CSV (scan and report print alike)."""
-    from harmony_doctor import export, report
+    from harmony_doctor.output import files as export
+    from harmony_doctor.output import views as report
 
     if output is ScanFormat.json:
         schema = f"harmony-doctor.{title}/1"
@@ -209,7 +210,7 @@ def _size(path: Path | None) -> int:
 
 
 def _totals(result: Any) -> dict[str, Any]:
-    from harmony_doctor.scan import counted_failures, total_requests
+    from harmony_doctor.scan.run import counted_failures, total_requests
 
     requests = total_requests(result)
     return {

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from harmony_doctor.cli import (
+from harmony_doctor.cli.app import (
     Color,
     ColorOpt,
     Format,
@@ -23,7 +23,7 @@ from harmony_doctor.cli import (
     print_json,
     read_tokens,
 )
-from harmony_doctor.commands.explain import RoleOption
+from harmony_doctor.cli.explain import RoleOption
 from harmony_doctor.errors import ExitCode
 
 RoleOpt = Annotated[
@@ -51,7 +51,8 @@ def recover(
 ) -> None:
     """Strict, lenient and salvaged content side by side, each piece with its token span."""
     with error_funnel():
-        from harmony_doctor import report, serialize
+        from harmony_doctor.output import contract as serialize
+        from harmony_doctor.output import views as report
         from harmony_doctor.recover import recover as run_recover
 
         inp, label, vocab = read_tokens(source, input_format, request, vocab_path)

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from harmony_doctor.errors import InputError
+from harmony_doctor.harmony.vocab import STOP_TOKENS, VOCAB_SIZE
 from harmony_doctor.models import TokenInput
-from harmony_doctor.vocab import STOP_TOKENS, VOCAB_SIZE
 
 InputFormat = Literal["auto", "json", "ids", "jsonl", "vllm-log", "text"]
 INPUT_FORMATS: tuple[InputFormat, ...] = ("auto", "json", "ids", "jsonl", "vllm-log", "text")

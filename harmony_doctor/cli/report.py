@@ -7,8 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
-from harmony_doctor.cli import Color, ColorOpt, app, error_funnel
-from harmony_doctor.commands.scan import (
+from harmony_doctor.cli.app import Color, ColorOpt, app, error_funnel
+from harmony_doctor.cli.scan import (
     ByOpt,
     ExitZeroOpt,
     ScanFormat,
@@ -43,8 +43,8 @@ def report_command(
     Event files carry failures, not request counts: rates are left empty.
     """
     with error_funnel():
-        from harmony_doctor import export
-        from harmony_doctor import scan as scanning
+        from harmony_doctor.output import files as export
+        from harmony_doctor.scan import run as scanning
 
         keys = group_keys(by or [])
         for path in inputs:

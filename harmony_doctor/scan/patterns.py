@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from harmony_doctor.vocab import FIRST_SPECIAL, special_token_name
+from harmony_doctor.harmony.vocab import FIRST_SPECIAL, special_token_name
 
 _SPECIAL_TEXT = re.compile(r"<\|[a-z_0-9]+\|>")
 _NUMBER = re.compile(r"^[\[\(]?-?\d+(?:\.\d+)?[\]\),]*$")

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from harmony_doctor.cli import (
+from harmony_doctor.cli.app import (
     Color,
     ColorOpt,
     Format,
@@ -66,9 +66,10 @@ def render(
 ) -> None:
     """Render a chat with openai-harmony: the prompt tokens, ending with <|start|>assistant."""
     with error_funnel():
-        from harmony_doctor import report, serialize
+        from harmony_doctor.harmony.vocab import load_vocab
+        from harmony_doctor.output import contract as serialize
+        from harmony_doctor.output import views as report
         from harmony_doctor.prompt import load_chat, render_chat
-        from harmony_doctor.vocab import load_vocab
 
         text, label = read_input(source)
         vocab = load_vocab(vocab_path)

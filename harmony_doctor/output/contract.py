@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
+from harmony_doctor.harmony.vocab import FIRST_SPECIAL, Vocab, harmony_version
 from harmony_doctor.models import (
     Diagnosis,
     Finding,
@@ -19,7 +20,6 @@ from harmony_doctor.models import (
     TokenInput,
 )
 from harmony_doctor.rules import RULES, Rule, kind_of_error
-from harmony_doctor.vocab import FIRST_SPECIAL, Vocab, harmony_version
 
 EXPLAIN_SCHEMA = "harmony-doctor.explain/1"
 DECODE_SCHEMA = "harmony-doctor.decode/1"

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from harmony_doctor.vocab import CHANNEL, CONSTRAIN, MESSAGE
+from harmony_doctor.harmony.vocab import CHANNEL, CONSTRAIN, MESSAGE
 
 SPEC_CHANNELS = ("analysis", "commentary", "final")
 KNOWN_ROLES = ("user", "assistant", "system", "developer", "tool")

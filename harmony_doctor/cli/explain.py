@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from harmony_doctor.cli import (
+from harmony_doctor.cli.app import (
     Color,
     ColorOpt,
     Format,
@@ -30,7 +30,7 @@ from harmony_doctor.errors import ExitCode, InputError
 from harmony_doctor.models import LogError
 
 if TYPE_CHECKING:
-    from harmony_doctor.commands.grammar import GuidedCheck
+    from harmony_doctor.cli.grammar import GuidedCheck
 
 
 class RoleOption(StrEnum):
@@ -84,16 +84,18 @@ def explain(
     tracebacks, wrapped errors and JSON error bodies of any server are explained too.
     """
     with error_funnel():
-        from harmony_doctor import ingest, report, serialize
         from harmony_doctor.diagnose import diagnose
-        from harmony_doctor.vocab import load_vocab
+        from harmony_doctor.harmony.vocab import load_vocab
+        from harmony_doctor.inputs import tokens as ingest
+        from harmony_doctor.output import contract as serialize
+        from harmony_doctor.output import views as report
 
         text, label = read_input(source)
         found = _log_findings(text, input_format, request)
         if found is not None:  # a log of errors, not a token stream
             guided_log = None
             if grammar_check or grammar_file is not None:
-                from harmony_doctor.commands.grammar import guided_log_check
+                from harmony_doctor.cli.grammar import guided_log_check
 
                 guided_log = guided_log_check(found, custom=grammar_file is not None)
             _explain_log(found, text, label, output, vocab_path, color, guided_log)
@@ -105,7 +107,7 @@ def explain(
         result = diagnose(inp, vocab, role.value, strict=not lenient)
         guided = None
         if grammar_check or grammar_file is not None:
-            from harmony_doctor.commands.grammar import guided_check
+            from harmony_doctor.cli.grammar import guided_check
 
             guided = guided_check(result, vocab, grammar_file)
         if output is Format.json:
@@ -136,7 +138,8 @@ def _log_findings(
     text: str, input_format: InputFormatOption, request: str | None
 ) -> tuple[LogError, ...] | None:
     """The failures in a log excerpt, or None when the input is a token stream to replay."""
-    from harmony_doctor import ingest, logs
+    from harmony_doctor.inputs import tokens as ingest
+    from harmony_doctor.logs import extract as logs
 
     body = text.lstrip("\ufeff")
     if input_format is not InputFormatOption.auto or not body.strip():
@@ -174,8 +177,9 @@ def _explain_log(
     color: Color,
     guided: GuidedCheck | None = None,
 ) -> None:
-    from harmony_doctor import report, serialize
-    from harmony_doctor.vocab import load_vocab
+    from harmony_doctor.harmony.vocab import load_vocab
+    from harmony_doctor.output import contract as serialize
+    from harmony_doctor.output import views as report
 
     lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
     # The vocabulary only names tokens and re-tokenizes leftover words: load it when needed.

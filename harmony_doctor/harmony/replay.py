@@ -16,9 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum, auto
 
-from harmony_doctor import spec
-from harmony_doctor.models import ErrorKind, Message, ParseRole, Replay, ReplayFault
-from harmony_doctor.vocab import (
+from harmony_doctor.harmony import spec
+from harmony_doctor.harmony.vocab import (
     CALL,
     CHANNEL,
     END,
@@ -28,6 +27,7 @@ from harmony_doctor.vocab import (
     STOP_TOKENS,
     Vocab,
 )
+from harmony_doctor.models import ErrorKind, Message, ParseRole, Replay, ReplayFault
 
 KNOWN_ROLES = spec.KNOWN_ROLES
 

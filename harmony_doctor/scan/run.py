@@ -22,15 +22,22 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Literal
 
-from harmony_doctor import patterns
 from harmony_doctor.diagnose import diagnose, replay_is_clean
 from harmony_doctor.errors import InputError
-from harmony_doctor.ingest import RequestStreams, VllmRecord
+from harmony_doctor.harmony.vocab import Vocab
+from harmony_doctor.inputs.sources import (
+    CHUNK,
+    Readable,
+    Skipped,
+    Source,
+    compression_of,
+    open_binary,
+)
+from harmony_doctor.inputs.timestamps import parse_timestamp
+from harmony_doctor.inputs.tokens import RequestStreams, VllmRecord
 from harmony_doctor.models import LogError, ParseRole, RequestTally, ScanEvent, TokenInput
-from harmony_doctor.scanner import BEFORE, Hit, Scanner, SourceScan
-from harmony_doctor.sources import CHUNK, Readable, Skipped, Source, compression_of, open_binary
-from harmony_doctor.timestamps import parse_timestamp
-from harmony_doctor.vocab import Vocab
+from harmony_doctor.scan import patterns
+from harmony_doctor.scan.blocks import BEFORE, Hit, Scanner, SourceScan
 
 if TYPE_CHECKING:
     import polars as pl
@@ -233,7 +240,7 @@ def scan_unit(unit: Unit, options: ScanOptions, now: datetime | None) -> UnitRes
 
 
 def _vocab_loader(path: Path | None) -> Callable[[], Vocab]:
-    from harmony_doctor.vocab import load_vocab
+    from harmony_doctor.harmony.vocab import load_vocab
 
     return lambda: load_vocab(path)
 

@@ -22,8 +22,8 @@ from harmony_doctor import __version__
 from harmony_doctor.errors import DoctorError, ExitCode, InputError
 
 if TYPE_CHECKING:
+    from harmony_doctor.harmony.vocab import Vocab
     from harmony_doctor.models import TokenInput
-    from harmony_doctor.vocab import Vocab
 
 app = typer.Typer(
     name="harmony-doctor",
@@ -145,8 +145,8 @@ def read_tokens(
     source: str, input_format: InputFormatOption, request: str | None, vocab_path: Path | None
 ) -> tuple[TokenInput, str, Vocab]:
     """The token stream a command was given, read and parsed; its label; the vocabulary."""
-    from harmony_doctor import ingest
-    from harmony_doctor.vocab import load_vocab
+    from harmony_doctor.harmony.vocab import load_vocab
+    from harmony_doctor.inputs import tokens as ingest
 
     text, label = read_input(source)
     vocab = load_vocab(vocab_path)
@@ -190,17 +190,17 @@ def print_json(record: dict[str, Any]) -> None:
 
 
 # --- commands --------------------------------------------------------------------------------
-# Each subcommand lives in harmony_doctor/commands/NAME.py and registers itself on `app`.
+# Each subcommand lives in harmony_doctor/cli/NAME.py and registers itself on `app`.
 
-from harmony_doctor.commands import decode as _decode  # noqa: E402, F401
-from harmony_doctor.commands import explain as _explain  # noqa: E402, F401
-from harmony_doctor.commands import grammar as _grammar  # noqa: E402, F401
-from harmony_doctor.commands import recover as _recover  # noqa: E402, F401
-from harmony_doctor.commands import render as _render  # noqa: E402, F401
-from harmony_doctor.commands import report as _report  # noqa: E402, F401
-from harmony_doctor.commands import repro as _repro  # noqa: E402, F401
-from harmony_doctor.commands import rules as _rules  # noqa: E402, F401
-from harmony_doctor.commands import scan as _scan  # noqa: E402, F401
+from harmony_doctor.cli import decode as _decode  # noqa: E402, F401
+from harmony_doctor.cli import explain as _explain  # noqa: E402, F401
+from harmony_doctor.cli import grammar as _grammar  # noqa: E402, F401
+from harmony_doctor.cli import recover as _recover  # noqa: E402, F401
+from harmony_doctor.cli import render as _render  # noqa: E402, F401
+from harmony_doctor.cli import report as _report  # noqa: E402, F401
+from harmony_doctor.cli import repro as _repro  # noqa: E402, F401
+from harmony_doctor.cli import rules as _rules  # noqa: E402, F401
+from harmony_doctor.cli import scan as _scan  # noqa: E402, F401
 
 
 def main(argv: list[str] | None = None) -> NoReturn:

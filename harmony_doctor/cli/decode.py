@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from harmony_doctor.cli import (
+from harmony_doctor.cli.app import (
     Color,
     ColorOpt,
     Format,
@@ -37,7 +37,8 @@ def decode(
 ) -> None:
     """Token ids to text, with every special token visible."""
     with error_funnel():
-        from harmony_doctor import report, serialize
+        from harmony_doctor.output import contract as serialize
+        from harmony_doctor.output import views as report
 
         inp, label, vocab = read_tokens(source, input_format, request, vocab_path)
         if output is Format.json:

@@ -19,9 +19,9 @@ from typing import Final
 
 from harmony_doctor import rules
 from harmony_doctor.diagnose import HEADER_SHAPE, FaultContext, classify
+from harmony_doctor.harmony.vocab import FIRST_SPECIAL, START, special_token_name
 from harmony_doctor.models import ErrorKind, Kind, LogError, Server
 from harmony_doctor.rules import Rule
-from harmony_doctor.vocab import FIRST_SPECIAL, START, special_token_name
 
 # Bounds. Memory: process prefixes remembered, failures waiting for their copies, how long an
 # error line may grow by continuation. Distances in lines: how far apart two copies of one

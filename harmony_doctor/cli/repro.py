@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from harmony_doctor.cli import (
+from harmony_doctor.cli.app import (
     Color,
     ColorOpt,
     Format,
@@ -24,8 +24,8 @@ from harmony_doctor.cli import (
     print_json,
     read_tokens,
 )
-from harmony_doctor.commands.explain import RoleOption
-from harmony_doctor.commands.recover import RoleOpt
+from harmony_doctor.cli.explain import RoleOption
+from harmony_doctor.cli.recover import RoleOpt
 
 
 @app.command()
@@ -57,7 +57,8 @@ def repro(
 ) -> None:
     """Shrink a failing stream (delta debugging); write tokens.json, repro.py, ISSUE.md."""
     with error_funnel():
-        from harmony_doctor import report, serialize
+        from harmony_doctor.output import contract as serialize
+        from harmony_doctor.output import views as report
         from harmony_doctor.repro import shrink, write_bundle
 
         inp, label, vocab = read_tokens(source, input_format, request, vocab_path)

@@ -12,6 +12,7 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
+from harmony_doctor.harmony.vocab import FIRST_SPECIAL, Vocab, special_token_name
 from harmony_doctor.models import (
     Diagnosis,
     Finding,
@@ -24,7 +25,6 @@ from harmony_doctor.models import (
 )
 from harmony_doctor.rules import RULES
 from harmony_doctor.rules import Rule as RuleEntry
-from harmony_doctor.vocab import FIRST_SPECIAL, Vocab, special_token_name
 
 SPECIAL = "bold magenta"
 ESCAPED = "bold red"

@@ -1,0 +1,1 @@
+"""The command line: the typer app, shared options, one error funnel, one module per command."""

@@ -1,0 +1,1 @@
+"""The Harmony format: the bundled vocabulary, openai-harmony as reference, spec, replay."""

@@ -1,0 +1,1 @@
+"""The one reader for every command: files, stdin, pipes, compression; token-id shapes."""

@@ -1,0 +1,1 @@
+"""Log text -> the Harmony failures it records, once each."""

@@ -1,0 +1,1 @@
+"""Output for people and programs: rich views, the JSON contract, file writers, escaping."""

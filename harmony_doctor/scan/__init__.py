@@ -1,0 +1,1 @@
+"""Many sources -> failure events and request tallies -> summary (polars)."""
