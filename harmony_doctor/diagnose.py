@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from harmony_doctor import rules
+from harmony_doctor.classify import HEADER_SHAPE, FaultContext, classify
 from harmony_doctor.harmony.replay import replay
-from harmony_doctor.harmony.spec import KNOWN_ROLES, SPEC_CHANNELS
-from harmony_doctor.harmony.vocab import CALL, CHANNEL, CONSTRAIN, RETURN, START, STOP_TOKENS, Vocab
+from harmony_doctor.harmony.spec import SPEC_CHANNELS
+from harmony_doctor.harmony.vocab import CHANNEL, CONSTRAIN, START, STOP_TOKENS, Vocab
 from harmony_doctor.models import (
     Diagnosis,
     ErrorKind,
@@ -18,100 +19,12 @@ from harmony_doctor.models import (
     Replay,
     TokenInput,
 )
-from harmony_doctor.rules import Rule
 
-# o200k ids of header words that begin a message when written as plain text: `assistant`,
-# `system`, `developer`, `tool`, and `<` (a `<|start|>` spelled out in ordinary tokens).
-HEADER_WORD_TOKENS = frozenset({173781, 17360, 77944, 17952, 27})
 ROLE_NOTE = (
     "the stream starts with <|start|>: if it holds whole messages (a prompt and its "
     "completion), explain it with --role none; read as a completion, the doubled start is "
     "itself the fault"
 )
-HEADER_SHAPE = "<|channel|>CHANNEL [ to=RECIPIENT] [<|constrain|>json] then <|message|>"
-
-
-@dataclass(frozen=True)
-class FaultContext:
-    """What is known about a parser error, from tokens or from an error message alone."""
-
-    kind: ErrorKind
-    header_text: str | None = None  # decoded header, special tokens as text
-    leftover: str | None = None  # the words harmony reported as remaining
-    token: int | None = None  # the token harmony choked on (unexpected_token)
-    previous: int | None = None  # the token before it, when known
-    role_word: str | None = None
-
-
-def classify(ctx: FaultContext) -> Rule:
-    """The most specific rule that explains a fault."""
-    header = ctx.header_text or ""
-    words = f"{header} {ctx.leftover or ''}"
-    match ctx.kind:
-        case "header_leftover":
-            if ctx.header_text is None:
-                return _classify_leftover(ctx.leftover or "")
-            if sum(1 for w in words.split() if w.startswith("to=")) > 1 and "to=" in header:
-                return rules.RULES["HD102"]
-            if header.count("<|channel|>") > 1:
-                return rules.RULES["HD103"]
-            if "prompt_token" in words or _mostly_numbers(ctx.leftover or header):
-                return rules.RULES["HD105"]
-            if header and "<|channel|>" not in header.split("<|constrain|>")[0][:40]:
-                return rules.RULES["HD101"]
-            if "<|constrain|>" in header or " json " in f"{header} ":
-                return rules.RULES["HD104"]
-            if not header and ctx.leftover and len(ctx.leftover.split()) > 3:
-                return rules.RULES["HD101"]
-            return rules.RULES["HD106"]
-        case "unexpected_token":
-            if ctx.token == RETURN:
-                return rules.RULES["HD111"]
-            if ctx.previous == CALL or (ctx.previous is None and ctx.token == 12606):
-                return rules.RULES["HD112"]
-            if ctx.token in STOP_TOKENS:
-                return rules.RULES["HD113"]
-            if ctx.token in HEADER_WORD_TOKENS:
-                return rules.RULES["HD115"]
-            return rules.RULES["HD114"]
-        case "unknown_role":
-            word = ctx.role_word or header
-            if "<|start|>" in word or any(word.startswith(r + r) for r in KNOWN_ROLES):
-                return rules.RULES["HD121"]
-            return rules.RULES["HD122"]
-        case _:
-            return rules.default_rule(ctx.kind)
-
-
-def _classify_leftover(leftover: str) -> Rule:
-    """A header_leftover known only from the words harmony reported (a log, no tokens).
-
-    harmony had already taken the header's last one or two words as content type and
-    recipient, so a `to=` word left over means a second recipient.
-    """
-    words = leftover.split()
-    if not words:
-        return rules.RULES["HD106"]
-    if "prompt_token" in leftover or _mostly_numbers(leftover):
-        return rules.RULES["HD105"]
-    if any(marker in leftover for marker in ("<|end|>", "<|start|>", "<|return|>", "<|call|>")):
-        return rules.RULES["HD107"]
-    if "<|channel|>" in leftover:
-        return rules.RULES["HD103"]
-    if any(w.startswith("to=") for w in words):
-        return rules.RULES["HD102"]
-    if "<|constrain|>" in leftover:
-        return rules.RULES["HD104"]
-    if len(words) > 3:
-        return rules.RULES["HD101"]
-    if any(channel in w for w in words for channel in SPEC_CHANNELS):
-        return rules.RULES["HD108"]
-    return rules.RULES["HD106"]
-
-
-def _mostly_numbers(text: str) -> bool:
-    words = text.replace(",", " ").split()
-    return len(words) >= 8 and sum(w.strip("[]=").isdigit() for w in words) > len(words) // 2
 
 
 def replay_is_clean(tokens: Sequence[int], vocab: Vocab, role: ParseRole) -> bool:

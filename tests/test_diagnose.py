@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harmony_doctor.diagnose import FaultContext, classify, diagnose
+from harmony_doctor.classify import FaultContext, classify
+from harmony_doctor.diagnose import diagnose
 from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.models import Diagnosis, TokenInput
 

@@ -9,7 +9,7 @@ from typing import get_args
 import pytest
 
 from harmony_doctor import rules
-from harmony_doctor.diagnose import FaultContext, classify
+from harmony_doctor.classify import FaultContext, classify
 from harmony_doctor.models import ErrorKind, Kind
 from tests.helpers import run
 

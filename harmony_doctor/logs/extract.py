@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from harmony_doctor import rules
-from harmony_doctor.diagnose import HEADER_SHAPE, FaultContext, classify
+from harmony_doctor.classify import HEADER_SHAPE, FaultContext, classify
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, START, special_token_name
 from harmony_doctor.models import ErrorKind, Kind, LogError, Server
 from harmony_doctor.rules import Rule
