@@ -1,8 +1,12 @@
-"""Exit codes and the small exception tree that the CLI maps to them."""
+"""Exit codes and every exception class of the package; the CLI maps them to exit codes."""
 
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from harmony_doctor.models import ErrorKind
 
 
 class ExitCode(IntEnum):
@@ -22,3 +26,19 @@ class InputError(DoctorError):
 
 class VocabError(DoctorError):
     """The vocabulary file is missing, unreadable or corrupted."""
+
+
+class GrammarEngineError(DoctorError):
+    """llguidance is missing or refused a grammar."""
+
+
+class HeaderError(Exception):
+    """openai-harmony would reject this header; `kind` says how, `detail` with what.
+
+    Internal to the replay (it mirrors the parser's own header errors); never reaches a user.
+    """
+
+    def __init__(self, kind: ErrorKind, detail: str) -> None:
+        super().__init__(detail)
+        self.kind: ErrorKind = kind
+        self.detail = detail

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from harmony_doctor.errors import DoctorError, InputError
+from harmony_doctor.errors import GrammarEngineError, InputError
 from harmony_doctor.harmony import spec
 from harmony_doctor.harmony.vocab import (
     CALL,
@@ -57,10 +57,6 @@ ENGINE_EOS = VOCAB_SIZE
 
 _SYMBOL_TOKEN = {symbol: token for token, symbol in spec.SYMBOL.items()}
 _MESSAGE_END_ORDER = (END, RETURN, CALL)
-
-
-class GrammarEngineError(DoctorError):
-    """llguidance is missing or refused a grammar."""
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harmony_doctor.harmony.replay import HeaderError, find_origin, parse_header, replay
+from harmony_doctor.errors import HeaderError
+from harmony_doctor.harmony.replay import find_origin, parse_header, replay
 from harmony_doctor.harmony.vocab import Vocab
 
 

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum, auto
 
+from harmony_doctor.errors import HeaderError
 from harmony_doctor.harmony import spec
 from harmony_doctor.harmony.vocab import (
     CALL,
@@ -27,7 +28,7 @@ from harmony_doctor.harmony.vocab import (
     STOP_TOKENS,
     Vocab,
 )
-from harmony_doctor.models import ErrorKind, Message, ParseRole, Replay, ReplayFault
+from harmony_doctor.models import Message, ParseRole, Replay, ReplayFault
 
 KNOWN_ROLES = spec.KNOWN_ROLES
 
@@ -38,15 +39,6 @@ _UNICODE_WS += "\u2028\u2029\u202f\u205f\u3000"
 _ASCII_WS_SPLIT = re.compile(r"[ \t\n\x0c\r]+")
 _CHANNEL_MARK = "<|channel|>"
 _CONSTRAIN_MARK = "<|constrain|>"
-
-
-class HeaderError(Exception):
-    """openai-harmony would reject this header; `kind` says how, `detail` with what."""
-
-    def __init__(self, kind: ErrorKind, detail: str) -> None:
-        super().__init__(detail)
-        self.kind: ErrorKind = kind
-        self.detail = detail
 
 
 @dataclass(frozen=True)
