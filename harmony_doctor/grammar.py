@@ -484,7 +484,7 @@ def _allowed(mask: bytes) -> list[int]:
 
 def check(tokens: Sequence[int], vocab: Vocab, lark: str | None = None) -> GrammarRun:
     """Run a stream through the default grammar (or `lark`) with llguidance."""
-    from harmony_doctor import __version__
+    from harmony_doctor.version import __version__
 
     text = lark if lark is not None else emit(GrammarOptions(), "lark", __version__)
     return run(matcher(text, vocab), tokens)
