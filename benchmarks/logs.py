@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from harmony_doctor.logs.extract import extract_errors
+from harmony_doctor.logs import extract_errors
 
 INFO = (
     "(APIServer pid=7) INFO 11-12 14:02:10 [loggers.py:127] Engine 000: Avg prompt throughput: "

@@ -1,0 +1,237 @@
+"""Turning a message found in a log into a LogError: its rule, header, expected and found."""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from harmony_doctor import rules
+from harmony_doctor.classify import HEADER_SHAPE, FaultContext, classify
+from harmony_doctor.harmony.vocab import FIRST_SPECIAL, special_token_name
+from harmony_doctor.logs.lines import Line
+from harmony_doctor.logs.messages import SPECIAL_TEXT, Hit
+from harmony_doctor.logs.process import ProcessState
+from harmony_doctor.logs.servers import version_label
+from harmony_doctor.models import ErrorKind, Kind, LogError, Server
+from harmony_doctor.rules import Rule
+
+MAX_RAW_CHARS: Final = 4000
+
+# The kind of failure each message form reports (messages.py names the forms), and the
+# server or rule a form gives away by itself.
+_KINDS: dict[str, Kind] = {
+    "leftover": "header_leftover",
+    "leftover_old": "header_leftover",
+    "unexpected_token": "unexpected_token",
+    "unknown_role": "unknown_role",
+    "empty_channel": "empty_channel",
+    "header_eos": "header_eos",
+    "missing_role": "missing_role",
+    "header_decode": "header_decode",
+    "vocab_load": "vocab_load",
+    "render_error": "render_error",
+    "ollama_tool": "tool_call_parse",
+    "lmstudio_tool": "tool_call_parse",
+    "llamacpp_input": "input_parse",
+    "template_content": "template_content",
+}
+_SERVER_OF_FORM: dict[str, Server] = {
+    "ollama_tool": "ollama",
+    "llamacpp_input": "llama.cpp",
+    "template_content": "llama.cpp",
+}
+_RULE_OF_FORM: dict[str, str] = {
+    "vocab_load": "HD171",
+    "render_error": "HD175",
+    "ollama_tool": "HD181",
+    "lmstudio_tool": "HD182",
+    "llamacpp_input": "HD183",
+    "template_content": "HD184",
+}
+
+
+def describe(
+    line: Line, hit: Hit, last_line: int, lead: Line | None, state: ProcessState
+) -> LogError:
+    """The record of the failure `hit` reports on `line`, its evidence taken from `state`.
+
+    `last_line` is the last line the message spans; `lead` a prefix-only line just before it.
+    """
+    in_traceback = state.ends_traceback(line)
+    since = (state.traceback_start or line.number) - 2  # its record line comes just before
+    kind = "markup_leak" if hit.name == "markup_leak" else _KINDS[hit.name]
+    rule = _rule_for(hit, kind)
+    server = (
+        _SERVER_OF_FORM.get(hit.name)
+        or line.evidence
+        or (state.traceback_server if in_traceback else None)
+        or (state.server if line.key or (in_traceback and state.server_line >= since) else None)
+        or (lead.evidence if lead is not None else None)
+        or ("lmstudio" if hit.name == "lmstudio_tool" else None)
+    )
+    versions = _form_versions(hit)
+    if in_traceback and state.versions is not None:
+        both = state.versions & versions if versions is not None else state.versions
+        versions = both or versions
+    timestamp = line.timestamp
+    if timestamp is None and in_traceback and state.timestamp_line >= since:
+        timestamp = state.timestamp
+    if timestamp is None and lead is not None:
+        timestamp = lead.timestamp
+    pid = line.pid if line.pid is not None else state.pid if line.key else None
+    start = line.number
+    if in_traceback and state.traceback_start is not None:
+        start = min(start, max(state.traceback_start, state.episode_start))
+    remainder = hit.remainder
+    words = remainder.words if remainder is not None else ()
+    truncated = remainder is not None and not remainder.closed
+    expected, found = _expected_found(kind, hit, rule)
+    return LogError(
+        line=line.number,
+        span=(start, last_line),
+        kind=kind,
+        code=rule.code,
+        severity=rule.severity,
+        title=rule.title,
+        message=hit.message,
+        raw=line.raw if len(line.raw) <= MAX_RAW_CHARS else line.raw[: MAX_RAW_CHARS - 1] + "…",
+        server=server,
+        harmony_version=version_label(versions),
+        timestamp=timestamp,
+        pid=pid,
+        token=hit.token,
+        header_remainder=" ".join(words) if remainder is not None and words else None,
+        header_words=words,
+        remainder_truncated=truncated,
+        reconstructed=reconstruct(words, truncated) if words and rule.code != "HD105" else None,
+        context=hit.context if kind != "markup_leak" else None,
+        expected=expected,
+        found=found,
+        cause=rule.cause,
+        fix=rule.fix,
+    )
+
+
+def _form_versions(hit: Hit) -> frozenset[int] | None:
+    if hit.name == "leftover_old":
+        return frozenset({1})
+    if hit.remainder is None:
+        return None
+    if hit.remainder.form == "list":
+        return frozenset({1, 2, 3, 4})
+    if hit.remainder.form == "some":
+        return frozenset({5})
+    return None
+
+
+def _rule_for(hit: Hit, kind: Kind) -> Rule:
+    if hit.name == "markup_leak":
+        return rules.RULES["HD205"]
+    code = _RULE_OF_FORM.get(hit.name)
+    if code is not None:
+        return rules.RULES[code]
+    parser_kind: ErrorKind = kind  # type: ignore[assignment]  # the rest are parser kinds
+    leftover = " ".join(hit.remainder.words) if hit.remainder is not None else None
+    return classify(
+        FaultContext(kind=parser_kind, leftover=leftover, token=hit.token, role_word=hit.role_word)
+    )
+
+
+def reconstruct(words: tuple[str, ...], truncated: bool) -> str:
+    """The header as the model most likely wrote it, the parts the log cannot show marked.
+
+    openai-harmony cut out `<|channel|>NAME` and took the last one or two words as content
+    type and recipient before it reported what was left.
+    """
+    body = " ".join(words)
+    if truncated:
+        return f"<|channel|>… {body} … (cut by the log)"
+    return f"<|channel|>… {body} [1-2 words taken as recipient, content type]<|message|>"
+
+
+def _token_text(token: int) -> str:
+    return special_token_name(token) if token >= FIRST_SPECIAL else "an ordinary text token"
+
+
+def _expected_found(kind: Kind, hit: Hit, rule: Rule) -> tuple[str, str]:
+    match kind:
+        case "header_leftover":
+            words = hit.remainder.words if hit.remainder is not None else ()
+            if not words:
+                return f"a header: {HEADER_SHAPE}", "leftover words (this log does not show them)"
+            if hit.remainder is not None and not hit.remainder.closed:
+                found = (
+                    f"{len(words)} word(s) openai-harmony could not place before the log cut "
+                    f"the list at {words[-1]!r}; the header's last one or two words, taken as "
+                    "recipient and content type, never appear in the message"
+                )
+            else:
+                found = (
+                    f"{len(words)} word(s) openai-harmony could not place, ending {words[-1]!r}; "
+                    "it had already taken the header's last one or two words as recipient and "
+                    "content type, so the words it blames are not the last ones the model wrote"
+                )
+            recipient = next((w for w in words if w.startswith("to=")), None)
+            if rule.code == "HD102" and recipient is not None:
+                found += (
+                    f"; {recipient!r} left over means another recipient followed it, or a word "
+                    "followed the content type (`<|constrain|>json json`)"
+                )
+            return f"a header: {HEADER_SHAPE}", found
+        case "unexpected_token":
+            if hit.token is None:
+                return "<|start|> (id 200006) to open the next message", "a token (id not logged)"
+            return "<|start|> (id 200006) to open the next message", (
+                f"token {hit.token} ({_token_text(hit.token)})"
+            )
+        case "unknown_role":
+            return (
+                "a role (assistant, user, system, developer, tool) or NAME to=RECIPIENT",
+                f"role {hit.role_word!r}",
+            )
+        case "empty_channel":
+            return "a channel name right after <|channel|>", "<|channel|> then nothing"
+        case "header_eos":
+            return "<|message|> to close the header", "end of stream inside the header"
+        case "missing_role":
+            return "a role after <|start|>", "<|message|> right after <|start|>"
+        case "header_decode":
+            return "header tokens that decode as UTF-8", "invalid UTF-8 in the header"
+        case "vocab_load":
+            return "o200k_base.tiktoken, local or downloadable", _detail(hit.message)
+        case "render_error":
+            return "a conversation openai-harmony can render", _detail(hit.message)
+        case "tool_call_parse":
+            if hit.name == "lmstudio_tool":
+                return "a Harmony tool call with JSON arguments", lmstudio_found(
+                    hit.message, hit.context
+                )
+            err = re.search(r"\berr=(.*)$", hit.message)
+            reason = err.group(1).strip() if err else _detail(hit.message)
+            return "JSON arguments after the tool-call header", (
+                reason + (f"; raw {hit.context!r}" if hit.context else "")
+            )
+        case "input_parse":
+            return "output the llama.cpp Harmony parser accepts", _detail(hit.message)
+        case "template_content":
+            return "assistant content without Harmony markup", (
+                "<|channel|>...<|message|> markup in a message's content field"
+            )
+        case "markup_leak":
+            markup = sorted(set(SPECIAL_TEXT.findall(hit.message)))
+            return "plain text in the returned message", (
+                f"{', '.join(markup)} in {hit.context or 'content'}"
+            )
+    return "", rule.title  # pragma: no cover - every kind is handled above
+
+
+def _detail(message: str) -> str:
+    head, _, tail = message.partition(":")
+    return (tail or head).strip()
+
+
+def lmstudio_found(message: str, output: str | None) -> str:
+    reason = _detail(message) or "no reason given"
+    if output:
+        return f"{reason}; model output {output[:200]!r}"
+    return reason

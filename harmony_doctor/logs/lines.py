@@ -1,0 +1,245 @@
+"""Line anatomy: process tags, record prefixes, paste damage, gutters, traceback furniture."""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+
+from harmony_doctor.logs.servers import path_server, text_server
+from harmony_doctor.models import Server
+
+_CLEAN = str.maketrans(
+    {
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u201f": '"',
+        "\u2033": '"',
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201a": "'",
+        "\u2032": "'",
+        "\u00a0": " ",
+        "\u200b": None,
+        "\u200c": None,
+        "\u200d": None,
+        "\ufeff": None,
+    }
+)
+# Terminal wrapping pads a broken line with spaces up to the width; a long run of spaces
+# between two non-space characters is padding, not text.
+_WRAP_PADDING = re.compile(r"(?<=\S) {8,}(?=\S)")
+_MARKDOWN = re.compile(r"^\s*(?:>\s?)+|^\s*`+(?:[A-Za-z]+\s*$)?|`+\s*$")
+
+_TS_ISO = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
+_TS_MONTH_DAY = r"\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?"
+_TS_SYSLOG = r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d"
+_TS_CLOCK = r"\d\d:\d\d:\d\d(?:[.,]\d+)?"
+_LEVEL = r"(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|ERR|CRITICAL|FATAL)"
+
+# Process tags: they tell interleaved processes apart.
+_KEY_PREFIXES = (
+    re.compile(r"^(?P<key>[A-Za-z0-9][\w.-]*[-_]\d+)\s+\|\s?"),  # docker compose `vllm-1  | `
+    re.compile(  # journald: `Aug 10 12:00:01 host ollama[812]: `
+        rf"^(?P<ts>{_TS_SYSLOG}) \S+ (?P<key>[\w.@/-]+\[(?P<pid>\d+)\]):\s?"
+    ),
+    re.compile(r"^\((?P<key>[^()]*?\bpid=(?P<pid>\d+)[^()]*)\)\s?"),  # vLLM `(APIServer pid=1)`
+)
+# Record prefixes: level, time, source. First the shapes servers write...
+_SERVER_RECORDS = (
+    # vLLM `ERROR 08-06 23:25:57 [serving_chat.py:1001] `, `ERROR [serving.py:830] `, no `[`
+    re.compile(
+        rf"^(?P<level>{_LEVEL})\s+(?:(?P<ts>{_TS_MONTH_DAY}|{_TS_ISO})\s+)?"
+        r"\[?(?P<src>[\w.-]+\.py:\d+)\]\s?"
+    ),
+    # lmdeploy `2025-09-15 11:29:27,572 - lmdeploy - ERROR - async_engine.py:657 - `
+    re.compile(rf"^(?P<ts>{_TS_ISO}) - (?P<src>[\w.]+) - (?P<level>{_LEVEL}) - (?:[\w.]+:\d+ - )?"),
+)
+# ... then those of logging libraries...
+_LIBRARY_RECORDS = (
+    # loguru `2025-01-01 12:00:00.123 | ERROR    | module:function:12 - `
+    re.compile(rf"^(?P<ts>{_TS_ISO})\s*\|\s*(?P<level>{_LEVEL})\s*\|\s*(?P<src>[\w.<>:-]+)\s+-\s"),
+    # loguru `[ ERROR | logging:handle:1681 ] `
+    re.compile(rf"^\[\s*(?P<level>{_LEVEL})\s*\|\s*(?P<src>[\w.<>:-]+)\s*\]\s?"),
+    # logfmt (Ollama, Go slog) `time=... level=ERROR source=server.go:1 msg=...`: keep msg=
+    re.compile(r"^time=(?P<ts>\S+)\s+level=(?P<level>\w+)(?:\s+source=(?P<src>\S+))?\s+(?=msg=)"),
+)
+# ... then a time, a level or a source tag as any program writes them, bracketed or not.
+_PLAIN_RECORDS = (
+    # `[2025-08-07 21:37:03 TP0] `, `[2025-08-07 21:37:03] ERROR:    `, `[..][ERROR][model] `
+    re.compile(
+        rf"^\[(?P<ts>{_TS_ISO}|{_TS_MONTH_DAY}|{_TS_CLOCK})(?:\s+(?P<src>[^\]]*))?\]"
+        rf"(?:\s*\[(?P<level>{_LEVEL})\])?(?:\[[^\]]*\])*\s*(?:(?P<level2>{_LEVEL}):?\s+)?"
+    ),
+    # `2025-08-07 21:37:03 ERROR `, `2025-08-07T21:37:03Z [ERROR] `, `ERROR 2025-08-07 ...`
+    re.compile(rf"^(?P<ts>{_TS_ISO})\s+\[?(?P<level>{_LEVEL})\]?:?(?:\s+|$)"),
+    re.compile(rf"^(?P<level>{_LEVEL})\s+(?P<ts>{_TS_ISO})\s+"),
+    # a source tag alone, as pasted from vLLM: `[serving_chat.py:1001] `
+    re.compile(r"^\[(?P<src>[\w.-]+\.py:\d+)\]\s?"),
+    # Python logging and uvicorn `ERROR:root:`, `ERROR:    `
+    re.compile(rf"^(?P<level>{_LEVEL}):(?:[\w.]+:|\s+)"),
+    # container runtimes and `kubectl logs --timestamps`: `2025-08-07T21:37:03.1Z stdout F `
+    re.compile(rf"^(?P<ts>{_TS_ISO})\s+(?:(?:stdout|stderr)\s+[FP]\s+)?"),
+)
+# Tried in this order: the first shape that matches is the one read.
+_PREFIXES = (*_KEY_PREFIXES, *_SERVER_RECORDS, *_LIBRARY_RECORDS, *_PLAIN_RECORDS)
+# All prefix shapes in one regex (named groups made plain), to reject text in one call.
+_ANY_PREFIX = re.compile(
+    "|".join(f"(?:{re.sub(r'[(][?]P<[a-z0-9]+>', '(?:', p.pattern)})" for p in _PREFIXES)
+)
+_NEVER_PREFIX = frozenset(" \t|+{\"'<.:-")  # no prefix starts so: spare the regexes
+_MONTH_DAY_RECORD = re.compile(rf"^{_LEVEL}\s+{_TS_MONTH_DAY}\s+\[?[\w.-]+\.py:\d+\]")
+
+# Python's, IPython's (`HarmonyError   Traceback (most recent call last)`) and rich's heads.
+TRACEBACK_START = re.compile(
+    r"^(?:[\w.]+\s*|[╭┌][─ ]*)?(?:Exception Group )?Traceback \(most recent call last\)"
+)
+CHAIN = re.compile(
+    r"^(?:During handling of the above exception|The above exception was the direct cause)"
+)
+FRAME = re.compile(
+    r'^File\s*"(?P<path>[^"]*)"\s*,\s*line\s*(?P<line>\d+)(?:\s*,\s*in\s*(?P<func>[\w<>.]+))?'
+)
+# Other frame shapes: IPython `File ~/x/__init__.py:529, in f`, rich `│ /x/__init__.py:637 in f`.
+FRAME_SHORT = re.compile(
+    r'^(?:File\s+)?(?P<path>[~/\\.\w:-][^\s"│]*\.py):(?P<line>\d+)'
+    r"(?:,?\s+in\b\s*(?:\w+\.)*(?P<func>[\w<>]+)?)?"
+)
+# Lines inside a traceback that are neither frames nor code: IPython arrows and cells, boxes.
+TRACEBACK_FURNITURE = re.compile(r"^(?:-*>\s*\d+\s|\d+\s|Cell In\[\d+\]|[│╭╰┌└├])")
+CARETS = re.compile(r"^[\s^~]*[\^~][\s^~]*$")
+_ELISION = re.compile(
+    r"^(?:\.{3,}|…+|\[(?:\.\.\.|…|snip|truncated)[^\]]*\]|\((?:\.\.\.|…|snip|truncated)[^)]*\)"
+    r"|<snip>|-- ?snip ?--)$",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Line:
+    """One physical line taken apart: process key, prefix, and the text after them."""
+
+    number: int
+    raw: str
+    key: str  # the process tag(s) ("(APIServer pid=1)", "ollama[812]"), or ""
+    prefix: str  # everything recognised before the text, process tags included
+    rest: str  # the text after the prefix, as found (for joining wrapped lines)
+    text: str  # rest without exception-group gutters, stripped
+    timestamp: str | None
+    pid: int | None
+    gutter: bool
+    evidence: Server | None
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+_HTML_ENTITY = re.compile(r"&(?:quot|apos|lt|gt|amp|#\d+|#x[0-9a-fA-F]+);")
+
+
+def _clean(raw: str) -> str:
+    """The line as its writer meant it: no colours, straight quotes, no paste damage."""
+    line = raw.rstrip("\r\n")
+    if "\x1b" in line:
+        line = _ANSI.sub("", line)
+    if "&" in line and _HTML_ENTITY.search(line):
+        line = html.unescape(line)
+    if not line.isascii():
+        line = line.translate(_CLEAN)
+    if "        " in line:
+        line = _WRAP_PADDING.sub("", line)
+    if "`" in line or ">" in line[:3]:
+        line = _MARKDOWN.sub("", line)
+    return line
+
+
+def anatomize(number: int, raw: str) -> Line:
+    """Take a physical line apart: its prefixes, what they tell, and the text after them."""
+    line = _clean(raw)
+    keys: list[str] = []
+    timestamp: str | None = None
+    pid: int | None = None
+    evidence = _server_evidence(line)
+    position = 0
+    if line[:1].isspace():  # an indented paste: the prefix may follow the indentation
+        indent = len(line) - len(line.lstrip())
+        if _ANY_PREFIX.match(line[indent:]) and not line.startswith("File ", indent):
+            position = indent
+    for _ in range(4):
+        rest = line[position:]
+        if not rest or rest[0] in _NEVER_PREFIX or not _ANY_PREFIX.match(rest):
+            break
+        match = None
+        for shape in _PREFIXES:
+            match = shape.match(rest)
+            if match is not None and match.end() > 0:
+                break
+            match = None
+        if match is None:
+            break
+        if evidence is None and _MONTH_DAY_RECORD.match(rest):
+            evidence = "vllm"  # `LEVEL MM-DD HH:MM:SS [file.py:N]` is vLLM's own format
+        groups = match.groupdict()
+        if groups.get("key"):
+            keys.append(groups["key"])
+        if timestamp is None and groups.get("ts"):
+            timestamp = groups["ts"]
+        if pid is None and groups.get("pid"):
+            pid = int(groups["pid"])
+        position += match.end()
+    prefix, rest = line[:position], line[position:]
+    text, gutter = _strip_gutter(rest)
+    if pid is None and keys:
+        found = re.search(r"pid=(\d+)|\[(\d+)\]", keys[0])
+        if found is not None:
+            pid = int(found.group(1) or found.group(2))
+    return Line(
+        number=number,
+        raw=raw.rstrip("\r\n"),
+        key=" ".join(keys),
+        prefix=prefix,
+        rest=rest,
+        text=text.strip(),
+        timestamp=timestamp,
+        pid=pid,
+        gutter=gutter,
+        evidence=evidence,
+    )
+
+
+# Exception groups draw their sub-tracebacks inside `|` gutters, between `+-` separators.
+_GUTTER_SEPARATOR = re.compile(r"^\s*\+-")
+_GUTTER_GROUP_HEAD = re.compile(r"^\s*\+ (?=Exception Group Traceback)")
+_GUTTER = re.compile(r"^(?:\s*\|(?=\s|$))+")
+
+
+def _strip_gutter(rest: str) -> tuple[str, bool]:
+    """The text inside an exception group's `| ` gutters, and whether there were any."""
+    if _GUTTER_SEPARATOR.match(rest):
+        return "", True
+    text = rest
+    head = _GUTTER_GROUP_HEAD.match(text)
+    if head is not None:
+        text = text[head.end() :]
+    bars = _GUTTER.match(text)
+    if bars is not None:
+        return text[bars.end() :], True
+    return text, False
+
+
+def _server_evidence(line: str) -> Server | None:
+    """The server a line shows: by the package path of a frame in it, else by its words."""
+    frame = FRAME.search(line.replace("|", " ").strip()) if 'File "' in line else None
+    if frame is not None:
+        return path_server(frame["path"])
+    return text_server(line)
+
+
+def structural(text: str) -> bool:
+    """A traceback line that is never part of an error message."""
+    return bool(
+        TRACEBACK_START.match(text)
+        or CHAIN.match(text)
+        or FRAME.match(text)
+        or (text and CARETS.match(text))
+        or _ELISION.match(text)
+    )

@@ -1,0 +1,404 @@
+"""Finding an error message in a line and reading it whole: its quoting, its header remainder."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from harmony_doctor.harmony.vocab import START
+
+OPENER_REACH: Final = 4096  # characters before a message its opening quote may sit
+
+
+def _phrase(text: str) -> str:
+    """A phrase that survives wrapping: any whitespace, or none, between its words."""
+    return r"\s*".join(re.escape(word) for word in text.split())
+
+
+# Each message form by name (describe.py maps the names to kinds and rules).
+_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(source, re.I))
+    for name, source in (
+        ("leftover", _phrase("unexpected tokens remaining in message header")),
+        (
+            "leftover_old",
+            _phrase("could not parse header:")
+            + r"\s*"
+            + _phrase("too many tokens remaining")
+            + r"(?:\s*"
+            + _phrase("after extracting content-type and recipient")
+            + ")?",
+        ),
+        (
+            "unexpected_token",
+            _phrase("unexpected token")
+            + r"\s*(?P<token>\d+|N)\b\s*"
+            + r"while(?:\s*expecting(?:\s*start\s*token(?:\s*(?P<expected>\d+))?)?)?",
+        ),
+        ("unknown_role", _phrase("unknown role:")),
+        (
+            "empty_channel",
+            _phrase("channel marker present but no channel value")
+            + r"(?:\s*"
+            + _phrase("found in header")
+            + ")?",
+        ),
+        (
+            "header_eos",
+            _phrase("unexpected EOS while waiting for message header")
+            + r"(?:\s*"
+            + _phrase("to complete")
+            + ")?",
+        ),
+        ("missing_role", _phrase("message header did not contain a role")),
+        ("header_decode", _phrase("could not decode header")),
+        ("vocab_load", _phrase("error downloading or loading vocab file")),
+        ("render_error", _phrase("invalid conversation JSON")),
+        ("ollama_tool", _phrase("error parsing tool call")),
+        ("lmstudio_tool", _phrase("failed to parse tool call")),
+        (
+            "llamacpp_input",
+            _phrase("failed to parse input at pos") + r"(?:ition)?\s*(?P<pos>\d+)",
+        ),
+        (
+            "template_content",
+            r"(?:you\s*have\s*)?"
+            + _phrase("passed a message containing <|channel|> tags in the content field"),
+        ),
+    )
+)
+_CANONICAL: dict[str, str] = {
+    "leftover": "unexpected tokens remaining in message header",
+    "leftover_old": "Could not parse header: too many tokens remaining after extracting "
+    "content-type and recipient",
+    "unknown_role": "Unknown role:",
+    "empty_channel": "channel marker present but no channel value found in header",
+    "header_eos": "Unexpected EOS while waiting for message header to complete",
+    "missing_role": "message header did not contain a role",
+    "header_decode": "could not decode header",
+    "vocab_load": "error downloading or loading vocab file",
+    "render_error": "invalid conversation JSON",
+    "ollama_tool": "error parsing tool call",
+    "lmstudio_tool": "Failed to parse tool call",
+    "template_content": "You have passed a message containing <|channel|> tags in the content "
+    "field",
+}
+# All forms in one regex, to reject text in one call.
+ANY_FORM = re.compile("|".join(f"(?:{p.pattern})" for _, p in _FORMS), re.I)
+
+SPECIAL_TEXT = re.compile(r"<\|(?:start|end|message|channel|constrain|return|call|reserved_\d+)\|>")
+_LEAK = re.compile(
+    r"""(?P<q0>["']?)(?P<field>content|reasoning_content|reasoning|text|output_text|name)(?P=q0)"""
+    r"""\s*:\s*(?P<q>["'])(?P<value>(?:\\.|(?!(?P=q)).)*)"""
+)
+
+_OPENER = re.compile(r"""(?:(?<=[(\[{:=,\s])|^)(\\*)(['"])""")
+
+
+@dataclass(frozen=True)
+class Hit:
+    """An error message found in a text, read to its end."""
+
+    name: str
+    start: int
+    message: str  # from the message start to its end, wrapper quoting undone
+    closed: bool  # the message's end was seen (closing quote, bracket, parenthesis)
+    end: int  # where the message (and its closing quote) ends in the text
+    shape: str  # exception, bare, wrapper, json, repr, quoted
+    quote: str | None  # the quote the message sits in, when it does
+    remainder: Remainder | None
+    token: int | None
+    role_word: str | None
+    context: str | None
+
+
+@dataclass(frozen=True)
+class Remainder:
+    words: tuple[str, ...]
+    closed: bool
+    form: str  # list, some, none, text, absent
+
+
+# Every form holds one of these words whole, so a line without them holds no message.
+_FRAGMENTS = ("unexpected", "parse", "role", "channel", "decode", "vocab", "conversation", "tool")
+
+
+def holds_message(text: str, position: int = 0) -> bool:
+    """Whether an error message starts somewhere in `text` from `position` on."""
+    lower = text.lower()
+    if not any(fragment in lower for fragment in _FRAGMENTS):
+        return False
+    return ANY_FORM.search(text, position) is not None
+
+
+def find_hit(text: str, position: int = 0) -> Hit | None:
+    """The first error message in `text` from `position` on, or None."""
+    if not holds_message(text, position):
+        return None
+    best: tuple[int, str, re.Match[str]] | None = None
+    for name, form in _FORMS:
+        match = form.search(text, position)
+        if match is not None and (best is None or match.start() < best[0]):
+            best = (match.start(), name, match)
+    if best is None:
+        return None
+    return _read_hit(text, best[1], best[2])
+
+
+def _read_hit(text: str, name: str, match: re.Match[str]) -> Hit:
+    """Read the message `match` starts to its end: out of its quoting, to its kind's fields."""
+    start = match.start()
+    opener = _find_opener(text, start)
+    if opener is not None:
+        body, stop, closed, shape = _read_quoted(text, start, opener)
+    else:
+        body, stop, closed, shape = _read_plain(text, start)
+    offset = match.end() - start
+    rest = body[offset:]
+    remainder: Remainder | None = None
+    token: int | None = None
+    role_word: str | None = None
+    context: str | None = None
+    if name in ("leftover", "leftover_old"):
+        remainder, used = _parse_remainder(rest)
+        message = _CANONICAL[name] + rest[:used].rstrip()
+        if opener is None:  # a plain line ends with its list or Some(...), if the log kept it
+            closed = remainder.closed
+            if closed and body == text[start : start + len(body)]:
+                stop = start + offset + used
+    elif name == "unexpected_token":
+        value = match.group("token")
+        token = int(value) if value.isdigit() else None
+        expected = match.group("expected") or str(START)
+        message = f"Unexpected token {value} while expecting start token {expected}"
+    elif name == "unknown_role":
+        words = rest.split()
+        role_word = words[0] if words else ""
+        if opener is None:
+            role_word = _strip_unbalanced(role_word)
+        message = f"Unknown role: {role_word}"
+    elif name in ("empty_channel", "header_eos", "missing_role"):
+        message = _CANONICAL[name]
+    else:
+        message, context = _read_tail(name, body[:offset], rest, quoted=opener is not None)
+    return Hit(
+        name=name,
+        start=start,
+        message=message,
+        closed=closed,
+        end=max(stop, start + 1),
+        shape=shape,
+        quote=opener[2] if opener is not None else None,
+        remainder=remainder,
+        token=token,
+        role_word=role_word,
+        context=context,
+    )
+
+
+def _read_quoted(text: str, start: int, opener: tuple[int, int, str]) -> tuple[str, int, bool, str]:
+    """A message inside a string: (body unescaped, where it stops, closed, shape)."""
+    opened_at, level, quote = opener
+    end = _find_closing(text, start, quote, level)
+    body = text[start : len(text) if end is None else end]
+    stop = len(text) if end is None else end + 2**level
+    for _ in range(level + 1):
+        body = unescape(body)
+    before = text[:opened_at].rstrip()
+    if re.search(r"""["']?\w+["']?\s*:$""", before):
+        shape = "json"
+    elif re.search(r"\w\($", before):
+        shape = "repr"
+    else:
+        shape = "quoted"
+    return body, stop, end is not None, shape
+
+
+def _read_plain(text: str, start: int) -> tuple[str, int, bool, str]:
+    """A message in no string: (body to the line's end, where it stops, closed, shape)."""
+    body = text[start:].rstrip()
+    if 'Some(\\"' in body or '[\\"' in body:
+        body = unescape(body)  # quoted once more on its way into this line
+    before = text[:start].strip()
+    if not before:
+        shape = "bare"
+    elif re.fullmatch(r"[\w.]*(?:Error|Exception)\s*:?", before):
+        shape = "exception"
+    else:
+        shape = "wrapper"
+    return body, len(text), True, shape
+
+
+def _read_tail(name: str, matched: str, rest: str, quoted: bool) -> tuple[str, str | None]:
+    """A free-text message to its end, and the model output or raw text it quotes, if any."""
+    context: str | None = None
+    tail = rest.rstrip()
+    if not quoted:
+        tail = _strip_unbalanced(tail)
+    if name == "template_content":
+        tail = re.split(r"\s+at row \d+, column \d+", tail)[0]
+    if name == "lmstudio_tool":
+        tail, _, output = tail.partition("Model Output:")
+        context = output.strip() or None
+    if name == "ollama_tool":
+        raw = re.search(r"raw='(?P<raw>.*)',\s*err=", tail) or re.search(r"raw=(\S+)", tail)
+        context = raw.group(1) if raw else None
+    return (_CANONICAL.get(name, matched) + tail).strip(), context
+
+
+def find_leak(text: str) -> Hit | None:
+    """The first JSON or repr string field in `text` whose value holds Harmony markup."""
+    for match in _LEAK.finditer(text):
+        value = unescape(match["value"])
+        if not SPECIAL_TEXT.search(value):
+            continue
+        return Hit(
+            name="markup_leak",
+            start=match.start(),
+            message=value if len(value) <= 300 else value[:299] + "…",
+            closed=True,
+            end=match.end(),
+            shape="json",
+            quote=match["q"],
+            remainder=None,
+            token=None,
+            role_word=None,
+            context=match["field"],
+        )
+    return None
+
+
+_PAIRS = {")": "(", "]": "[", "}": "{"}
+
+
+def _strip_unbalanced(value: str) -> str:
+    """Drop the quotes, brackets and commas a plain line's wrapper left after the message."""
+    value = value.rstrip()
+    while value:
+        last = value[-1]
+        if last in _PAIRS:
+            unbalanced = value.count(last) > value.count(_PAIRS[last])
+        elif last in "\"'":
+            unbalanced = value.count(last) % 2 == 1
+        else:
+            unbalanced = last in ",;"
+        if not unbalanced:
+            break
+        value = value[:-1].rstrip()
+    return value
+
+
+def _find_opener(text: str, start: int) -> tuple[int, int, str] | None:
+    """The innermost string still open at `start`: (position, escape level, quote)."""
+    candidates = list(_OPENER.finditer(text, max(0, start - OPENER_REACH), start))
+    for candidate in reversed(candidates):
+        level = (len(candidate.group(1)) + 1).bit_length() - 1
+        quote = candidate.group(2)
+        if _find_closing(text, candidate.end(), quote, level, start) is None:
+            return candidate.start(), level, quote
+    return None
+
+
+def _find_closing(
+    text: str, position: int, quote: str, level: int, end: int | None = None
+) -> int | None:
+    """Index of the backslashes before the quote that closes a string at `level`, or None."""
+    modulus, wanted = 2 ** (level + 1), 2**level - 1
+    stop = len(text) if end is None else end
+    index = text.find(quote, position, stop)
+    while index >= 0:
+        run = 0
+        while index - run - 1 >= position and text[index - run - 1] == "\\":
+            run += 1
+        if run % modulus == wanted:
+            return index - run
+        index = text.find(quote, index + 1, stop)
+    return None
+
+
+_ESCAPE = re.compile(r"\\(u\{[0-9a-fA-F]{1,6}\}|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|.)", re.S)
+_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", '"': '"', "'": "'", "\\": "\\"}
+
+
+def _unescape_match(match: re.Match[str]) -> str:
+    code = match.group(1)
+    if code in _SIMPLE_ESCAPES:
+        return _SIMPLE_ESCAPES[code]
+    if code == "/":
+        return "/"
+    if code[0] in "ux" and len(code) > 1:
+        digits = code[1:].strip("{}")
+        value = int(digits, 16)
+        if value <= 0x10FFFF:
+            return chr(value)
+    return match.group(0)
+
+
+def unescape(text: str) -> str:
+    """One level of backslash escapes (JSON, Python repr, Rust Debug) undone."""
+    return _ESCAPE.sub(_unescape_match, text) if "\\" in text else text
+
+
+def _parse_remainder(rest: str) -> tuple[Remainder, int]:
+    """The leftover words after `...message header`, and how much of `rest` they used."""
+    index = 0
+    while index < len(rest) and rest[index] in " \t\n:":
+        index += 1
+    if index >= len(rest):
+        form_open = rest.strip() == ":"
+        return Remainder((), not form_open, "absent"), len(rest.rstrip())
+    if rest.startswith("Some(", index):
+        inner = index + 5
+        while inner < len(rest) and rest[inner].isspace():
+            inner += 1
+        if inner >= len(rest) or rest[inner] != '"':
+            return Remainder((), False, "some"), len(rest)
+        value, closed, after = _rust_string(rest, inner + 1)
+        closed = closed and rest.startswith(")", after)
+        return Remainder(tuple(value.split()), closed, "some"), after + (1 if closed else 0)
+    if rest.startswith("[", index):
+        return _parse_list(rest, index)
+    if rest.startswith("None", index):
+        return Remainder((), True, "none"), index + 4
+    words = tuple(_strip_unbalanced(rest[index:]).split())
+    return Remainder(words, True, "text"), len(rest)
+
+
+def _parse_list(text: str, index: int) -> tuple[Remainder, int]:
+    """A Rust Debug list of strings `["a", "b"]` from `text[index] == "["`."""
+    words: list[str] = []
+    index += 1
+    while True:
+        while index < len(text) and text[index] in " \t\r\n,":
+            index += 1
+        if index >= len(text):
+            return Remainder(tuple(words), False, "list"), index
+        char = text[index]
+        if char == "]":
+            return Remainder(tuple(words), True, "list"), index + 1
+        if char != '"':  # an elision or damage: the rest is unknown
+            return Remainder(tuple(words), False, "list"), index
+        word, closed, index = _rust_string(text, index + 1)
+        if word:
+            words.append(word)
+        if not closed:
+            return Remainder(tuple(words), False, "list"), index
+
+
+def _rust_string(text: str, index: int) -> tuple[str, bool, int]:
+    """A Rust Debug string body from just after its opening quote: (value, closed, next)."""
+    out: list[str] = []
+    while index < len(text):
+        char = text[index]
+        if char == '"':
+            return "".join(out), True, index + 1
+        if char == "\\" and index + 1 < len(text):
+            escape = _ESCAPE.match(text, index)
+            if escape is not None:
+                out.append(_unescape_match(escape))
+                index = escape.end()
+                continue
+        out.append(char)
+        index += 1
+    return "".join(out), False, index

@@ -1,0 +1,121 @@
+"""What one process has shown lately: the traceback in progress, its server and releases, time."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from harmony_doctor.logs.lines import (
+    CARETS,
+    CHAIN,
+    FRAME,
+    FRAME_SHORT,
+    TRACEBACK_FURNITURE,
+    TRACEBACK_START,
+    Line,
+)
+from harmony_doctor.logs.messages import ANY_FORM
+from harmony_doctor.logs.servers import frame_versions, path_server
+from harmony_doctor.models import Server
+
+# Distances in lines: how long a traceback may pause, how close its last line the error line
+# must follow.
+TRACEBACK_REACH: Final = 40
+TRACEBACK_END: Final = 2
+_LONG_AGO: Final = -(10**9)
+
+
+@dataclass
+class ProcessState:
+    """What one process prefix has shown lately; a few numbers and a server, never lines."""
+
+    episode_start: int = 0  # line of the last traceback that was not chained to the previous
+    last_traceback_line: int = _LONG_AGO
+    chain_line: int = _LONG_AGO
+    versions: frozenset[int] | None = None  # from openai_harmony/__init__.py frames
+    traceback_server: Server | None = None
+    traceback_start: int | None = None
+    server: Server | None = None
+    server_line: int = _LONG_AGO
+    timestamp: str | None = None
+    timestamp_line: int = _LONG_AGO
+    pid: int | None = None
+    # Lines this prefix has shown, and the count at its last traceback line: when several
+    # processes interleave, distances within one traceback are counted in its own lines.
+    seen: int = 0
+    last_traceback_seen: int = _LONG_AGO
+
+    def traceback_distance(self, number: int, keyed: bool) -> int:
+        """How far back this prefix's last traceback line is, in lines of this prefix."""
+        distance = number - self.last_traceback_line
+        return min(distance, self.seen - self.last_traceback_seen) if keyed else distance
+
+    def ends_traceback(self, line: Line) -> bool:
+        """Whether an error on `line` is the last line of the traceback before it."""
+        return self.traceback_distance(line.number, bool(line.key)) <= TRACEBACK_END
+
+    def close_traceback(self) -> None:
+        """An error line ended the traceback: the next line cannot continue it."""
+        self.last_traceback_line = _LONG_AGO
+
+    def observe(self, line: Line) -> None:
+        """Keep what later errors need from this line: tracebacks, versions, time, server."""
+        number = line.number
+        self.seen += 1
+        if line.timestamp is not None:
+            self.timestamp, self.timestamp_line = line.timestamp, number
+        if line.pid is not None:
+            self.pid = line.pid
+        if line.evidence is not None:
+            self.server, self.server_line = line.evidence, number
+        self._follow_traceback(line)
+
+    def _follow_traceback(self, line: Line) -> None:
+        number, text = line.number, line.text
+        if TRACEBACK_START.match(text):
+            chained = number - self.chain_line <= 4 or line.gutter
+            if not chained:
+                self.episode_start = number
+                self._new_traceback(number)
+            elif number - self.last_traceback_line > TRACEBACK_REACH:
+                self._new_traceback(number)
+            self._mark(number)
+            return
+        if CHAIN.match(text):
+            self.chain_line = number
+            self._mark(number)
+            return
+        frame = FRAME.match(text)
+        if frame is None and ".py:" in text and text.startswith(("File ", "│")):
+            frame = FRAME_SHORT.match(text.lstrip("│ "))
+        if frame is not None:
+            self._enter_frame(number, frame)
+        elif line.gutter or CARETS.match(text) or TRACEBACK_FURNITURE.match(text):
+            self._mark(number)
+        elif (
+            line.rest.startswith((" ", "\t"))
+            and self.traceback_distance(number, bool(line.key)) <= 1
+            and not ANY_FORM.search(text)
+        ):
+            self._mark(number)  # the source line under a frame
+
+    def _enter_frame(self, number: int, frame: re.Match[str]) -> None:
+        if number - self.last_traceback_line > TRACEBACK_REACH:
+            self._new_traceback(number)  # its head was cut or elided
+        self._mark(number)
+        server = path_server(frame["path"])
+        if server is not None and self.traceback_server is None:
+            self.traceback_server = server
+        versions = frame_versions(frame["path"], int(frame["line"]), frame["func"])
+        if versions is not None:
+            self.versions = versions
+
+    def _mark(self, number: int) -> None:
+        self.last_traceback_line = number
+        self.last_traceback_seen = self.seen
+
+    def _new_traceback(self, number: int) -> None:
+        self.traceback_start = number
+        self.versions = None
+        self.traceback_server = None

@@ -1,0 +1,98 @@
+"""Which server and which openai-harmony release a log line or traceback frame points to."""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from harmony_doctor.models import Server
+
+_PACKAGE_SERVERS: dict[str, Server] = {
+    "vllm": "vllm",
+    "sglang": "sglang",
+    "lmdeploy": "lmdeploy",
+    "exo": "exo",
+    "tensorrt_llm": "tensorrt-llm",
+    "llama_stack": "llama-stack",
+}
+_LINE_SERVERS: tuple[tuple[Server, re.Pattern[str]], ...] = (
+    ("vllm", re.compile(r"\((?:APIServer|EngineCore\w*|VllmWorker\w*|Worker\w*)\b[^()]*pid=\d+")),
+    ("vllm", re.compile(r"\bvllm\.(?:entrypoints|engine|v1)\b|\bvllm serve\b")),
+    ("vllm", re.compile(r"\[(?:serving_chat|serving|serving_responses|api_server)\.py:\d+\]")),
+    ("sglang", re.compile(r"\bsglang\b|^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d (?:TP|DP|PP|EP)\d")),
+    ("lmdeploy", re.compile(r" - lmdeploy - |\blmdeploy\b|\[TM\]\[")),
+    ("tensorrt-llm", re.compile(r"tensorrt_llm|TensorRT-LLM|\btrtllm\b|\[TRT-LLM\]", re.I)),
+    ("llama-stack", re.compile(r"llama[_-]stack", re.I)),
+    ("ollama", re.compile(r"\bollama\[\d+\]|\bsource=[\w./-]+\.go:\d+|\bollama\b", re.I)),
+    ("lmstudio", re.compile(r"\bLM ?Studio\b|\blmstudio\b", re.I)),
+    ("llama.cpp", re.compile(r"\bllama[-_]server\b|\bllama\.cpp\b|\bcommon_chat_parse", re.I)),
+)
+
+
+_ANY_SERVER = re.compile(
+    "|".join(
+        f"(?P<s{index}>{'(?i:' if regex.flags & re.I else '(?:'}{regex.pattern}))"
+        for index, (_, regex) in enumerate(_LINE_SERVERS)
+    )
+)
+
+
+def text_server(line: str) -> Server | None:
+    """The server a line's words name (its process tag, module path, source file), or None."""
+    match = _ANY_SERVER.search(line)
+    if match is None or match.lastgroup is None:
+        return None
+    return _LINE_SERVERS[int(match.lastgroup[1:])][0]
+
+
+def path_server(path: str) -> Server | None:
+    """The server whose installed package holds the file at `path`, or None."""
+    parts = re.split(r"[/\\]+", path.strip())
+    for index, part in enumerate(parts[:-1]):
+        if part in ("site-packages", "dist-packages") and parts[index + 1] in _PACKAGE_SERVERS:
+            return _PACKAGE_SERVERS[parts[index + 1]]
+    return next((_PACKAGE_SERVERS[p] for p in parts[:-1] if p in _PACKAGE_SERVERS), None)
+
+
+# --- openai-harmony releases -----------------------------------------------------------------
+
+# Releases 0.0.1 .. 0.0.4 as 1 .. 4, everything from 0.0.5 on as 5 (harmony-facts.md §3).
+_ALL_VERSIONS: Final = frozenset({1, 2, 3, 4, 5})
+_INIT_LINES: dict[str, dict[int, frozenset[int]]] = {
+    "process": {612: frozenset({1, 2}), 627: frozenset({3, 4}), 637: frozenset({5})},
+    "parse_messages_from_completion_tokens": {
+        510: frozenset({1, 2}),
+        525: frozenset({3, 4}),
+        529: frozenset({5}),
+    },
+    "load_harmony_encoding": {
+        670: frozenset({1}),
+        674: frozenset({2}),
+        689: frozenset({3, 4}),
+        699: frozenset({5}),
+    },
+}
+_HARMONY_INIT = re.compile(r"harmony[/\\]+_*init_*\.py$")
+
+
+def frame_versions(path: str, line: int, func: str | None) -> frozenset[int] | None:
+    """The releases whose openai_harmony/__init__.py has `func` at `line`, or None."""
+    if not _HARMONY_INIT.search(path.strip()):
+        return None
+    tables = [_INIT_LINES[func]] if func in _INIT_LINES else list(_INIT_LINES.values())
+    for table in tables:
+        if line in table:
+            return table[line]
+    return None
+
+
+def version_label(versions: frozenset[int] | None) -> str | None:
+    """`0.0.3-0.0.4`, `>=0.0.5` ... for a set of releases; None when nothing narrows it."""
+    if not versions or versions == _ALL_VERSIONS:
+        return None
+    if versions == {5}:
+        return ">=0.0.5"
+    low, high = min(versions), max(versions)
+    if high == 5:
+        return f">=0.0.{low}"
+    return f"0.0.{low}" if low == high else f"0.0.{low}-0.0.{high}"

@@ -1,0 +1,104 @@
+"""lines.py: record prefixes of every shape, paste damage, terminal wraps."""
+
+from __future__ import annotations
+
+import pytest
+
+from harmony_doctor.logs import extract_text
+from tests.logs.helpers import LEFTOVER_SOME, only, prefixed, traceback_lines
+
+PREFIXES = {
+    "vllm-new": "(APIServer pid=4242) ERROR 03-14 08:09:10 [serving.py:830] ",
+    "vllm-old": "(APIServer pid=4242) ERROR 03-14 08:09:10 [serving_chat.py:1001] ",
+    "vllm-no-time": "(APIServer pid=4242) ERROR [serving.py:830] ",
+    "vllm-no-bracket": "ERROR 03-14 08:09:10 serving_chat.py:1001] ",
+    "vllm-no-pid": "ERROR 03-14 08:09:10 [serving_chat.py:1001] ",
+    "vllm-source-only": "[serving_chat.py:1001] ",
+    "docker": "gptoss-vllm-1  | (APIServer pid=4242) ERROR 03-14 08:09:10 [serving.py:830] ",
+    "stripped": "",
+    "indented": "      ",
+    "blockquote": "> ",
+}
+
+
+@pytest.mark.parametrize("name", sorted(PREFIXES))
+def test_traceback_under_any_prefix(name: str) -> None:
+    error = only(prefixed(traceback_lines(LEFTOVER_SOME), PREFIXES[name]))
+    assert (error.line, error.span) == (7, (2, 7))
+    assert (error.kind, error.code) == ("header_leftover", "HD102")
+    assert error.message == LEFTOVER_SOME
+    assert error.header_words == ("to=functions.get_time",)
+    assert error.harmony_version == ">=0.0.5"
+    assert error.server == "vllm"
+    if "pid" in PREFIXES[name]:
+        assert error.pid == 4242
+    if "08:09:10" in PREFIXES[name]:
+        assert error.timestamp == "03-14 08:09:10"
+
+
+def test_markdown_curly_quotes_and_init_py() -> None:
+    text = "\n".join(
+        [
+            "```",
+            "Traceback (most recent call last):",
+            '  File "/x/site-packages/openai_harmony/init.py", line 612, in process',
+            "    self._inner.process(token)",
+            "openai_harmony.HarmonyError: unexpected tokens remaining in message header: "
+            "[\u201canalysis\u201d, \u201cthen\u201d]",
+            "```",
+            "and later `HarmonyError: Unknown role: assistantassistant` in the UI",
+        ]
+    )
+    first, second = extract_text(text)
+    assert first.header_words == ("analysis", "then")
+    assert first.harmony_version == "0.0.1-0.0.2"
+    assert (second.line, second.code) == (7, "HD121")
+
+
+def test_error_line_wrapped_by_the_terminal() -> None:
+    line = 'openai_harmony.HarmonyError: unexpected tokens remaining in message header: ["We", "must", "refuse.", "The", "user", "asks"]'
+    wrapped = [line[i : i + 80] for i in range(0, len(line), 80)]
+    error = only("\n".join([*traceback_lines("x")[:-1], *wrapped]))
+    assert error.line == 7
+    assert error.header_words == ("We", "must", "refuse.", "The", "user", "asks")
+    assert not error.remainder_truncated
+    assert error.code == "HD101"
+
+
+def test_wrap_padding_inside_a_line() -> None:
+    text = prefixed(
+        traceback_lines("Unexpected token 12606 while expecting start token 200006"), ""
+    )
+    padded = text.replace('__init__.py", line 637,', '__init__.py",                  line 637,')
+    padded = padded.replace("Unexpected token", "Unexpected                 token")
+    error = only(padded)
+    assert (error.code, error.token, error.harmony_version) == ("HD112", 12606, ">=0.0.5")
+
+
+def test_colours_html_entities_and_container_timestamps() -> None:
+    text = "\n".join(
+        [
+            "2026-03-14T08:09:10.123456789Z stderr F (APIServer pid=9) \x1b[31mERROR\x1b[0m "
+            "03-14 08:09:10 [serving.py:830] openai_harmony.HarmonyError: Unknown role: "
+            "&lt;|start|&gt;assistant",
+        ]
+    )
+    error = only(text)
+    assert (error.code, error.pid, error.server) == ("HD121", 9, "vllm")
+    assert error.message == "Unknown role: <|start|>assistant"
+
+
+def test_indented_code_block_keeps_prefixes() -> None:
+    prefix = "    (APIServer pid=3) ERROR 09-09 10:10:10 [serving_chat.py:1145] "
+    error = only(
+        prefixed(
+            traceback_lines('unexpected tokens remaining in message header: ["a", "b c"]', 612),
+            prefix,
+        )
+    )
+    assert (error.pid, error.timestamp, error.harmony_version) == (
+        3,
+        "09-09 10:10:10",
+        "0.0.1-0.0.2",
+    )
+    assert error.span == (2, 7)

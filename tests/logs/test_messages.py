@@ -1,0 +1,103 @@
+"""messages.py: error messages read whole out of wrappers, bodies, escapes and cut lines."""
+
+from __future__ import annotations
+
+import pytest
+
+from harmony_doctor.logs import extract_text
+from tests.logs.helpers import only
+
+
+def test_remainder_cut_by_the_log() -> None:
+    error = only(
+        'HarmonyError: unexpected tokens remaining in message header: ["We", "need", "to", "Actu'
+    )
+    assert error.remainder_truncated
+    assert error.header_words == ("We", "need", "to", "Actu")
+    assert error.reconstructed is not None and "cut by the log" in error.reconstructed
+
+
+def test_some_form_cut_and_reescaped() -> None:
+    cut = only('RuntimeError: unexpected tokens remaining in message header: Some("The user wants')
+    assert cut.remainder_truncated and cut.header_words == ("The", "user", "wants")
+    again = only(
+        r"openai.APIError: unexpected tokens remaining in message header: Some(\"say \\\"hi\\\" "
+        r"to=functions.x\")"
+    )
+    assert again.header_words == ("say", '"hi"', "to=functions.x")
+    assert not again.remainder_truncated
+
+
+def test_rust_debug_escapes_in_words() -> None:
+    error = only(
+        r'HarmonyError: unexpected tokens remaining in message header: ["caf\u{e9}", "a\"b", "c\\d"]'
+    )
+    assert error.header_words == ("café", 'a"b', "c\\d")
+
+
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        ("HarmonyError('Unexpected token 200002 while expecting start token 200006')", "HD111"),
+        ("RuntimeError: OpenAI response failed: Unknown role: <|start|>assistant", "HD121"),
+        (
+            "openai.InternalServerError: Error code: 500 - {'error': {'message': 'Unexpected "
+            "token 200012 while expecting start token 200006', 'type': 'InternalServerError', "
+            "'param': None, 'code': 500}}",
+            "HD113",
+        ),
+        (
+            "ValueError('Streaming response returned an error: unexpected tokens remaining in "
+            'message header: Some("to=functions.a <|channel|>commentary")\')',
+            "HD103",
+        ),
+        (
+            '{"error":{"message":"channel marker present but no channel value found in header",'
+            '"type":"BadRequestError","param":null,"code":400}}',
+            "HD131",
+        ),
+        (
+            'data: {"error": {"message": "Unexpected EOS while waiting for message header to '
+            'complete", "code": 500}}',
+            "HD141",
+        ),
+        ("E   openai_harmony.HarmonyError: message header did not contain a role", "HD151"),
+        ("HarmonyError: could not decode header: invalid utf-8 sequence", "HD161"),
+        ("`openai_harmony.HarmonyError: Unknown role: criticcritic`", "HD122"),
+    ],
+)
+def test_wrappers_and_bodies(line: str, code: str) -> None:
+    error = only(line)
+    assert error.code == code
+    assert "Error" not in error.message.split(":")[0] or error.kind == "unknown_role"
+    assert not error.message.endswith(("'", '"', "}", ")'"))
+
+
+def test_unexpected_token_line_cut_short() -> None:
+    error = only(
+        "(APIServer pid=3) ERROR 03-14 08:09:10 [serving.py:830] HarmonyError: Unexpected token 200012 while expe"
+    )
+    assert (error.code, error.token) == ("HD113", 200012)
+
+
+def test_go_escaped_markup_in_an_ollama_body() -> None:
+    body = (
+        '{"error":"error parsing tool call: raw=\'{\\"a\\": 1}\\u003c|call|\\u003e\', '
+        "err=invalid character '\\u003c' after top-level value\"}"
+    )
+    error = only(body)
+    assert error.code == "HD181"
+    assert error.context == '{"a": 1}<|call|>'
+    assert "<|call|>" in error.message
+
+
+def test_markup_leaked_into_content() -> None:
+    text = '{\n  "content": "<|channel|>final<|message|>Hello",\n  "finish_reason": "stop"\n}\n'
+    error = only(text)
+    assert (error.code, error.kind, error.severity, error.line) == (
+        "HD205",
+        "markup_leak",
+        "warning",
+        2,
+    )
+    assert extract_text('{"content": "plain answer", "text": "a <b> c"}') == ()

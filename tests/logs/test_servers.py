@@ -1,0 +1,33 @@
+"""servers.py: the server and openai-harmony releases a path, a line or a frame points to."""
+
+from __future__ import annotations
+
+from harmony_doctor.logs import version_label
+from harmony_doctor.logs.servers import frame_versions, path_server, text_server
+from tests.logs.helpers import HARMONY_INIT, VLLM_SERVING
+
+
+def test_version_labels() -> None:
+    assert version_label(frozenset({1})) == "0.0.1"
+    assert version_label(frozenset({1, 2})) == "0.0.1-0.0.2"
+    assert version_label(frozenset({3, 4})) == "0.0.3-0.0.4"
+    assert version_label(frozenset({5})) == ">=0.0.5"
+    assert version_label(frozenset({1, 2, 3, 4, 5})) is None
+    assert version_label(None) is None
+
+
+def test_servers_by_package_path_and_by_words() -> None:
+    assert path_server(VLLM_SERVING) == "vllm"
+    assert path_server("/home/me/sglang/srt/server.py") == "sglang"
+    assert path_server("/app/server.py") is None
+    assert text_server("Mar 14 08:09:10 box ollama[77]: level=ERROR") == "ollama"
+    assert text_server("(EngineCore_DP0 pid=12) INFO ready") == "vllm"
+    assert text_server("INFO: server started") is None
+
+
+def test_releases_by_the_line_of_an_openai_harmony_frame() -> None:
+    assert frame_versions(HARMONY_INIT, 627, "process") == frozenset({3, 4})
+    assert frame_versions(HARMONY_INIT, 674, "load_harmony_encoding") == frozenset({2})
+    assert frame_versions(HARMONY_INIT, 612, None) == frozenset({1, 2})
+    assert frame_versions(HARMONY_INIT, 1, "process") is None
+    assert frame_versions(VLLM_SERVING, 627, "process") is None
