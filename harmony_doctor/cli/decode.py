@@ -38,7 +38,7 @@ def decode(
     """Token ids to text, with every special token visible."""
     with error_funnel():
         from harmony_doctor.output import contract as serialize
-        from harmony_doctor.output import views as report
+        from harmony_doctor.output.tokens import stream_text_view, token_table_view
 
         inp, label, vocab = read_tokens(source, input_format, request, vocab_path)
         if output is Format.json:
@@ -46,6 +46,6 @@ def decode(
             return
         console = make_console(color)
         if tokens:
-            emit(console, report.render_token_table(inp.tokens, vocab))
+            emit(console, token_table_view(inp.tokens, vocab))
         else:
-            emit(console, report.render_stream_text(inp.tokens, vocab), soft_wrap=True)
+            emit(console, stream_text_view(inp.tokens, vocab), soft_wrap=True)

@@ -88,7 +88,8 @@ def explain(
         from harmony_doctor.harmony.vocab import load_vocab
         from harmony_doctor.inputs import tokens as ingest
         from harmony_doctor.output import contract as serialize
-        from harmony_doctor.output import views as report
+        from harmony_doctor.output.explain_view import explain_view
+        from harmony_doctor.output.recover_view import next_steps_view
 
         text, label = read_input(source)
         found = _log_findings(text, input_format, request)
@@ -117,7 +118,7 @@ def explain(
             print_json(record)
         else:
             console = make_console(color)
-            emit(console, report.render_explain(result, label, vocab, window))
+            emit(console, explain_view(result, label, vocab, window))
             if guided is not None:
                 emit(console, guided.view, soft_wrap=True)
             if result.harmony_error is not None:
@@ -126,7 +127,7 @@ def explain(
                 steps = next_commands(
                     source, role.value, input_format.value, request, vocab_path, lenient
                 )
-                emit(console, report.render_next_steps(steps))
+                emit(console, next_steps_view(steps))
     if result.findings and not exit_zero:
         raise typer.Exit(ExitCode.FINDINGS)
 
@@ -138,8 +139,8 @@ def _log_findings(
     text: str, input_format: InputFormatOption, request: str | None
 ) -> tuple[LogError, ...] | None:
     """The failures in a log excerpt, or None when the input is a token stream to replay."""
+    from harmony_doctor import logs
     from harmony_doctor.inputs import tokens as ingest
-    from harmony_doctor.logs import extract as logs
 
     body = text.lstrip("\ufeff")
     if input_format is not InputFormatOption.auto or not body.strip():
@@ -179,7 +180,7 @@ def _explain_log(
 ) -> None:
     from harmony_doctor.harmony.vocab import load_vocab
     from harmony_doctor.output import contract as serialize
-    from harmony_doctor.output import views as report
+    from harmony_doctor.output.explain_view import log_explain_view
 
     lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
     # The vocabulary only names tokens and re-tokenizes leftover words: load it when needed.
@@ -192,6 +193,6 @@ def _explain_log(
         print_json(record)
     else:
         console = make_console(color)
-        emit(console, report.render_log_explain(found, label, lines, vocab))
+        emit(console, log_explain_view(found, label, lines, vocab))
         if guided is not None:
             emit(console, guided.view, soft_wrap=True)

@@ -166,7 +166,9 @@ def render_grammar_run(
     """What guided decoding would have done, for `explain --grammar`."""
     from rich.text import Text
 
-    from harmony_doctor.output.views import LABEL, OK, WARNING, safe_text, token_label
+    from harmony_doctor.output.escape import safe_text
+    from harmony_doctor.output.styles import LABEL, OK, WARNING
+    from harmony_doctor.output.tokens import token_label
 
     out = Text()
     out.append("Guided decoding", style=LABEL)
@@ -208,7 +210,8 @@ def guided_log_check(found: Sequence[LogError], custom: bool) -> GuidedCheck:
     from rich.text import Text
 
     from harmony_doctor import grammar as g
-    from harmony_doctor.output.views import LABEL, OK, WARNING, safe_text
+    from harmony_doctor.output.escape import safe_text
+    from harmony_doctor.output.styles import LABEL, OK, WARNING
 
     records: list[dict[str, Any]] = []
     view = Text()

@@ -52,7 +52,8 @@ def recover(
     """Strict, lenient and salvaged content side by side, each piece with its token span."""
     with error_funnel():
         from harmony_doctor.output import contract as serialize
-        from harmony_doctor.output import views as report
+        from harmony_doctor.output.recover_view import recover_view
+        from harmony_doctor.recover import received
         from harmony_doctor.recover import recover as run_recover
 
         inp, label, vocab = read_tokens(source, input_format, request, vocab_path)
@@ -60,6 +61,7 @@ def recover(
         if output is Format.json:
             print_json(serialize.recover_record(result, label))
         else:
-            emit(make_console(color), report.render_recover(result, label, vocab))
+            strict, lenient = received(result.strict.messages), received(result.lenient.messages)
+            emit(make_console(color), recover_view(result, strict, lenient, label, vocab))
     if result.strict.error is not None and not exit_zero:
         raise typer.Exit(ExitCode.FINDINGS)

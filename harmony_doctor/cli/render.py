@@ -68,7 +68,8 @@ def render(
     with error_funnel():
         from harmony_doctor.harmony.vocab import load_vocab
         from harmony_doctor.output import contract as serialize
-        from harmony_doctor.output import views as report
+        from harmony_doctor.output.prompt_view import prompt_view
+        from harmony_doctor.output.tokens import token_table_view
         from harmony_doctor.prompt import load_chat, render_chat
 
         text, label = read_input(source)
@@ -80,7 +81,7 @@ def render(
         else:
             console = make_console(color)
             if tokens:
-                emit(console, report.render_token_table(prompt.tokens, vocab))
-            emit(console, report.render_prompt(prompt, label, vocab), soft_wrap=True)
+                emit(console, token_table_view(prompt.tokens, vocab))
+            emit(console, prompt_view(prompt, label, vocab), soft_wrap=True)
     if prompt.warnings and not exit_zero:
         raise typer.Exit(ExitCode.FINDINGS)

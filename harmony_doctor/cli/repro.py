@@ -58,7 +58,7 @@ def repro(
     """Shrink a failing stream (delta debugging); write tokens.json, repro.py, ISSUE.md."""
     with error_funnel():
         from harmony_doctor.output import contract as serialize
-        from harmony_doctor.output import views as report
+        from harmony_doctor.output.recover_view import repro_view
         from harmony_doctor.repro import shrink, write_bundle
 
         inp, label, vocab = read_tokens(source, input_format, request, vocab_path)
@@ -68,4 +68,4 @@ def repro(
         if output is Format.json:
             print_json(serialize.repro_record(result, label, str(out_dir), written))
         else:
-            emit(make_console(color), report.render_repro(result, str(out_dir), written, vocab))
+            emit(make_console(color), repro_view(result, str(out_dir), written, vocab))

@@ -34,7 +34,7 @@ def rules_command(
     """List every diagnosis code, or show one with its cause and fix."""
     with error_funnel():
         from harmony_doctor.output import contract as serialize
-        from harmony_doctor.output import views as report
+        from harmony_doctor.output.catalogue_view import rule_view, rules_view
         from harmony_doctor.rules import RULES
 
         catalogue = sorted(RULES.values(), key=lambda r: r.code)
@@ -47,7 +47,7 @@ def rules_command(
                     }
                 )
             else:
-                emit(make_console(color), report.render_rules_table(catalogue))
+                emit(make_console(color), rules_view(catalogue))
             return
         rule = RULES.get(code.strip().upper())
         if rule is None:
@@ -55,4 +55,4 @@ def rules_command(
         if output is Format.json:
             print_json({"schema": "harmony-doctor.rules/1", "rule": serialize.rule_record(rule)})
         else:
-            emit(make_console(color), report.render_rule(rule))
+            emit(make_console(color), rule_view(rule))

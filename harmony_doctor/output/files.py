@@ -166,7 +166,7 @@ def read_events(paths: Sequence[Path]) -> tuple[pl.DataFrame, list[int]]:
     events frame with scan's columns and types, and how many events each file held."""
     import polars as pl
 
-    from harmony_doctor.scan.run import events_frame
+    from harmony_doctor.scan.summary import events_frame
 
     schema = events_frame(()).schema
     derived = ("day", "hour")  # recomputed from the timestamp, never trusted from the file

@@ -1,0 +1,63 @@
+"""The one escaping helper: every untrusted string reaches stdout or stderr through it."""
+
+from __future__ import annotations
+
+import re
+
+from rich.text import Text
+
+from harmony_doctor.output.styles import ESCAPED
+
+# Control characters (C0 but tab/newline, DEL, C1), bidi/invisible formatting characters, the
+# Arabic letter mark (a bidi control), and the Unicode line and paragraph separators (a terminal
+# or editor may break the line there, so one line of output could pass for two).
+_UNSAFE_CHARS = (
+    r"\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff"
+)
+_UNSAFE = re.compile(f"[{_UNSAFE_CHARS}]")
+_UNSAFE_ON_ONE_LINE = re.compile(f"[\\n\\t{_UNSAFE_CHARS}]")
+_NAMED = {"\n": "\\n", "\t": "\\t"}
+# Whitespace controls that one_line folds like a space rather than shows: they only move the
+# cursor, and a multi-line message (or CRLF text) reads best as one line.
+_FOLDED_CONTROLS = "\x0b\x0c\r"
+_WHITESPACE_RUN = re.compile(r"\s+")
+
+
+def _escape_char(ch: str) -> str:
+    named = _NAMED.get(ch)
+    if named is not None:
+        return named
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def safe_text(value: str, style: str = "", *, keep_newlines: bool = True) -> Text:
+    """Untrusted text as a rich Text: no markup, no emoji codes, control characters visible."""
+    unsafe = _UNSAFE if keep_newlines else _UNSAFE_ON_ONE_LINE
+    text = Text(style=style)
+    position = 0
+    for match in unsafe.finditer(value):
+        text.append(value[position : match.start()])
+        text.append(_escape_char(match.group()), style=ESCAPED)
+        position = match.end()
+    text.append(value[position:])
+    return text
+
+
+def _visible(match: re.Match[str]) -> str:
+    ch = match.group()
+    return " " if ch in _FOLDED_CONTROLS else _escape_char(ch)
+
+
+def one_line(text: str) -> str:
+    """Untrusted text as one plain line (stderr): unsafe characters shown, whitespace folded."""
+    # ESC becomes the inert `\x1b`, so ANSI and OSC sequences print as text and do nothing.
+    return _WHITESPACE_RUN.sub(" ", _UNSAFE.sub(_visible, text)).strip()
+
+
+def shorten(value: str, limit: int) -> str:
+    """`value` cut to at most `limit` characters, the middle elided."""
+    if len(value) <= limit:
+        return value
+    half = (limit - 1) // 2
+    return value[:half] + "…" + value[len(value) - (limit - 1 - half) :]

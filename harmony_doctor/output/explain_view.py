@@ -1,0 +1,279 @@
+"""`explain` for people: a token stream's findings in context, and failures found in log text."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from rich.console import Group, RenderableType
+from rich.padding import Padding
+from rich.rule import Rule
+from rich.table import Table
+from rich.text import Text
+
+from harmony_doctor.harmony.vocab import FIRST_SPECIAL, Vocab, special_token_name
+from harmony_doctor.models import Diagnosis, Finding, LogError, Message
+from harmony_doctor.output.escape import safe_text, shorten
+from harmony_doctor.output.layout import facts_grid, header_summary
+from harmony_doctor.output.styles import DIM, ERROR, LABEL, OK, SPECIAL, WARNING
+from harmony_doctor.output.tokens import token_label, token_ref, token_window
+from harmony_doctor.rules import RULES
+
+# --- token streams ---------------------------------------------------------------------------
+
+
+def explain_view(d: Diagnosis, source: str, vocab: Vocab, window: int = 6) -> RenderableType:
+    """One token stream: each finding with its token window, then the messages and a count."""
+    parts: list[RenderableType] = [_input_line(d, source)]
+    parts.extend(Text(f"note: {n}", style=WARNING) for n in d.input.notes)
+    if d.verdict == "ok" and not d.findings:
+        parts.append(Text.assemble(("OK", OK), "  openai-harmony parses the stream cleanly."))
+    for finding in d.findings:
+        parts.append(Rule(style=DIM))
+        parts.append(_finding_view(finding, d.input.tokens, vocab, window))
+    parts.extend(
+        Text.assemble(("replay disagrees: ", ERROR), safe_text(note)) for note in d.disagreements
+    )
+    parts.append(Rule(style=DIM))
+    parts.append(_messages_view(d.replay.messages, d.verdict, vocab, d.input.tokens))
+    parts.append(_lenient_view(d))
+    parts.append(_summary(f.severity for f in d.findings))
+    return Group(*parts)
+
+
+def _input_line(d: Diagnosis, source: str) -> Text:
+    inp = d.input
+    bits = [source, inp.format]
+    if inp.request_id:
+        bits.append(f"request {inp.request_id}")
+    bits.append(f"{len(inp.tokens)} tokens")
+    if inp.finish_reason:
+        bits.append(f"finish_reason {inp.finish_reason}")
+    bits.append(f"role {d.replay.role}")
+    bits.append("strict" if d.replay.strict else "lenient")
+    line = Text("harmony-doctor explain  ", style=LABEL)
+    line.append_text(safe_text(" · ".join(bits), DIM, keep_newlines=False))
+    return line
+
+
+def finding_head(severity: str, code: str, kind: str, title: str) -> Text:
+    """`FAULT  HD101  header_leftover  Prose where a message header belongs`."""
+    is_error = severity == "error"
+    return Text.assemble(
+        ("FAULT " if is_error else "WARN  ", ERROR if is_error else WARNING),
+        (f" {code} ", "reverse"),
+        "  ",
+        (kind, LABEL),
+        "  ",
+        title,
+    )
+
+
+def _finding_view(f: Finding, tokens: Sequence[int], vocab: Vocab, window: int) -> RenderableType:
+    head = finding_head(f.severity, f.code, f.kind, f.title)
+    facts = facts_grid()
+    if f.harmony_error is not None:
+        facts.add_row(
+            "openai-harmony", safe_text(shorten(f.harmony_error, 600), keep_newlines=False)
+        )
+    if f.raise_index is not None:
+        facts.add_row("raised at", token_ref(tokens, f.raise_index, vocab))
+    if f.origin_index is not None:
+        where = token_ref(tokens, f.origin_index, vocab)
+        if f.raise_index is not None and f.origin_index < f.raise_index:
+            where.append(f"  ({f.raise_index - f.origin_index} tokens before the raise)", DIM)
+        facts.add_row("went wrong at" if f.severity == "error" else "at", where)
+    facts.add_row("expected", safe_text(f.expected, keep_newlines=False))
+    facts.add_row("found", safe_text(shorten(f.found, 400), keep_newlines=False))
+    if f.span is not None and f.kind != "markup_leak":
+        header = vocab.decode(tokens[f.span[0] : f.span[1]])
+        facts.add_row(
+            f"header {f.span[0]}-{f.span[1]}",
+            safe_text(repr(shorten(header, 300)), keep_newlines=False),
+        )
+    return Group(
+        head,
+        Padding(facts, (1, 0, 0, 2), expand=False),
+        Padding(token_window(f, tokens, vocab, window), (1, 0, 0, 2), expand=False),
+        Padding(_advice(f.cause, f.fix), (1, 0, 0, 2), expand=False),
+    )
+
+
+def _messages_view(
+    messages: Sequence[Message], verdict: str, vocab: Vocab, tokens: Sequence[int]
+) -> RenderableType:
+    title = "Messages before the fault" if verdict == "fault" else "Messages"
+    if not messages:
+        return Text.assemble((title, LABEL), ": none")
+    return Group(
+        Text(title, style=LABEL), Padding(_message_table(messages), (0, 0, 0, 2), expand=False)
+    )
+
+
+def _message_table(messages: Iterable[Message]) -> Table:
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style=DIM)
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("tokens", no_wrap=True)
+    table.add_column("header", overflow="fold", max_width=44)
+    table.add_column("end", no_wrap=True)
+    table.add_column("content", no_wrap=True, overflow="ellipsis", min_width=20)
+    for m in messages:
+        end = special_token_name(m.terminator) if m.terminator is not None else "(eos)"
+        header = header_summary(m.role, m.channel, m.recipient, m.content_type)
+        if m.recovered:
+            header += " (lenient)"
+        table.add_row(
+            str(m.index),
+            f"{m.header[0]}-{m.content[1]}",
+            safe_text(header, keep_newlines=False),
+            end,
+            safe_text(shorten(m.text, 160), keep_newlines=False),
+        )
+    return table
+
+
+def _lenient_view(d: Diagnosis) -> RenderableType:
+    title = Text("Lenient parse (strict=False)", style=LABEL)
+    if not d.replay.strict:
+        return Text.assemble(title, ": this run is lenient; see above")
+    verdict = (
+        Text.assemble(
+            ("raises ", ERROR), safe_text(shorten(d.lenient_error, 200), keep_newlines=False)
+        )
+        if d.lenient_error
+        else Text("parses", style=OK)
+    )
+    line = Text.assemble(title, ": ", verdict, f", {len(d.lenient_messages)} message(s) recovered")
+    rows: list[RenderableType] = [line]
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style=DIM)
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("header", overflow="fold", max_width=44)
+    table.add_column("content", no_wrap=True, overflow="ellipsis", min_width=20)
+    for index, message in enumerate(d.lenient_messages):
+        header = header_summary(
+            message.get("name") or message.get("role"),
+            message.get("channel"),
+            message.get("recipient"),
+            message.get("content_type"),
+        )
+        text = str(message.get("text", ""))
+        table.add_row(
+            str(index),
+            safe_text(header, keep_newlines=False),
+            safe_text(shorten(text, 160), keep_newlines=False),
+        )
+    if d.lenient_messages:
+        rows.append(Padding(table, (0, 0, 0, 2), expand=False))
+    return Group(*rows)
+
+
+def _summary(severities: Iterable[str]) -> Text:
+    """`2 error(s), 1 warning(s)`, styled by the worst."""
+    seen = list(severities)
+    errors = seen.count("error")
+    warnings = len(seen) - errors
+    style = ERROR if errors else WARNING if warnings else OK
+    return Text(f"{errors} error(s), {warnings} warning(s)", style=style)
+
+
+def _advice(cause: str, fix: str, refs: Sequence[str] = ()) -> Table:
+    """Why it happened and how to fix it, with the references when there are any."""
+    advice = Table.grid(padding=(0, 2))
+    advice.add_column(style=LABEL, no_wrap=True)
+    advice.add_column()
+    advice.add_row("why", cause)
+    advice.add_row("fix", fix)
+    if refs:
+        advice.add_row("refs", ", ".join(refs))
+    return advice
+
+
+# --- log text --------------------------------------------------------------------------------
+
+
+def log_explain_view(
+    errors: Sequence[LogError], source: str, lines: int, vocab: Vocab | None
+) -> RenderableType:
+    """One block per failure found in log text: what, where, the header words, why, the fix."""
+    head = Text("harmony-doctor explain  ", style=LABEL)
+    bits = f"{source} · log · {lines} line(s) · {len(errors)} failure(s)"
+    head.append_text(safe_text(bits, DIM, keep_newlines=False))
+    parts: list[RenderableType] = [head]
+    if not errors:
+        parts.append(Text.assemble(("OK", OK), "  no Harmony failure found in this text."))
+    for error in errors:
+        parts.append(Rule(style=DIM))
+        parts.append(_log_error_view(error, vocab))
+    parts.append(Rule(style=DIM))
+    parts.append(_summary(e.severity for e in errors))
+    return Group(*parts)
+
+
+def _log_error_view(e: LogError, vocab: Vocab | None) -> RenderableType:
+    head = finding_head(e.severity, e.code, e.kind, e.title)
+    facts = facts_grid()
+    where = f"{e.line}" if e.span[0] == e.span[1] else f"{e.line} (lines {e.span[0]}-{e.span[1]})"
+    facts.add_row("line", where)
+    origin = [
+        e.server or "server unknown",
+        f"openai-harmony {e.harmony_version}" if e.harmony_version else "",
+        f"pid {e.pid}" if e.pid is not None else "",
+        e.timestamp or "",
+    ]
+    facts.add_row("seen in", safe_text(" · ".join(b for b in origin if b), keep_newlines=False))
+    facts.add_row("message", safe_text(shorten(e.message, 300), keep_newlines=False))
+    if e.token is not None:
+        facts.add_row("token", _log_token(e.token, vocab))
+    if e.header_words:
+        facts.add_row("header words", _header_words(e))
+        if e.reconstructed:
+            reconstructed = shorten(e.reconstructed, 300)
+            facts.add_row("reconstructed", safe_text(reconstructed, keep_newlines=False))
+    if e.context:
+        facts.add_row("context", safe_text(shorten(e.context, 300), keep_newlines=False))
+    facts.add_row("expected", safe_text(e.expected, keep_newlines=False))
+    facts.add_row("found", safe_text(shorten(e.found, 400), keep_newlines=False))
+    rule = RULES.get(e.code)
+    advice = _advice(e.cause, e.fix, rule.refs if rule is not None else ())
+    return Group(
+        head,
+        Padding(facts, (1, 0, 0, 2), expand=False),
+        Padding(advice, (1, 0, 0, 2), expand=False),
+    )
+
+
+def _log_token(token: int, vocab: Vocab | None) -> Text:
+    if vocab is not None:
+        label = token_label(token, vocab)
+    elif token >= FIRST_SPECIAL:
+        label = Text(special_token_name(token), style=SPECIAL)
+    else:
+        label = Text("?")
+    label.append(f"  (id {token})", DIM)
+    return label
+
+
+def _header_words(e: LogError, head: int = 24, tail: int = 8) -> Text:
+    """The leftover words, long lists elided in the middle, the last word marked."""
+    words = list(e.header_words)
+    shown: list[str | None] = list(words)
+    if len(words) > head + tail:
+        shown = [*words[:head], None, *words[-tail:]]
+    out = Text()
+    for index, word in enumerate(shown):
+        if index:
+            out.append(" ")
+        if word is None:
+            out.append(f"… {len(words) - head - tail} more …", DIM)
+        elif index == len(shown) - 1:
+            out.append_text(safe_text(word, "underline", keep_newlines=False))
+        else:
+            out.append_text(safe_text(word, keep_newlines=False))
+    if e.remainder_truncated:
+        out.append("  ✂ the log cut the rest", WARNING)
+    else:
+        out.append(
+            "  ◀ harmony took the 1-2 words after this as recipient and content type; "
+            "the fault may sit there",
+            WARNING,
+        )
+    return out

@@ -1,0 +1,150 @@
+"""`scan` and `report` for people: the headline, the groups table with bars, days and files."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from harmony_doctor.output.escape import safe_text
+from harmony_doctor.output.styles import DIM, LABEL, OK, WARNING
+
+_BLOCKS = " ▏▎▍▌▋▊▉█"
+
+
+def bar(value: float, width: int) -> str:
+    """A horizontal bar of `value` (0..1) in `width` cells, with eighth-cell precision."""
+    cells = max(0.0, min(1.0, value)) * width
+    full = int(cells)
+    rest = int((cells - full) * 8)
+    return "█" * full + (_BLOCKS[rest] if rest and full < width else "")
+
+
+def scan_view(
+    groups: list[dict[str, Any]],
+    by: tuple[str, ...],
+    totals: dict[str, Any],
+    days: list[tuple[str, int]],
+    files: list[dict[str, Any]],
+    top: int,
+    width: int = 100,
+    title: str = "scan",
+) -> RenderableType:
+    """The summary of many sources: headline, top groups, failures per day, files not read."""
+    parts: list[RenderableType] = [_scan_headline(totals, title)]
+    if not groups:
+        parts.append(Text("No Harmony failures found.", style=OK))
+    else:
+        parts.append(_groups_table(groups, by, top, width))
+        if len(groups) > top:
+            parts.append(Text(f"… {len(groups) - top} more groups (--top, --format csv)", DIM))
+        if len(days) > 1:
+            parts.append(_days_chart(days))
+    if len(files) > 1 or any(f["status"] != "ok" for f in files):
+        parts.append(_files_table(files, top))
+    return Group(*parts)
+
+
+def _scan_headline(totals: dict[str, Any], title: str) -> Text:
+    line = Text(f"harmony-doctor {title}  ", style=LABEL)
+    bits = [
+        f"{totals['files']} file(s)",
+        _human_size(totals["bytes"]),
+        f"{totals['lines']:,} lines",
+        f"{totals['failures']:,} failure(s)",
+    ]
+    if totals.get("requests"):
+        bits.append(f"{totals['requests']:,} requests")
+        bits.append(f"rate {totals['rate']:.2%}")
+    if totals.get("skipped") or totals.get("partial"):
+        bits.append(f"{totals['skipped']} skipped, {totals['partial']} partial")
+    line.append(" · ".join(bits), DIM)
+    return line
+
+
+def _human_size(count: int) -> str:
+    """1,234 B, 12.3 MB, 1.2 GB."""
+    value = float(count)
+    for unit in ("B", "KB", "MB"):
+        if value < 1000:
+            return f"{count:,} B" if unit == "B" else f"{value:,.1f} {unit}"
+        value /= 1000
+    return f"{value:,.1f} GB"
+
+
+def _files_table(files: list[dict[str, Any]], top: int) -> RenderableType:
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style=DIM)
+    table.add_column("file", overflow="fold", max_width=60)
+    table.add_column("status", no_wrap=True)
+    table.add_column("lines", justify="right", no_wrap=True)
+    table.add_column("failures", justify="right", no_wrap=True)
+    table.add_column("reason", overflow="fold")
+    ordered = sorted(files, key=lambda f: (f["status"] == "ok", -f["failures"], f["path"]))
+    for f in ordered[:top]:
+        style = OK if f["status"] == "ok" else WARNING
+        table.add_row(
+            safe_text(f["path"], keep_newlines=False),
+            Text(f["status"], style=style),
+            f"{f['lines']:,}",
+            f"{f['failures']:,}",
+            safe_text(f["reason"] or "", keep_newlines=False),
+        )
+    rows: list[RenderableType] = [Text("files", style=LABEL), table]
+    if len(files) > top:
+        rows.append(Text(f"… {len(files) - top} more files (--format json)", DIM))
+    return Group(*rows)
+
+
+def _groups_table(groups: list[dict[str, Any]], by: tuple[str, ...], top: int, width: int) -> Table:
+    """The summary table; on narrow terminals the time columns go first, then the example."""
+    shown = groups[:top]
+    widths = {k: min(40, max(len(k), *(len(str(g[k])) for g in shown))) for k in by}
+    spare = width - sum(w + 2 for w in widths.values()) - 40  # count, share, bar, rate
+    columns = {"example": spare >= 14, "first seen": spare >= 48, "last seen": spare >= 66}
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style=DIM)
+    for key in by:
+        table.add_column(key, overflow="fold", min_width=widths[key], max_width=40)
+    table.add_column("count", justify="right", no_wrap=True)
+    table.add_column("share", justify="right", no_wrap=True)
+    table.add_column("", no_wrap=True, width=10)
+    table.add_column("rate", justify="right", no_wrap=True)
+    for name in ("first seen", "last seen"):
+        if columns[name]:
+            table.add_column(name, no_wrap=True)
+    if columns["example"]:
+        room = spare - 18 * (columns["first seen"] + columns["last seen"])
+        table.add_column("example", no_wrap=True, overflow="ellipsis", max_width=max(12, room))
+    biggest = max(g["count"] for g in shown)
+    for g in shown:
+        cells: list[Any] = [
+            *(safe_text(str(g[k]) if g[k] is not None else "-", keep_newlines=False) for k in by),
+            f"{g['count']:,}",
+            f"{g['share']:.1%}",
+            Text(bar(g["count"] / biggest, 10), style="cyan"),
+            "" if g.get("rate") is None else f"{g['rate']:.2%}",
+        ]
+        if columns["first seen"]:
+            cells.append(_short_time(g.get("first_seen")))
+        if columns["last seen"]:
+            cells.append(_short_time(g.get("last_seen")))
+        if columns["example"]:
+            cells.append(safe_text(g.get("example") or "", keep_newlines=False))
+        table.add_row(*cells)
+    return table
+
+
+def _short_time(stamp: str | None) -> str:
+    return (stamp or "")[:16].replace("T", " ")
+
+
+def _days_chart(days: list[tuple[str, int]]) -> RenderableType:
+    table = Table(box=None, pad_edge=False, show_edge=False, show_header=False)
+    table.add_column(style=DIM, no_wrap=True)
+    table.add_column(justify="right")
+    table.add_column(no_wrap=True)
+    biggest = max(n for _, n in days)
+    for day, n in days[-31:]:
+        table.add_row(day, f"{n:,}", Text(bar(n / biggest, 30), style="cyan"))
+    return Group(Text("failures per day", style=LABEL), table)

@@ -1,0 +1,225 @@
+"""The rich views, printed on a plain 100-column console: content shown, hostile text escaped."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from typing import Any
+
+import pytest
+from rich.console import Console, RenderableType
+
+from harmony_doctor.diagnose import diagnose
+from harmony_doctor.harmony.vocab import MESSAGE, Vocab
+from harmony_doctor.inputs.tokens import parse_tokens
+from harmony_doctor.logs import extract_text
+from harmony_doctor.models import Received, Shrink, TokenInput
+from harmony_doctor.output.catalogue_view import rule_view, rules_view
+from harmony_doctor.output.explain_view import explain_view, log_explain_view
+from harmony_doctor.output.prompt_view import prompt_view
+from harmony_doctor.output.recover_view import next_steps_view, recover_view, repro_view
+from harmony_doctor.output.scan_view import scan_view
+from harmony_doctor.output.tokens import stream_text_view, token_table_view
+from harmony_doctor.prompt import load_chat, render_chat
+from harmony_doctor.recover import received, recover
+from harmony_doctor.rules import RULES
+
+HOSTILE = (
+    "[bold]x[/bold] :warning: \x1b[31mred\x1b[0m \x1b]8;;http://x\x07link\x1b]8;;\x07 "
+    "\u202eevil\u202c \u2028sep \x00nul [/INST] [link=http://x]y[/link]"
+)
+# The header carries prose, so openai-harmony raises at the <|message|> that follows it.
+BROKEN = f"<|channel|>final {HOSTILE}<|message|>Hi {HOSTILE}<|return|>"
+
+
+def _show(view: RenderableType) -> str:
+    console = Console(file=io.StringIO(), record=True, width=100, no_color=True)
+    console.print(view)
+    return console.export_text()
+
+
+def _assert_inert(out: str) -> None:
+    """Nothing in the output can move the cursor, link, reorder or break a line, or be an emoji."""
+    for char in ("\x1b", "\x07", "\x00", "\u202e", "\u202c", "\u2028"):
+        assert char not in out, repr(char)
+    assert "⚠" not in out
+
+
+def _broken(vocab: Vocab) -> TokenInput:
+    return parse_tokens(BROKEN, vocab.encode)
+
+
+def test_explain_view(vocab: Vocab) -> None:
+    inp = _broken(vocab)
+    d = diagnose(inp, vocab, "assistant")
+    raised = inp.tokens.index(MESSAGE)
+    out = _show(explain_view(d, "in\x1b[2J.txt", vocab))
+    _assert_inert(out)
+    assert out.startswith("harmony-doctor explain  in\\x1b[2J.txt · harmony-text · ")
+    assert "header_leftover" in out
+    assert re.search(rf"✖ +{raised} +{MESSAGE} +<\|message\|> +openai-harmony raised here", out)
+    assert ":warning: \\x1b[31mred\\x1b[0m" in out
+    errors = sum(f.severity == "error" for f in d.findings)
+    assert out.rstrip().endswith(f"{errors} error(s), {len(d.findings) - errors} warning(s)")
+    assert errors
+
+
+def test_log_explain_view() -> None:
+    log = (
+        "(APIServer pid=7) ERROR 11-27 10:00:05 [serving_chat.py:1145] "
+        "openai_harmony.HarmonyError: unexpected tokens remaining in message header: "
+        f'Some("{HOSTILE}")\n'
+        "ERROR 11-27 10:00:06 openai_harmony.HarmonyError: Unknown role: [bold]:warning:\x00\n"
+    )
+    errors = extract_text(log)
+    out = _show(log_explain_view(errors, "server.log", 2, None))
+    _assert_inert(out)
+    assert out.startswith("harmony-doctor explain  server.log · log · 2 line(s) · 2 failure(s)")
+    assert "role '[bold]:warning:\\x00'" in out
+    with_refs = [e for e in errors if RULES[e.code].refs]
+    assert len(re.findall(r"^  refs  ", out, re.MULTILINE)) == len(with_refs) == 1
+    assert out.rstrip().endswith("2 error(s), 0 warning(s)")
+
+
+def test_log_explain_view_without_failures() -> None:
+    out = _show(log_explain_view((), "quiet.log", 10, None))
+    assert "no Harmony failure found" in out
+    assert out.rstrip().endswith("0 error(s), 0 warning(s)")
+
+
+def test_recover_view_shows_what_the_caller_received(vocab: Vocab) -> None:
+    rec = recover(_broken(vocab), vocab, "assistant")
+    # The view decides nothing: what each parse delivered comes from the caller.
+    lenient = Received(
+        analysis=None, final=f"from the caller {HOSTILE}", tool_recipient=None, tool_arguments=None
+    )
+    out = _show(recover_view(rec, received(rec.strict.messages), lenient, "in.txt", vocab))
+    _assert_inert(out)
+    assert out.startswith("harmony-doctor recover  in.txt · harmony-text · ")
+    final = next(line for line in out.splitlines() if line.startswith("final "))
+    assert re.match(r"final +— +'from the caller +\[guessed 0-\d+\] 'Hi", final)
+    assert "Salvaged pieces (token spans end-exclusive)" in out
+    assert "openai-harmony parses the stream; nothing needed salvaging." not in out
+
+
+def test_repro_view(vocab: Vocab) -> None:
+    tokens = tuple(_broken(vocab).tokens)
+    result = Shrink(
+        original=tokens,
+        minimal=tokens[:3],
+        role="assistant",
+        strict=True,
+        original_error=f"unexpected tokens remaining in message header: {HOSTILE}",
+        minimal_error="unexpected end",
+        kind="header_leftover",
+        shape="unexpected tokens remaining in message header: …",
+        tests=17,
+        exhausted=True,
+    )
+    out = _show(repro_view(result, "out\x1b[2J", ["out/tokens.json", "out/\u202erepro.py"], vocab))
+    _assert_inert(out)
+    assert out.startswith("harmony-doctor repro  out\\x1b[2J")
+    assert f"{len(tokens)} -> 3 tokens (17 parser runs); run budget spent" in out
+    assert "<|channel|>final [" in out
+    assert "out/\\u202erepro.py" in out
+
+
+def test_next_steps_view() -> None:
+    out = _show(next_steps_view(["harmony-doctor recover 'a\x1b[2Jb.txt'"]))
+    _assert_inert(out)
+    assert out.splitlines()[1] == "harmony-doctor recover 'a\\x1b[2Jb.txt'"
+
+
+def test_prompt_view(vocab: Vocab) -> None:
+    chat = load_chat(json.dumps({"messages": [{"role": "user", "content": HOSTILE}]}))
+    prompt = render_chat(chat, vocab, date="2026-11-30")
+    out = _show(prompt_view(prompt, "chat.json", vocab))
+    _assert_inert(out)
+    assert out.startswith(
+        f"harmony-doctor render  chat.json · style harmony · {len(prompt.tokens)}"
+    )
+    assert "<|start|>user<|message|>[bold]x[/bold] :warning: \\x1b[31mred" in out
+    assert out.rstrip().endswith(f"{len(prompt.warnings)} warning(s)")
+
+
+def _group(kind: str, count: int, share: float) -> dict[str, Any]:
+    return {
+        "kind": kind,
+        "count": count,
+        "share": share,
+        "rate": None,
+        "first_seen": "2026-01-02T03:04:05Z",
+        "last_seen": None,
+        "example": f"example {HOSTILE}",
+    }
+
+
+def test_scan_view() -> None:
+    totals = {
+        "files": 2,
+        "bytes": 1234,
+        "lines": 12345,
+        "failures": 4,
+        "requests": None,
+        "rate": None,
+        "skipped": 1,
+        "partial": 0,
+    }
+    files: list[dict[str, Any]] = [
+        {"path": "ok.log", "status": "ok", "reason": None, "lines": 10, "failures": 4},
+        {
+            "path": "bad\x1b]8;;http://x\x07.log",
+            "status": "skipped",
+            "reason": "binary \u202e",
+            "lines": 0,
+            "failures": 0,
+        },
+    ]
+    days = [("2026-01-01", 1), ("2026-01-02", 3)]
+    groups = [_group(f"kind {HOSTILE}", 3, 0.75), _group("other", 1, 0.25)]
+    out = _show(scan_view(groups, ("kind",), totals, days, files, top=1, width=100))
+    _assert_inert(out)
+    assert out.startswith(
+        "harmony-doctor scan  2 file(s) · 1.2 KB · 12,345 lines · 4 failure(s) · 1 skipped, 0 partial"
+    )
+    assert "… 1 more groups (--top, --format csv)" in out
+    assert "other" not in out  # cut by --top
+    assert re.search(r"^2026-01-02 +3 +█{30}$", out, re.MULTILINE)
+    assert "bad\\x1b]8;;http://x\\x07.log" in out
+    assert "… 1 more files (--format json)" in out
+
+
+def test_scan_view_without_failures() -> None:
+    totals = {"files": 1, "bytes": 999, "lines": 3, "failures": 0}
+    files = [{"path": "ok.log", "status": "ok", "reason": None, "lines": 3, "failures": 0}]
+    out = _show(scan_view([], ("kind",), totals, [], files, top=20, title="report"))
+    assert (
+        out
+        == "harmony-doctor report  1 file(s) · 999 B · 3 lines · 0 failure(s)\nNo Harmony failures found.\n"
+    )
+
+
+def test_rules_view_lists_every_rule() -> None:
+    out = _show(rules_view(sorted(RULES.values(), key=lambda r: r.code)))
+    codes = re.findall(r"^(HD\d+) ", out, re.MULTILINE)
+    assert codes == sorted(RULES)
+
+
+@pytest.mark.parametrize("code", ["HD101", "HD122"])
+def test_rule_view(code: str) -> None:
+    rule = RULES[code]
+    out = _show(rule_view(rule))
+    assert out.startswith(f" {code}   {rule.title}")
+    assert ("refs" in out) == bool(rule.refs)
+
+
+def test_token_views(vocab: Vocab) -> None:
+    tokens = _broken(vocab).tokens
+    table = _show(token_table_view(tokens, vocab))
+    stream = _show(stream_text_view(tokens, vocab))
+    for out in (table, stream):
+        _assert_inert(out)
+    at = tokens.index(MESSAGE)
+    assert re.search(rf"^ +{at} +{MESSAGE} +<\|message\|> +yes +$", table, re.MULTILINE)
+    assert stream.startswith("<|channel|>final [bold]x[/bold] :warning: \\x1b[31mred")
