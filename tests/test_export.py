@@ -17,8 +17,10 @@ import pytest
 from harmony_doctor.errors import InputError
 from harmony_doctor.output import files as export
 from harmony_doctor.scan import run as scanning
+from harmony_doctor.scan.records import ScanOptions
+from harmony_doctor.scan.summary import events_frame, requests_frame, summarize_frames
 from tests.helpers import run
-from tests.test_scan import access, traceback
+from tests.scan.vllm_logs import access, traceback
 
 FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
@@ -90,8 +92,8 @@ def test_safe_cell_leaves_numbers_and_plain_text() -> None:
 def test_events_round_trip_keeps_counts_and_values(tmp_path: Path, suffix: str) -> None:
     _hostile_log(tmp_path)
     sources = [scanning.Source(str(p), p) for p in tmp_path.glob("*.log")]
-    result = scanning.scan(sources, scanning.ScanOptions(jobs=1))
-    frame = scanning.events_frame(result.events)
+    result = scanning.scan(sources, ScanOptions(jobs=1))
+    frame = events_frame(result.events)
     path = tmp_path / f"events{suffix}"
     export.write_table(frame, path)
     back, counts = export.read_events([path])
@@ -101,8 +103,8 @@ def test_events_round_trip_keeps_counts_and_values(tmp_path: Path, suffix: str) 
         assert back[column].to_list() == frame[column].to_list(), column
     by = ("code", "pattern")
     assert (
-        scanning.summarize_frames(back, scanning.requests_frame(()), by).to_dicts()
-        == scanning.summarize_frames(frame, scanning.requests_frame(()), by).to_dicts()
+        summarize_frames(back, requests_frame(()), by).to_dicts()
+        == summarize_frames(frame, requests_frame(()), by).to_dicts()
     )
 
 
@@ -110,7 +112,7 @@ def test_regression_empty_jsonl_events_file_reads_back(tmp_path: Path) -> None:
     # Found by fuzzing: a scan without failures writes an empty .jsonl, which polars refused
     # to read ("empty string is not a valid JSON value"), so `report` failed on clean hosts.
     path = tmp_path / "events.jsonl"
-    export.write_table(scanning.events_frame(()), path)
+    export.write_table(events_frame(()), path)
     assert path.read_bytes() == b""
     assert export.read_table(path).height == 0
     events, counts = export.read_events([path])

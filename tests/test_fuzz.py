@@ -17,15 +17,17 @@ import polars as pl
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harmony_doctor import logs
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import VOCAB_SIZE, Vocab, load_vocab
 from harmony_doctor.inputs.sources import Source
 from harmony_doctor.inputs.tokens import INPUT_FORMATS, parse_tokens
-from harmony_doctor.logs import extract as logs
 from harmony_doctor.models import LogError
 from harmony_doctor.output import files as export
 from harmony_doctor.scan import run as scanning
 from harmony_doctor.scan.blocks import Scanner
+from harmony_doctor.scan.records import ScanOptions
+from harmony_doctor.scan.summary import summarize
 from tests.fuzz_inputs import (
     compressed,
     hostile_text,
@@ -127,11 +129,11 @@ def test_scan_of_any_file_reports_instead_of_raising(data: bytes, name: str) -> 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / name
         path.write_bytes(data)
-        result = scanning.scan([Source(name, path)], scanning.ScanOptions(jobs=1), now=REFERENCE)
+        result = scanning.scan([Source(name, path)], ScanOptions(jobs=1), now=REFERENCE)
         (report,) = result.files
         assert report.status in ("ok", "partial")
         assert (report.reason is None) == (report.status == "ok")
-        table = scanning.summarize(result, ("code", "pattern", "day"))
+        table = summarize(result, ("code", "pattern", "day"))
         assert int(table["count"].sum() or 0) == len(result.events)
         json.dumps(table.to_dicts())
 

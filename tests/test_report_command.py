@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import run
-from tests.test_scan import access, build_logs, traceback
+from tests.scan.vllm_logs import access, build_logs, traceback
 
 
 def _groups(doc: dict[str, Any]) -> dict[tuple[Any, ...], int]:

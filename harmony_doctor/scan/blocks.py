@@ -18,11 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from harmony_doctor import logs
 from harmony_doctor.errors import InputError
 from harmony_doctor.inputs.sources import CHUNK, MAX_LINE, Readable
 from harmony_doctor.inputs.timestamps import parse_timestamp
 from harmony_doctor.inputs.tokens import RequestStreams, VllmRecord, parse_vllm_line
-from harmony_doctor.logs import extract as logs
 from harmony_doctor.models import LogError, TokenInput
 
 BEFORE = 3 * 1024  # context bytes kept before an error line (the traceback)

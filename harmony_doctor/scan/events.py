@@ -1,0 +1,161 @@
+"""One source's findings (logged errors, replayed completions) -> ScanEvent records."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from datetime import datetime
+
+from harmony_doctor.diagnose import diagnose, replay_is_clean
+from harmony_doctor.harmony.vocab import Vocab
+from harmony_doctor.inputs.timestamps import parse_timestamp
+from harmony_doctor.models import LogError, ScanEvent, TokenInput
+from harmony_doctor.scan import patterns
+from harmony_doctor.scan.blocks import Hit, SourceScan
+from harmony_doctor.scan.records import ScanOptions
+
+
+def source_events(
+    found: SourceScan, vocab: Callable[[], Vocab], options: ScanOptions
+) -> Iterator[ScanEvent]:
+    """The events of one source: its logged errors, then what replaying its completions finds."""
+    for error, hit in found.errors:
+        yield _log_event(error, hit, found, vocab)
+    for inp, hit in found.completions:
+        yield from _replayed(inp, hit, found, vocab, options)
+
+
+MERGE_WINDOW = 200  # lines between a replayed fault and the traceback the server logged for it
+
+
+def merge_duplicates(events: list[ScanEvent]) -> list[ScanEvent]:
+    """Count each failure once: a logged error that a replayed completion of the same process
+    also shows (same kind, same token, within MERGE_WINDOW lines) is folded into the replay."""
+    logged = [e for e in events if e.source == "log"]
+    used: set[int] = set()
+    out: list[ScanEvent] = []
+    for event in events:
+        if event.source != "replay" or event.severity != "error":
+            continue
+        for index, other in enumerate(logged):
+            if index in used or other.kind != event.kind or other.token_id != event.token_id:
+                continue
+            if other.pid is not None and event.pid is not None and other.pid != event.pid:
+                continue
+            if abs(other.line - event.line) <= MERGE_WINDOW:
+                used.add(index)
+                event_version = other.harmony_version
+                out.append(replace(event, harmony_version=event_version, message=other.message))
+                break
+        else:
+            out.append(event)
+    merged = {id(e) for i, e in enumerate(logged) if i in used}
+    rest = [
+        e
+        for e in events
+        if id(e) not in merged and not (e.source == "replay" and e.severity == "error")
+    ]
+    return sorted([*out, *rest], key=lambda e: e.line)
+
+
+def _replayed(
+    inp: TokenInput,
+    hit: Hit,
+    found: SourceScan,
+    vocab: Callable[[], Vocab],
+    options: ScanOptions,
+) -> Iterator[ScanEvent]:
+    v = vocab()
+    if not options.verify_clean and replay_is_clean(inp.tokens, v, options.role):
+        return
+    result = diagnose(inp, v, options.role)
+    for finding in result.findings:
+        raise_index = finding.raise_index
+        token = None
+        if finding.kind == "unexpected_token" and raise_index is not None:
+            token = inp.tokens[raise_index] if raise_index < len(inp.tokens) else None
+        remainder = None
+        if finding.kind == "header_leftover" and finding.span is not None:
+            remainder = v.decode(inp.tokens[finding.span[0] : finding.span[1]])
+        yield ScanEvent(
+            file=found.label,
+            line=hit.line,
+            timestamp=_iso(hit.timestamp),
+            pid=hit.pid,
+            server=found.server,
+            harmony_version=None,
+            kind=finding.kind,
+            code=finding.code,
+            severity=finding.severity,
+            pattern=patterns.pattern_of(finding.kind, token, remainder),
+            token_id=token,
+            token_text=v.decode([token]) if token is not None else None,
+            header_remainder=remainder,
+            message=finding.harmony_error or finding.title,
+            request_id=inp.request_id,
+            origin_index=finding.origin_index,
+            raise_index=raise_index,
+            source="replay",
+        )
+
+
+def _iso(stamp: datetime | None) -> str | None:
+    return stamp.isoformat() if stamp is not None else None
+
+
+def _log_event(
+    error: LogError, hit: Hit, found: SourceScan, vocab: Callable[[], Vocab]
+) -> ScanEvent:
+    stamp = parse_timestamp(error.timestamp, found.reference) if error.timestamp else None
+    return ScanEvent(
+        file=found.label,
+        line=error.line,
+        timestamp=_iso(stamp or hit.timestamp),
+        pid=error.pid if error.pid is not None else hit.pid,
+        server=error.server or found.server,
+        harmony_version=error.harmony_version,
+        kind=error.kind,
+        code=error.code,
+        severity=error.severity,
+        pattern=patterns.pattern_of(
+            error.kind, error.token, error.header_remainder, _role_word(error.message)
+        ),
+        token_id=error.token,
+        token_text=vocab().decode([error.token]) if error.token is not None else None,
+        header_remainder=error.header_remainder,
+        message=error.message,
+        source="log",
+    )
+
+
+def _role_word(message: str) -> str | None:
+    _, found, word = message.partition("Unknown role: ")
+    return word.strip() if found else None
+
+
+def redact(event: ScanEvent) -> ScanEvent:
+    """Model text (header remainders, leaked content) replaced by a short stable hash."""
+
+    def digest(text: str | None) -> str | None:
+        if text is None:
+            return None
+        return "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:12]
+
+    message = event.message
+    if event.header_remainder and event.header_remainder in message:
+        message = message.replace(event.header_remainder, digest(event.header_remainder) or "")
+    elif event.kind in ("header_leftover", "markup_leak", "leaked_markup"):
+        message = _redact_quoted(message, digest)
+    return replace(event, header_remainder=digest(event.header_remainder), message=message)
+
+
+_QUOTED_TEXT = re.compile(r'(Some\(|\[|raw=|: )(".*"|\'.*\'|.*)$', re.S)
+
+
+def _redact_quoted(message: str, digest: Callable[[str | None], str | None]) -> str:
+    match = _QUOTED_TEXT.search(message)
+    if match is None:
+        return message
+    return message[: match.start(2)] + (digest(match.group(2)) or "")

@@ -1,0 +1,53 @@
+"""The scan's records: the options it runs with, how each input went, what it found."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from harmony_doctor.models import ParseRole, RequestTally, ScanEvent
+
+
+@dataclass(frozen=True)
+class ScanOptions:
+    replay: bool = True  # replay completions the log carries as token ids
+    role: ParseRole = "assistant"
+    redact: bool = False
+    jobs: int = 1  # worker processes; files and ranges of large files are shared out
+    vocab_path: Path | None = None
+    verify_clean: bool = False  # also run openai-harmony on streams the replay finds clean
+
+
+FileStatus = Literal["ok", "partial", "skipped"]
+
+
+@dataclass(frozen=True)
+class FileReport:
+    """How one input went: read whole, read until damage, or not read at all."""
+
+    path: str
+    status: FileStatus
+    reason: str | None
+    bytes: int
+    lines: int
+    failures: int
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    events: tuple[ScanEvent, ...]
+    requests: tuple[RequestTally, ...]
+    files: tuple[FileReport, ...]
+
+    @property
+    def lines(self) -> int:
+        return sum(f.lines for f in self.files)
+
+    @property
+    def bytes(self) -> int:
+        return sum(f.bytes for f in self.files)
+
+    @property
+    def skipped(self) -> tuple[FileReport, ...]:
+        return tuple(f for f in self.files if f.status != "ok")

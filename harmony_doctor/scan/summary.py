@@ -1,0 +1,211 @@
+"""Events and request tallies -> grouped summary, totals and rates (polars)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harmony_doctor.models import RequestTally, ScanEvent
+from harmony_doctor.scan.records import FileReport, ScanResult
+
+if TYPE_CHECKING:
+    import polars as pl
+
+GROUP_KEYS = ("code", "kind", "pattern", "server", "harmony_version", "file", "pid", "day", "hour")
+# Dimensions requests can be split by; other groups get the overall request count.
+REQUEST_KEYS = ("file", "pid", "server", "day", "hour")
+
+
+# Column types of the frames, as Python types so that polars loads only when a frame is built.
+EVENT_COLUMNS: dict[str, type[str] | type[int]] = {
+    "file": str,
+    "line": int,
+    "timestamp": str,
+    "pid": int,
+    "server": str,
+    "harmony_version": str,
+    "kind": str,
+    "code": str,
+    "severity": str,
+    "pattern": str,
+    "token_id": int,
+    "token_text": str,
+    "header_remainder": str,
+    "message": str,
+    "request_id": str,
+    "origin_index": int,
+    "raise_index": int,
+    "source": str,
+}
+REQUEST_COLUMNS: dict[str, type[str] | type[int]] = {
+    "file": str,
+    "pid": int,
+    "server": str,
+    "hour": str,
+    "count": int,
+}
+
+
+def events_frame(events: Iterable[ScanEvent]) -> pl.DataFrame:
+    """One row per event, with the day and hour cut from its timestamp."""
+    import polars as pl
+
+    return _frame(events, EVENT_COLUMNS).with_columns(
+        pl.col("timestamp").str.slice(0, 10).alias("day"),
+        pl.col("timestamp").str.slice(0, 13).alias("hour"),
+    )
+
+
+def _frame(
+    records: Iterable[ScanEvent] | Iterable[RequestTally],
+    columns: dict[str, type[str] | type[int]],
+) -> pl.DataFrame:
+    """Records as rows; without records, an empty frame that still has every column."""
+    import polars as pl
+
+    rows = [r.__dict__ for r in records]
+    if rows:
+        return pl.DataFrame(rows, schema=columns, orient="row")
+    return pl.DataFrame(schema=columns)
+
+
+SUMMARY_COLUMNS = ("count", "share", "requests", "rate", "first_seen", "last_seen", "example")
+
+
+def summarize(result: ScanResult, by: tuple[str, ...]) -> pl.DataFrame:
+    """One row per group: count, share, rate (when requests are known), first/last seen, example."""
+    return summarize_frames(events_frame(result.events), requests_frame(result.requests), by)
+
+
+def summarize_frames(
+    frame: pl.DataFrame, requests: pl.DataFrame, by: tuple[str, ...]
+) -> pl.DataFrame:
+    """The summary of an events frame (scan's, or event files read back) and request counts.
+
+    A rate only counts failures from files whose requests were counted: a log without access
+    or request lines adds failures but no requests, and must not inflate anyone's rate.
+    """
+    import polars as pl
+
+    total = frame.height
+    if total == 0:
+        return pl.DataFrame(
+            schema={
+                **{k: pl.Utf8 for k in by},
+                "count": pl.Int64,
+                "share": pl.Float64,
+                "requests": pl.Int64,
+                "rate": pl.Float64,
+                "first_seen": pl.Utf8,
+                "last_seen": pl.Utf8,
+                "example": pl.Utf8,
+            }
+        )
+    counted_files = requests["file"].unique().to_list() if requests.height else []
+    frame = frame.with_columns(
+        (pl.col("file") + ":" + pl.col("line").cast(pl.Utf8)).alias("example"),
+        pl.col("file").is_in(counted_files).alias("counted"),
+        *(pl.col(k).cast(pl.Utf8) for k in by),
+    )
+    grouped = (
+        frame.group_by(list(by), maintain_order=True)
+        .agg(
+            pl.len().alias("count"),
+            pl.col("counted").sum().alias("counted"),
+            pl.col("timestamp").min().alias("first_seen"),
+            pl.col("timestamp").max().alias("last_seen"),
+            pl.col("example").first(),
+        )
+        .with_columns((pl.col("count") / total).alias("share"))
+    )
+    split = [k for k in by if k in REQUEST_KEYS]
+    if requests.height == 0:
+        grouped = grouped.with_columns(
+            pl.lit(None, dtype=pl.Int64).alias("requests"),
+            pl.lit(None, dtype=pl.Float64).alias("rate"),
+        )
+    elif split and len(split) == len(by):
+        per_group = requests.group_by(split).agg(pl.col("count").sum().alias("requests"))
+        grouped = grouped.join(per_group, on=split, how="left", nulls_equal=True)
+    else:
+        all_requests = int(requests["count"].sum())
+        grouped = grouped.with_columns(pl.lit(all_requests, dtype=pl.Int64).alias("requests"))
+    if requests.height:
+        grouped = grouped.with_columns(
+            pl.when((pl.col("requests") > 0) & (pl.col("counted") > 0))
+            .then(pl.col("counted") / pl.col("requests"))
+            .otherwise(None)
+            .alias("rate")
+        )
+    columns = [*by, *SUMMARY_COLUMNS]
+    return grouped.select(columns).sort("count", descending=True, maintain_order=True)
+
+
+def counted_failures(result: ScanResult) -> int:
+    """Failures in files whose requests were counted (the numerator of the overall rate)."""
+    counted = {t.file for t in result.requests}
+    return sum(1 for e in result.events if e.file in counted)
+
+
+def requests_frame(tallies: Iterable[RequestTally]) -> pl.DataFrame:
+    """One row per request tally, with the pid as text and the day cut from the hour."""
+    import polars as pl
+
+    return _frame(tallies, REQUEST_COLUMNS).with_columns(
+        pl.col("pid").cast(pl.Utf8), pl.col("hour").str.slice(0, 10).alias("day")
+    )
+
+
+def total_requests(result: ScanResult) -> int | None:
+    """All requests counted, or None when the logs show none."""
+    total = sum(t.count for t in result.requests)
+    return total or None
+
+
+def per_day(result: ScanResult) -> list[tuple[str, int]]:
+    """(day, failures) in date order, for the chart."""
+    days = Counter((e.timestamp or "")[:10] for e in result.events if e.timestamp)
+    return sorted(days.items())
+
+
+def scan_totals(result: ScanResult) -> dict[str, Any]:
+    """The totals line of a scan: inputs, bytes, lines, requests, failures and the overall rate."""
+    requests = total_requests(result)
+    return _totals(result.files, len(result.events), requests, counted_failures(result))
+
+
+def report_totals(paths: Sequence[Path], counts: Sequence[int], failures: int) -> dict[str, Any]:
+    """The totals line of event files read back (`counts` events each): no requests, no rate.
+
+    Each file counts one line per event it holds, as the report's file table shows it.
+    """
+    files = [
+        FileReport(str(path), "ok", None, _size(path), n, n)
+        for path, n in zip(paths, counts, strict=True)
+    ]
+    return _totals(files, failures, None, 0)
+
+
+def _totals(
+    files: Sequence[FileReport], failures: int, requests: int | None, counted: int
+) -> dict[str, Any]:
+    """The one totals shape scan and report print (a JSON contract: keys and order are fixed)."""
+    return {
+        "files": len(files),
+        "bytes": sum(f.bytes for f in files),
+        "lines": sum(f.lines for f in files),
+        "requests": requests,
+        "failures": failures,
+        "rate": counted / requests if requests else None,
+        "skipped": sum(1 for f in files if f.status == "skipped"),
+        "partial": sum(1 for f in files if f.status == "partial"),
+    }
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0

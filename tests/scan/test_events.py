@@ -1,0 +1,88 @@
+"""scan/events.py: logged and replayed failures as events, counted once, redacted on request."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harmony_doctor.harmony.vocab import Vocab
+from harmony_doctor.inputs.sources import discover
+from harmony_doctor.scan.records import ScanOptions
+from harmony_doctor.scan.run import scan
+from tests.helpers import run
+from tests.scan.vllm_logs import P, access, info, scan_folder, traceback
+
+
+def test_replayed_completion_and_logged_error_count_once(tmp_path: Path, vocab: Vocab) -> None:
+    ids = vocab.encode("<|channel|>final<|message|>Hi<|end|><|return|>")
+    lines = [
+        info(5, "11-28 10:00:00"),
+        access(5),
+        P.format(pid=5)
+        + f"INFO 11-28 10:00:01 [logger.py:71] Generated response chatcmpl-1: output: 'Hi', output_token_ids: {ids}, finish_reason: stop",
+        *traceback(
+            5, "11-28 10:00:01", "Unexpected token 200002 while expecting start token 200006"
+        ),
+    ]
+    (tmp_path / "a.log").write_text("\n".join(lines) + "\n")
+    result = scan_folder(tmp_path)
+    (event,) = result.events
+    assert event.source == "replay" and event.code == "HD111"
+    assert event.origin_index == len(ids) - 1 and event.raise_index == len(ids) - 1
+    assert event.harmony_version == ">=0.0.5"  # taken from the merged traceback
+
+
+def test_lenient_server_faults_found_by_replay_alone(tmp_path: Path, vocab: Vocab) -> None:
+    ids = vocab.encode(
+        "<|channel|>commentary to=functions.f to=functions.f json<|message|>{}<|call|>"
+    )
+    line = f"INFO 11-28 10:00:01 [logger.py:71] Generated response r9: output: '', output_token_ids: {ids}, finish_reason: stop"
+    (tmp_path / "a.log").write_text(line + "\n")
+    (event,) = scan_folder(tmp_path).events
+    assert event.code == "HD102" and event.request_id == "r9"
+    assert event.origin_index is not None and event.raise_index is not None
+    assert event.origin_index < event.raise_index
+
+
+def test_skipping_harmony_on_clean_replays_changes_nothing(tmp_path: Path, vocab: Vocab) -> None:
+    """Scan runs openai-harmony only where the replay finds something; --verify-clean runs it
+    everywhere. Both must report the same events on generated clean and broken completions."""
+    import random
+
+    from tests.generators import mutate, well_formed
+
+    rng = random.Random(11)
+    lines = []
+    for n in range(400):
+        ids = vocab.encode(well_formed(rng))
+        if n % 2:
+            ids = mutate(ids, rng)
+        lines.append(
+            f"INFO 11-28 10:00:01 [logger.py:71] Generated response r{n}: output: '', "
+            f"output_token_ids: {ids}, finish_reason: length"
+        )
+    (tmp_path / "outputs.log").write_text("\n".join(lines) + "\n")
+    sources, _ = discover([str(tmp_path)])
+    fast = scan(sources, ScanOptions())
+    slow = scan(sources, ScanOptions(verify_clean=True))
+    assert fast.events == slow.events
+    assert len(fast.events) > 50  # the mutations broke plenty of them
+
+
+def test_redact_hides_model_text(logs_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "events.jsonl"
+    result = run(
+        [
+            "scan",
+            "--redact",
+            "--format",
+            "json",
+            "--by",
+            "pattern",
+            "--events",
+            str(out),
+            str(logs_dir),
+        ]
+    )
+    everything = result.stdout + out.read_text()
+    assert "refuse" not in everything
+    assert "sha256:" in out.read_text()

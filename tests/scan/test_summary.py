@@ -1,0 +1,90 @@
+"""scan/summary.py: groups, shares, rates and the totals scan and report print."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harmony_doctor.scan.summary import (
+    GROUP_KEYS,
+    REQUEST_KEYS,
+    report_totals,
+    scan_totals,
+    summarize,
+)
+from tests.scan.vllm_logs import scan_folder, traceback
+
+
+def test_rates_by_file_use_that_files_requests(logs_dir: Path) -> None:
+    table = summarize(scan_folder(logs_dir), ("file",)).to_dicts()
+    by_file = {Path(r["file"]).name: r for r in table}
+    assert by_file["vllm.log.1"]["requests"] == 8 and by_file["vllm.log.1"][
+        "rate"
+    ] == pytest.approx(0.25)
+    assert by_file["vllm.log.gz"]["requests"] == 4
+
+
+def test_group_by_day_and_pattern(logs_dir: Path) -> None:
+    result = scan_folder(logs_dir)
+    days = {r["day"]: r["count"] for r in summarize(result, ("day",)).to_dicts()}
+    assert days == {"2026-11-27": 2, "2026-11-28": 1}
+    patterns = {r["pattern"] for r in summarize(result, ("pattern",)).to_dicts()}
+    assert patterns == {"unexpected_token 200002 <|return|>", "header_leftover <prose>"}
+
+
+@pytest.mark.parametrize("key", GROUP_KEYS)
+def test_every_group_key_partitions_the_failures(logs_dir: Path, key: str) -> None:
+    result = scan_folder(logs_dir)
+    table = summarize(result, (key,)).to_dicts()
+    assert sum(row["count"] for row in table) == len(result.events) == 3
+    assert all(row["share"] > 0 and row["example"] for row in table)
+    if key in REQUEST_KEYS and key != "server":
+        assert all(row["requests"] for row in table if row[key] is not None)
+
+
+def test_scan_totals_rate_counts_only_files_with_requests(logs_dir: Path) -> None:
+    lines = traceback(9, "11-28 12:00:00", "Unknown role: assistantassistant")
+    (logs_dir / "no-requests.log").write_text("\n".join(lines) + "\n")
+    result = scan_folder(logs_dir)
+    totals = scan_totals(result)
+    assert list(totals) == [
+        "files",
+        "bytes",
+        "lines",
+        "requests",
+        "failures",
+        "rate",
+        "skipped",
+        "partial",
+    ]  # the JSON contract's order
+    assert totals["files"] == 4 and totals["failures"] == 4 and totals["requests"] == 13
+    assert totals["rate"] == pytest.approx(3 / 13)  # the log without requests adds no rate
+    assert totals["bytes"] == result.bytes and totals["lines"] == result.lines
+    assert totals["skipped"] == totals["partial"] == 0
+
+
+def test_scan_totals_without_requests_have_no_rate(tmp_path: Path) -> None:
+    lines = traceback(9, "11-28 12:00:00", "Unknown role: assistantassistant")
+    (tmp_path / "a.log").write_text("\n".join(lines) + "\n")
+    (tmp_path / "gone.log").symlink_to(tmp_path / "missing")
+    totals = scan_totals(scan_folder(tmp_path))
+    assert totals["requests"] is None and totals["rate"] is None
+    assert totals["failures"] == 1 and totals["lines"] == len(lines)
+    assert totals["files"] == 2 and totals["skipped"] == 1
+
+
+def test_report_totals_count_event_files(tmp_path: Path) -> None:
+    (tmp_path / "a.jsonl").write_text("x" * 10)
+    (tmp_path / "b.csv").write_text("y" * 5)
+    paths = [tmp_path / "a.jsonl", tmp_path / "b.csv", tmp_path / "gone.csv"]
+    assert report_totals(paths, [2, 1, 0], 3) == {
+        "files": 3,
+        "bytes": 15,
+        "lines": 3,
+        "requests": None,
+        "failures": 3,
+        "rate": None,
+        "skipped": 0,
+        "partial": 0,
+    }
