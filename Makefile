@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+JOBS ?= auto
 
 .PHONY: install demo test lint bench clean
 
@@ -27,15 +28,14 @@ demo: $(STAMP)
 	@echo "== harmony-doctor decode samples/tool-call.harmony.txt"
 	$(BIN)/harmony-doctor decode samples/tool-call.harmony.txt || [ $$? -eq 1 ]
 
-test: $(STAMP)
-	$(BIN)/ruff check harmony_doctor tests benchmarks
-	$(BIN)/mypy
-	$(BIN)/python -m pytest -q
+test: lint
+	$(BIN)/python -m pytest -q -n $(JOBS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check harmony_doctor tests benchmarks
 	$(BIN)/ruff format --check harmony_doctor tests benchmarks
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/replay.py

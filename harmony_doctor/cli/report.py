@@ -44,35 +44,22 @@ def report_command(
     """
     with error_funnel():
         from harmony_doctor.output import files as export
-        from harmony_doctor.scan import run as scanning
+        from harmony_doctor.scan.summary import report_totals, requests_frame, summarize_frames
 
         keys = group_keys(by or [])
         for path in inputs:
             if not path.is_file():
                 raise InputError(f"cannot read {path}: not a file")
         frame, counts = export.read_events(inputs)
-        table = scanning.summarize_frames(frame, scanning.requests_frame(()), keys)
+        table = summarize_frames(frame, requests_frame(()), keys)
         if summary is not None:
             export.write_table(table, summary)
-        totals = _totals(inputs, counts, frame.height)
+        totals = report_totals(inputs, counts, frame.height)
         files = [_file_record(path, n) for path, n in zip(inputs, counts, strict=True)]
         days = [(d, n) for d, n in frame["day"].drop_nulls().value_counts().sort("day").rows()]
         show_summary(table, keys, totals, days, files, output, top, color, title="report")
     if frame.height and not exit_zero:
         raise typer.Exit(ExitCode.FINDINGS)
-
-
-def _totals(inputs: list[Path], counts: list[int], failures: int) -> dict[str, Any]:
-    return {
-        "files": len(inputs),
-        "bytes": sum(_size(p) for p in inputs),
-        "lines": sum(counts),
-        "requests": None,
-        "failures": failures,
-        "rate": None,
-        "skipped": 0,
-        "partial": 0,
-    }
 
 
 def _file_record(path: Path, events: int) -> dict[str, Any]:

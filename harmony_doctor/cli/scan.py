@@ -60,7 +60,7 @@ ExitZeroOpt = Annotated[
 
 
 def group_keys(values: list[str]) -> tuple[str, ...]:
-    from harmony_doctor.scan.run import GROUP_KEYS
+    from harmony_doctor.scan.summary import GROUP_KEYS
 
     keys = tuple(k.strip() for v in values for k in v.split(",") if k.strip()) or ("code",)
     unknown = [k for k in keys if k not in GROUP_KEYS]
@@ -131,6 +131,8 @@ def scan(
         from harmony_doctor.inputs.sources import discover
         from harmony_doctor.output import files as export
         from harmony_doctor.scan import run as scanning
+        from harmony_doctor.scan.records import ScanOptions
+        from harmony_doctor.scan.summary import events_frame, per_day, scan_totals, summarize
 
         keys = group_keys(by or [])
         paths = inputs or ["-"]
@@ -139,7 +141,7 @@ def scan(
         sources, skipped = discover(paths, glob or [], exclude or [])
         if not sources and skipped:
             raise InputError(f"nothing to read: {skipped[0].label}: {skipped[0].reason}")
-        options = scanning.ScanOptions(
+        options = ScanOptions(
             replay=replay,
             redact=redact,
             jobs=jobs or os.cpu_count() or 1,
@@ -152,14 +154,14 @@ def scan(
         finally:
             if progress is not None:
                 progress.close()
-        table = scanning.summarize(result, keys)
+        table = summarize(result, keys)
         if events is not None:
-            export.write_table(scanning.events_frame(result.events), events)
+            export.write_table(events_frame(result.events), events)
         if summary is not None:
             export.write_table(table, summary)
-        totals = _totals(result)
+        totals = scan_totals(result)
         files = [asdict(f) for f in result.files]
-        days = scanning.per_day(result)
+        days = per_day(result)
         show_summary(table, keys, totals, days, files, output, top, color)
         for f in result.skipped:
             sys.stderr.write(f"harmony-doctor: {f.status} {f.path}: {f.reason}\n")
@@ -185,7 +187,7 @@ def show_summary(
 ) -> None:
     """The summary on stdout as a table, JSON or CSV (scan and report print alike)."""
     from harmony_doctor.output import files as export
-    from harmony_doctor.output import views as report
+    from harmony_doctor.output.scan_view import scan_view
 
     if output is ScanFormat.json:
         schema = f"harmony-doctor.{title}/1"
@@ -198,7 +200,7 @@ def show_summary(
     else:
         console = make_console(color)
         groups = table.to_dicts()
-        view = report.render_scan(groups, keys, totals, days, files, top, console.width, title)
+        view = scan_view(groups, keys, totals, days, files, top, console.width, title)
         emit(console, view)
 
 
@@ -207,22 +209,6 @@ def _size(path: Path | None) -> int:
         return path.stat().st_size if path is not None else 0
     except OSError:
         return 0
-
-
-def _totals(result: Any) -> dict[str, Any]:
-    from harmony_doctor.scan.run import counted_failures, total_requests
-
-    requests = total_requests(result)
-    return {
-        "files": len(result.files),
-        "bytes": result.bytes,
-        "lines": result.lines,
-        "requests": requests,
-        "failures": len(result.events),
-        "rate": counted_failures(result) / requests if requests else None,
-        "skipped": sum(1 for f in result.files if f.status == "skipped"),
-        "partial": sum(1 for f in result.files if f.status == "partial"),
-    }
 
 
 class Progress:

@@ -1,0 +1,94 @@
+"""Any text -> what `explain` reports: the failures a log records, or the diagnosis of a stream.
+
+The decision between the two is the CLI's auto-detection, kept here so that the library and
+the command line explain the same input the same way: a text that holds Harmony failures and
+no token stream to replay is a log; anything else is read as token ids (or Harmony text) and
+diagnosed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from harmony_doctor.errors import InputError
+from harmony_doctor.inputs import tokens as token_input
+from harmony_doctor.inputs.tokens import InputFormat
+from harmony_doctor.models import Diagnosis, LogError, ParseRole
+
+if TYPE_CHECKING:
+    from harmony_doctor.harmony.vocab import Vocab
+
+_OUTPUT_IDS = re.compile(r"\boutput_token_ids\s*[:=]\s*\[")
+
+
+@dataclass(frozen=True)
+class LogExplanation:
+    """The Harmony failures a log excerpt records, once each, and how long the excerpt is."""
+
+    errors: tuple[LogError, ...]
+    lines: int
+
+
+def log_failures(
+    text: str, input_format: InputFormat = "auto", request: str | None = None
+) -> tuple[LogError, ...] | None:
+    """The failures in a log excerpt, or None when the input is a token stream to replay."""
+    from harmony_doctor import logs
+
+    body = text.lstrip("\ufeff")
+    if input_format != "auto" or not body.strip():
+        return None  # forced shapes are token inputs; empty input is reported by the reader
+    try:
+        shape = token_input.detect_format(body)
+    except InputError:
+        return logs.extract_text(text)  # no tokens at all: whatever the log holds, maybe nothing
+    if shape not in ("text", "json", "jsonl", "vllm-log"):
+        return None
+    found = logs.extract_text(text)
+    if not found:
+        return None
+    if shape == "text":
+        return found  # special-token strings inside error messages, not a Harmony stream
+    if shape == "vllm-log":  # replay the completions it logs; else explain its errors
+        return None if _OUTPUT_IDS.search(body) else found
+    try:
+        token_input.parse_tokens(body, _no_encode, shape, request)
+    except InputError:
+        return found  # a JSON error body without token ids
+    return None
+
+
+def _no_encode(text: str) -> list[int]:  # pragma: no cover - JSON shapes never encode
+    raise InputError("JSON input holds Harmony text, not token ids")
+
+
+def count_lines(text: str) -> int:
+    """Lines in a text, the last one counted even without its newline."""
+    return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+
+
+def explain_text(
+    text: str,
+    vocab: Vocab | None = None,
+    *,
+    input_format: InputFormat = "auto",
+    request: str | None = None,
+    role: ParseRole = "assistant",
+    strict: bool = True,
+) -> LogExplanation | Diagnosis:
+    """What `harmony-doctor explain` reports for a text: a log's failures or a diagnosis.
+
+    `vocab` is loaded (the bundled, verified copy) only when the text is a token stream and
+    none is given.
+    """
+    found = log_failures(text, input_format, request)
+    if found is not None:
+        return LogExplanation(found, count_lines(text))
+    from harmony_doctor.diagnose import diagnose
+    from harmony_doctor.harmony.vocab import load_vocab
+
+    vocab = vocab if vocab is not None else load_vocab()
+    inp = token_input.parse_tokens(text, vocab.encode, input_format, request)
+    return diagnose(inp, vocab, role, strict=strict)
