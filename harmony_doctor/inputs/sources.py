@@ -4,6 +4,7 @@ Compression is recognised by magic bytes first and by suffix second (gzip, bzip2
 Lines of any length are safe: a line longer than MAX_LINE is cut (its line number is kept and
 the cut is reported), so a 100 MB line without a newline costs MAX_LINE of memory, not 100 MB.
 Anything that cannot be read is returned as a `Skipped` record with its reason, never dropped.
+`open_binary` also detects the text encoding (encodings.py): what it returns is UTF-8.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from harmony_doctor.errors import InputError
+from harmony_doctor.inputs.encodings import HEAD, decoding, detect
 
 MAX_LINE = 4 * 1024 * 1024  # bytes of one line kept for extraction; the rest is skipped
 CHUNK = 64 * 1024  # small enough that a damaged compressed tail loses little
@@ -153,7 +155,46 @@ def compression_of(head: bytes, name: str) -> str | None:
 
 
 def open_binary(source: Source) -> Readable:
-    """The source's bytes, decompressed; raises InputError if it cannot be opened."""
+    """The source's bytes, decompressed and as UTF-8; InputError if it cannot be opened.
+
+    Nothing is ever stat-sized or seeked: a pipe (`<(...)`, /dev/stdin) reads like a file.
+    Raises encodings.Undecodable (an InputError) when the data is not text.
+    """
+    stream = _decompressed(source)
+    try:
+        return decoding(stream, source.label)
+    except BaseException:
+        stream.close()
+        raise
+
+
+def plain_size(source: Source) -> int | None:
+    """The size of a regular, uncompressed UTF-8 file, or None (stdin, pipes, compressed data,
+    UTF-16, latin-1 or binary data): only such a file can be cut into byte ranges.
+
+    A pipe is never read here (its first bytes would be lost to the reader that follows):
+    the file is fstat-ed before anything is read from it.
+    """
+    if source.path is None:
+        return None
+    try:
+        with open(source.path, "rb", buffering=0) as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                return None
+            head = handle.read(HEAD)
+    except OSError:
+        return None
+    if compression_of(head, source.label) is not None:
+        return None
+    try:
+        encoding, _ = detect(head)
+    except InputError:
+        return None
+    return info.st_size if encoding == "utf-8" else None
+
+
+def _decompressed(source: Source) -> Readable:
     if source.path is None:
         raw: IO[bytes] = getattr(sys.stdin, "buffer", None) or io.BytesIO()
     else:

@@ -51,3 +51,59 @@ def _build(year: int, match: re.Match[str]) -> datetime | None:
         )
     except ValueError:  # 02-30, 25:00 and other impossible stamps
         return None
+
+
+# Canonical stamps (the scan core's forms): b"YYYY-MM-DD HH:MM:SS", or b"MM-DD HH:MM:SS" for a
+# log that gives no year. Wrapper times are absolute, so they are turned into UTC.
+_RFC3339 = re.compile(
+    r"^\s*(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,]\d+)?\s*(Z|z|[+-]\d\d:?\d\d)?"
+)
+_MONTHS = {
+    name: number
+    for number, name in enumerate(
+        ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1
+    )
+}
+
+
+def canonical_utc(text: str) -> bytes | None:
+    """An RFC 3339 / ISO time (`2026-11-27T10:00:01.5+01:00`) as a canonical UTC stamp.
+
+    Without an offset the time is taken as written (it may be local: nothing says otherwise).
+    """
+    match = _RFC3339.match(text)
+    if match is None:
+        return None
+    try:
+        moment = datetime(*(int(match[i]) for i in range(1, 7)))  # type: ignore[misc]
+    except ValueError:
+        return None
+    offset = match[7]
+    if offset and offset not in ("Z", "z"):
+        sign = -1 if offset[0] == "-" else 1
+        digits = offset[1:].replace(":", "")
+        moment -= sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+    return _format(moment)
+
+
+def canonical_epoch(value: int, per_second: int) -> bytes | None:
+    """A time counted from 1970-01-01 UTC in units of 1/per_second s (journald: µs, Loki: ns)."""
+    try:
+        moment = datetime(1970, 1, 1) + timedelta(seconds=value // per_second)
+    except OverflowError:
+        return None
+    return _format(moment)
+
+
+def canonical_syslog(month: str, day: str, clock: str) -> bytes | None:
+    """`Nov 27 10:00:01` (journalctl -o short, syslog: no year) as b"11-27 10:00:01"."""
+    number = _MONTHS.get(month)
+    if number is None or not day.strip().isdigit() or not 1 <= int(day) <= 31:
+        return None
+    return f"{number:02d}-{int(day):02d} {clock[:8]}".encode()
+
+
+def _format(moment: datetime) -> bytes | None:
+    if not 1900 <= moment.year <= 2099:  # the forms the scan core recognises
+        return None
+    return moment.strftime("%Y-%m-%d %H:%M:%S").encode()

@@ -72,7 +72,7 @@ def test_every_compression_reads_the_same(tmp_path: Path, name: str, pack: objec
     assert _lines(path) == [
         "first line",
         "second line",
-        "\ufffd\ufffd broken utf-8",
+        "\xff\xfe broken utf-8",  # not UTF-8, clearly 8-bit text: read as latin-1
         "no newline at end",
     ]
 

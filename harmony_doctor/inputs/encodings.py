@@ -1,0 +1,175 @@
+"""Text encodings of a byte stream detected from its first bytes, and transcoded to UTF-8.
+
+UTF-8 (a byte-order mark is dropped) passes through untouched. UTF-16 LE/BE, with or without a
+byte-order mark, and latin-1 (bytes that are not UTF-8 but clearly 8-bit text) are transcoded
+to UTF-8 while streaming, so everything after this layer reads UTF-8 bytes. Data that is not
+text at all raises `Undecodable` (an InputError: the source is reported as skipped with the
+reason, never read as zero failures). ANSI colour codes and CRLF are left in place: the log
+extractor (logs/lines.py) removes them from each line.
+
+The decision is made once, from the first HEAD bytes: a file whose first HEAD bytes are UTF-8
+and which holds a latin-1 byte later is read as UTF-8 (the odd byte becomes U+FFFD downstream).
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from typing import Any, Protocol
+
+from harmony_doctor.errors import InputError
+
+HEAD = 8 * 1024  # bytes looked at to decide
+CHUNK = 64 * 1024
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+# A file truncated while a writer still held it (logrotate copytruncate) starts with a run of
+# NUL bytes; such runs are holes, not a sign of binary data.
+_NUL_RUN = re.compile(rb"\x00{16,}")
+_CONTROL = re.compile(rb"[\x00-\x06\x0e-\x1a\x1c-\x1f\x7f]")
+
+
+class Readable(Protocol):  # sources.Readable (sources imports this module)
+    def read(self, size: int = ..., /) -> bytes: ...
+
+    def close(self) -> None: ...
+
+
+class Undecodable(InputError):
+    """The bytes are not text in any encoding the tool reads."""
+
+
+def detect(head: bytes) -> tuple[str, int]:
+    """(encoding, length of its byte-order mark) of a stream starting with `head`.
+
+    The encoding is one of utf-8, utf-16-le, utf-16-be, latin-1; raises Undecodable for binary
+    data. `head` should hold the first HEAD bytes (fewer only when the stream is shorter).
+    """
+    for bom, name in _BOMS:
+        if head.startswith(bom):
+            return name, len(bom)
+    utf16 = _utf16_without_bom(head)
+    if utf16 is not None:
+        return utf16, 0
+    sample = _NUL_RUN.sub(b"", head)
+    if sample and len(_CONTROL.findall(sample)) > len(sample) // 20:
+        raise Undecodable(f"binary data, not text ({_describe(sample)})")
+    if _is_utf8(sample):
+        return "utf-8", 0
+    return "latin-1", 0
+
+
+def _utf16_without_bom(head: bytes) -> str | None:
+    """UTF-16 without a mark: text mostly below U+0100 has a NUL in every other byte."""
+    pairs = len(head) // 2
+    if pairs < 2:
+        return None
+    even = head[0 : pairs * 2 : 2].count(0)  # high bytes of UTF-16-BE ASCII
+    odd = head[1 : pairs * 2 : 2].count(0)  # high bytes of UTF-16-LE ASCII
+    if odd >= pairs * 0.6 and even <= pairs * 0.02:
+        return "utf-16-le"
+    if even >= pairs * 0.6 and odd <= pairs * 0.02:
+        return "utf-16-be"
+    return None
+
+
+def _is_utf8(sample: bytes) -> bool:
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        decoder.decode(sample, final=False)  # a character cut by the end of the sample is fine
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _describe(sample: bytes) -> str:
+    shown = sample[:8].hex(" ")
+    return f"starts with bytes {shown}"
+
+
+def decoding(stream: Readable, label: str) -> Readable:
+    """The stream as UTF-8 bytes: the encoding is detected, then transcoded while read.
+
+    Raises Undecodable (with the label) when the stream is not text.
+    """
+    head, damage = _read_head(stream)
+    try:
+        encoding, mark = detect(head)
+    except Undecodable as exc:
+        raise Undecodable(f"cannot read {label}: {exc}") from None
+    if damage is not None:  # the bytes before the damage are read first, then it is raised
+        stream = _Failing(damage)
+    return Transcoding(stream, head[mark:], encoding)
+
+
+def _read_head(stream: Readable) -> tuple[bytes, Exception | None]:
+    parts: list[bytes] = []
+    size = 0
+    while size < HEAD:
+        try:
+            data = stream.read(HEAD - size)
+        except (OSError, EOFError) as exc:  # damaged compressed data: keep what came before
+            stream.close()
+            return b"".join(parts), exc
+        if not data:
+            break
+        parts.append(data)
+        size += len(data)
+    return b"".join(parts), None
+
+
+class _Failing:
+    """The rest of a stream that broke while its head was read."""
+
+    def __init__(self, error: Exception) -> None:
+        self._error: Exception | None = error
+
+    def read(self, size: int = -1, /) -> bytes:
+        error, self._error = self._error, None
+        if error is not None:
+            raise error
+        return b""
+
+    def close(self) -> None:
+        pass
+
+
+class Transcoding:
+    """A Readable giving UTF-8 bytes for a stream in `encoding`, starting with `head`."""
+
+    def __init__(self, raw: Readable, head: bytes, encoding: str) -> None:
+        self._raw, self._pending, self.encoding = raw, head, encoding
+        self._decoder: Any = None
+        if encoding != "utf-8":
+            self._decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+        self._output = b""
+        self._done = False
+
+    def read(self, size: int = -1, /) -> bytes:
+        if self._decoder is None:  # UTF-8: no copy beyond giving the head back
+            if self._pending:
+                if size < 0 or size >= len(self._pending):
+                    data, self._pending = self._pending, b""
+                    if size < 0:
+                        return data + self._raw.read()
+                    return data
+                data, self._pending = self._pending[:size], self._pending[size:]
+                return data
+            return self._raw.read(size)
+        while not self._done and (size < 0 or len(self._output) < size):
+            data, self._pending = (self._pending or self._raw.read(CHUNK)), b""
+            final = not data
+            self._done = final
+            text: str = self._decoder.decode(data, final=final)
+            self._output += text.encode("utf-8", errors="replace")
+        if size < 0 or size >= len(self._output):
+            data, self._output = self._output, b""
+        else:
+            data, self._output = self._output[:size], self._output[size:]
+        return data
+
+    def close(self) -> None:
+        self._raw.close()
