@@ -26,6 +26,7 @@ class FaultContext:
     token: int | None = None  # the token harmony choked on (unexpected_token)
     previous: int | None = None  # the token before it, when known
     role_word: str | None = None
+    prompt_end: bool = False  # the stream ends in `<|start|>assistant`, as a rendered prompt does
 
 
 def classify(ctx: FaultContext) -> Rule:
@@ -34,7 +35,10 @@ def classify(ctx: FaultContext) -> Rule:
     words = f"{header} {ctx.leftover or ''}"
     match ctx.kind:
         case "header_leftover":
-            if ctx.header_text is None:
+            # The words harmony reported decide, from tokens as from a log line, so that one
+            # failure gets one code whichever of the two shows it; the header decides only
+            # when the words are unknown (the replay disagreed with openai-harmony).
+            if ctx.header_text is None or ctx.leftover is not None:
                 return _classify_leftover(ctx.leftover or "")
             if sum(1 for w in words.split() if w.startswith("to=")) > 1 and "to=" in header:
                 return rules.RULES["HD102"]
@@ -64,6 +68,12 @@ def classify(ctx: FaultContext) -> Rule:
             if "<|start|>" in word or any(word.startswith(r + r) for r in KNOWN_ROLES):
                 return rules.RULES["HD121"]
             return rules.RULES["HD122"]
+        case "header_eos":
+            if ctx.prompt_end:
+                return rules.RULES["HD143"]
+            if any(f"<|{name}|>" in header for name in ("end", "call", "return")):
+                return rules.RULES["HD142"]
+            return rules.RULES["HD141"]
         case _:
             return rules.default_rule(ctx.kind)
 
@@ -85,13 +95,18 @@ def _classify_leftover(leftover: str) -> Rule:
         return rules.RULES["HD103"]
     if any(w.startswith("to=") for w in words):
         return rules.RULES["HD102"]
-    if "<|constrain|>" in leftover:
+    if "<|constrain|>" in leftover or any(w.lower() == "json" for w in words):
         return rules.RULES["HD104"]
-    if len(words) > 3:
-        return rules.RULES["HD101"]
-    if any(channel in w for w in words for channel in SPEC_CHANNELS):
+    if any(channel in w for w in words for channel in SPEC_CHANNELS) and len(words) <= 3:
         return rules.RULES["HD108"]
+    if len(words) > 3 or (len(words) > 1 and all(_prose_word(w) for w in words)):
+        return rules.RULES["HD101"]
     return rules.RULES["HD106"]
+
+
+def _prose_word(word: str) -> bool:
+    """A word of running text: letters with at most trailing punctuation (`the`, `Hello,`)."""
+    return word.rstrip(".,;:!?'\"").isalpha()
 
 
 def _mostly_numbers(text: str) -> bool:

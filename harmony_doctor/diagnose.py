@@ -40,16 +40,26 @@ def replay_is_clean(tokens: Sequence[int], vocab: Vocab, role: ParseRole) -> boo
     return walk.fault is None and not _warnings(walk.messages, tokens, vocab)
 
 
-def diagnose(inp: TokenInput, vocab: Vocab, role: ParseRole, strict: bool = True) -> Diagnosis:
-    """Replay the stream, ask openai-harmony for the verdict, and explain what differs."""
+def diagnose(
+    inp: TokenInput,
+    vocab: Vocab,
+    role: ParseRole,
+    strict: bool = True,
+    open_stream: bool = False,
+) -> Diagnosis:
+    """Replay the stream, ask openai-harmony for the verdict, and explain what differs.
+
+    `open_stream`: the stream may go on (a prompt, a partial generation, as vLLM's tool-parser
+    tests feed it), so its end is not checked: openai-harmony runs without `process_eos`.
+    """
     tokens = inp.tokens
     if role == "assistant" and tokens and tokens[0] == START:
         inp = replace(inp, notes=(*inp.notes, ROLE_NOTE))
-    walk = replay(tokens, vocab, role, strict)
-    truth = vocab.harmony_parse(tokens, role, strict)
+    walk = replay(tokens, vocab, role, strict, open_stream=open_stream)
+    truth = vocab.harmony_parse(tokens, role, strict, open_stream=open_stream)
     lenient = truth
     if strict and _stop_inside_header(walk, tokens):
-        lenient = vocab.harmony_parse(tokens, role, strict=False)
+        lenient = vocab.harmony_parse(tokens, role, strict=False, open_stream=open_stream)
     findings: list[Finding] = []
     disagreements: list[str] = []
 
@@ -137,6 +147,7 @@ def _error_finding(
         token=token if kind == "unexpected_token" else None,
         previous=previous if kind == "unexpected_token" else None,
         role_word=fault.detail if fault and kind == "unknown_role" else None,
+        prompt_end=kind == "header_eos" and _ends_like_prompt(tokens, vocab),
     )
     rule = classify(ctx)
     expected, found = _expected_found(
@@ -157,6 +168,13 @@ def _error_finding(
         fix=rule.fix,
         span=span,
     )
+
+
+def _ends_like_prompt(tokens: Sequence[int], vocab: Vocab) -> bool:
+    """The stream ends in `<|start|>assistant`, where a rendered prompt hands over to the model."""
+    assistant = vocab.encode("assistant")
+    tail = len(assistant) + 1
+    return len(tokens) > tail and list(tokens[-tail:]) == [START, *assistant]
 
 
 def describe_token(tokens: Sequence[int], index: int, vocab: Vocab) -> str:

@@ -22,7 +22,13 @@ ErrorKind = Literal[
 WarningKind = Literal["unknown_channel", "constrain_as_recipient", "markup_leak", "missing_channel"]
 # Failures only logs show: openai-harmony outside its parser, and other engines' Harmony parsers.
 LogKind = Literal[
-    "vocab_load", "render_error", "tool_call_parse", "input_parse", "template_content"
+    "vocab_load",
+    "render_error",
+    "tool_call_parse",
+    "input_parse",
+    "template_content",
+    "recovered_raw_output",  # a server caught the parser's error and returned raw text
+    "stripped_markup",  # Harmony text whose special tokens were stripped (cannot be replayed)
 ]
 Kind = ErrorKind | WarningKind | LogKind
 

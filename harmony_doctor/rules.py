@@ -196,6 +196,31 @@ _RULES = (
         ("tenstorrent/vllm#386",),
     ),
     Rule(
+        "HD142",
+        "header_eos",
+        "error",
+        "A stop token inside a message header: a message closed without <|message|>",
+        "The model wrote a header and text (`<|channel|>commentary Hello<|end|>`) and closed "
+        "it with a stop token without ever writing <|message|>. In strict mode openai-harmony "
+        "keeps the stop token as header text and waits for <|message|> until the stream ends; "
+        "raising max_tokens does not help.",
+        "Parse with strict=False (openai-harmony >= 0.0.5): a stop token before <|message|> "
+        "then closes the message and its text is kept; retry; guided decoding with a Harmony "
+        "grammar (`harmony-doctor grammar`) prevents it.",
+        ("openai/harmony#80", "openai/harmony#82", "vllm-project/vllm#45736"),
+    ),
+    Rule(
+        "HD143",
+        "header_eos",
+        "error",
+        "A prompt fed in as a completion",
+        "The stream ends in `<|start|>assistant`: that is how a rendered prompt ends, where the "
+        "model's completion begins. The tokens handed to the completion parser were the prompt "
+        "(or prompt and completion), not what the model generated.",
+        "Parse only the generated ids (vLLM logs them as output_token_ids); to check a prompt or "
+        "a partial stream, use `--open` (no end-of-stream check) or --role none.",
+    ),
+    Rule(
         "HD141",
         "header_eos",
         "error",
@@ -245,6 +270,21 @@ _RULES = (
         "nor a list of text parts, an unknown role, or a tool schema that is not valid JSON.",
         "Check the request's messages and tools against the chat API (`harmony-doctor render` "
         "shows how a request renders); upgrade the server if a valid request fails.",
+    ),
+    Rule(
+        "HD176",
+        "recovered_raw_output",
+        "error",
+        "The server's Harmony parser failed and it returned the raw output",
+        "openai-harmony ended in a non-terminal state (typically a header that never got "
+        "<|message|>, or a stop token inside a header) and the server caught the error: the "
+        "client got the unparsed text of the last message as content instead of parsed "
+        "messages, with no error status. Current vLLM logs it as a WARNING (PRs #47062, "
+        "#47379).",
+        "Count it as a failure: the reply holds raw Harmony text. Log the output ids "
+        "(--enable-log-outputs, DEBUG) and run `harmony-doctor explain` on them to see which "
+        "header broke; retry, or use guided decoding with a Harmony grammar.",
+        ("vllm-project/vllm#45736", "vllm-project/vllm#47062", "vllm-project/vllm#47379"),
     ),
     Rule(
         "HD181",
@@ -350,6 +390,19 @@ _RULES = (
             "vllm-project/vllm#35906",
             "vllm-project/vllm#37295",
         ),
+    ),
+    Rule(
+        "HD206",
+        "stripped_markup",
+        "warning",
+        "Harmony text with its special tokens stripped",
+        "The text reads like Harmony output decoded with skip_special_tokens "
+        "(`analysisGreet back.assistantfinalHi there!`): vLLM's `output:` log field and some "
+        "clients drop <|channel|>, <|message|>, <|start|> and the stop tokens. The message "
+        "boundaries are gone, so the stream cannot be replayed or checked.",
+        "Give the token ids instead (vLLM: `Generated response ... output_token_ids`, at DEBUG "
+        "in newer versions, or the `return_token_ids` request option), or text decoded with "
+        "skip_special_tokens=False.",
     ),
 )
 

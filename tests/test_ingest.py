@@ -162,7 +162,7 @@ def test_harmony_text_is_encoded_with_specials(vocab: Vocab) -> None:
         ("", "input is empty"),
         ("   \n\n", "input is empty"),
         ("[]", "no ids"),
-        ("1 2 201088", "token 2 at line 1, column 5: 201088 is outside"),
+        ("1 2 201089", "token 2 at line 1, column 5: 201089 is outside"),
         ("1,\n2,\n-4", "token 2 at line 3, column 1: -4 is outside"),
         ("5 " + "9" * 5000, "is outside"),
         ('[1, "two", 3]', 'token 1 is "two", not an integer'),

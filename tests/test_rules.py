@@ -95,7 +95,8 @@ def test_catch_all_rules_unchanged() -> None:
         ("header_leftover", {"leftover": "We need to answer the user."}, "HD101"),
         ("header_leftover", {"leftover": "\u2013\u2013commentary"}, "HD108"),
         ("header_leftover", {"leftover": "commentary?"}, "HD108"),
-        ("header_leftover", {"leftover": "json"}, "HD106"),
+        # `json` left over: words followed the content type (`json extra words`)
+        ("header_leftover", {"leftover": "json"}, "HD104"),
         ("header_leftover", {"leftover": ""}, "HD106"),
         ("empty_channel", {}, "HD131"),
         ("header_eos", {}, "HD141"),

@@ -107,8 +107,18 @@ class _State(Enum):
     CONTENT = auto()
 
 
-def replay(tokens: Sequence[int], vocab: Vocab, role: ParseRole, strict: bool = True) -> Replay:
-    """Walk the stream as openai-harmony would, keeping positions, until the first fault."""
+def replay(
+    tokens: Sequence[int],
+    vocab: Vocab,
+    role: ParseRole,
+    strict: bool = True,
+    open_stream: bool = False,
+) -> Replay:
+    """Walk the stream as openai-harmony would, keeping positions, until the first fault.
+
+    `open_stream`: the stream may go on (a prompt, a partial generation), so its end is no
+    fault: openai-harmony without `process_eos`.
+    """
     messages: list[Message] = []
     fault: ReplayFault | None = None
     state = _State.HEADER if role == "assistant" else _State.EXPECT_START
@@ -173,7 +183,7 @@ def replay(tokens: Sequence[int], vocab: Vocab, role: ParseRole, strict: bool = 
             close(i, i)
             state = _State.EXPECT_START
     else:
-        if state is _State.HEADER:
+        if state is _State.HEADER and not open_stream:
             span = (header_start, len(tokens))
             fault = ReplayFault("header_eos", len(tokens), len(messages), span, "")
         elif state is _State.CONTENT:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import functools
 import hashlib
 import os
 import tempfile
@@ -73,6 +74,32 @@ ParseRole = Literal["assistant", "none"]
 def special_token_name(token: int) -> str:
     """The text of a special token id (named, or `<|reserved_N|>`)."""
     return NAMED_SPECIALS.get(token, f"<|reserved_{token}|>")
+
+
+@functools.cache
+def harmony_token_limit() -> int:
+    """One past the largest id openai-harmony accepts: what it decodes, not a constant.
+
+    openai-harmony 0.0.8 decodes one id past tiktoken's o200k_harmony (201088, as
+    `<|reserved_201088|>`). Only ids at or past VOCAB_SIZE need this, so the encoding is loaded
+    only when a stream holds one.
+    """
+    harmony = load_vocab().harmony
+    low, high = VOCAB_SIZE - 1, 2 * VOCAB_SIZE  # low decodes, high does not
+    while high - low > 1:
+        middle = (low + high) // 2
+        try:
+            harmony.decode([middle])
+        except Exception:  # openai-harmony raises for an id outside its table
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+def is_valid_token(token: int) -> bool:
+    """Whether openai-harmony accepts the id."""
+    return 0 <= token < VOCAB_SIZE or (token >= VOCAB_SIZE and token < harmony_token_limit())
 
 
 def harmony_special_tokens() -> dict[str, int]:
@@ -212,8 +239,13 @@ class Vocab:
             except Exception as exc:  # HarmonyError is a RuntimeError subclass in some versions
                 raise VocabError(f"openai-harmony could not load {self.path}: {exc}") from None
 
-    def harmony_parse(self, tokens: Sequence[int], role: ParseRole, strict: bool) -> HarmonyOutcome:
-        """Run openai-harmony's StreamableParser token by token and note where it raises."""
+    def harmony_parse(
+        self, tokens: Sequence[int], role: ParseRole, strict: bool, open_stream: bool = False
+    ) -> HarmonyOutcome:
+        """Run openai-harmony's StreamableParser token by token and note where it raises.
+
+        `open_stream` leaves out `process_eos`: a stream that may go on is not at its end.
+        """
         import openai_harmony
 
         parser_role = openai_harmony.Role.ASSISTANT if role == "assistant" else None
@@ -230,7 +262,8 @@ class Vocab:
             for index, token in enumerate(tokens):  # noqa: B007 - index is read after a raise
                 process(token)
             index = len(tokens)
-            parser.process_eos()
+            if not open_stream:
+                parser.process_eos()
         except openai_harmony.HarmonyError as exc:
             messages = tuple(_plain_message(m) for m in parser.messages)
             return HarmonyOutcome(error=str(exc), raise_index=index, messages=messages)

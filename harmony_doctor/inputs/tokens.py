@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from harmony_doctor.errors import InputError
-from harmony_doctor.harmony.vocab import STOP_TOKENS, VOCAB_SIZE
+from harmony_doctor.harmony.vocab import STOP_TOKENS, VOCAB_SIZE, harmony_token_limit
 from harmony_doctor.models import TokenInput
 
 InputFormat = Literal["auto", "json", "ids", "jsonl", "vllm-log", "text"]
@@ -61,7 +61,8 @@ def parse_tokens(
     if fmt == "text":
         return _from_text(body, encode)
     if fmt == "ids":
-        return _finish(_select([_Stream("", _parse_id_list(body, 1, 1))], request), "ids", "tokens")
+        stream = _Stream("", _parse_id_list(body, 1, 1), cut=_opened_not_closed(body))
+        return _finish(_select([stream], request), "ids", "tokens")
     if fmt == "vllm-log":
         return _finish(_select(_vllm_streams(body), request), "vllm-log", "log")
     if fmt == "json":
@@ -113,6 +114,13 @@ def _has_vllm_record(text: str) -> bool:
     )
 
 
+def _opened_not_closed(text: str) -> bool:
+    """`[1, 2, 3` or `(1, 2`: a list whose closing bracket a log cut (vLLM --max-log-len)."""
+    stripped = text.strip()
+    closing = {"[": "]", "(": ")"}.get(stripped[:1])
+    return closing is not None and not stripped.endswith(closing)
+
+
 def _looks_like_cut_list(text: str) -> bool:
     """`[1, 2, 3` with no closing bracket: a list a log cut short."""
     return bool(re.fullmatch(r"\[\s*-?\d+(?:\s*,\s*-?\d+)*\s*,?", text))
@@ -140,13 +148,13 @@ def _parse_id_list(text: str, line: int, column: int) -> list[int]:
     tokens: list[int] = []
     for match in _INT_RE.finditer(text):
         digits = match.group()
-        value = int(digits) if len(digits) <= 9 else VOCAB_SIZE  # huge: out of range anyway
-        if not 0 <= value < VOCAB_SIZE:
+        value = int(digits) if len(digits) <= 9 else -1  # huge: out of range anyway
+        if not _in_range(value):
             where = _position(text, match.start(), line, column)
             shown = digits if len(digits) <= 20 else digits[:17] + "..."
             raise InputError(
                 f"token {len(tokens)} at line {where[0]}, column {where[1]}: {shown} is outside "
-                f"the o200k_harmony range 0..{VOCAB_SIZE - 1}"
+                f"the range openai-harmony accepts, 0..{harmony_token_limit() - 1}"
             )
         tokens.append(value)
     leftover = _INT_RE.sub("", text).strip(" \t\r\n,[]()")
@@ -161,12 +169,19 @@ def _check_range(values: list[Any], line: int, column: int, where: str = "") -> 
     for index, value in enumerate(values):
         if type(value) is not int:
             raise InputError(f"{where}token {index} is {json.dumps(value)[:40]}, not an integer")
-        if not 0 <= value < VOCAB_SIZE:
+        if not _in_range(value):
             raise InputError(
-                f"{where}token {index}: {value} is outside the o200k_harmony range "
-                f"0..{VOCAB_SIZE - 1}"
+                f"{where}token {index}: {value} is outside the range openai-harmony accepts, "
+                f"0..{harmony_token_limit() - 1}"
             )
     return values
+
+
+def _in_range(value: int) -> bool:
+    """Whether openai-harmony accepts the id; its own table decides past VOCAB_SIZE."""
+    if 0 <= value < VOCAB_SIZE:
+        return True
+    return VOCAB_SIZE <= value < harmony_token_limit()
 
 
 # --- JSON documents --------------------------------------------------------------------------
@@ -405,7 +420,10 @@ def _finish(stream: _Stream, fmt: str, detected: Literal["tokens", "log"]) -> To
         raise InputError("input is empty: the token list has no ids")
     truncated = stream.cut
     if stream.cut:
-        notes.append("the token list ends without its closing bracket: the line was cut")
+        notes.append(
+            "the token list ends without its closing bracket: the log cut it (vLLM "
+            "--max-log-len cuts lists without a marker); the ids after the cut are unknown"
+        )
     if stream.finish_reason == "stop" and tokens[-1] not in STOP_TOKENS:
         truncated = True
         notes.append(
