@@ -22,6 +22,8 @@ MAX_RAW_CHARS: Final = 4000
 _KINDS: dict[str, Kind] = {
     "leftover": "header_leftover",
     "leftover_old": "header_leftover",
+    "bare_remainder": "header_leftover",
+    "recovered_raw": "recovered_raw_output",
     "unexpected_token": "unexpected_token",
     "unknown_role": "unknown_role",
     "empty_channel": "empty_channel",
@@ -47,6 +49,7 @@ _RULE_OF_FORM: dict[str, str] = {
     "lmstudio_tool": "HD182",
     "llamacpp_input": "HD183",
     "template_content": "HD184",
+    "recovered_raw": "HD176",
 }
 
 
@@ -217,6 +220,13 @@ def _expected_found(kind: Kind, hit: Hit, rule: Rule) -> tuple[str, str]:
             return "assistant content without Harmony markup", (
                 "<|channel|>...<|message|> markup in a message's content field"
             )
+        case "recovered_raw_output":
+            return "a stream openai-harmony parses to its end", (
+                "the parser ended in a non-terminal state; the server returned the raw text "
+                "of the last message instead of parsed messages"
+            )
+        case "stripped_markup":
+            return "Harmony text with its special tokens", "text with the special tokens removed"
         case "markup_leak":
             markup = sorted(set(SPECIAL_TEXT.findall(hit.message)))
             return "plain text in the returned message", (

@@ -143,7 +143,7 @@ class _Extractor:
             and not structural(text)
             and candidate.continued < MAX_CONTINUATION_LINES
             and len(candidate.text) < MAX_MESSAGE_CHARS
-            and not holds_message(text)
+            and not holds_message(text, bare=False)
         )
         if continuation and not line.prefix and line.number == candidate.last_line + 1:
             joined = candidate.text + line.rest  # a terminal wrap: the text goes on as is
@@ -275,6 +275,8 @@ class _Extractor:
             return False
         if new.error.kind == "markup_leak":
             return True
+        if new.error.kind == "recovered_raw_output":
+            return False  # logged once per request, never repeated: each line is one failure
         if old.norm != new.norm:
             shorter, longer = sorted((old.norm, new.norm), key=len)
             return longer.startswith(shorter)  # a truncated copy, or the bare message

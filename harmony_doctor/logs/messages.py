@@ -62,6 +62,22 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             _phrase("failed to parse input at pos") + r"(?:ition)?\s*(?P<pos>\d+)",
         ),
         (
+            # A server that caught openai-harmony's error at the end of the stream and
+            # returned the raw text (vLLM's HarmonyParser.flush since PRs #47062, #47379).
+            "recovered_raw",
+            r"(?:harmony\s*)?"
+            + _phrase("parser ended in a non-terminal state")
+            + r"(?:[;,.:]?\s*"
+            + _phrase("returning the recovered raw output")
+            + r"\.?)?"
+            + "|"
+            + r"(?<![;,.:]\s)(?<![;,.:])"  # not the tail of the first form, wrapped apart
+            + _phrase("returning")
+            + r"\s*(?:the\s*)?"
+            + _phrase("recovered raw output")
+            + r"\.?",
+        ),
+        (
             "template_content",
             r"(?:you\s*have\s*)?"
             + _phrase("passed a message containing <|channel|> tags in the content field"),
@@ -83,6 +99,8 @@ _CANONICAL: dict[str, str] = {
     "lmstudio_tool": "Failed to parse tool call",
     "template_content": "You have passed a message containing <|channel|> tags in the content "
     "field",
+    "recovered_raw": "Harmony parser ended in a non-terminal state; returning the recovered raw "
+    "output.",
 }
 # All forms in one regex, to reject text in one call.
 ANY_FORM = re.compile("|".join(f"(?:{p.pattern})" for _, p in _FORMS), re.I)
@@ -121,29 +139,89 @@ class Remainder:
 
 
 # Every form holds one of these words whole, so a line without them holds no message.
-_FRAGMENTS = ("unexpected", "parse", "role", "channel", "decode", "vocab", "conversation", "tool")
+_FRAGMENTS = (
+    "unexpected",
+    "parse",
+    "role",
+    "channel",
+    "decode",
+    "vocab",
+    "conversation",
+    "tool",
+    "recovered",
+)
+
+# A header remainder quoted on its own (pasted into an issue or a chat without the error text
+# before it): Rust Debug `Some("...")` or `["...", ...]`, only where it holds Harmony markup.
+_BARE_REMAINDER = re.compile(r"""(?<![\w:=])(?:Some\(\s*|\[\s*)(?=\\*")""")
+_HEADER_MARKUP = re.compile(r"<\|(?:start|constrain|channel|message)\|>")
+_STOP_MARKUP = re.compile(r"<\|(?:end|call|return)\|>")
 
 
-def holds_message(text: str, position: int = 0) -> bool:
-    """Whether an error message starts somewhere in `text` from `position` on."""
+def holds_message(text: str, position: int = 0, bare: bool = True) -> bool:
+    """Whether an error message starts somewhere in `text` from `position` on.
+
+    `bare`: count a header remainder quoted on its own (not when `text` may be the rest of a
+    message already being read).
+    """
     lower = text.lower()
-    if not any(fragment in lower for fragment in _FRAGMENTS):
-        return False
-    return ANY_FORM.search(text, position) is not None
+    if any(fragment in lower for fragment in _FRAGMENTS) and ANY_FORM.search(text, position):
+        return True
+    return bare and _find_bare(text, position) is not None
 
 
 def find_hit(text: str, position: int = 0) -> Hit | None:
     """The first error message in `text` from `position` on, or None."""
-    if not holds_message(text, position):
-        return None
     best: tuple[int, str, re.Match[str]] | None = None
-    for name, form in _FORMS:
-        match = form.search(text, position)
-        if match is not None and (best is None or match.start() < best[0]):
-            best = (match.start(), name, match)
+    lower = text.lower()
+    if any(fragment in lower for fragment in _FRAGMENTS) and ANY_FORM.search(text, position):
+        for name, form in _FORMS:
+            match = form.search(text, position)
+            if match is not None and (best is None or match.start() < best[0]):
+                best = (match.start(), name, match)
+    bare = _find_bare(text, position, best[0] if best is not None else len(text))
+    if bare is not None:
+        return bare
     if best is None:
         return None
     return _read_hit(text, best[1], best[2])
+
+
+def _find_bare(text: str, position: int, before: int | None = None) -> Hit | None:
+    """A header remainder quoted on its own, starting before `before`, that carries markup."""
+    if "<|" not in text:
+        return None
+    for match in _BARE_REMAINDER.finditer(text, position, len(text) if before is None else before):
+        start = match.start()
+        if text[:start].rstrip().endswith((":", "=")):
+            continue  # a field's value (`"stop": ["<|call|>"]`), not a pasted remainder
+        body = text[start:]
+        escaped = '\\"' in body[: match.end() - start + 2]
+        if escaped:
+            body = unescape(body)  # quoted once more on its way into this line
+        remainder, used = _parse_remainder(": " + body)
+        joined = " ".join(remainder.words)
+        if not remainder.words or not _HEADER_MARKUP.search(joined):
+            continue
+        if remainder.form == "list" and all(
+            _STOP_MARKUP.fullmatch(w) or _HEADER_MARKUP.fullmatch(w) for w in remainder.words
+        ):
+            continue  # a list of special tokens (a stop list, a tokenizer dump), not a header
+        literal = body[: max(used - 2, 0)]
+        return Hit(
+            name="bare_remainder",
+            start=start,
+            message=_CANONICAL["leftover"] + ": " + literal,
+            closed=remainder.closed,
+            end=start + used - 2 if remainder.closed and not escaped else len(text),
+            shape="bare",
+            quote=None,
+            remainder=remainder,
+            token=None,
+            role_word=None,
+            context=None,
+        )
+    return None
 
 
 def _read_hit(text: str, name: str, match: re.Match[str]) -> Hit:

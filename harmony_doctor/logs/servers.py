@@ -17,7 +17,7 @@ _PACKAGE_SERVERS: dict[str, Server] = {
 }
 _LINE_SERVERS: tuple[tuple[Server, re.Pattern[str]], ...] = (
     ("vllm", re.compile(r"\((?:APIServer|EngineCore\w*|VllmWorker\w*|Worker\w*)\b[^()]*pid=\d+")),
-    ("vllm", re.compile(r"\bvllm\.(?:entrypoints|engine|v1)\b|\bvllm serve\b")),
+    ("vllm", re.compile(r"\bvllm\.(?:entrypoints|engine|v1|parser)\b|\bvllm serve\b")),
     ("vllm", re.compile(r"\[(?:serving_chat|serving|serving_responses|api_server)\.py:\d+\]")),
     ("sglang", re.compile(r"\bsglang\b|^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d (?:TP|DP|PP|EP)\d")),
     ("lmdeploy", re.compile(r" - lmdeploy - |\blmdeploy\b|\[TM\]\[")),
