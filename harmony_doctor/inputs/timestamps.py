@@ -75,7 +75,8 @@ def canonical_utc(text: str) -> bytes | None:
     if match is None:
         return None
     try:
-        moment = datetime(*(int(match[i]) for i in range(1, 7)))  # type: ignore[misc]
+        y, mo, d, h, mi, s = (int(match[i]) for i in range(1, 7))
+        moment = datetime(y, mo, d, h, mi, s)
     except ValueError:
         return None
     offset = match[7]

@@ -1,0 +1,578 @@
+"""Log wrappers (Docker, CRI, journald, Vector/Promtail/Loki, logcli) removed while streaming.
+
+Production logs are often stored inside a wrapper: one JSON record or one prefixed line per
+line the server wrote. `Unwrapper` turns the bytes of such a file (already decompressed and
+UTF-8: see sources.open_binary) into the inner text, in chunks, with each inner line's wrapper
+metadata. Each line is classified on its own, so a file that mixes wrappers (or wrapped and
+plain lines) is read too; plain lines pass through byte for byte.
+
+Supported, each recognised by its shape, never by a file name:
+  docker     {"log":"...\\n","stream":"stderr","time":"..."}  (records split at 16 KiB, with no
+             trailing newline in "log", are rejoined per stream)
+  cri        <RFC3339Nano> stdout|stderr P|F <text>             (P pieces rejoined per stream)
+  journal    journalctl -o json (MESSAGE a string or a byte array), -o short (and -precise),
+             -o short-iso (indented continuation lines of multi-line messages included)
+  json       Vector / Promtail / Fluent Bit / logcli --output=jsonl: a "message", "line" or "log"
+             field beside a timestamp, labels, host or stream field
+  logcli     logcli's default output `<RFC3339> {labels} <line>`
+  loki       a Loki query_range / query API response (one JSON document, whole or pretty-printed;
+             values put in time order)
+
+Per inner line: the wrapper's time as a canonical stamp (scan core forms: b"YYYY-MM-DD HH:MM:SS"
+in UTC, or b"MM-DD HH:MM:SS" for syslog times without a year), pid, host, and the line of the
+wrapped file where the line starts (a rejoined record starts at its first piece). The wrapper's
+time is for lines without a time of their own; the consumer decides that.
+
+Memory: one partial line (capped near sources.MAX_LINE), one partial record per stream (capped at
+MAX_LINE), and the line map (one entry per change of the line offset; `LineMap.forget` drops the
+entries a consumer no longer needs). A Loki API document is parsed whole, up to DOCUMENT_LIMIT.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from harmony_doctor.inputs.sources import MAX_LINE
+from harmony_doctor.inputs.timestamps import canonical_epoch, canonical_syslog, canonical_utc
+
+DOCUMENT_LIMIT = 256 * 1024 * 1024  # a Loki API response is parsed whole up to this size
+_MAX_WRAPPED = 2 * MAX_LINE + 4096  # a wrapped line (JSON escapes double the text at most)
+
+
+@dataclass(frozen=True)
+class LineMeta:
+    """What the wrapper said about one inner line."""
+
+    line: int  # 1-based line number in the unwrapped stream
+    source_line: int  # 1-based line of the wrapped file where this line starts
+    stamp: bytes | None  # canonical stamp of the wrapper's time
+    pid: int | None
+    host: str | None
+    wrapper: str  # docker, cri, journal, json, logcli, loki
+
+    def core(self) -> tuple[int, bytes | None, int | None]:
+        """The entry the scan core's `feed(data, meta)` takes."""
+        return (self.line, self.stamp, self.pid)
+
+
+@dataclass(frozen=True)
+class Unwrapped:
+    """A piece of the unwrapped stream: whole lines (the very last may lack its newline)."""
+
+    data: bytes
+    meta: tuple[LineMeta, ...]  # one per wrapped line in `data`; plain lines have none
+
+    def core_meta(self) -> list[tuple[int, bytes | None, int | None]]:
+        """Entries for Core.feed: lines with a wrapper stamp or pid, sorted by line."""
+        return [m.core() for m in self.meta if m.stamp is not None or m.pid is not None]
+
+
+class LineMap:
+    """Unwrapped line number -> line of the wrapped file, stored as runs (bounded by forget)."""
+
+    def __init__(self) -> None:
+        self._starts: list[int] = []  # first unwrapped line of each run
+        self._sources: list[int] = []  # its wrapped line
+        self._steps: list[int] = []  # 1: consecutive wrapped lines; 0: all on one wrapped line
+        self._last = 0  # the last line added
+
+    def add(self, line: int, source_line: int, count: int = 1) -> None:
+        """Lines line..line+count-1 come from source_line.. (consecutive); lines must grow."""
+        if count <= 0:
+            return
+        if self._starts:
+            if self._predict(-1, line) == source_line and (count == 1 or self._steps[-1] == 1):
+                self._last = line + count - 1
+                return
+            step = source_line - self._sources[-1]
+            if self._last == self._starts[-1] and step in (0, 1) and (count == 1 or step == 1):
+                self._steps[-1] = step  # a run of one line: its step can still be chosen
+                self._last = line + count - 1
+                return
+        self._starts.append(line)
+        self._sources.append(source_line)
+        self._steps.append(1)
+        self._last = line + count - 1
+
+    def source_line(self, line: int) -> int:
+        """The wrapped file's line of unwrapped line `line` (itself when nothing maps it)."""
+        index = bisect.bisect_right(self._starts, line) - 1
+        if index < 0:
+            return line
+        return self._predict(index, line)
+
+    def forget(self, before: int) -> None:
+        """Drop what only lines below `before` need (the consumer will not ask for them)."""
+        index = bisect.bisect_right(self._starts, before) - 1
+        if index > 0:
+            del self._starts[:index], self._sources[:index], self._steps[:index]
+
+    def _predict(self, index: int, line: int) -> int:
+        return self._sources[index] + (line - self._starts[index]) * self._steps[index]
+
+
+# A line that may be wrapped starts like one of these; chunks without any pass through whole.
+_CANDIDATE = re.compile(
+    rb"(?m)^(?:\{|\d{4}-\d\d-\d\dT|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d "
+    rb"\d\d:|-- )"
+)
+_ISO = rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)"
+_CRI = re.compile(rb"^(" + _ISO + rb") (stdout|stderr) ([PF])(?: |$)")
+_SHORT = re.compile(
+    rb"^(?:(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ([ \d]\d) (\d\d:\d\d:\d\d)(?:\.\d+)?"
+    rb"|(" + _ISO + rb")) (\S+) ([^\s:\[]+)(?:\[(\d+)\])?: ?"
+)
+_LOGCLI = re.compile(rb"^(" + _ISO + rb") (\{[^{}]*\}) ")
+_JOURNAL_NOTE = re.compile(
+    rb"^-- (?:Boot [0-9a-f]+|Reboot|Logs begin at |Journal begins at |No entries|Journal ).*--?$"
+)
+_TIME_KEYS = ("time", "timestamp", "@timestamp", "ts", "date", "_timestamp")
+_META_KEYS = (*_TIME_KEYS, "labels", "stream", "host", "hostname", "source_type", "kubernetes")
+
+
+@dataclass(frozen=True)
+class _Record:
+    """One wrapped line, read: its inner text and what the wrapper said about it."""
+
+    text: bytes  # inner text (may hold several lines)
+    complete: bool  # False: the first piece of a split line (more follows)
+    key: str | None  # pieces of one split line share it (the stream)
+    stamp: bytes | None
+    pid: int | None
+    host: str | None
+    wrapper: str
+
+
+@dataclass
+class _Partial:
+    source_line: int
+    stamp: bytes | None
+    pid: int | None
+    host: str | None
+    wrapper: str
+    parts: list[bytes]
+    size: int
+
+
+class Unwrapper:
+    """Wrapped bytes in, inner text bytes and per-line metadata out, in chunks.
+
+    Usage: `out = u.feed(chunk)` for each chunk, then `u.finish()`; then `u.source_line(n)`
+    gives the wrapped file's line of unwrapped line n. `u.wrappers` counts the wrapped lines
+    seen per wrapper (empty for a plain file).
+    """
+
+    def __init__(self) -> None:
+        self.lines = LineMap()
+        self.wrappers: Counter[str] = Counter()
+        self._tail = b""  # the partial wrapped line at the end of the last chunk
+        self._skipping = False  # inside a wrapped line longer than _MAX_WRAPPED
+        self._source = 0  # wrapped lines read
+        self._inner = 0  # unwrapped lines written
+        self._partials: dict[str, _Partial] = {}
+        self._indent: tuple[int, _Record] | None = None  # journal short: continuation lines
+        self._document: list[bytes] | None = None  # buffering a Loki API response
+        self._document_size = 0
+        self._started = False
+        self._finished = False
+        self._last_plain = False  # the last line written was a plain one
+
+    def source_line(self, line: int) -> int:
+        return self.lines.source_line(line)
+
+    def feed(self, data: bytes) -> Unwrapped:
+        """The unwrapped lines completed by this chunk of the wrapped file."""
+        if self._finished:
+            raise ValueError("feed after finish")
+        if not self._started:
+            # Decide whether this is one JSON document from its first bytes, whatever the
+            # chunking: wait for enough of them.
+            self._tail += data
+            head = self._tail.lstrip()
+            if len(head) < 16 and b"\n" not in head:
+                return _EMPTY
+            data, self._tail = self._tail, b""
+            self._start(data)
+        if self._document is not None:
+            return self._buffer_document(data)
+        return self._feed_lines(data)
+
+    def _start(self, data: bytes) -> None:
+        self._started = True
+        if _document_start(data):
+            self._document = []
+
+    def finish(self) -> Unwrapped:
+        """The end of the input: partial lines and split records left over come out."""
+        if self._finished:
+            return _EMPTY
+        self._finished = True
+        if not self._started:
+            data, self._tail = self._tail, b""
+            self._start(data)
+            if self._document is None:
+                self._tail = data
+            else:
+                self._document.append(data)
+        if self._document is not None:
+            document, self._document = b"".join(self._document) + self._tail, None
+            self._tail = b""
+            loki = _loki_lines(document)
+            if loki is not None:
+                return self._emit_loki(loki)
+            return self._concat(self._feed_lines(document), self._flush())
+        return self._flush()
+
+    # -- lines -----------------------------------------------------------------------------
+
+    def _feed_lines(self, data: bytes) -> Unwrapped:
+        if self._skipping:
+            newline = data.find(b"\n")
+            if newline < 0:
+                return _EMPTY
+            self._skipping = False  # the cut line ends here (it was counted when cut)
+            data = data[newline + 1 :]
+        data = self._tail + data
+        end = data.rfind(b"\n") + 1
+        body, self._tail = data[:end], data[end:]
+        out = self._lines(body) if body else _EMPTY
+        if len(self._tail) > _MAX_WRAPPED:  # too long to be a record: a plain, cut line
+            cut, self._tail, self._skipping = self._tail[:MAX_LINE], b"", True
+            out = self._concat(out, self._lines(cut + b"\n"))
+        return out
+
+    def _flush(self) -> Unwrapped:
+        parts: list[bytes] = []
+        meta: list[LineMeta] = []
+        if self._tail:
+            tail, self._tail = self._tail, b""
+            self._lines_into(tail + b"\n", parts, meta)
+            if self._last_plain:  # a plain last line without a newline stays without one
+                parts[-1] = parts[-1][:-1]
+        for key in list(self._partials):
+            self._close_partial(key, parts, meta)
+        return Unwrapped(b"".join(parts), tuple(meta))
+
+    def _lines(self, body: bytes) -> Unwrapped:
+        if not self._partials and self._indent is None and _CANDIDATE.search(body) is None:
+            count = body.count(b"\n")  # nothing wrapped here: the chunk passes through whole
+            self.lines.add(self._inner + 1, self._source + 1, count)
+            self._inner += count
+            self._source += count
+            return Unwrapped(body, ())
+        parts: list[bytes] = []
+        meta: list[LineMeta] = []
+        self._lines_into(body, parts, meta)
+        return Unwrapped(b"".join(parts), tuple(meta))
+
+    def _lines_into(self, body: bytes, parts: list[bytes], meta: list[LineMeta]) -> None:
+        start = 0
+        while start < len(body):
+            end = body.index(b"\n", start)
+            raw = body[start:end]
+            start = end + 1
+            self._source += 1
+            self._last_plain = False
+            line = raw[:-1] if raw.endswith(b"\r") else raw
+            if self._indent is not None:
+                continued = self._continuation(line, self._indent[0])
+                if continued is not None:
+                    self._write(continued, self._source, self._indent[1], parts, meta)
+                    continue
+                self._indent = None
+            record = self._classify(line)
+            if record is None:
+                if _JOURNAL_NOTE.match(line) is not None and self.wrappers["journal"]:
+                    continue  # journalctl's own `-- Boot ... --` lines: not the server's
+                self._inner += 1
+                self.lines.add(self._inner, self._source)
+                parts.append(raw + b"\n")
+                self._last_plain = True
+                continue
+            self.wrappers[record.wrapper] += 1
+            self._take(record, parts, meta)
+
+    @staticmethod
+    def _continuation(line: bytes, width: int) -> bytes | None:
+        """A journalctl -o short continuation: indented by the width of the prefix above."""
+        if len(line) > width and not line[:width].strip(b" "):
+            return line[width:]
+        return None
+
+    def _take(self, record: _Record, parts: list[bytes], meta: list[LineMeta]) -> None:
+        key = record.key
+        partial = self._partials.get(key) if key is not None else None
+        if partial is None and (record.complete or key is None):
+            self._write(record.text, self._source, record, parts, meta)
+            return
+        if partial is None:
+            partial = _Partial(
+                self._source, record.stamp, record.pid, record.host, record.wrapper, [], 0
+            )
+            self._partials[key] = partial  # type: ignore[index]
+        room = MAX_LINE - partial.size
+        if room > 0:  # longer lines are cut: the scan core looks at MAX_LINE bytes at most
+            partial.parts.append(record.text[:room])
+            partial.size += min(room, len(record.text))
+        if record.complete:
+            self._close_partial(key, parts, meta)  # type: ignore[arg-type]
+
+    def _close_partial(self, key: str, parts: list[bytes], meta: list[LineMeta]) -> None:
+        p = self._partials.pop(key)
+        first = _Record(b"".join(p.parts), True, key, p.stamp, p.pid, p.host, p.wrapper)
+        self._write(first.text, p.source_line, first, parts, meta)
+
+    def _write(
+        self,
+        text: bytes,
+        source_line: int,
+        record: _Record,
+        parts: list[bytes],
+        meta: list[LineMeta],
+    ) -> None:
+        for inner in text.split(b"\n"):
+            self._inner += 1
+            self.lines.add(self._inner, source_line)
+            parts.append(inner + b"\n")
+            meta.append(
+                LineMeta(
+                    self._inner, source_line, record.stamp, record.pid, record.host, record.wrapper
+                )
+            )
+
+    def _classify(self, line: bytes) -> _Record | None:
+        first = line[:1]
+        if first == b"{":
+            return _json_record(line)
+        if first.isdigit():
+            match = _CRI.match(line)
+            if match is not None:
+                text = line[match.end() :]
+                stamp = canonical_utc(match[1].decode())
+                key = "cri:" + match[2].decode()
+                return _Record(text, match[3] == b"F", key, stamp, None, None, "cri")
+            match = _LOGCLI.match(line)
+            if match is not None:
+                stamp = canonical_utc(match[1].decode())
+                return _Record(line[match.end() :], True, None, stamp, None, None, "logcli")
+        match = _SHORT.match(line)
+        if match is None:
+            return None
+        if match[1] is not None:
+            stamp = canonical_syslog(match[1].decode(), match[2].decode(), match[3].decode())
+        else:
+            stamp = canonical_utc(match[4].decode())
+        pid = int(match[7]) if match[7] is not None and len(match[7]) <= 18 else None
+        record = _Record(
+            line[match.end() :],
+            True,
+            None,
+            stamp,
+            pid,
+            match[5].decode(errors="replace"),
+            "journal",
+        )
+        self._indent = (match.end(), record)
+        return record
+
+    # -- Loki API documents ----------------------------------------------------------------
+
+    def _buffer_document(self, data: bytes) -> Unwrapped:
+        assert self._document is not None
+        self._document.append(data)
+        self._document_size += len(data)
+        if self._document_size <= DOCUMENT_LIMIT:
+            return _EMPTY
+        document, self._document = b"".join(self._document), None  # too large: read as lines
+        return self._feed_lines(document)
+
+    def _emit_loki(self, values: list[tuple[int, bytes, int, dict[str, Any]]]) -> Unwrapped:
+        parts: list[bytes] = []
+        meta: list[LineMeta] = []
+        for ts, text, source_line, labels in values:
+            self.wrappers["loki"] += 1
+            host = labels.get("host") or labels.get("hostname") or labels.get("instance")
+            stamp = canonical_epoch(ts, 1_000_000_000)
+            record = _Record(text, True, None, stamp, _pid(labels), _str(host), "loki")
+            self._write(text, source_line, record, parts, meta)
+        return Unwrapped(b"".join(parts), tuple(meta))
+
+    @staticmethod
+    def _concat(a: Unwrapped, b: Unwrapped) -> Unwrapped:
+        if not a.data and not a.meta:
+            return b
+        if not b.data and not b.meta:
+            return a
+        return Unwrapped(a.data + b.data, a.meta + b.meta)
+
+
+_EMPTY = Unwrapped(b"", ())
+
+
+def unwrap(chunks: Iterable[bytes]) -> Iterator[Unwrapped]:
+    """Every piece of the unwrapped stream of `chunks` (see Unwrapper for the line map)."""
+    unwrapper = Unwrapper()
+    for chunk in chunks:
+        out = unwrapper.feed(chunk)
+        if out.data:
+            yield out
+    out = unwrapper.finish()
+    if out.data:
+        yield out
+
+
+def unwrap_text(data: bytes) -> tuple[bytes, Unwrapper]:
+    """A whole input unwrapped at once; the Unwrapper gives source lines and wrappers seen."""
+    unwrapper = Unwrapper()
+    first = unwrapper.feed(data)
+    last = unwrapper.finish()
+    return first.data + last.data, unwrapper
+
+
+# -- JSON records ---------------------------------------------------------------------------
+
+
+def _json_record(line: bytes) -> _Record | None:
+    if not line.rstrip().endswith(b"}"):
+        return None
+    try:
+        record = json.loads(line)
+    except ValueError:  # also UnicodeDecodeError
+        return None
+    if not isinstance(record, dict):
+        return None
+    if "MESSAGE" in record and (
+        "__REALTIME_TIMESTAMP" in record or "_PID" in record or "__CURSOR" in record
+    ):
+        return _journal_json(record)
+    log = record.get("log")
+    if isinstance(log, str) and "stream" in record and ("time" in record or "attrs" in record):
+        complete = log.endswith("\n")  # the engine splits lines at 16 KiB: no "\n" = more follows
+        text = _utf8(log[:-1] if complete else log)
+        stream = record.get("stream")
+        stamp = _stamp(record.get("time"))
+        return _Record(text, complete, f"docker:{stream}", stamp, None, None, "docker")
+    for field in ("message", "line", "log"):
+        value = record.get(field)
+        if isinstance(value, str) and any(k in record for k in _META_KEYS if k != field):
+            inner = value[:-1] if value.endswith("\n") else value
+            stamp = next((_stamp(record[k]) for k in _TIME_KEYS if k in record), None)
+            labels = record.get("labels")
+            labels = labels if isinstance(labels, dict) else record
+            host = record.get("host") or record.get("hostname") or labels.get("host")
+            return _Record(_utf8(inner), True, None, stamp, _pid(record), _str(host), "json")
+    return None
+
+
+def _journal_json(record: dict[str, Any]) -> _Record | None:
+    message = record.get("MESSAGE")
+    if isinstance(message, str):
+        text = _utf8(message)
+    elif isinstance(message, list) and all(isinstance(b, int) and 0 <= b < 256 for b in message):
+        text = bytes(message)  # journald's form for messages with control or non-UTF-8 bytes
+    else:
+        return None  # null: the field was too large for journalctl to print
+    if text.endswith(b"\n"):
+        text = text[:-1]
+    stamp = None
+    realtime = record.get("__REALTIME_TIMESTAMP")
+    if isinstance(realtime, str) and realtime.isdigit():
+        stamp = canonical_epoch(int(realtime), 1_000_000)
+    pid = _pid({"pid": record.get("_PID")})
+    return _Record(text, True, None, stamp, pid, _str(record.get("_HOSTNAME")), "journal")
+
+
+def _stamp(value: Any) -> bytes | None:
+    if isinstance(value, str):
+        if value.isdigit():
+            return _epoch(int(value))
+        return canonical_utc(value)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return _epoch(int(value))
+    return None
+
+
+def _epoch(value: int) -> bytes | None:
+    """Seconds, ms, µs or ns since 1970, told apart by size (2001-2286 in each unit)."""
+    for per_second in (1, 1_000, 1_000_000, 1_000_000_000):
+        if value < 10_000_000_000 * per_second:
+            return canonical_epoch(value, per_second)
+    return None
+
+
+def _pid(record: dict[str, Any]) -> int | None:
+    value = record.get("pid", record.get("_PID"))
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**18:
+        return value
+    if isinstance(value, str) and value.isdigit() and len(value) <= 18:
+        return int(value)
+    return None
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", errors="replace")  # lone surrogates from JSON escapes
+
+
+def _document_start(data: bytes) -> bool:
+    """The input opens like one JSON document (pretty-printed, or a Loki API response)."""
+    head = data.lstrip()
+    first_line = head.split(b"\n", 1)[0].strip()
+    return first_line == b"{" or first_line.replace(b" ", b"").startswith(
+        (b'{"status"', b'{"data"')
+    )
+
+
+def _loki_lines(document: bytes) -> list[tuple[int, bytes, int, dict[str, Any]]] | None:
+    """(ns time, line, line of the document, stream labels) of each value, in time order."""
+    try:
+        parsed = json.loads(document)
+    except ValueError:
+        return None
+    data = parsed.get("data") if isinstance(parsed, dict) else None
+    result = data.get("result") if isinstance(data, dict) else None
+    if not isinstance(result, list):
+        return None
+    values: list[tuple[int, int, int, bytes, int, dict[str, Any]]] = []
+    position, line_number = 0, 1  # where the last value was found in the document
+    for number, stream in enumerate(result):
+        if not isinstance(stream, dict) or not isinstance(stream.get("values"), list):
+            return None
+        found_labels = stream.get("stream")
+        labels: dict[str, Any] = found_labels if isinstance(found_labels, dict) else {}
+        rows: list[tuple[int, bytes, int]] = []
+        for value in stream["values"]:
+            if not _is_value(value):
+                continue
+            found = document.find(b'"' + value[0].encode() + b'"', position)
+            if found >= 0:
+                line_number += document.count(b"\n", position, found)
+                position = found
+            text = value[1][:-1] if value[1].endswith("\n") else value[1]
+            rows.append((int(value[0]), _utf8(text), line_number))
+        # Loki answers newest first unless asked otherwise; the log reads oldest first.
+        if len(rows) > 1 and rows[0][0] > rows[-1][0]:
+            rows.reverse()
+        for index, (ts, text, source_line) in enumerate(rows):
+            values.append((ts, number, index, text, source_line, labels))
+    values.sort(key=lambda v: (v[0], v[1], v[2]))
+    return [(ts, text, line, labels) for ts, _, _, text, line, labels in values]
+
+
+def _is_value(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) >= 2
+        and isinstance(value[0], str)
+        and value[0].isdigit()
+        and isinstance(value[1], str)
+    )
