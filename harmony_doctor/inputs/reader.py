@@ -1,0 +1,91 @@
+"""The one reader of commands that take one input (explain, decode, recover, repro, render, ...).
+
+A path, `-` or "" (standard input), /dev/stdin or a process substitution `<(...)` (a pipe: never
+stat-sized, never seeked), compressed or not (gzip, bzip2, xz, zstd by magic bytes: sources.py),
+in any encoding encodings.py detects, inside any wrapper wrappers.py removes. Memory is bounded:
+an input larger than `limit` bytes once decompressed and decoded (DEFAULT_LIMIT, 256 MiB) ends
+with one InputError; `scan` reads logs of any size.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harmony_doctor.errors import InputError
+from harmony_doctor.inputs.sources import CHUNK, Readable, Source, open_binary
+from harmony_doctor.inputs.wrappers import LineMeta, Unwrapper
+
+DEFAULT_LIMIT = 256 * 1024 * 1024  # bytes of decoded text one input may hold
+
+
+@dataclass(frozen=True)
+class TextInput:
+    """One input read whole: its unwrapped text and what the wrapper said about its lines."""
+
+    text: str
+    label: str
+    wrappers: tuple[str, ...] = ()  # wrappers removed (empty for a plain input)
+    meta: tuple[LineMeta, ...] = ()  # wrapper stamp, pid, host per wrapped line
+    unwrapper: Unwrapper | None = field(default=None, compare=False, repr=False)
+
+    def source_line(self, line: int) -> int:
+        """The line of the input as given (wrapped) where unwrapped line `line` starts."""
+        return line if self.unwrapper is None else self.unwrapper.source_line(line)
+
+
+def read_text(source: str, limit: int = DEFAULT_LIMIT) -> tuple[str, str]:
+    """(text, label) of one input: decompressed, decoded, unwrapped. Raises InputError."""
+    found = read_input(source, limit)
+    return found.text, found.label
+
+
+def read_input(source: str, limit: int = DEFAULT_LIMIT) -> TextInput:
+    """One input read whole, with its wrapper metadata; see the module docstring."""
+    stream, label = _open(source)
+    unwrapper = Unwrapper()
+    parts: list[bytes] = []
+    meta: list[LineMeta] = []
+    size = 0
+    try:
+        while True:
+            data = stream.read(CHUNK)
+            if not data:
+                break
+            size += len(data)
+            if size > limit:
+                raise InputError(
+                    f"{label} is larger than {_size(limit)}, the most one input is read for this "
+                    "command (scan reads logs of any size)"
+                )
+            out = unwrapper.feed(data)
+            parts.append(out.data)
+            meta.extend(out.meta)
+    except (OSError, EOFError, ValueError) as exc:
+        raise InputError(f"cannot read {label} after {size} bytes: {exc}") from None
+    finally:
+        stream.close()
+    out = unwrapper.finish()
+    parts.append(out.data)
+    meta.extend(out.meta)
+    text = b"".join(parts).decode("utf-8", errors="replace")
+    wrappers = tuple(sorted(unwrapper.wrappers))
+    return TextInput(text, label, wrappers, tuple(meta), unwrapper if wrappers else None)
+
+
+def _open(source: str) -> tuple[Readable, str]:
+    if source in ("", "-"):
+        if sys.stdin is None or sys.stdin.isatty():
+            raise InputError("no input: give a file, or pipe text to standard input")
+        return open_binary(Source("<stdin>", None)), "<stdin>"
+    path = Path(source)
+    if path.is_dir():
+        raise InputError(f"{source} is a directory; this command reads one file")
+    return open_binary(Source(source, path)), source
+
+
+def _size(limit: int) -> str:
+    if limit % (1024 * 1024) == 0:
+        return f"{limit // (1024 * 1024)} MiB"
+    return f"{limit} bytes"
