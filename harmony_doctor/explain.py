@@ -43,7 +43,11 @@ def log_failures(
     try:
         shape = token_input.detect_format(body)
     except InputError:
-        return logs.extract_text(text)  # no tokens at all: whatever the log holds, maybe nothing
+        # No tokens at all: whatever the log holds, else Harmony text stripped of its special
+        # tokens (vLLM's `output:` field), which cannot be replayed and is not clean.
+        found = logs.extract_text(text)
+        stripped = None if found else logs.find_stripped(body)
+        return (stripped,) if stripped is not None else found
     if shape not in ("text", "json", "jsonl", "vllm-log"):
         return None
     found = logs.extract_text(text)

@@ -147,3 +147,135 @@ def test_stream_starting_with_start_gets_a_role_note(vocab: Vocab) -> None:
     d = run(vocab, "<|start|>assistant<|channel|>final<|message|>hi<|return|>")
     assert any("--role none" in note for note in d.input.notes)
     assert not run(vocab, "<|start|>user<|message|>hi<|end|>", role="none").input.notes
+
+
+# --- one diagnosis per cause -----------------------------------------------------------------
+
+# Token-level cases (role, Harmony text): each renders as the log line its server would write.
+SAME_CAUSE_CASES = [
+    ("assistant", "We need to continue. Follow the format<|message|>x<|end|>"),
+    (
+        "assistant",
+        "<|channel|>commentary to=functions.a to=functions.a <|constrain|>json<|message|>{}<|call|>",
+    ),
+    (
+        "assistant",
+        '<|channel|>commentary to=functions.get_weather {"location": "Tokyo"}<|call|>'
+        "<|start|>assistant<|channel|>analysis<|message|>x<|end|>",
+    ),
+    ("assistant", "<|channel|>final<|channel|>final to=x json<|message|>x<|end|>"),
+    ("assistant", "<|channel|>final <|constrain|>json extra more<|message|>{}<|end|>"),
+    ("assistant", "<|channel|>commentary json extra words<|message|>{}<|call|>"),
+    (
+        "assistant",
+        "<|channel|>analysis Thinking about the answer here.<|end|><|start|>assistant"
+        "<|channel|>final<|message|>Hi<|return|>",
+    ),
+    (
+        "assistant",
+        "<|channel|>analysis<|message|>x<|end|><|start|>assistant<|channel|>commentary Hello "
+        "there friend<|end|><|start|>assistant<|channel|>final<|message|>Hi<|return|>",
+    ),
+    (
+        "assistant",
+        "I cannot help with that request sorry<|end|><|start|>assistant<|channel|>final"
+        "<|message|>x<|return|>",
+    ),
+    ("none", "<|start|><|start|>assistant<|message|>x<|end|>"),
+    ("none", "<|start|>assistantassistant<|message|>x<|end|>"),
+    ("none", "<|start|>robot<|message|>x<|end|>"),
+    ("none", "<|start|>assistant<|channel|>analysis<|channel|>analysis<|message|>x<|end|>"),
+    ("assistant", "<|channel|>final<|message|>ok<|end|><|return|>"),
+    ("assistant", "<|channel|>commentary to=f json<|message|>{}<|call|>commentary"),
+    ("assistant", "<|channel|>final<|message|>ok<|end|><|end|>"),
+    ("assistant", "<|channel|>final<|message|>ok<|end|>Hello"),
+    ("assistant", "<|channel|>final<|message|>ok<|end|>assistant"),
+    ("assistant", "<|channel|> final<|message|>x"),
+    ("none", "<|start|><|message|>x<|end|>"),
+    ("assistant", "<|channel|>analysis<|message|>x<|end|><|start|>assistant<|channel|>fin"),
+]
+# header_eos carries no header text in its message: from a log only the kind's general rule
+# can be given, from tokens the header shows the finer cause.
+EOS_ONLY_FROM_TOKENS = [
+    ("assistant", "<|channel|>commentary Hello<|end|>", "HD142"),
+    (
+        "assistant",
+        "<|start|>system<|message|>You are ChatGPT.<|end|><|start|>user<|message|>Hi<|end|>"
+        "<|start|>assistant",
+        "HD143",
+    ),
+]
+
+
+def _log_codes(error: str) -> list[str]:
+    from harmony_doctor.logs import extract_text
+
+    line = (
+        "(APIServer pid=1) ERROR 07-01 10:00:00 [serving_chat.py:1100] "
+        f"openai_harmony.HarmonyError: {error}"
+    )
+    return [e.code for e in extract_text(line)]
+
+
+@pytest.mark.parametrize(("role", "text"), SAME_CAUSE_CASES)
+def test_same_failure_same_code_from_tokens_and_log(vocab: Vocab, role: str, text: str) -> None:
+    d = run(vocab, text, role)
+    assert d.harmony_error is not None  # the message openai-harmony itself raised
+    (finding,) = [f for f in d.findings if f.severity == "error"]
+    assert _log_codes(d.harmony_error) == [finding.code]
+
+
+@pytest.mark.parametrize(("role", "text", "code"), EOS_ONLY_FROM_TOKENS)
+def test_header_eos_log_gives_the_general_rule(
+    vocab: Vocab, role: str, text: str, code: str
+) -> None:
+    d = run(vocab, text, role)
+    (finding,) = [f for f in d.findings if f.severity == "error"]
+    assert (finding.kind, finding.code) == ("header_eos", code)
+    assert d.harmony_error is not None
+    assert _log_codes(d.harmony_error) == ["HD141"]
+
+
+def test_stop_token_inside_header_gets_its_own_diagnosis(vocab: Vocab) -> None:
+    d = run(vocab, "<|channel|>commentary Hello<|end|>")
+    (finding,) = d.findings
+    assert finding.code == "HD142"
+    assert "strict=False" in finding.fix and "max_tokens" not in finding.fix
+    assert d.lenient_error is None  # lenient parsing recovers it
+    assert len(d.lenient_messages) == 1  # the message it closed, kept
+
+
+def test_prompt_fed_as_completion_is_diagnosed(vocab: Vocab) -> None:
+    d = run(
+        vocab,
+        "<|start|>system<|message|>You are ChatGPT.<|end|><|start|>user<|message|>Hi<|end|>"
+        "<|start|>assistant",
+    )
+    assert [f.code for f in d.findings if f.severity == "error"] == ["HD143"]
+
+
+def test_open_stream_skips_the_end_of_stream_check(vocab: Vocab) -> None:
+    text = "<|channel|>analysis<|message|>x<|end|><|start|>assistant<|channel|>fin"
+    inp = TokenInput(tokens=tuple(vocab.encode(text)), detected="text", format="harmony-text")
+    assert diagnose(inp, vocab, "assistant").verdict == "fault"
+    opened = diagnose(inp, vocab, "assistant", open_stream=True)
+    assert opened.verdict == "ok"
+    assert opened.replay.fault is None
+    assert not opened.disagreements
+
+
+def test_open_stream_still_reports_faults_before_the_end(vocab: Vocab) -> None:
+    inp = TokenInput(
+        tokens=tuple(vocab.encode("<|channel|>final<|message|>ok<|end|><|return|>")),
+        detected="text",
+        format="harmony-text",
+    )
+    d = diagnose(inp, vocab, "assistant", open_stream=True)
+    assert [f.code for f in d.findings] == ["HD111"]
+
+
+def test_id_accepted_by_openai_harmony_is_a_markup_warning(vocab: Vocab) -> None:
+    tokens = (*vocab.encode("<|channel|>final<|message|>ok"), 201088, *vocab.encode("<|return|>"))
+    d = diagnose(TokenInput(tokens, "tokens", "ids"), vocab, "assistant")
+    assert d.verdict == "ok"
+    assert [f.code for f in d.findings] == ["HD203"]

@@ -208,3 +208,63 @@ def test_regression_harmony_text_quoting_output_token_ids(vocab: Vocab, quoted: 
     text = f"<|channel|>final<|message|>{quoted}<|return|>"
     assert detect_format(text) == "text"
     assert parse(text, vocab).tokens == tuple(vocab.encode(text))
+
+
+def test_debug_output_ids_of_newer_vllm_are_read() -> None:
+    from harmony_doctor.inputs.tokens import parse_vllm_line
+
+    line = (
+        "(APIServer pid=9) DEBUG 07-01 10:00:00 [request_logger.py:80] Generated response "
+        "chatcmpl-7 details: output_token_ids: [200005, 17196, 200008, 12, 200002]"
+    )
+    record = parse_vllm_line(line, 1)
+    assert record is not None
+    assert (record.request_id, record.kind, record.ids) == (
+        "chatcmpl-7",
+        "output",
+        (200005, 17196, 200008, 12, 200002),
+    )
+    streamed = parse_vllm_line(
+        "DEBUG 07-01 10:00:00 [request_logger.py:80] Generated response chatcmpl-8 "
+        "(streaming complete) details: output_token_ids: [200005, 17196]",
+        2,
+    )
+    assert streamed is not None and (streamed.request_id, streamed.kind) == (
+        "chatcmpl-8",
+        "complete",
+    )
+
+
+def test_debug_output_ids_next_to_the_info_line_give_one_stream() -> None:
+    text = (
+        "DEBUG 07-01 10:00:00 [request_logger.py:80] Generated response r1 details: "
+        "output_token_ids: [200005, 17196, 200008, 12, 200002]\n"
+        "INFO 07-01 10:00:00 [request_logger.py:90] Generated response r1: output: "
+        "'analysisx', finish_reason: stop\n"
+    )
+    inp = parse_tokens(text, lambda s: [], "auto")
+    assert inp.format == "vllm-log" and inp.request_id == "r1"
+    assert inp.tokens == (200005, 17196, 200008, 12, 200002)
+
+
+@pytest.mark.parametrize("text", ["[200005, 17196, 200008, 12", "(200005, 17196, 200008,"])
+def test_id_list_without_closing_bracket_is_read_as_cut(text: str) -> None:
+    inp = parse_tokens(text, lambda s: [], "auto")
+    assert inp.tokens[:3] == (200005, 17196, 200008)
+    assert inp.truncated
+    assert any("cut" in note for note in inp.notes)
+
+
+def test_whole_id_list_is_not_cut() -> None:
+    inp = parse_tokens("[200005, 17196]", lambda s: [], "auto")
+    assert not inp.truncated and not inp.notes
+
+
+def test_token_range_comes_from_openai_harmony() -> None:
+    from harmony_doctor.harmony.vocab import harmony_token_limit
+
+    limit = harmony_token_limit()
+    assert limit == 201089  # openai-harmony 0.0.8 decodes 201088 as <|reserved_201088|>
+    assert parse_tokens(f"1 2 {limit - 1}", lambda s: [], "auto").tokens[-1] == limit - 1
+    with pytest.raises(InputError, match=f"{limit} is outside the range openai-harmony accepts"):
+        parse_tokens(f"[1, {limit}]", lambda s: [], "auto")

@@ -188,3 +188,12 @@ def test_header_that_is_not_utf8(vocab: Vocab) -> None:
     assert vocab.token_bytes(100) == b"\xa7"  # a lone continuation byte
     walk = replay(tokens, vocab, "assistant")
     assert walk.fault is not None and walk.fault.kind == "header_decode"
+
+
+def test_open_stream_replay_has_no_end_of_stream_fault(vocab: Vocab) -> None:
+
+    tokens = vocab.encode("<|channel|>analysis<|message|>x<|end|><|start|>assistant<|channel|>fin")
+    assert replay(tokens, vocab, "assistant").fault is not None
+    walk = replay(tokens, vocab, "assistant", open_stream=True)
+    assert walk.fault is None
+    assert [m.channel for m in walk.messages] == ["analysis"]

@@ -1,0 +1,57 @@
+"""Harmony text whose special tokens were stripped (skip_special_tokens): found, never replayed."""
+
+from __future__ import annotations
+
+import re
+
+from harmony_doctor import rules
+from harmony_doctor.logs.lines import anatomize
+from harmony_doctor.models import LogError
+
+# What stripping leaves: a channel name glued to the role before it (`assistantfinal`), or a
+# text that opens with a channel name glued to a capitalised word (`analysisGreet back.`).
+# Either way no `<|` is left in the text.
+_GLUED = re.compile(
+    r"assistant(?:analysis|commentary|final)(?=\S)"
+    r"|(?:^|output:\s*|['\"])(?:analysis|commentary)(?=[A-Z])"
+    r"|assistantcommentary to=\w"
+)
+
+
+def find_stripped(text: str) -> LogError | None:
+    """The first line holding Harmony output with its special tokens stripped, or None."""
+    for number, raw in enumerate(text.split("\n"), start=1):
+        if "<|" in raw:
+            continue  # markup left: not stripped text
+        match = _GLUED.search(raw)
+        if match is None:
+            continue
+        line = anatomize(number, raw)
+        rule = rules.RULES["HD206"]
+        shown = raw.strip()
+        return LogError(
+            line=number,
+            span=(number, number),
+            kind="stripped_markup",
+            code=rule.code,
+            severity=rule.severity,
+            title=rule.title,
+            message=shown if len(shown) <= 300 else shown[:299] + "…",
+            raw=raw if len(raw) <= 4000 else raw[:3999] + "…",
+            server=line.evidence,
+            harmony_version=None,
+            timestamp=line.timestamp,
+            pid=line.pid,
+            token=None,
+            header_remainder=None,
+            header_words=(),
+            remainder_truncated=False,
+            reconstructed=None,
+            context=None,
+            expected="Harmony text with its special tokens, or the token ids",
+            found=f"{match.group(0).strip(chr(39) + chr(34))!r}: special tokens removed "
+            "(skip_special_tokens); the message boundaries are lost and it cannot be replayed",
+            cause=rule.cause,
+            fix=rule.fix,
+        )
+    return None
