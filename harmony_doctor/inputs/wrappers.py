@@ -288,7 +288,7 @@ class Unwrapper:
                 self._indent = None
             record = self._classify(line)
             if record is None:
-                if _JOURNAL_NOTE.match(line) is not None and self.wrappers["journal"]:
+                if _JOURNAL_NOTE.match(line) is not None:
                     continue  # journalctl's own `-- Boot ... --` lines: not the server's
                 self._inner += 1
                 self.lines.add(self._inner, self._source)
