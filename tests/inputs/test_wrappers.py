@@ -20,7 +20,10 @@ def _excerpts(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
 
 
-@pytest.fixture(params=_excerpts(CORPUS) or [None], ids=lambda p: p.name if p else "absent")
+_CORPUS: list[Path | None] = [*_excerpts(CORPUS)] or [None]
+
+
+@pytest.fixture(params=_CORPUS, ids=lambda p: p.name if p else "absent")
 def corpus_excerpt(request: pytest.FixtureRequest) -> Path:
     if request.param is None:
         pytest.skip(f"no shared corpus at {CORPUS}")

@@ -35,7 +35,11 @@ def cri(lines: list[str]) -> bytes:
 def journal_json(lines: list[str]) -> bytes:
     out = []
     for number, line in enumerate(lines):
-        record = {"__REALTIME_TIMESTAMP": REALTIME, "_PID": "1234", "_HOSTNAME": "gpu-1"}
+        record: dict[str, object] = {
+            "__REALTIME_TIMESTAMP": REALTIME,
+            "_PID": "1234",
+            "_HOSTNAME": "gpu-1",
+        }
         if number % 2 or any(ord(c) < 32 and c != "\t" for c in line):
             record["MESSAGE"] = list(line.encode())  # journald's byte-array form
         else:
