@@ -32,3 +32,15 @@ def test_vllm_date_after_the_reference_is_last_year() -> None:
 def test_no_or_impossible_timestamp() -> None:
     assert parse_timestamp("Traceback (most recent call last):", REF) is None
     assert parse_timestamp("INFO 02-30 10:00:00 nope", REF) is None
+
+
+def test_wrapper_times_become_canonical_utc_stamps() -> None:
+    from harmony_doctor.inputs.timestamps import canonical_epoch, canonical_syslog, canonical_utc
+
+    assert canonical_utc("2026-11-27T10:00:01.123456789Z") == b"2026-11-27 10:00:01"
+    assert canonical_utc("2026-11-27T00:30:00+01:00") == b"2026-11-26 23:30:00"
+    assert canonical_utc("2026-11-27T10:00:01-0230") == b"2026-11-27 12:30:01"
+    assert canonical_utc("2026-02-30T10:00:01Z") is None
+    assert canonical_epoch(1795773601123456, 1_000_000) == b"2026-11-27 10:00:01"
+    assert canonical_syslog("Nov", " 7", "10:00:01") == b"11-07 10:00:01"
+    assert canonical_syslog("Foo", "7", "10:00:01") is None
