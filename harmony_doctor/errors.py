@@ -14,6 +14,7 @@ class ExitCode(IntEnum):
     FINDINGS = 1
     ERROR = 2
     INTERRUPTED = 130
+    BROKEN_PIPE = 141  # stdout closed early (`| head`): 128 + SIGPIPE, as the shell reports
 
 
 class DoctorError(Exception):

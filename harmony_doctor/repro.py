@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import platform
 import re
-import shlex
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -319,28 +318,3 @@ def _source_line(source: str, inp: TokenInput) -> str:
     if inp.finish_reason:
         bits.append(f"finish_reason {inp.finish_reason}")
     return ", ".join(bits)
-
-
-def next_commands(
-    source: str,
-    role: str = "assistant",
-    input_format: str = "auto",
-    request: str | None = None,
-    vocab: Path | None = None,
-    lenient: bool = False,
-) -> list[str]:
-    """The one-line `recover` and `repro` commands for the input `explain` just read."""
-    options: list[str] = []
-    if role != "assistant":
-        options += ["--role", role]
-    if input_format != "auto":
-        options += ["--input-format", input_format]
-    if request is not None:
-        options += ["--request", request]
-    if vocab is not None:
-        options += ["--vocab", str(vocab)]
-    target = [source or "-", *options]
-    recover = shlex.join(["harmony-doctor", "recover", *target])
-    mode = ["--lenient"] if lenient else []
-    repro = shlex.join(["harmony-doctor", "repro", *target, *mode, "-o", "harmony-repro"])
-    return [recover, repro]

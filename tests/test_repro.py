@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from harmony_doctor.cli.explain import next_commands
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import VOCAB_SHA256, Vocab
 from harmony_doctor.inputs import tokens as ingest
-from harmony_doctor.repro import failure_kind, failure_shape, next_commands, shrink
+from harmony_doctor.repro import failure_kind, failure_shape, shrink
 from tests import generators
 from tests.helpers import SAMPLES, run
 

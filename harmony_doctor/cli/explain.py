@@ -2,54 +2,38 @@
 
 from __future__ import annotations
 
-import re
-from enum import StrEnum
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from harmony_doctor.cli.app import (
+from harmony_doctor.cli.console import make_console, print_json, show
+from harmony_doctor.cli.options import (
     Color,
     ColorOpt,
     Format,
     FormatOpt,
     InputArg,
     InputFormatOpt,
-    InputFormatOption,
     RequestOpt,
+    RoleOpt,
     VocabOpt,
-    app,
-    emit,
-    error_funnel,
-    make_console,
-    print_json,
-    read_input,
 )
-from harmony_doctor.errors import ExitCode, InputError
-from harmony_doctor.models import LogError
+from harmony_doctor.cli.reading import read_input
+from harmony_doctor.errors import ExitCode
+from harmony_doctor.inputs.tokens import InputFormat
+from harmony_doctor.models import ParseRole
 
 if TYPE_CHECKING:
-    from harmony_doctor.cli.grammar import GuidedCheck
+    from harmony_doctor.explain import LogExplanation
+    from harmony_doctor.guided import LogCheck
 
 
-class RoleOption(StrEnum):
-    assistant = "assistant"
-    none = "none"
-
-
-@app.command()
 def explain(
     source: InputArg = "-",
-    output: FormatOpt = Format.text,
-    role: Annotated[
-        RoleOption,
-        typer.Option(
-            "--role",
-            help="assistant: a completion that starts inside an assistant header; "
-            "none: the stream starts with <|start|> (prompt + completion).",
-        ),
-    ] = RoleOption.assistant,
+    output: FormatOpt = "text",
+    role: RoleOpt = "assistant",
     lenient: Annotated[
         bool, typer.Option("--lenient", help="Parse as openai-harmony with strict=False.")
     ] = False,
@@ -73,126 +57,106 @@ def explain(
             "--grammar-file", help="Check with this llguidance Lark grammar; implies --grammar."
         ),
     ] = None,
-    input_format: InputFormatOpt = InputFormatOption.auto,
+    input_format: InputFormatOpt = "auto",
     request: RequestOpt = None,
     vocab_path: VocabOpt = None,
-    color: ColorOpt = Color.auto,
-) -> None:
+    color: ColorOpt = "auto",
+) -> int:
     """What broke, the token where the header went wrong, why, and the fix.
 
     INPUT is token ids (JSON, lists, vLLM request logs), Harmony text, or any log excerpt:
     tracebacks, wrapped errors and JSON error bodies of any server are explained too.
     """
-    with error_funnel():
-        from harmony_doctor.diagnose import diagnose
-        from harmony_doctor.harmony.vocab import load_vocab
-        from harmony_doctor.inputs import tokens as ingest
-        from harmony_doctor.output import contract as serialize
-        from harmony_doctor.output.explain_view import explain_view
-        from harmony_doctor.output.recover_view import next_steps_view
+    from harmony_doctor import guided
+    from harmony_doctor.diagnose import diagnose
+    from harmony_doctor.explain import LogExplanation, count_lines, log_failures
+    from harmony_doctor.harmony.vocab import load_vocab
+    from harmony_doctor.inputs.tokens import parse_tokens
+    from harmony_doctor.output import contract
+    from harmony_doctor.output.explain_view import explain_view
+    from harmony_doctor.output.guided_view import stream_check_view
+    from harmony_doctor.output.recover_view import next_steps_view
 
-        text, label = read_input(source)
-        found = _log_findings(text, input_format, request)
-        if found is not None:  # a log of errors, not a token stream
-            guided_log = None
-            if grammar_check or grammar_file is not None:
-                from harmony_doctor.cli.grammar import guided_log_check
-
-                guided_log = guided_log_check(found, custom=grammar_file is not None)
-            _explain_log(found, text, label, output, vocab_path, color, guided_log)
-            if found and not exit_zero:
-                raise typer.Exit(ExitCode.FINDINGS)
-            return
-        vocab = load_vocab(vocab_path)
-        inp = ingest.parse_tokens(text, vocab.encode, input_format.value, request)
-        result = diagnose(inp, vocab, role.value, strict=not lenient)
-        guided = None
-        if grammar_check or grammar_file is not None:
-            from harmony_doctor.cli.grammar import guided_check
-
-            guided = guided_check(result, vocab, grammar_file)
-        if output is Format.json:
-            record = serialize.explain_record(result, label, vocab)
-            if guided is not None:
-                record["guided_decoding"] = guided.record
-            print_json(record)
-        else:
-            console = make_console(color)
-            emit(console, explain_view(result, label, vocab, window))
-            if guided is not None:
-                emit(console, guided.view, soft_wrap=True)
-            if result.harmony_error is not None:
-                from harmony_doctor.repro import next_commands
-
-                steps = next_commands(
-                    source, role.value, input_format.value, request, vocab_path, lenient
-                )
-                emit(console, next_steps_view(steps))
-    if result.findings and not exit_zero:
-        raise typer.Exit(ExitCode.FINDINGS)
-
-
-_OUTPUT_IDS = re.compile(r"\boutput_token_ids\s*[:=]\s*\[")
-
-
-def _log_findings(
-    text: str, input_format: InputFormatOption, request: str | None
-) -> tuple[LogError, ...] | None:
-    """The failures in a log excerpt, or None when the input is a token stream to replay."""
-    from harmony_doctor import logs
-    from harmony_doctor.inputs import tokens as ingest
-
-    body = text.lstrip("\ufeff")
-    if input_format is not InputFormatOption.auto or not body.strip():
-        return None  # ingest handles forced shapes, and reports empty input
-    try:
-        shape = ingest.detect_format(body)
-    except InputError:
-        return logs.extract_text(text)  # no tokens at all: whatever the log holds, maybe nothing
-    if shape not in ("text", "json", "jsonl", "vllm-log"):
-        return None
-    found = logs.extract_text(text)
-    if not found:
-        return None
-    if shape == "text":
-        return found  # special-token strings inside error messages, not a Harmony stream
-    if shape == "vllm-log":  # replay the completions it logs; else explain its errors
-        return None if _OUTPUT_IDS.search(body) else found
-    try:
-        ingest.parse_tokens(body, _no_encode, shape, request)
-    except InputError:
-        return found  # a JSON error body without token ids
-    return None
-
-
-def _no_encode(text: str) -> list[int]:  # pragma: no cover - JSON shapes never encode
-    raise InputError("JSON input holds Harmony text, not token ids")
+    text, label = read_input(source)
+    checking = grammar_check or grammar_file is not None
+    found = log_failures(text, input_format, request)
+    if found is not None:  # a log of errors, not a token stream
+        log_check = guided.check_log(found, custom=grammar_file is not None) if checking else None
+        explanation = LogExplanation(found, count_lines(text))
+        _explain_log(explanation, label, output, vocab_path, color, log_check)
+        return ExitCode.FINDINGS if found and not exit_zero else ExitCode.CLEAN
+    vocab = load_vocab(vocab_path)
+    inp = parse_tokens(text, vocab.encode, input_format, request)
+    result = diagnose(inp, vocab, role, strict=not lenient)
+    check = None
+    if checking:
+        lark, lark_label = read_input(str(grammar_file)) if grammar_file else (None, "")
+        check = guided.check_stream(result, vocab, lark, lark_label)
+    if output == "json":
+        record = contract.explain_record(result, label, vocab)
+        if check is not None:
+            record["guided_decoding"] = check.record(vocab)
+        print_json(record)
+    else:
+        console = make_console(color)
+        show(console, explain_view(result, label, vocab, window))
+        if check is not None:
+            show(console, stream_check_view(check, vocab), soft_wrap=True)
+        if result.harmony_error is not None:
+            steps = next_commands(source, role, input_format, request, vocab_path, lenient)
+            show(console, next_steps_view(steps))
+    return ExitCode.FINDINGS if result.findings and not exit_zero else ExitCode.CLEAN
 
 
 def _explain_log(
-    found: tuple[LogError, ...],
-    text: str,
+    explanation: LogExplanation,
     label: str,
     output: Format,
     vocab_path: Path | None,
     color: Color,
-    guided: GuidedCheck | None = None,
+    check: LogCheck | None,
 ) -> None:
     from harmony_doctor.harmony.vocab import load_vocab
-    from harmony_doctor.output import contract as serialize
+    from harmony_doctor.output import contract
     from harmony_doctor.output.explain_view import log_explain_view
+    from harmony_doctor.output.guided_view import log_check_view
 
-    lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    found, lines = explanation.errors, explanation.lines
     # The vocabulary only names tokens and re-tokenizes leftover words: load it when needed.
-    wanted = any(e.token is not None or (output is Format.json and e.header_words) for e in found)
+    wanted = any(e.token is not None or (output == "json" and e.header_words) for e in found)
     vocab = load_vocab(vocab_path) if wanted else None
-    if output is Format.json:
-        record = serialize.log_explain_record(found, label, lines, vocab)
-        if guided is not None:
-            record["guided_decoding"] = guided.record
+    if output == "json":
+        record = contract.log_explain_record(found, label, lines, vocab)
+        if check is not None:
+            record["guided_decoding"] = check.record()
         print_json(record)
     else:
         console = make_console(color)
-        emit(console, log_explain_view(found, label, lines, vocab))
-        if guided is not None:
-            emit(console, guided.view, soft_wrap=True)
+        show(console, log_explain_view(found, label, lines, vocab))
+        if check is not None:
+            show(console, log_check_view(check), soft_wrap=True)
+
+
+def next_commands(
+    source: str,
+    role: ParseRole = "assistant",
+    input_format: InputFormat = "auto",
+    request: str | None = None,
+    vocab: Path | None = None,
+    lenient: bool = False,
+) -> list[str]:
+    """The one-line `recover` and `repro` commands for the input `explain` just read."""
+    options: list[str] = []
+    if role != "assistant":
+        options += ["--role", role]
+    if input_format != "auto":
+        options += ["--input-format", input_format]
+    if request is not None:
+        options += ["--request", request]
+    if vocab is not None:
+        options += ["--vocab", str(vocab)]
+    target = [source or "-", *options]
+    recover = shlex.join(["harmony-doctor", "recover", *target])
+    mode = ["--lenient"] if lenient else []
+    repro = shlex.join(["harmony-doctor", "repro", *target, *mode, "-o", "harmony-repro"])
+    return [recover, repro]

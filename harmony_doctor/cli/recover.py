@@ -6,62 +6,44 @@ from typing import Annotated
 
 import typer
 
-from harmony_doctor.cli.app import (
-    Color,
+from harmony_doctor.cli.console import make_console, print_json, show
+from harmony_doctor.cli.options import (
     ColorOpt,
-    Format,
     FormatOpt,
     InputArg,
     InputFormatOpt,
-    InputFormatOption,
     RequestOpt,
+    RoleOpt,
     VocabOpt,
-    app,
-    emit,
-    error_funnel,
-    make_console,
-    print_json,
-    read_tokens,
 )
-from harmony_doctor.cli.explain import RoleOption
+from harmony_doctor.cli.reading import read_tokens
 from harmony_doctor.errors import ExitCode
 
-RoleOpt = Annotated[
-    RoleOption,
-    typer.Option(
-        "--role",
-        help="assistant: a completion that starts inside an assistant header; "
-        "none: the stream starts with <|start|>.",
-    ),
-]
 
-
-@app.command()
 def recover(
     source: InputArg = "-",
-    output: FormatOpt = Format.text,
-    role: RoleOpt = RoleOption.assistant,
+    output: FormatOpt = "text",
+    role: RoleOpt = "assistant",
     exit_zero: Annotated[
         bool, typer.Option("--exit-zero", help="Exit 0 even when the stream is broken.")
     ] = False,
-    input_format: InputFormatOpt = InputFormatOption.auto,
+    input_format: InputFormatOpt = "auto",
     request: RequestOpt = None,
     vocab_path: VocabOpt = None,
-    color: ColorOpt = Color.auto,
-) -> None:
+    color: ColorOpt = "auto",
+) -> int:
     """Strict, lenient and salvaged content side by side, each piece with its token span."""
-    with error_funnel():
-        from harmony_doctor.output import contract as serialize
-        from harmony_doctor.output.recover_view import recover_view
-        from harmony_doctor.recover import received
-        from harmony_doctor.recover import recover as run_recover
+    from harmony_doctor import recover as recovering
+    from harmony_doctor.output import contract
+    from harmony_doctor.output.recover_view import recover_view
 
-        inp, label, vocab = read_tokens(source, input_format, request, vocab_path)
-        result = run_recover(inp, vocab, role.value)
-        if output is Format.json:
-            print_json(serialize.recover_record(result, label))
-        else:
-            strict, lenient = received(result.strict.messages), received(result.lenient.messages)
-            emit(make_console(color), recover_view(result, strict, lenient, label, vocab))
-    if result.strict.error is not None and not exit_zero:
-        raise typer.Exit(ExitCode.FINDINGS)
+    inp, label, vocab = read_tokens(source, input_format, request, vocab_path)
+    result = recovering.recover(inp, vocab, role)
+    if output == "json":
+        print_json(contract.recover_record(result, label))
+    else:
+        strict = recovering.received(result.strict.messages)
+        lenient = recovering.received(result.lenient.messages)
+        show(make_console(color), recover_view(result, strict, lenient, label, vocab))
+    broken = result.strict.error is not None
+    return ExitCode.FINDINGS if broken and not exit_zero else ExitCode.CLEAN

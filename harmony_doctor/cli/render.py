@@ -2,33 +2,17 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated
 
 import typer
 
-from harmony_doctor.cli.app import (
-    Color,
-    ColorOpt,
-    Format,
-    FormatOpt,
-    VocabOpt,
-    app,
-    emit,
-    error_funnel,
-    make_console,
-    print_json,
-    read_input,
-)
+from harmony_doctor.cli.console import make_console, print_json, show
+from harmony_doctor.cli.options import ColorOpt, FormatOpt, VocabOpt
+from harmony_doctor.cli.reading import read_input
 from harmony_doctor.errors import ExitCode
+from harmony_doctor.prompt import Style
 
 
-class StyleOption(StrEnum):
-    harmony = "harmony"
-    passthrough = "passthrough"
-
-
-@app.command()
 def render(
     source: Annotated[
         str,
@@ -38,15 +22,15 @@ def render(
             show_default=False,
         ),
     ] = "-",
-    output: FormatOpt = Format.text,
+    output: FormatOpt = "text",
     style: Annotated[
-        StyleOption,
+        Style,
         typer.Option(
             "--style",
             help="harmony: as openai-harmony documents it; passthrough: roles copied as "
             "given, no channels (early vLLM 0.10.x).",
         ),
-    ] = StyleOption.harmony,
+    ] = "harmony",
     date: Annotated[
         str | None,
         typer.Option("--date", help="Conversation start date in the system message (YYYY-MM-DD)."),
@@ -62,26 +46,24 @@ def render(
         bool, typer.Option("--exit-zero", help="Exit 0 even when there are warnings.")
     ] = False,
     vocab_path: VocabOpt = None,
-    color: ColorOpt = Color.auto,
-) -> None:
+    color: ColorOpt = "auto",
+) -> int:
     """Render a chat with openai-harmony: the prompt tokens, ending with <|start|>assistant."""
-    with error_funnel():
-        from harmony_doctor.harmony.vocab import load_vocab
-        from harmony_doctor.output import contract as serialize
-        from harmony_doctor.output.prompt_view import prompt_view
-        from harmony_doctor.output.tokens import token_table_view
-        from harmony_doctor.prompt import load_chat, render_chat
+    from harmony_doctor.harmony.vocab import load_vocab
+    from harmony_doctor.output import contract
+    from harmony_doctor.output.prompt_view import prompt_view
+    from harmony_doctor.output.tokens import token_table_view
+    from harmony_doctor.prompt import load_chat, render_chat
 
-        text, label = read_input(source)
-        vocab = load_vocab(vocab_path)
-        chat = load_chat(text)
-        prompt = render_chat(chat, vocab, style.value, date, keep_analysis)
-        if output is Format.json:
-            print_json(serialize.render_record(prompt, label))
-        else:
-            console = make_console(color)
-            if tokens:
-                emit(console, token_table_view(prompt.tokens, vocab))
-            emit(console, prompt_view(prompt, label, vocab), soft_wrap=True)
-    if prompt.warnings and not exit_zero:
-        raise typer.Exit(ExitCode.FINDINGS)
+    text, label = read_input(source)
+    vocab = load_vocab(vocab_path)
+    chat = load_chat(text)
+    prompt = render_chat(chat, vocab, style, date, keep_analysis)
+    if output == "json":
+        print_json(contract.render_record(prompt, label))
+    else:
+        console = make_console(color)
+        if tokens:
+            show(console, token_table_view(prompt.tokens, vocab))
+        show(console, prompt_view(prompt, label, vocab), soft_wrap=True)
+    return ExitCode.FINDINGS if prompt.warnings and not exit_zero else ExitCode.CLEAN

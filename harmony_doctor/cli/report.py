@@ -2,27 +2,25 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from harmony_doctor.cli.app import Color, ColorOpt, app, error_funnel
-from harmony_doctor.cli.scan import (
+from harmony_doctor.cli.options import (
     ByOpt,
+    ColorOpt,
     ExitZeroOpt,
-    ScanFormat,
     SummaryCsvOpt,
     SummaryFormatOpt,
     TopOpt,
-    group_keys,
-    show_summary,
 )
+from harmony_doctor.cli.summary import show_summary
 from harmony_doctor.errors import ExitCode, InputError
 
 
-@app.command("report")
-def report_command(
+def report(
     inputs: Annotated[
         list[Path],
         typer.Argument(
@@ -32,49 +30,36 @@ def report_command(
         ),
     ],
     by: ByOpt = None,
-    output: SummaryFormatOpt = ScanFormat.table,
+    output: SummaryFormatOpt = "table",
     summary: SummaryCsvOpt = None,
     top: TopOpt = 20,
     exit_zero: ExitZeroOpt = False,
-    color: ColorOpt = Color.auto,
-) -> None:
+    color: ColorOpt = "auto",
+) -> int:
     """Re-aggregate event files from many hosts into one summary, as scan prints it.
 
     Event files carry failures, not request counts: rates are left empty.
     """
-    with error_funnel():
-        from harmony_doctor.output import files as export
-        from harmony_doctor.scan.summary import report_totals, requests_frame, summarize_frames
+    from harmony_doctor.output import files as export
+    from harmony_doctor.scan.summary import (
+        event_file_reports,
+        group_keys,
+        report_totals,
+        requests_frame,
+        summarize_frames,
+    )
 
-        keys = group_keys(by or [])
-        for path in inputs:
-            if not path.is_file():
-                raise InputError(f"cannot read {path}: not a file")
-        frame, counts = export.read_events(inputs)
-        table = summarize_frames(frame, requests_frame(()), keys)
-        if summary is not None:
-            export.write_table(table, summary)
-        totals = report_totals(inputs, counts, frame.height)
-        files = [_file_record(path, n) for path, n in zip(inputs, counts, strict=True)]
-        days = [(d, n) for d, n in frame["day"].drop_nulls().value_counts().sort("day").rows()]
-        show_summary(table, keys, totals, days, files, output, top, color, title="report")
-    if frame.height and not exit_zero:
-        raise typer.Exit(ExitCode.FINDINGS)
-
-
-def _file_record(path: Path, events: int) -> dict[str, Any]:
-    return {
-        "path": str(path),
-        "status": "ok",
-        "reason": None,
-        "bytes": _size(path),
-        "lines": events,
-        "failures": events,
-    }
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
+    keys = group_keys(by or [])
+    for path in inputs:
+        if not path.is_file():
+            raise InputError(f"cannot read {path}: not a file")
+    frame, counts = export.read_events(inputs)
+    table = summarize_frames(frame, requests_frame(()), keys)
+    if summary is not None:
+        export.write_table(table, summary)
+    reports = event_file_reports(inputs, counts)
+    totals = report_totals(reports, frame.height)
+    files = [asdict(f) for f in reports]
+    days = [(d, n) for d, n in frame["day"].drop_nulls().value_counts().sort("day").rows()]
+    show_summary(table, keys, totals, days, files, output, top, color, title="report")
+    return ExitCode.FINDINGS if frame.height and not exit_zero else ExitCode.CLEAN

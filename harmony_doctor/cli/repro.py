@@ -7,35 +7,27 @@ from typing import Annotated
 
 import typer
 
-from harmony_doctor.cli.app import (
-    Color,
+from harmony_doctor.cli.console import make_console, print_json, show
+from harmony_doctor.cli.options import (
     ColorOpt,
-    Format,
     FormatOpt,
     InputArg,
     InputFormatOpt,
-    InputFormatOption,
     RequestOpt,
+    RoleOpt,
     VocabOpt,
-    app,
-    emit,
-    error_funnel,
-    make_console,
-    print_json,
-    read_tokens,
 )
-from harmony_doctor.cli.explain import RoleOption
-from harmony_doctor.cli.recover import RoleOpt
+from harmony_doctor.cli.reading import read_tokens
+from harmony_doctor.errors import ExitCode
 
 
-@app.command()
 def repro(
     source: InputArg = "-",
     out_dir: Annotated[
         Path,
         typer.Option("--out", "-o", help="Folder to write the bundle into (created if needed)."),
     ] = Path("harmony-repro"),
-    role: RoleOpt = RoleOption.assistant,
+    role: RoleOpt = "assistant",
     lenient: Annotated[
         bool, typer.Option("--lenient", help="Reproduce under openai-harmony strict=False.")
     ] = False,
@@ -49,23 +41,23 @@ def repro(
             help="Copy o200k_base.tiktoken into DIR/vocab (else repro.py points at this one).",
         ),
     ] = True,
-    output: FormatOpt = Format.text,
-    input_format: InputFormatOpt = InputFormatOption.auto,
+    output: FormatOpt = "text",
+    input_format: InputFormatOpt = "auto",
     request: RequestOpt = None,
     vocab_path: VocabOpt = None,
-    color: ColorOpt = Color.auto,
-) -> None:
+    color: ColorOpt = "auto",
+) -> int:
     """Shrink a failing stream (delta debugging); write tokens.json, repro.py, ISSUE.md."""
-    with error_funnel():
-        from harmony_doctor.output import contract as serialize
-        from harmony_doctor.output.recover_view import repro_view
-        from harmony_doctor.repro import shrink, write_bundle
+    from harmony_doctor.output import contract
+    from harmony_doctor.output.recover_view import repro_view
+    from harmony_doctor.repro import shrink, write_bundle
 
-        inp, label, vocab = read_tokens(source, input_format, request, vocab_path)
-        result = shrink(inp.tokens, vocab, role.value, strict=not lenient, budget=budget)
-        paths = write_bundle(result, out_dir, vocab, label, inp, copy_vocab=copy_vocab)
-        written = [str(p) for p in paths]
-        if output is Format.json:
-            print_json(serialize.repro_record(result, label, str(out_dir), written))
-        else:
-            emit(make_console(color), repro_view(result, str(out_dir), written, vocab))
+    inp, label, vocab = read_tokens(source, input_format, request, vocab_path)
+    result = shrink(inp.tokens, vocab, role, strict=not lenient, budget=budget)
+    paths = write_bundle(result, out_dir, vocab, label, inp, copy_vocab=copy_vocab)
+    written = [str(p) for p in paths]
+    if output == "json":
+        print_json(contract.repro_record(result, label, str(out_dir), written))
+    else:
+        show(make_console(color), repro_view(result, str(out_dir), written, vocab))
+    return ExitCode.CLEAN

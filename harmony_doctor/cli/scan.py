@@ -5,71 +5,25 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import asdict
-from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
-from harmony_doctor.cli.app import (
-    Color,
+from harmony_doctor.cli.funnel import note
+from harmony_doctor.cli.options import (
+    ByOpt,
     ColorOpt,
+    ExitZeroOpt,
+    SummaryCsvOpt,
+    SummaryFormatOpt,
+    TopOpt,
     VocabOpt,
-    app,
-    emit,
-    error_funnel,
-    make_console,
-    print_json,
 )
+from harmony_doctor.cli.summary import show_summary
 from harmony_doctor.errors import ExitCode, InputError
 
-if TYPE_CHECKING:
-    import polars as pl
 
-
-class ScanFormat(StrEnum):
-    table = "table"
-    json = "json"
-    csv = "csv"
-
-
-# Options scan and report share.
-ByOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--by",
-        help="Group by code, kind, pattern, server, harmony_version, file, pid, day, hour "
-        "(comma-separated or repeated; default code).",
-    ),
-]
-SummaryFormatOpt = Annotated[
-    ScanFormat, typer.Option("--format", "-f", help="table, json or csv (the summary).")
-]
-SummaryCsvOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--summary-csv",
-        "--summary",
-        help="Write the grouped summary (.csv; .jsonl and .parquet work too).",
-    ),
-]
-TopOpt = Annotated[int, typer.Option("--top", min=1, help="Groups shown in the table.")]
-ExitZeroOpt = Annotated[
-    bool, typer.Option("--exit-zero", help="Exit 0 even when failures are found.")
-]
-
-
-def group_keys(values: list[str]) -> tuple[str, ...]:
-    from harmony_doctor.scan.summary import GROUP_KEYS
-
-    keys = tuple(k.strip() for v in values for k in v.split(",") if k.strip()) or ("code",)
-    unknown = [k for k in keys if k not in GROUP_KEYS]
-    if unknown:
-        raise InputError(f"cannot group by {unknown[0]!r}: use {', '.join(GROUP_KEYS)}")
-    return tuple(dict.fromkeys(keys))
-
-
-@app.command()
 def scan(
     inputs: Annotated[
         list[str] | None,
@@ -84,7 +38,7 @@ def scan(
     exclude: Annotated[
         list[str] | None, typer.Option("--exclude", help="Skip files or folders that match.")
     ] = None,
-    output: SummaryFormatOpt = ScanFormat.table,
+    output: SummaryFormatOpt = "table",
     events: Annotated[
         Path | None,
         typer.Option("--events", help="Write one row per failure: .csv, .jsonl, .parquet."),
@@ -124,84 +78,58 @@ def scan(
         typer.Option("--jobs", "-j", min=1, help="Worker processes (default: all cores)."),
     ] = None,
     vocab_path: VocabOpt = None,
-    color: ColorOpt = Color.auto,
-) -> None:
+    color: ColorOpt = "auto",
+) -> int:
     """Batch-scan server logs: how often Harmony parsing fails, in which ways, since when."""
-    with error_funnel():
-        from harmony_doctor.inputs.sources import discover
-        from harmony_doctor.output import files as export
-        from harmony_doctor.scan import run as scanning
-        from harmony_doctor.scan.records import ScanOptions
-        from harmony_doctor.scan.summary import events_frame, per_day, scan_totals, summarize
+    from harmony_doctor.inputs.sources import discover
+    from harmony_doctor.output import files as export
+    from harmony_doctor.scan import run as scanning
+    from harmony_doctor.scan.records import ScanOptions
+    from harmony_doctor.scan.summary import (
+        events_frame,
+        group_keys,
+        per_day,
+        scan_totals,
+        summarize,
+    )
 
-        keys = group_keys(by or [])
-        paths = inputs or ["-"]
-        if paths == ["-"] and (sys.stdin is None or sys.stdin.isatty()):
-            raise InputError("no input: give files or folders, or pipe a log to standard input")
-        sources, skipped = discover(paths, glob or [], exclude or [])
-        if not sources and skipped:
-            raise InputError(f"nothing to read: {skipped[0].label}: {skipped[0].reason}")
-        options = ScanOptions(
-            replay=replay,
-            redact=redact,
-            jobs=jobs or os.cpu_count() or 1,
-            vocab_path=vocab_path,
-            verify_clean=verify_clean,
-        )
-        progress = Progress(sum(_size(s.path) for s in sources)) if sys.stderr.isatty() else None
-        try:
-            result = scanning.scan(sources, options, skipped, progress=progress)
-        finally:
-            if progress is not None:
-                progress.close()
-        table = summarize(result, keys)
-        if events is not None:
-            export.write_table(events_frame(result.events), events)
-        if summary is not None:
-            export.write_table(table, summary)
-        totals = scan_totals(result)
-        files = [asdict(f) for f in result.files]
-        days = per_day(result)
-        show_summary(table, keys, totals, days, files, output, top, color)
-        for f in result.skipped:
-            sys.stderr.write(f"harmony-doctor: {f.status} {f.path}: {f.reason}\n")
+    keys = group_keys(by or [])
+    paths = inputs or ["-"]
+    if paths == ["-"] and (sys.stdin is None or sys.stdin.isatty()):
+        raise InputError("no input: give files or folders, or pipe a log to standard input")
+    sources, skipped = discover(paths, glob or [], exclude or [])
+    if not sources and skipped:
+        raise InputError(f"nothing to read: {skipped[0].label}: {skipped[0].reason}")
+    options = ScanOptions(
+        replay=replay,
+        redact=redact,
+        jobs=jobs or os.cpu_count() or 1,
+        vocab_path=vocab_path,
+        verify_clean=verify_clean,
+    )
+    progress = Progress(sum(_size(s.path) for s in sources)) if sys.stderr.isatty() else None
+    try:
+        result = scanning.scan(sources, options, skipped, progress=progress)
+    finally:
+        if progress is not None:
+            progress.close()
+    table = summarize(result, keys)
+    if events is not None:
+        export.write_table(events_frame(result.events), events)
+    if summary is not None:
+        export.write_table(table, summary)
+    totals = scan_totals(result)
+    files = [asdict(f) for f in result.files]
+    days = per_day(result)
+    show_summary(table, keys, totals, days, files, output, top, color)
+    for f in result.skipped:
+        note(f"{f.status} {f.path}: {f.reason}")
     if result.skipped:
-        raise typer.Exit(ExitCode.ERROR)
+        return ExitCode.ERROR
     failing = bool(result.events)
     if max_rate is not None and totals["rate"] is not None:
         failing = totals["rate"] > max_rate
-    if failing and not exit_zero:
-        raise typer.Exit(ExitCode.FINDINGS)
-
-
-def show_summary(
-    table: pl.DataFrame,
-    keys: tuple[str, ...],
-    totals: dict[str, Any],
-    days: list[tuple[str, int]],
-    files: list[dict[str, Any]],
-    output: ScanFormat,
-    top: int,
-    color: Color,
-    title: str = "scan",
-) -> None:
-    """The summary on stdout as a table, JSON or CSV (scan and report print alike)."""
-    from harmony_doctor.output import files as export
-    from harmony_doctor.output.scan_view import scan_view
-
-    if output is ScanFormat.json:
-        schema = f"harmony-doctor.{title}/1"
-        groups = table.to_dicts()
-        print_json(
-            {"schema": schema, "by": list(keys), "totals": totals, "groups": groups, "files": files}
-        )
-    elif output is ScanFormat.csv:
-        export.write_csv(table.columns, table.iter_rows(), sys.stdout)
-    else:
-        console = make_console(color)
-        groups = table.to_dicts()
-        view = scan_view(groups, keys, totals, days, files, top, console.width, title)
-        emit(console, view)
+    return ExitCode.FINDINGS if failing and not exit_zero else ExitCode.CLEAN
 
 
 def _size(path: Path | None) -> int:

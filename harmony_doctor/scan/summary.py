@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harmony_doctor.errors import InputError
 from harmony_doctor.models import RequestTally, ScanEvent
 from harmony_doctor.scan.records import FileReport, ScanResult
 
@@ -176,16 +177,26 @@ def scan_totals(result: ScanResult) -> dict[str, Any]:
     return _totals(result.files, len(result.events), requests, counted_failures(result))
 
 
-def report_totals(paths: Sequence[Path], counts: Sequence[int], failures: int) -> dict[str, Any]:
-    """The totals line of event files read back (`counts` events each): no requests, no rate.
-
-    Each file counts one line per event it holds, as the report's file table shows it.
-    """
-    files = [
+def event_file_reports(paths: Sequence[Path], counts: Sequence[int]) -> list[FileReport]:
+    """Event files read back (`counts` events each), one line per event, as report lists them."""
+    return [
         FileReport(str(path), "ok", None, _size(path), n, n)
         for path, n in zip(paths, counts, strict=True)
     ]
+
+
+def report_totals(files: Sequence[FileReport], failures: int) -> dict[str, Any]:
+    """The totals line of event files read back: no requests, no rate."""
     return _totals(files, failures, None, 0)
+
+
+def group_keys(values: Sequence[str]) -> tuple[str, ...]:
+    """`--by` values (comma-separated or repeated) as group keys; `code` when none are given."""
+    keys = tuple(k.strip() for v in values for k in v.split(",") if k.strip()) or ("code",)
+    unknown = [k for k in keys if k not in GROUP_KEYS]
+    if unknown:
+        raise InputError(f"cannot group by {unknown[0]!r}: use {', '.join(GROUP_KEYS)}")
+    return tuple(dict.fromkeys(keys))
 
 
 def _totals(

@@ -9,6 +9,7 @@ import pytest
 from harmony_doctor.scan.summary import (
     GROUP_KEYS,
     REQUEST_KEYS,
+    event_file_reports,
     report_totals,
     scan_totals,
     summarize,
@@ -78,7 +79,7 @@ def test_report_totals_count_event_files(tmp_path: Path) -> None:
     (tmp_path / "a.jsonl").write_text("x" * 10)
     (tmp_path / "b.csv").write_text("y" * 5)
     paths = [tmp_path / "a.jsonl", tmp_path / "b.csv", tmp_path / "gone.csv"]
-    assert report_totals(paths, [2, 1, 0], 3) == {
+    assert report_totals(event_file_reports(paths, [2, 1, 0]), 3) == {
         "files": 3,
         "bytes": 15,
         "lines": 3,

@@ -1,0 +1,71 @@
+"""Options that several commands share, declared once; choices come from the core's own types."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from harmony_doctor.inputs.tokens import InputFormat
+from harmony_doctor.models import ParseRole
+
+Color = Literal["auto", "always", "never"]
+Format = Literal["text", "json"]
+SummaryFormat = Literal["table", "json", "csv"]
+
+InputArg = Annotated[
+    str,
+    typer.Argument(
+        metavar="INPUT",
+        help="File to read; '-' or nothing reads standard input.",
+        show_default=False,
+    ),
+]
+FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+ColorOpt = Annotated[Color, typer.Option("--color", help="Colour: auto, always or never.")]
+InputFormatOpt = Annotated[
+    InputFormat,
+    typer.Option("--input-format", help="Force the input shape instead of detecting it."),
+]
+RequestOpt = Annotated[
+    str | None,
+    typer.Option("--request", help="Pick one request/response id when the input has several."),
+]
+VocabOpt = Annotated[
+    Path | None,
+    typer.Option("--vocab", help="o200k_base.tiktoken file or folder (default: the bundled copy)."),
+]
+RoleOpt = Annotated[
+    ParseRole,
+    typer.Option(
+        "--role",
+        help="assistant: a completion that starts inside an assistant header; "
+        "none: the stream starts with <|start|> (prompt + completion).",
+    ),
+]
+ExitZeroOpt = Annotated[
+    bool, typer.Option("--exit-zero", help="Exit 0 even when something is found.")
+]
+
+# scan and report print the same summary.
+ByOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--by",
+        help="Group by code, kind, pattern, server, harmony_version, file, pid, day, hour "
+        "(comma-separated or repeated; default code).",
+    ),
+]
+SummaryFormatOpt = Annotated[
+    SummaryFormat, typer.Option("--format", "-f", help="table, json or csv (the summary).")
+]
+SummaryCsvOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--summary-csv",
+        "--summary",
+        help="Write the grouped summary (.csv; .jsonl and .parquet work too).",
+    ),
+]
+TopOpt = Annotated[int, typer.Option("--top", min=1, help="Groups shown in the table.")]
