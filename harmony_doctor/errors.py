@@ -25,6 +25,10 @@ class InputError(DoctorError):
     """The input could not be read or understood."""
 
 
+class Undecodable(InputError):
+    """The bytes are not text in any encoding the tool reads."""
+
+
 class VocabError(DoctorError):
     """The vocabulary file is missing, unreadable or corrupted."""
 

@@ -9,7 +9,7 @@ diagnosed.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from harmony_doctor.errors import InputError
@@ -19,6 +19,7 @@ from harmony_doctor.models import Diagnosis, LogError, ParseRole
 
 if TYPE_CHECKING:
     from harmony_doctor.harmony.vocab import Vocab
+    from harmony_doctor.inputs.reader import TextInput
 
 _OUTPUT_IDS = re.compile(r"\boutput_token_ids\s*[:=]\s*\[")
 
@@ -66,6 +67,29 @@ def log_failures(
 
 def _no_encode(text: str) -> list[int]:  # pragma: no cover - JSON shapes never encode
     raise InputError("JSON input holds Harmony text, not token ids")
+
+
+def place_in_input(errors: tuple[LogError, ...], given: TextInput) -> tuple[LogError, ...]:
+    """Failures found in unwrapped text, put back where the input as given has them.
+
+    Lines become lines of the wrapped file (Docker, CRI, journald...), and a log line that
+    carries no pid or time of its own takes the wrapper's.
+    """
+    if given.unwrapper is None or not given.wrappers:
+        return errors
+    meta = {m.line: m for m in given.meta}
+    placed = []
+    for error in errors:
+        facts = meta.get(error.line)
+        pid = error.pid if error.pid is not None or facts is None else facts.pid
+        stamp = error.timestamp
+        if stamp is None and facts is not None and facts.stamp is not None:
+            stamp = facts.stamp.decode("ascii")
+        first, last = error.span
+        span = (given.source_line(first), given.source_line(last))
+        line = given.source_line(error.line)
+        placed.append(replace(error, line=line, span=span, pid=pid, timestamp=stamp))
+    return tuple(placed)
 
 
 def count_lines(text: str) -> int:

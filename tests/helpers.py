@@ -8,8 +8,28 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-CASES = Path(__file__).parent / "cases"
-SAMPLES = Path(__file__).parent.parent / "samples"
+REPO = Path(__file__).resolve().parent.parent
+CASES = REPO / "tests" / "cases"
+SAMPLES = REPO / "samples"
+# CI lays the team's shared folder beside the clone; a user's clone has none, so every test
+# that reads it goes through `shared()` or `shared_files()` and skips with its reason.
+SHARED = REPO.parent / "shared"
+
+
+def shared(*parts: str) -> Path:
+    """A path under ../shared, or skip the calling test when it is not there."""
+    import pytest
+
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"../shared is not beside this clone ({path} is absent)")
+    return path
+
+
+def shared_files(*parts: str, pattern: str = "*") -> list[Path]:
+    """Files of a ../shared folder for parametrizing; empty when the folder is absent."""
+    folder = SHARED.joinpath(*parts)
+    return sorted(p for p in folder.glob(pattern) if p.is_file()) if folder.is_dir() else []
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ from harmony_doctor.cli.options import (
     RoleOpt,
     VocabOpt,
 )
-from harmony_doctor.cli.reading import read_input
 from harmony_doctor.errors import ExitCode
+from harmony_doctor.inputs.reader import read_input, read_text
 from harmony_doctor.inputs.tokens import InputFormat
 from harmony_doctor.models import ParseRole
 
@@ -69,7 +69,7 @@ def explain(
     """
     from harmony_doctor import guided
     from harmony_doctor.diagnose import diagnose
-    from harmony_doctor.explain import LogExplanation, count_lines, log_failures
+    from harmony_doctor.explain import LogExplanation, count_lines, log_failures, place_in_input
     from harmony_doctor.harmony.vocab import load_vocab
     from harmony_doctor.inputs.tokens import parse_tokens
     from harmony_doctor.output import contract
@@ -77,12 +77,14 @@ def explain(
     from harmony_doctor.output.guided_view import stream_check_view
     from harmony_doctor.output.recover_view import next_steps_view
 
-    text, label = read_input(source)
+    given = read_input(source)
+    text, label = given.text, given.label
     checking = grammar_check or grammar_file is not None
     found = log_failures(text, input_format, request)
     if found is not None:  # a log of errors, not a token stream
+        found = place_in_input(found, given)
         log_check = guided.check_log(found, custom=grammar_file is not None) if checking else None
-        explanation = LogExplanation(found, count_lines(text))
+        explanation = LogExplanation(found, count_lines(given.text))
         _explain_log(explanation, label, output, vocab_path, color, log_check)
         return ExitCode.FINDINGS if found and not exit_zero else ExitCode.CLEAN
     vocab = load_vocab(vocab_path)
@@ -90,7 +92,7 @@ def explain(
     result = diagnose(inp, vocab, role, strict=not lenient)
     check = None
     if checking:
-        lark, lark_label = read_input(str(grammar_file)) if grammar_file else (None, "")
+        lark, lark_label = read_text(str(grammar_file)) if grammar_file else (None, "")
         check = guided.check_stream(result, vocab, lark, lark_label)
     if output == "json":
         record = contract.explain_record(result, label, vocab)

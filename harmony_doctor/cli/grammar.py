@@ -10,10 +10,10 @@ from typing import Annotated
 import typer
 
 from harmony_doctor.cli.options import VocabOpt
-from harmony_doctor.cli.reading import read_input
 from harmony_doctor.errors import ExitCode, InputError
 from harmony_doctor.grammar import CONTENT_TYPES, ContentType, Dialect
 from harmony_doctor.harmony.spec import SPEC_CHANNELS
+from harmony_doctor.inputs.reader import read_text
 from harmony_doctor.version import __version__
 
 # typer reads lists of choices only as enums: these are built from the core's own tuples.
@@ -94,7 +94,7 @@ def _declared_tools(names: list[str] | None, path: Path | None) -> tuple[str, ..
         return None
     declared = [g.recipient_for(n) for n in names or ()]
     if path is not None:
-        text, label = read_input(str(path))
+        text, label = read_text(str(path))
         declared += g.tools_from_request(text, label)
     return g.narrow_tools(declared)
 

@@ -8,8 +8,8 @@ import typer
 
 from harmony_doctor.cli.console import make_console, print_json, show
 from harmony_doctor.cli.options import ColorOpt, FormatOpt, VocabOpt
-from harmony_doctor.cli.reading import read_input
 from harmony_doctor.errors import ExitCode
+from harmony_doctor.inputs.reader import read_text
 from harmony_doctor.prompt import Style
 
 
@@ -55,7 +55,7 @@ def render(
     from harmony_doctor.output.tokens import token_table_view
     from harmony_doctor.prompt import load_chat, render_chat
 
-    text, label = read_input(source)
+    text, label = read_text(source)
     vocab = load_vocab(vocab_path)
     chat = load_chat(text)
     prompt = render_chat(chat, vocab, style, date, keep_analysis)

@@ -17,7 +17,7 @@ import codecs
 import re
 from typing import Any, Protocol
 
-from harmony_doctor.errors import InputError
+from harmony_doctor.errors import Undecodable
 
 HEAD = 8 * 1024  # bytes looked at to decide
 CHUNK = 64 * 1024
@@ -38,10 +38,6 @@ class Readable(Protocol):  # sources.Readable (sources imports this module)
     def close(self) -> None: ...
 
 
-class Undecodable(InputError):
-    """The bytes are not text in any encoding the tool reads."""
-
-
 def detect(head: bytes) -> tuple[str, int]:
     """(encoding, length of its byte-order mark) of a stream starting with `head`.
 
@@ -55,10 +51,15 @@ def detect(head: bytes) -> tuple[str, int]:
     if utf16 is not None:
         return utf16, 0
     sample = _NUL_RUN.sub(b"", head)
-    if sample and len(_CONTROL.findall(sample)) > len(sample) // 20:
-        raise Undecodable(f"binary data, not text ({_describe(sample)})")
+    controls = len(_CONTROL.findall(sample))
+    # Valid UTF-8 is text unless it is mostly control bytes (a log may quote a few NULs or
+    # escapes); bytes that are not UTF-8 are latin-1 text only when control bytes are rare.
     if _is_utf8(sample):
+        if controls > len(sample) // 3:
+            raise Undecodable(f"binary data, not text ({_describe(sample)})")
         return "utf-8", 0
+    if controls > len(sample) // 20:
+        raise Undecodable(f"binary data, not text ({_describe(sample)})")
     return "latin-1", 0
 
 

@@ -9,10 +9,9 @@ from pathlib import Path
 import pytest
 
 from harmony_doctor.inputs.wrappers import LineMap, LineMeta, Unwrapper, unwrap_text
+from tests.helpers import SAMPLES, shared_files
 from tests.inputs import wrapping
 
-SAMPLES = Path(__file__).resolve().parents[2] / "samples"
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
 UTC = b"2026-11-27 10:00:01"
 
 
@@ -20,13 +19,13 @@ def _excerpts(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
 
 
-_CORPUS: list[Path | None] = [*_excerpts(CORPUS)] or [None]
+_CORPUS: list[Path | None] = [*shared_files("corpus")] or [None]
 
 
 @pytest.fixture(params=_CORPUS, ids=lambda p: p.name if p else "absent")
 def corpus_excerpt(request: pytest.FixtureRequest) -> Path:
     if request.param is None:
-        pytest.skip(f"no shared corpus at {CORPUS}")
+        pytest.skip("../shared/corpus is not beside this clone")
     path: Path = request.param
     return path
 

@@ -10,10 +10,8 @@ import pytest
 
 from harmony_doctor.logs import extract_errors, extract_text
 from harmony_doctor.logs.extract import MAX_KEYS, _Extractor
-from tests.helpers import SAMPLES, run
+from tests.helpers import SAMPLES, run, shared_files
 from tests.logs.helpers import LEFTOVER_LIST, LEFTOVER_SOME, only, traceback_lines
-
-SHARED_CORPUS = Path(__file__).parents[3] / "shared" / "corpus"
 
 
 def test_keyword_broken_across_a_wrap() -> None:
@@ -209,7 +207,7 @@ def test_samples(name: str) -> None:
     assert got == SAMPLE_EXPECTATIONS[name]
 
 
-CORPUS = sorted(SHARED_CORPUS.glob("*.log")) if SHARED_CORPUS.is_dir() else []
+CORPUS = shared_files("corpus", pattern="*.log")
 
 
 @pytest.mark.skipif(not CORPUS, reason="../shared/corpus is not beside the repository")

@@ -1,10 +1,12 @@
-"""cli.py and the commands: exit codes, stdin, JSON contract, colour, one-line errors."""
+"""cli/app.py and the commands: exit codes, stdin, JSON contract, colour, one-line errors."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -136,3 +138,30 @@ def test_python_dash_m_entry_point() -> None:
         [sys.executable, "-m", "harmony_doctor", "--version"], capture_output=True, text=True
     )
     assert out.returncode == 0 and out.stdout.startswith("harmony-doctor ")
+
+
+# --- issue 10: the two bugs the one reader and the one escaper fixed ---------------------------
+
+
+def _codes(stdout: str) -> list[str]:
+    return [f["code"] for f in json.loads(stdout)["findings"]]
+
+
+def test_explain_reads_compressed_logs_through_the_one_reader(tmp_path: Path) -> None:
+    log = (SAMPLES / "vllm-traceback.log").read_bytes()
+    packed = tmp_path / "vllm.log.gz"
+    packed.write_bytes(gzip.compress(log))
+    plain = run(["explain", "-f", "json", str(SAMPLES / "vllm-traceback.log")])
+    result = run(["explain", "-f", "json", str(packed)])
+    assert result.exit_code == plain.exit_code == 1
+    assert _codes(result.stdout) == _codes(plain.stdout) != []
+
+
+def test_file_names_on_stderr_go_through_the_escaper(tmp_path: Path) -> None:
+    name = "evil\x1b]0;owned\x07\u202e\u2028.log.gz"
+    (tmp_path / name).write_bytes(b"\x1f\x8b\x08\x00garbage that is not deflate")
+    result = run(["scan", "-j", "1", str(tmp_path)])
+    assert result.exit_code == 2
+    line = next(x for x in result.stderr.splitlines() if "evil" in x)
+    assert not any(c in line for c in "\x1b\x07\u202e\u2028")
+    assert "\\x1b" in line and "\\u202e" in line

@@ -16,8 +16,7 @@ from harmony_doctor.harmony.vocab import (
     load_vocab,
     locate_vocab,
 )
-
-SHARED_VOCAB = Path(__file__).resolve().parents[2] / "shared" / "vocab"
+from tests.helpers import shared
 
 
 def test_bundled_file_has_the_published_hash() -> None:
@@ -27,7 +26,7 @@ def test_bundled_file_has_the_published_hash() -> None:
 
 
 def test_bundled_file_matches_shared_sha256sums() -> None:
-    sums = (SHARED_VOCAB / "SHA256SUMS").read_text().split()
+    sums = shared("vocab", "SHA256SUMS").read_text().split()
     assert sums[0] == VOCAB_SHA256
 
 
