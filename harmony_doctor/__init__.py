@@ -1,3 +1,273 @@
-"""harmony-doctor: an offline doctor for gpt-oss Harmony format failures."""
+"""harmony-doctor: an offline doctor for gpt-oss Harmony format failures, as a library.
 
-__version__ = "0.1.0"
+Everything the `harmony-doctor` command does is a function here. None of them prints or exits:
+they return frozen records (`harmony_doctor.models`) and raise `DoctorError` subclasses
+(`InputError`, `VocabError`) for input they cannot read. Importing the package is cheap: the
+vocabulary, tiktoken, openai-harmony and polars load only when a function needs them, and the
+CLI's typer and rich are never imported.
+
+    import harmony_doctor as hd
+
+    diagnosis = hd.explain_tokens([200005, 17196, 200008, 12194, 200002])
+    diagnosis.verdict                       # "ok" or "fault"
+    for failure in hd.extract_failures(open("vllm.log").read()):
+        print(failure.line, failure.code, failure.title)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from harmony_doctor.errors import DoctorError, InputError, VocabError
+from harmony_doctor.models import (
+    Diagnosis,
+    Finding,
+    LogError,
+    ParseRole,
+    Recovery,
+    RenderedPrompt,
+    ScanEvent,
+    Shrink,
+    TokenInput,
+)
+from harmony_doctor.version import __version__
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from harmony_doctor.explain import LogExplanation
+    from harmony_doctor.grammar import ContentType, Dialect
+    from harmony_doctor.harmony.vocab import Vocab
+    from harmony_doctor.inputs.tokens import InputFormat
+    from harmony_doctor.prompt import Style
+    from harmony_doctor.scan.records import ScanOptions, ScanResult
+
+__all__ = [
+    "Diagnosis",
+    "DoctorError",
+    "Finding",
+    "InputError",
+    "LogError",
+    "Recovery",
+    "RenderedPrompt",
+    "ScanEvent",
+    "Shrink",
+    "TokenInput",
+    "VocabError",
+    "__version__",
+    "explain_text",
+    "explain_tokens",
+    "extract_failures",
+    "grammar_text",
+    "load_vocab",
+    "parse_tokens",
+    "recover",
+    "render_chat",
+    "scan_paths",
+    "scan_stream",
+    "shrink",
+    "summarize",
+    "summarize_event_files",
+    "write_repro",
+]
+
+
+def load_vocab(path: Path | None = None) -> Vocab:
+    """The o200k_harmony vocabulary: the bundled copy (SHA-256 checked) or the file given."""
+    from harmony_doctor.harmony.vocab import load_vocab as load
+
+    return load(path)
+
+
+def parse_tokens(
+    text: str,
+    vocab: Vocab | None = None,
+    *,
+    input_format: InputFormat = "auto",
+    request: str | None = None,
+) -> TokenInput:
+    """Token ids in any shape `explain` reads (JSON, lists, vLLM logs, Harmony text)."""
+    from harmony_doctor.inputs.tokens import parse_tokens as parse
+
+    return parse(text, _vocab(vocab).encode, input_format, request)
+
+
+def explain_tokens(
+    tokens: TokenInput | Sequence[int],
+    vocab: Vocab | None = None,
+    *,
+    role: ParseRole = "assistant",
+    strict: bool = True,
+    open_stream: bool = False,
+) -> Diagnosis:
+    """openai-harmony's verdict on a stream, with where it went wrong, why, and the fix."""
+    from harmony_doctor.diagnose import diagnose
+
+    inp = _token_input(tokens)
+    return diagnose(inp, _vocab(vocab), role, strict=strict, open_stream=open_stream)
+
+
+def extract_failures(text: str) -> tuple[LogError, ...]:
+    """Every Harmony failure a log excerpt, traceback or error body records, once each."""
+    from harmony_doctor.logs import extract_text
+
+    return extract_text(text)
+
+
+def explain_text(
+    text: str,
+    vocab: Vocab | None = None,
+    *,
+    input_format: InputFormat = "auto",
+    request: str | None = None,
+    role: ParseRole = "assistant",
+    strict: bool = True,
+) -> LogExplanation | Diagnosis:
+    """What `harmony-doctor explain` reports for any text: a log's failures or a diagnosis."""
+    from harmony_doctor.explain import explain_text as explain
+
+    return explain(
+        text, vocab, input_format=input_format, request=request, role=role, strict=strict
+    )
+
+
+def recover(
+    tokens: TokenInput | Sequence[int], vocab: Vocab | None = None, *, role: ParseRole = "assistant"
+) -> Recovery:
+    """What strict and lenient openai-harmony return, and a salvage with its provenance."""
+    from harmony_doctor.salvage import recover as salvage
+
+    return salvage(_token_input(tokens), _vocab(vocab), role)
+
+
+def shrink(
+    tokens: TokenInput | Sequence[int],
+    vocab: Vocab | None = None,
+    *,
+    role: ParseRole = "assistant",
+    strict: bool = True,
+    budget: int = 20_000,
+) -> Shrink:
+    """The smallest stream that fails the same way (delta debugging under openai-harmony)."""
+    from harmony_doctor.repro import shrink as ddmin
+
+    inp = _token_input(tokens)
+    return ddmin(inp.tokens, _vocab(vocab), role, strict=strict, budget=budget)
+
+
+def write_repro(
+    result: Shrink,
+    folder: Path,
+    vocab: Vocab | None = None,
+    *,
+    label: str = "<api>",
+    source: TokenInput | None = None,
+    copy_vocab: bool = True,
+) -> list[Path]:
+    """Write tokens.json, an offline repro.py, versions.json and ISSUE.md into `folder`."""
+    from harmony_doctor.repro import write_bundle
+
+    original = source if source is not None else _token_input(result.original)
+    return write_bundle(result, folder, _vocab(vocab), label, original, copy_vocab=copy_vocab)
+
+
+def render_chat(
+    chat: dict[str, Any] | str,
+    vocab: Vocab | None = None,
+    *,
+    style: Style = "harmony",
+    date: str | None = None,
+    keep_analysis: bool = False,
+) -> RenderedPrompt:
+    """The Harmony prompt openai-harmony renders for an OpenAI-style chat request."""
+    from harmony_doctor import prompt
+
+    request = prompt.load_chat(chat) if isinstance(chat, str) else chat
+    return prompt.render_chat(request, _vocab(vocab), style, date, keep_analysis)
+
+
+def grammar_text(
+    dialect: Dialect = "lark",
+    *,
+    channels: Sequence[str] | None = None,
+    tools: Sequence[str] | None = None,
+    content_types: Sequence[ContentType] | None = None,
+    require_return: bool = False,
+    require_call: bool = False,
+) -> str:
+    """A guided-decoding grammar for a whole completion (llguidance Lark or GBNF)."""
+    from harmony_doctor import grammar
+
+    defaults = grammar.GrammarOptions()
+    options = grammar.GrammarOptions(
+        channels=tuple(channels) if channels is not None else defaults.channels,
+        tools=grammar.narrow_tools([grammar.recipient_for(t) for t in tools]) if tools else None,
+        content_types=tuple(content_types) if content_types is not None else defaults.content_types,
+        require_return=require_return,
+        require_call=require_call,
+    )
+    return grammar.emit(options, dialect, __version__)
+
+
+def scan_paths(
+    paths: Sequence[str | Path],
+    options: ScanOptions | None = None,
+    *,
+    globs: Sequence[str] = (),
+    excludes: Sequence[str] = (),
+) -> ScanResult:
+    """Scan log files and folders (recursive, compressed, wrapped); unreadable ones are reported."""
+    from harmony_doctor.inputs.sources import discover
+    from harmony_doctor.scan.records import ScanOptions
+    from harmony_doctor.scan.run import scan
+
+    sources, skipped = discover([str(p) for p in paths], globs, excludes)
+    return scan(sources, options or ScanOptions(), skipped)
+
+
+def scan_stream(
+    stream: IO[bytes],
+    label: str = "<stream>",
+    options: ScanOptions | None = None,
+    *,
+    reference: datetime | None = None,
+) -> ScanResult:
+    """Scan an open binary stream; `reference` dates log stamps that have no year (now)."""
+    from dataclasses import replace
+
+    from harmony_doctor.inputs.sources import Source
+    from harmony_doctor.scan.records import ScanOptions
+    from harmony_doctor.scan.run import scan
+
+    one_process = replace(options or ScanOptions(), jobs=1)
+    return scan([Source(label, None, stream)], one_process, now=reference)
+
+
+def summarize(result: ScanResult, by: Sequence[str] = ("code",)) -> pl.DataFrame:
+    """The grouped table `scan` prints: count, share, requests, rate, first/last seen, example."""
+    from harmony_doctor.scan.summary import group_keys
+    from harmony_doctor.scan.summary import summarize as group
+
+    return group(result, group_keys(by))
+
+
+def summarize_event_files(paths: Sequence[Path], by: Sequence[str] = ("code",)) -> pl.DataFrame:
+    """The same table from event files written by `scan --events` (CSV, JSONL, Parquet)."""
+    from harmony_doctor.output.files import read_events
+    from harmony_doctor.scan.summary import group_keys, requests_frame, summarize_frames
+
+    frame, _ = read_events(list(paths))
+    return summarize_frames(frame, requests_frame(()), group_keys(by))
+
+
+def _vocab(vocab: Vocab | None) -> Vocab:
+    return vocab if vocab is not None else load_vocab()
+
+
+def _token_input(tokens: TokenInput | Sequence[int]) -> TokenInput:
+    if isinstance(tokens, TokenInput):
+        return tokens
+    return TokenInput(tuple(int(t) for t in tokens), "tokens", "api")

@@ -33,7 +33,7 @@ def recover(
     color: ColorOpt = "auto",
 ) -> int:
     """Strict, lenient and salvaged content side by side, each piece with its token span."""
-    from harmony_doctor import recover as recovering
+    from harmony_doctor import salvage as recovering
     from harmony_doctor.output import contract
     from harmony_doctor.output.recover_view import recover_view
 

@@ -7,8 +7,6 @@ before use, and openai-harmony is pointed at it through TIKTOKEN_ENCODINGS_BASE.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextlib
 import functools
 import hashlib
@@ -23,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from harmony_doctor.errors import InputError, VocabError
+from harmony_doctor.harmony.ranks import Ranks, load_ranks
 
 VOCAB_FILENAME = "o200k_base.tiktoken"
 VOCAB_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
@@ -145,19 +144,6 @@ def read_verified(path: Path) -> bytes:
     return data
 
 
-def _parse_ranks(data: bytes, path: Path) -> list[bytes]:
-    pieces: list[bytes] = []
-    try:
-        for rank, line in enumerate(data.splitlines()):
-            encoded, _, rank_text = line.partition(b" ")
-            if int(rank_text) != rank:
-                raise ValueError(f"rank {rank_text!r} out of order")
-            pieces.append(base64.b64decode(encoded, validate=True))
-    except (ValueError, binascii.Error) as exc:
-        raise VocabError(f"vocabulary {path} is malformed: {exc}") from None
-    return pieces
-
-
 _ENV_LOCK = threading.Lock()
 
 
@@ -189,17 +175,25 @@ class Vocab:
         self._data = read_verified(path)
 
     @cached_property
+    def _ranks(self) -> Ranks:
+        return load_ranks(self._data, VOCAB_SHA256, self.path, FIRST_SPECIAL)
+
+    @property
     def _pieces(self) -> list[bytes]:
-        pieces = _parse_ranks(self._data, self.path)
-        if len(pieces) != FIRST_SPECIAL:
-            raise VocabError(f"vocabulary {self.path} has {len(pieces)} tokens, expected 199998")
-        return pieces
+        """Every ordinary token's bytes, in rank order (tiktoken's mergeable ranks)."""
+        return self._ranks.pieces()
 
     def token_bytes(self, token: int) -> bytes:
         """The bytes a token stands for; special tokens give their `<|name|>` text."""
-        if token < FIRST_SPECIAL:
-            return self._pieces[token]
-        return special_token_name(token).encode()
+        if token >= FIRST_SPECIAL:
+            return special_token_name(token).encode()
+        if "_ranks" not in self.__dict__:
+            # openai-harmony in memory already holds the same table: no second copy is loaded.
+            loaded = getattr(self.__dict__.get("harmony"), "_inner", None)
+            decode_bytes = getattr(loaded, "decode_bytes", None)
+            if decode_bytes is not None:
+                return bytes(decode_bytes([token]))
+        return self._ranks[token]
 
     def is_special(self, token: int) -> bool:
         return token >= FIRST_SPECIAL
@@ -210,7 +204,10 @@ class Vocab:
 
     @cached_property
     def tiktoken(self) -> Any:
-        """tiktoken's `o200k_harmony`, built from this file instead of a download."""
+        """tiktoken's `o200k_harmony`, built from this file instead of a download.
+
+        The reference the tests hold openai-harmony's encoder to; commands never build it.
+        """
         import tiktoken
 
         ranks = {piece: rank for rank, piece in enumerate(self._pieces)}
@@ -222,9 +219,13 @@ class Vocab:
         )
 
     def encode(self, text: str) -> list[int]:
-        """Harmony text to token ids, every special-token string taken as its token."""
-        tokens: list[int] = self.tiktoken.encode(text, allowed_special="all")
-        return tokens
+        """Harmony text to token ids, every special-token string taken as its token.
+
+        Through openai-harmony's own encoder (tiktoken's o200k_harmony inside, the same ranks,
+        pattern and specials; a test keeps the two equal), so that the one encoding a command
+        needs to parse is also the one it encodes with.
+        """
+        return [int(t) for t in self.harmony.encode(text, allowed_special="all")]
 
     @cached_property
     def harmony(self) -> Any:

@@ -18,7 +18,7 @@ import stat
 import sys
 import zlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
@@ -49,10 +49,15 @@ class Readable(Protocol):
 
 @dataclass(frozen=True)
 class Source:
-    """One input to read: a regular file or standard input (path None)."""
+    """One input to read: a file, standard input (path None), or an open binary stream.
+
+    `stream` is what the library's `scan_stream` reads; such a source is scanned in the
+    calling process (a stream cannot be sent to a worker).
+    """
 
     label: str
     path: Path | None
+    stream: IO[bytes] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -195,8 +200,10 @@ def plain_size(source: Source) -> int | None:
 
 
 def _decompressed(source: Source) -> Readable:
-    if source.path is None:
-        raw: IO[bytes] = getattr(sys.stdin, "buffer", None) or io.BytesIO()
+    if source.stream is not None:
+        raw: IO[bytes] = source.stream
+    elif source.path is None:
+        raw = getattr(sys.stdin, "buffer", None) or io.BytesIO()
     else:
         try:
             raw = open(source.path, "rb")  # noqa: SIM115 - returned to the caller

@@ -22,8 +22,8 @@ from harmony_doctor.output.recover_view import next_steps_view, recover_view, re
 from harmony_doctor.output.scan_view import scan_view
 from harmony_doctor.output.tokens import stream_text_view, token_table_view
 from harmony_doctor.prompt import load_chat, render_chat
-from harmony_doctor.recover import received, recover
 from harmony_doctor.rules import RULES
+from harmony_doctor.salvage import received, recover
 
 HOSTILE = (
     "[bold]x[/bold] :warning: \x1b[31mred\x1b[0m \x1b]8;;http://x\x07link\x1b]8;;\x07 "

@@ -1,4 +1,4 @@
-"""recover.py: strict and lenient come from openai-harmony; every salvage path is checked against it."""
+"""salvage.py: strict, lenient and our salvage side by side, with provenance."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from harmony_doctor.harmony.vocab import CHANNEL, RETURN, Vocab
 from harmony_doctor.inputs import tokens as ingest
 from harmony_doctor.models import ParseRole, Recovery, SalvagePiece, TokenInput
-from harmony_doctor.recover import received, recover
+from harmony_doctor.salvage import received, recover
 from tests import generators
 from tests.helpers import SAMPLES, run
 
