@@ -53,6 +53,8 @@ NAMED_SPECIALS: dict[int, str] = {
     CALL: "<|call|>",
 }
 STOP_TOKENS = frozenset({RETURN, END, CALL})
+# Special-token strings tiktoken's o200k_harmony and openai-harmony's table encode differently.
+_SPECIALS_NOT_ALIKE = ("<|endofprompt|>", f"<|reserved_{VOCAB_SIZE}|>")
 
 # o200k_base's split pattern, as tiktoken defines it for o200k_base and o200k_harmony.
 O200K_PAT_STR = "|".join(
@@ -221,10 +223,14 @@ class Vocab:
     def encode(self, text: str) -> list[int]:
         """Harmony text to token ids, every special-token string taken as its token.
 
-        Through openai-harmony's own encoder (tiktoken's o200k_harmony inside, the same ranks,
-        pattern and specials; a test keeps the two equal), so that the one encoding a command
-        needs to parse is also the one it encodes with.
+        Through openai-harmony's own encoder (tiktoken's o200k_harmony inside: the same ranks
+        and pattern), so that the one encoding a command parses with is also the one it encodes
+        with. The two name two specials differently (openai-harmony has no `<|endofprompt|>`,
+        and adds `<|reserved_201088|>`); text holding either goes through tiktoken, the
+        reference, which a test holds openai-harmony's encoder equal to everywhere else.
         """
+        if any(name in text for name in _SPECIALS_NOT_ALIKE):
+            return list(self.tiktoken.encode(text, allowed_special="all"))
         return [int(t) for t in self.harmony.encode(text, allowed_special="all")]
 
     @cached_property

@@ -46,7 +46,7 @@ def test_special_tokens_match_tiktoken_definition(
 def test_tiktoken_and_harmony_encode_alike(vocab: Vocab) -> None:
     text = "<|start|>assistant<|channel|>final<|message|>Héllo, wörld! 你好 🙂<|return|>"
     ours = vocab.encode(text)
-    theirs = vocab.harmony.encode(text, allowed_special="all")
+    theirs = vocab.tiktoken.encode(text, allowed_special="all")
     assert ours == list(theirs)
     assert vocab.decode(ours) == text
 
@@ -124,3 +124,125 @@ def test_cli_reports_tampered_vocab_in_one_line(tmp_path: Path) -> None:
     assert result.stderr.count("\n") == 1
     assert "not o200k_base" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+# --- issue 12, bullet 3: the vocabulary loaded once, its parsed ranks cached by hash ----------
+
+
+@pytest.fixture
+def cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("HARMONY_DOCTOR_CACHE", str(folder))
+    return folder
+
+
+def test_latency_ranks_cache_is_keyed_by_the_vocabulary_hash(cache: Path) -> None:
+    from harmony_doctor.harmony.ranks import cache_path
+
+    Vocab(locate_vocab()).token_bytes(12606)
+    written = cache_path(VOCAB_SHA256)
+    assert written.parent == cache and VOCAB_SHA256 in written.name
+    assert [p.name for p in cache.iterdir()] == [written.name]
+    fresh = Vocab(locate_vocab())
+    assert fresh.token_bytes(12606) == b"comment"
+    assert fresh._ranks.pieces()[:3] == [b"!", b'"', b"#"]
+
+
+def test_latency_cache_for_another_hash_is_not_used(cache: Path) -> None:
+    from harmony_doctor.harmony.ranks import cache_path
+
+    Vocab(locate_vocab()).token_bytes(0)
+    other = "0" * 64
+    cache_path(VOCAB_SHA256).rename(cache_path(other))
+    # The file's own contents name the hash too: renamed into place it is refused.
+    cache_path(other).rename(cache_path(VOCAB_SHA256))
+    data = bytearray(cache_path(VOCAB_SHA256).read_bytes())
+    header = len(b"harmony-doctor ranks 1\n")
+    data[header] ^= 0xFF  # another vocabulary's hash inside
+    cache_path(VOCAB_SHA256).write_bytes(bytes(data))
+    assert Vocab(locate_vocab()).token_bytes(12606) == b"comment"
+    assert cache_path(VOCAB_SHA256).read_bytes() != bytes(data)  # rebuilt
+
+
+@pytest.mark.parametrize("damage", ["flip", "cut", "empty"])
+def test_latency_corrupt_cache_is_rebuilt(cache: Path, damage: str) -> None:
+    from harmony_doctor.harmony.ranks import cache_path
+
+    Vocab(locate_vocab()).token_bytes(0)
+    path = cache_path(VOCAB_SHA256)
+    good = path.read_bytes()
+    data = bytearray(good)
+    if damage == "flip":
+        data[len(data) // 2] ^= 1
+    elif damage == "cut":
+        del data[-100:]
+    else:
+        data.clear()
+    path.write_bytes(bytes(data))
+    vocab = Vocab(locate_vocab())
+    assert vocab.token_bytes(12606) == b"comment"
+    assert vocab.decode([12606, 200006]) == "comment<|start|>"
+    assert path.read_bytes() == good
+
+
+def test_latency_unwritable_cache_only_costs_time(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    monkeypatch.setenv("HARMONY_DOCTOR_CACHE", str(blocker / "cache"))
+    assert Vocab(locate_vocab()).token_bytes(12606) == b"comment"
+    assert not list(tmp_path.glob("**/*.ranks"))
+
+
+def test_latency_tampered_vocabulary_is_refused_with_a_cache_present(
+    cache: Path, tmp_path: Path
+) -> None:
+    Vocab(locate_vocab()).token_bytes(0)
+    bad = tmp_path / "o200k_base.tiktoken"
+    data = bytearray(locate_vocab().read_bytes())
+    data[100] ^= 1
+    bad.write_bytes(bytes(data))
+    with pytest.raises(VocabError, match="not o200k_base"):
+        Vocab(bad)
+
+
+def test_latency_cache_folder_order(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from harmony_doctor.harmony.ranks import cache_folder
+
+    monkeypatch.delenv("HARMONY_DOCTOR_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_folder() == tmp_path / "xdg" / "harmony-doctor"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_folder() == tmp_path / "home" / ".cache" / "harmony-doctor"
+    monkeypatch.setenv("HARMONY_DOCTOR_CACHE", str(tmp_path / "mine"))
+    assert cache_folder() == tmp_path / "mine"
+
+
+def test_latency_token_bytes_alike_through_harmony_and_ranks(cache: Path) -> None:
+    """Once openai-harmony is loaded, token bytes come from it: the same bytes as the ranks."""
+    from harmony_doctor.harmony.ranks import parse_ranks
+
+    through_harmony = Vocab(locate_vocab())
+    through_harmony.harmony  # noqa: B018 - loading is the point
+    parsed = parse_ranks(locate_vocab().read_bytes(), locate_vocab())
+    for token in (0, 1, 12606, 100000, 199997):
+        assert through_harmony.token_bytes(token) == parsed[token]
+    assert "_ranks" not in through_harmony.__dict__  # no second copy was loaded
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json"
+        '<|message|>{"a": [1, 2.5e-3, "x\\ny"]}<|call|>',
+        "  leading spaces\r\n\ttabs\n\n\nand 1234567 numbers, CAPS & émoji 🙂🙂 日本語のテキスト",
+        "<|reserved_200099|><|endoftext|>don't I'LL we've",
+        "<|endofprompt|> is 200018 in tiktoken only; <|reserved_201088|> in openai-harmony only",
+        "",
+    ],
+)
+def test_latency_harmony_encoder_equals_tiktoken(vocab: Vocab, text: str) -> None:
+    """encode goes through openai-harmony only where that is exact: tiktoken is the reference."""
+    assert vocab.encode(text) == vocab.tiktoken.encode(text, allowed_special="all")
