@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from harmony_doctor.cli.explain import next_commands
+from harmony_doctor.cli.reading import InputArgs
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import VOCAB_SHA256, Vocab
 from harmony_doctor.inputs import tokens as ingest
@@ -207,7 +208,8 @@ def test_cli_clean_input_is_a_one_line_error(tmp_path: Path) -> None:
 
 
 def test_next_commands_quote_and_carry_the_input_options() -> None:
-    assert next_commands("my log.txt", "none", "vllm-log", "req-1") == [
+    given = InputArgs("my log.txt", "text", "vllm-log", "req-1", None, "auto")
+    assert next_commands(given, "none") == [
         "harmony-doctor recover 'my log.txt' --role none --input-format vllm-log --request req-1",
         "harmony-doctor repro 'my log.txt' --role none --input-format vllm-log --request req-1 "
         "-o harmony-repro",

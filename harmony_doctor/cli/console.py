@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console, RenderableType
 
-from harmony_doctor.cli.options import Color
+from harmony_doctor.cli.options import Color, Format
 
 
 def make_console(color: Color) -> Console:
@@ -39,3 +40,17 @@ def show(console: Console, renderable: RenderableType, soft_wrap: bool = False) 
 
 def print_json(record: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(record, indent=2, ensure_ascii=True) + "\n")
+
+
+def present(
+    output: Format,
+    color: Color,
+    record: Callable[[], dict[str, Any]],
+    view: Callable[[], RenderableType],
+    soft_wrap: bool = False,
+) -> None:
+    """One result on stdout: its JSON record, or its view for people (built only if shown)."""
+    if output == "json":
+        print_json(record())
+    else:
+        show(make_console(color), view(), soft_wrap=soft_wrap)

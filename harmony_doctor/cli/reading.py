@@ -1,11 +1,29 @@
-"""What commands read: one input (through the one reader) as the token stream it holds."""
+"""The input options every token command shares, declared once, and reading them.
+
+decode, explain, recover and repro all take INPUT, --format, --input-format, --request,
+--vocab and --color. `takes_input` adds those options to a command's signature (typer reads
+the signature) and hands them to the command as one `InputArgs`.
+"""
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from harmony_doctor.inputs.reader import read_text
+from harmony_doctor.cli.options import (
+    Color,
+    ColorOpt,
+    Format,
+    FormatOpt,
+    InputArg,
+    InputFormatOpt,
+    RequestOpt,
+    VocabOpt,
+)
 from harmony_doctor.inputs.tokens import InputFormat
 
 if TYPE_CHECKING:
@@ -13,13 +31,58 @@ if TYPE_CHECKING:
     from harmony_doctor.models import TokenInput
 
 
-def read_tokens(
-    source: str, input_format: InputFormat, request: str | None, vocab_path: Path | None
-) -> tuple[TokenInput, str, Vocab]:
-    """The token stream a command was given, read and parsed; its label; the vocabulary."""
-    from harmony_doctor.harmony.vocab import load_vocab
-    from harmony_doctor.inputs.tokens import parse_tokens
+@dataclass(frozen=True)
+class InputArgs:
+    """What a token command was told to read, and how to show what it found."""
 
-    text, label = read_text(source)
-    vocab = load_vocab(vocab_path)
-    return parse_tokens(text, vocab.encode, input_format, request), label, vocab
+    source: str
+    output: Format
+    input_format: InputFormat
+    request: str | None
+    vocab_path: Path | None
+    color: Color
+
+    def vocab(self) -> Vocab:
+        from harmony_doctor.harmony.vocab import load_vocab
+
+        return load_vocab(self.vocab_path)
+
+    def tokens(self) -> tuple[TokenInput, str, Vocab]:
+        """The token stream the input holds, its label, and the vocabulary."""
+        from harmony_doctor.inputs.reader import read_text
+        from harmony_doctor.inputs.tokens import parse_tokens
+
+        text, label = read_text(self.source)
+        vocab = self.vocab()
+        return parse_tokens(text, vocab.encode, self.input_format, self.request), label, vocab
+
+
+_SHARED = (
+    ("source", InputArg, "-"),
+    ("output", FormatOpt, "text"),
+    ("input_format", InputFormatOpt, "auto"),
+    ("request", RequestOpt, None),
+    ("vocab_path", VocabOpt, None),
+    ("color", ColorOpt, "auto"),
+)
+
+
+def takes_input(command: Callable[..., int]) -> Callable[..., int]:
+    """Give `command(given: InputArgs, **own)` the shared options: INPUT first, then its own."""
+    own = [p for p in inspect.signature(command, eval_str=True).parameters.values()][1:]
+    shared = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind)
+        for name, kind, default in _SHARED
+    ]
+    names = [name for name, _, _ in _SHARED]
+
+    @functools.wraps(command)
+    def run(**options: Any) -> int:
+        given = InputArgs(*(options.pop(name) for name in names))
+        return command(given, **options)
+
+    parameters = [shared[0], *(p.replace(kind=p.KEYWORD_ONLY) for p in own), *shared[1:]]
+    run.__signature__ = inspect.Signature(parameters, return_annotation=int)  # type: ignore[attr-defined]
+    run.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": int}
+    del run.__wrapped__  # typer must read the signature above, not the command's own
+    return run

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from harmony_doctor.cli.funnel import fail, note
 from harmony_doctor.cli.options import (
     ByOpt,
     ColorOpt,
@@ -17,7 +18,7 @@ from harmony_doctor.cli.options import (
     TopOpt,
 )
 from harmony_doctor.cli.summary import show_summary
-from harmony_doctor.errors import ExitCode, InputError
+from harmony_doctor.errors import ExitCode
 
 
 def report(
@@ -40,9 +41,11 @@ def report(
 
     Event files carry failures, not request counts: rates are left empty.
     """
+    from harmony_doctor.inputs.events import read_event_files
     from harmony_doctor.output import files as export
     from harmony_doctor.scan.summary import (
         event_file_reports,
+        events_frame,
         group_keys,
         report_totals,
         requests_frame,
@@ -50,16 +53,21 @@ def report(
     )
 
     keys = group_keys(by or [])
-    for path in inputs:
-        if not path.is_file():
-            raise InputError(f"cannot read {path}: not a file")
-    frame, counts = export.read_events(inputs)
-    table = summarize_frames(frame, requests_frame(()), keys)
     if summary is not None:
-        export.write_table(table, summary)
-    reports = event_file_reports(inputs, counts)
+        export.check_output_path(summary)
+    read = read_event_files(inputs, events_frame(()).schema)
+    frame = read.frame
+    table = summarize_frames(frame, requests_frame(()), keys)
+    failed = export.write_tables([(summary, lambda: table)])
+    reports = event_file_reports(read.paths, read.counts)
     totals = report_totals(reports, frame.height)
     files = [asdict(f) for f in reports]
     days = [(d, n) for d, n in frame["day"].drop_nulls().value_counts().sort("day").rows()]
     show_summary(table, keys, totals, days, files, output, top, color, title="report")
+    for bad in read.bad:  # the good files are summed all the same
+        note(bad.reason)
+    for error in failed:
+        fail(error)
+    if read.bad or failed:
+        return ExitCode.ERROR
     return ExitCode.FINDINGS if frame.height and not exit_zero else ExitCode.CLEAN

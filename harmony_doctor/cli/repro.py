@@ -7,22 +7,15 @@ from typing import Annotated
 
 import typer
 
-from harmony_doctor.cli.console import make_console, print_json, show
-from harmony_doctor.cli.options import (
-    ColorOpt,
-    FormatOpt,
-    InputArg,
-    InputFormatOpt,
-    RequestOpt,
-    RoleOpt,
-    VocabOpt,
-)
-from harmony_doctor.cli.reading import read_tokens
+from harmony_doctor.cli.console import present
+from harmony_doctor.cli.options import RoleOpt
+from harmony_doctor.cli.reading import InputArgs, takes_input
 from harmony_doctor.errors import ExitCode
 
 
+@takes_input
 def repro(
-    source: InputArg = "-",
+    given: InputArgs,
     out_dir: Annotated[
         Path,
         typer.Option("--out", "-o", help="Folder to write the bundle into (created if needed)."),
@@ -41,23 +34,20 @@ def repro(
             help="Copy o200k_base.tiktoken into DIR/vocab (else repro.py points at this one).",
         ),
     ] = True,
-    output: FormatOpt = "text",
-    input_format: InputFormatOpt = "auto",
-    request: RequestOpt = None,
-    vocab_path: VocabOpt = None,
-    color: ColorOpt = "auto",
 ) -> int:
     """Shrink a failing stream (delta debugging); write tokens.json, repro.py, ISSUE.md."""
     from harmony_doctor.output import contract
     from harmony_doctor.output.recover_view import repro_view
     from harmony_doctor.repro import shrink, write_bundle
 
-    inp, label, vocab = read_tokens(source, input_format, request, vocab_path)
+    inp, label, vocab = given.tokens()
     result = shrink(inp.tokens, vocab, role, strict=not lenient, budget=budget)
     paths = write_bundle(result, out_dir, vocab, label, inp, copy_vocab=copy_vocab)
     written = [str(p) for p in paths]
-    if output == "json":
-        print_json(contract.repro_record(result, label, str(out_dir), written))
-    else:
-        show(make_console(color), repro_view(result, str(out_dir), written, vocab))
+    present(
+        given.output,
+        given.color,
+        lambda: contract.repro_record(result, label, str(out_dir), written),
+        lambda: repro_view(result, str(out_dir), written, vocab),
+    )
     return ExitCode.CLEAN

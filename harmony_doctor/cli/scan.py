@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from harmony_doctor.cli.funnel import note
+from harmony_doctor.cli.funnel import fail, note
 from harmony_doctor.cli.options import (
     ByOpt,
     ColorOpt,
@@ -94,6 +94,9 @@ def scan(
     )
 
     keys = group_keys(by or [])
+    for target in (events, summary):  # a bad output path costs nothing: no input read yet
+        if target is not None:
+            export.check_output_path(target)
     paths = inputs or ["-"]
     if paths == ["-"] and (sys.stdin is None or sys.stdin.isatty()):
         raise InputError("no input: give files or folders, or pipe a log to standard input")
@@ -114,17 +117,18 @@ def scan(
         if progress is not None:
             progress.close()
     table = summarize(result, keys)
-    if events is not None:
-        export.write_table(events_frame(result.events), events)
-    if summary is not None:
-        export.write_table(table, summary)
+    failed = export.write_tables(
+        [(events, lambda: events_frame(result.events)), (summary, lambda: table)]
+    )
     totals = scan_totals(result)
     files = [asdict(f) for f in result.files]
     days = per_day(result)
     show_summary(table, keys, totals, days, files, output, top, color)
     for f in result.skipped:
         note(f"{f.status} {f.path}: {f.reason}")
-    if result.skipped:
+    for error in failed:  # after the summary, which a failed export does not take away
+        fail(error)
+    if result.skipped or failed:
         return ExitCode.ERROR
     failing = bool(result.events)
     if max_rate is not None and totals["rate"] is not None:
