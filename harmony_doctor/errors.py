@@ -29,6 +29,10 @@ class Undecodable(InputError):
     """The bytes are not text in any encoding the tool reads."""
 
 
+class OutputError(DoctorError):
+    """An output file cannot be written where the user asked (bad path, full disk, permission)."""
+
+
 class VocabError(DoctorError):
     """The vocabulary file is missing, unreadable or corrupted."""
 

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from harmony_doctor import logs
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import VOCAB_SIZE, Vocab, load_vocab
+from harmony_doctor.inputs import events as reading
 from harmony_doctor.inputs.sources import Source
 from harmony_doctor.inputs.tokens import INPUT_FORMATS, parse_tokens
 from harmony_doctor.models import LogError
@@ -152,7 +153,7 @@ def test_read_table_of_garbage_is_an_input_error(data: bytes, suffix: str) -> No
         path = Path(folder) / f"events{suffix}"
         path.write_bytes(data)
         try:
-            frame = export.read_table(path)
+            frame = reading.read_table(path)
         except InputError as exc:
             assert str(exc).startswith(f"cannot read {path}")
         else:
@@ -169,7 +170,7 @@ def test_events_round_trip_every_format(rows: list[tuple[str | None, int | None]
         for suffix in (".csv", ".jsonl", ".parquet"):
             path = Path(folder) / f"events{suffix}"
             export.write_table(frame, path)
-            back = export.read_table(path)
+            back = reading.read_table(path)
             assert back.height == frame.height
             messages = back["message"].to_list() if back.height else []
             expected = frame["message"].to_list()

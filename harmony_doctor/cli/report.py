@@ -18,7 +18,7 @@ from harmony_doctor.cli.options import (
     TopOpt,
 )
 from harmony_doctor.cli.summary import show_summary
-from harmony_doctor.errors import ExitCode
+from harmony_doctor.errors import ExitCode, InputError
 
 
 def report(
@@ -56,6 +56,10 @@ def report(
     if summary is not None:
         export.check_output_path(summary)
     read = read_event_files(inputs, events_frame(()).schema)
+    if read.bad and not read.paths:  # nothing to sum: the first reason is the error
+        for bad in read.bad[1:]:
+            note(bad.reason)
+        raise InputError(read.bad[0].reason)
     frame = read.frame
     table = summarize_frames(frame, requests_frame(()), keys)
     failed = export.write_tables([(summary, lambda: table)])

@@ -1,8 +1,11 @@
 """Tables to files: CSV, JSONL or Parquet by extension, written safely.
 
-Every file is written under a temporary name and renamed at the end, so an interrupted run
-never leaves a partial export that looks complete. CSV cells a spreadsheet would execute
-(starting with `=`, `+`, `-`, `@`, tab or carriage return) are neutralised with a leading `'`.
+Every output path is checked before any input is read (`check_output_path`), so a typo costs
+nothing. Every file is written under a temporary name and renamed at the end, so an interrupted
+run (Ctrl-C, SIGTERM, SIGHUP) never leaves a partial export, nor its `.part`. A failed write is
+an OutputError with one line of why. Files get the mode the umask gives new files. CSV cells a
+spreadsheet would execute (starting with `=`, `+`, `-`, `@`, tab or carriage return) are
+neutralised with a leading `'`.
 """
 
 from __future__ import annotations
@@ -12,26 +15,71 @@ import csv
 import json
 import math
 import os
+import signal
+import stat
 import tempfile
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Any, TextIO
 
-from harmony_doctor.errors import InputError
+from harmony_doctor.errors import OutputError
+from harmony_doctor.inputs.events import FORMATS
 
 if TYPE_CHECKING:
     import polars as pl
 
-FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP arrived while a file was being written: unwound like Ctrl-C, so that
+    the temporary file is removed on the way out."""
 
 
 def format_of(path: Path) -> str:
     kind = FORMATS.get(path.suffix.lower())
     if kind is None:
         known = ", ".join(sorted(FORMATS))
-        raise InputError(f"cannot tell the format of {path}: use one of {known}")
+        raise OutputError(f"cannot tell the format of {path}: use one of {known}")
     return kind
+
+
+def check_output_path(path: Path) -> None:
+    """Refuse an output path that cannot work, before any input is read: an unknown extension,
+    a directory, something other than a regular file, a folder that is missing or read-only."""
+    format_of(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    if mode is not None and stat.S_ISDIR(mode):
+        raise OutputError(f"cannot write {path}: it is a directory")
+    if mode is not None and not stat.S_ISREG(mode):
+        raise OutputError(f"cannot write {path}: it is not a regular file")
+    if not folder.is_dir():
+        raise OutputError(f"cannot write {path}: no folder {folder}")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise OutputError(f"cannot write {path}: folder {folder} is not writable")
+
+
+def write_tables(targets: Sequence[tuple[Path | None, Callable[[], pl.DataFrame]]]) -> list[str]:
+    """Write each (path, table) whose path is given; the one-line errors of those that failed.
+
+    One failed export does not stop the others, nor the summary the caller prints after."""
+    errors: list[str] = []
+    for path, table in targets:
+        if path is None:
+            continue
+        try:
+            write_table(table(), path)
+        except OutputError as exc:
+            errors.append(str(exc))
+    return errors
 
 
 def safe_cell(value: Any) -> Any:
@@ -41,33 +89,71 @@ def safe_cell(value: Any) -> Any:
     return value
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+@contextlib.contextmanager
+def _signals_unwind() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise Terminated while the body runs (their default would end the
+    process on the spot, leaving the temporary file); the previous handlers come back after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminated(number: int, frame: FrameType | None) -> None:
+        raise Terminated(signal.Signals(number).name)
+
+    previous = {n: signal.signal(n, terminated) for n in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
 @contextlib.contextmanager
 def _atomic(path: Path, binary: bool = False) -> Iterator[Any]:
     folder = path.parent if str(path.parent) else Path(".")
-    try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=folder)
-    except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
-    try:
-        if binary:
-            os.close(handle)
-            yield Path(temporary)
-        else:
-            with os.fdopen(handle, "w", newline="", encoding="utf-8") as stream:
-                yield stream
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    with _signals_unwind():
+        try:
+            handle, temporary = tempfile.mkstemp(
+                prefix=f".{path.name}.", suffix=".part", dir=folder
+            )
+        except OSError as exc:
+            raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+        try:
+            # mkstemp makes the file 0600; an export is an ordinary file, as the umask says.
+            os.fchmod(handle, 0o666 & ~_umask())
+            if binary:
+                os.close(handle)
+                yield Path(temporary)
+            else:
+                with os.fdopen(handle, "w", newline="", encoding="utf-8") as stream:
+                    yield stream
+            os.replace(temporary, path)
+        except BaseException as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            if isinstance(exc, OSError):
+                raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+            raise
 
 
 def write_table(frame: pl.DataFrame, path: Path) -> None:
     """Write a polars frame as CSV, JSONL or Parquet, chosen by the file extension."""
     kind = format_of(path)
     if kind == "parquet":
+        import polars as pl
+
         with _atomic(path, binary=True) as temporary:
-            frame.write_parquet(temporary)
+            try:
+                frame.write_parquet(temporary)
+            except pl.exceptions.PolarsError as exc:  # polars' own words for a failed write
+                detail = " ".join(str(exc).split())[:200]
+                raise OutputError(f"cannot write {path}: {detail}") from None
         return
     with _atomic(path) as stream:
         if kind == "csv":
@@ -86,112 +172,3 @@ def write_csv(columns: list[str], rows: Any, stream: TextIO) -> None:
 
 def _json_safe(row: dict[str, Any]) -> dict[str, Any]:
     return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in row.items()}
-
-
-def read_table(path: Path) -> pl.DataFrame:
-    """Read back an events file written by write_table (CSV cells un-neutralised)."""
-    import polars as pl
-
-    kind = format_of(path)
-    try:
-        with _native_stderr_silenced():
-            if kind == "parquet":
-                return pl.read_parquet(path)
-            if kind == "jsonl":
-                # A run with no events writes an empty file, which polars refuses to read.
-                if not _has_content(path):
-                    return pl.DataFrame()
-                _check_flat_records(path)
-                return pl.read_ndjson(path)
-            frame = pl.read_csv(path, infer_schema_length=0)
-    except (OSError, pl.exceptions.PolarsError) as exc:
-        raise InputError(f"cannot read {path}: {exc}") from None
-    except pl.exceptions.PanicException:  # a BaseException: polars gave up on a corrupt file
-        raise InputError(f"cannot read {path}: the {kind} data is corrupt") from None
-    return frame.with_columns(
-        pl.col(c).str.replace(r"^'([=+\-@\t\r])", "$1") for c in frame.columns
-    )
-
-
-@contextlib.contextmanager
-def _native_stderr_silenced() -> Iterator[None]:
-    """File descriptor 2 goes to /dev/null: polars' Rust code prints its panics there itself,
-    and a corrupt file must end in the one-line error, not a Rust backtrace note."""
-    try:
-        saved = os.dup(2)
-    except OSError:  # no stderr at all: nothing to silence
-        yield
-        return
-    try:
-        with open(os.devnull, "wb") as sink:
-            os.dup2(sink.fileno(), 2)
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-
-
-def _check_flat_records(path: Path) -> None:
-    """Every line one JSON object of plain values, as write_table writes them. Checked before
-    polars reads the file: objects nested about a thousand deep crash polars (SIGSEGV)."""
-    with open(path, encoding="utf-8", errors="replace") as stream:
-        for number, line in enumerate(stream, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except RecursionError:
-                raise InputError(
-                    f"cannot read {path}: line {number} is nested too deeply"
-                ) from None
-            except ValueError as exc:
-                raise InputError(f"cannot read {path}: line {number}: {exc}") from None
-            if not isinstance(record, dict) or any(
-                isinstance(v, dict | list) for v in record.values()
-            ):
-                raise InputError(f"cannot read {path}: line {number} is not a flat JSON object")
-
-
-def _has_content(path: Path) -> bool:
-    """Whether a text file holds anything but whitespace (read in chunks, not whole)."""
-    with open(path, "rb") as stream:
-        while chunk := stream.read(1 << 16):
-            if chunk.strip():
-                return True
-    return False
-
-
-def read_events(paths: Sequence[Path]) -> tuple[pl.DataFrame, list[int]]:
-    """Event files written by `scan --events` (any mix of CSV, JSONL and Parquet) as one
-    events frame with scan's columns and types, and how many events each file held."""
-    import polars as pl
-
-    from harmony_doctor.scan.summary import events_frame
-
-    schema = events_frame(()).schema
-    derived = ("day", "hour")  # recomputed from the timestamp, never trusted from the file
-    frames: list[pl.DataFrame] = []
-    for path in paths:
-        frame = read_table(path)
-        if frame.height == 0:  # a clean run's file (maybe without any column)
-            frames.append(events_frame(()).drop(derived))
-            continue
-        missing = [c for c in schema if c not in frame.columns and c not in derived]
-        if missing:
-            raise InputError(f"{path} is not an events file from scan --events: no {missing[0]!r}")
-        columns = [
-            pl.col(c).cast(t) if c in frame.columns else pl.lit(None, dtype=t).alias(c)
-            for c, t in schema.items()
-            if c not in derived
-        ]
-        try:
-            frames.append(frame.select(columns))
-        except pl.exceptions.PolarsError as exc:
-            detail = " ".join(str(exc).split())[:200]
-            raise InputError(f"cannot read {path}: {detail}") from None
-    counts = [f.height for f in frames]
-    events = pl.concat(frames) if frames else events_frame(()).drop(derived)
-    return events.with_columns(
-        pl.col("timestamp").str.slice(0, 10).alias("day"),
-        pl.col("timestamp").str.slice(0, 13).alias("hour"),
-    ), counts

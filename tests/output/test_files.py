@@ -15,6 +15,7 @@ import polars as pl
 import pytest
 
 from harmony_doctor.errors import InputError
+from harmony_doctor.inputs import events as reading
 from harmony_doctor.output import files as export
 from harmony_doctor.scan import run as scanning
 from harmony_doctor.scan.records import ScanOptions
@@ -22,6 +23,7 @@ from harmony_doctor.scan.summary import events_frame, requests_frame, summarize_
 from tests.helpers import run
 from tests.scan.vllm_logs import access, traceback
 
+EVENTS_SCHEMA = events_frame(()).schema
 FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -76,7 +78,7 @@ def test_every_csv_the_tool_writes_is_formula_safe(
     assert "'=HYPERLINK(1).log" in _cells(events.read_text())
     assert any(c.startswith("'=cmd") for c in _cells(events.read_text()))
     # Read back, the quote is gone: counts and values round-trip.
-    back = export.read_table(events)
+    back = reading.read_table(events)
     assert back.height == 3
     assert set(back["file"].to_list()) == {"=HYPERLINK(1).log"}
 
@@ -96,7 +98,7 @@ def test_events_round_trip_keeps_counts_and_values(tmp_path: Path, suffix: str) 
     frame = events_frame(result.events)
     path = tmp_path / f"events{suffix}"
     export.write_table(frame, path)
-    back, counts = export.read_events([path])
+    back, counts = reading.read_events([path], EVENTS_SCHEMA)
     assert counts == [3] and back.height == frame.height
     assert back.columns == frame.columns
     for column in ("file", "code", "pattern", "header_remainder", "line", "token_id"):
@@ -114,8 +116,8 @@ def test_regression_empty_jsonl_events_file_reads_back(tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
     export.write_table(events_frame(()), path)
     assert path.read_bytes() == b""
-    assert export.read_table(path).height == 0
-    events, counts = export.read_events([path])
+    assert reading.read_table(path).height == 0
+    events, counts = reading.read_events([path], EVENTS_SCHEMA)
     assert counts == [0] and events.height == 0 and "code" in events.columns
 
 
@@ -124,7 +126,7 @@ def test_regression_empty_events_file_is_not_one_null_event(tmp_path: Path) -> N
     # one row, so a clean host's empty events file counted as one failure.
     path = tmp_path / "events.jsonl"
     path.write_text("\n")
-    assert export.read_events([path])[0].height == 0
+    assert reading.read_events([path], EVENTS_SCHEMA)[0].height == 0
 
 
 def _partial_writer(rows_before_interrupt: int) -> Any:
@@ -228,5 +230,5 @@ def test_regression_corrupt_parquet_panicked_polars(
     path.write_bytes(b"PAR1" + b"\0" * 64 + b"PAR1")
     monkeypatch.setattr(pl, "read_parquet", panicking)
     with pytest.raises(InputError, match="the parquet data is corrupt"):
-        export.read_table(path)
+        reading.read_table(path)
     assert capfd.readouterr().err == ""

@@ -66,7 +66,7 @@ def test_cli_scan_bad_group_is_exit_2(logs_dir: Path) -> None:
 
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
 def test_events_export_round_trips(logs_dir: Path, tmp_path: Path, suffix: str) -> None:
-    from harmony_doctor.output.files import read_table
+    from harmony_doctor.inputs.events import read_table
 
     out = tmp_path / f"events{suffix}"
     summary = tmp_path / "summary.csv"
