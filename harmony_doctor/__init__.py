@@ -256,10 +256,15 @@ def summarize(result: ScanResult, by: Sequence[str] = ("code",)) -> pl.DataFrame
 
 def summarize_event_files(paths: Sequence[Path], by: Sequence[str] = ("code",)) -> pl.DataFrame:
     """The same table from event files written by `scan --events` (CSV, JSONL, Parquet)."""
-    from harmony_doctor.output.files import read_events
-    from harmony_doctor.scan.summary import group_keys, requests_frame, summarize_frames
+    from harmony_doctor.inputs.events import read_events
+    from harmony_doctor.scan.summary import (
+        events_frame,
+        group_keys,
+        requests_frame,
+        summarize_frames,
+    )
 
-    frame, _ = read_events(list(paths))
+    frame, _ = read_events(list(paths), events_frame(()).schema)
     return summarize_frames(frame, requests_frame(()), group_keys(by))
 
 
