@@ -1,0 +1,80 @@
+"""inputs/events.py: event files read back; bad files set apart, Parquet checked in a child."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harmony_doctor.inputs import events as reading
+from harmony_doctor.output import files as export
+from harmony_doctor.scan.summary import events_frame
+from tests.helpers import run
+
+# A child that dies like polars does on some corrupt files (SIGABRT), on the file named "abort".
+_ABORTING_CHECK = """
+import os, sys
+for number, path in enumerate(sys.stdin.read().split("\\0")[:-1]):
+    print("start", number, flush=True)
+    if path.endswith("abort.parquet"):
+        os.abort()
+    print("ok", number, flush=True)
+"""
+
+
+def _events_file(folder: Path, name: str) -> Path:
+    import polars as pl
+
+    frame = events_frame(()).drop("day", "hour")
+    row = {c: None for c in frame.columns} | {
+        "file": "a.log",
+        "code": "HD101",
+        "timestamp": "2026-11-27T10:00:00Z",
+    }
+    path = folder / name
+    export.write_table(pl.concat([frame, pl.DataFrame([row], schema=frame.schema)]), path)
+    return path
+
+
+def test_report_parquet_reader_crash_is_a_corrupt_file_not_an_abort(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(reading, "_PARQUET_CHECK", _ABORTING_CHECK)
+    first, crash, last = (tmp_path / f"{n}.parquet" for n in ("first", "abort", "last"))
+    problems = reading.check_parquet([first, crash, last])
+    assert problems == {crash: "the parquet data is corrupt (the reader was killed by SIGABRT)"}
+
+
+def test_report_corrupt_parquet_reason(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(b"PAR1" + b"\xff" * 200 + b"PAR1")
+    problems = reading.check_parquet([bad])
+    assert problems[bad].startswith("the parquet data is corrupt (")
+
+
+def test_report_keeps_good_files(tmp_path: Path) -> None:
+    good_csv = _events_file(tmp_path, "a.csv")
+    good_parquet = _events_file(tmp_path, "b.parquet")
+    bad = tmp_path / "c.parquet"
+    bad.write_bytes(b"PAR1 garbage PAR1")
+    missing = tmp_path / "d.jsonl"
+    result = run(
+        ["report", "--format", "json", str(good_csv), str(bad), str(good_parquet), str(missing)]
+    )
+    assert result.exit_code == 2
+    import json
+
+    summary = json.loads(result.stdout)
+    assert summary["totals"]["failures"] == 2
+    assert [f["path"] for f in summary["files"]] == [str(good_csv), str(good_parquet)]
+    lines = result.stderr.splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith(f"harmony-doctor: cannot read {bad}: the parquet data is corrupt")
+    assert lines[1] == f"harmony-doctor: cannot read {missing}: not a file"
+
+
+def test_report_summary_csv_checked_before_reading(tmp_path: Path) -> None:
+    good = _events_file(tmp_path, "a.csv")
+    result = run(["report", "--summary-csv", str(tmp_path / "out.txt"), str(good)])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "cannot tell the format" in result.stderr

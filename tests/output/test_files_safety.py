@@ -1,0 +1,124 @@
+"""Issue 12 bullet 4: exports fail safely (checked first, one line on failure, umask, no .part)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harmony_doctor.errors import OutputError
+from harmony_doctor.output import files as export
+from tests.helpers import run
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("events.txt", "cannot tell the format"),
+        ("missing-folder/events.csv", "no folder"),
+        ("a-directory.csv", "is a directory"),
+    ],
+)
+def test_exports_bad_output_path_refused_before_reading_input(
+    tmp_path: Path, name: str, message: str
+) -> None:
+    (tmp_path / "a-directory.csv").mkdir()
+    # stdin is a terminal and no path is given: reading input would be its own error.
+    for option in ("--events", "--summary-csv"):
+        result = run(["scan", option, str(tmp_path / name), str(tmp_path / "nope.log")])
+        assert result.exit_code == 2
+        assert result.stderr.count("\n") == 1 and message in result.stderr
+        assert result.stdout == ""
+
+
+def test_exports_read_only_folder_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o500)
+    try:
+        if os.access(folder, os.W_OK):
+            pytest.skip("running as a user who may write anywhere")
+        with pytest.raises(OutputError, match="not writable"):
+            export.check_output_path(folder / "events.csv")
+    finally:
+        folder.chmod(0o700)
+
+
+def test_exports_special_file_refused(tmp_path: Path) -> None:
+    fifo = tmp_path / "events.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(OutputError, match="not a regular file"):
+        export.check_output_path(fifo)
+
+
+def test_exports_write_error_is_one_line_after_the_summary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "a.log"
+    log.write_text("nothing to see\n")
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(export, "write_csv", full)
+    result = run(["scan", "--events", str(tmp_path / "events.csv"), str(log)])
+    assert result.exit_code == 2
+    assert "No Harmony failures" in result.stdout or "0 failure" in result.stdout
+    assert result.stderr.splitlines() == [
+        f"harmony-doctor: error: cannot write {tmp_path / 'events.csv'}: No space left on device"
+    ]
+    assert not list(tmp_path.glob("*.part")) and not list(tmp_path.glob(".*.part"))
+
+
+def test_exports_follow_the_umask(tmp_path: Path) -> None:
+    import polars as pl
+
+    frame = pl.DataFrame({"a": [1]})
+    old = os.umask(0o027)
+    try:
+        for suffix in (".csv", ".jsonl", ".parquet"):
+            path = tmp_path / f"t{suffix}"
+            export.write_table(frame, path)
+            assert path.stat().st_mode & 0o777 == 0o640, suffix
+    finally:
+        os.umask(old)
+
+
+_SLOW_WRITE = """
+import sys, polars as pl
+from pathlib import Path
+from harmony_doctor.output import files as export
+frame = pl.DataFrame({"a": ["=x" * 20] * 3_000_000})
+print("ready", flush=True)
+export.write_table(frame, Path(sys.argv[1]))
+"""
+
+
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_exports_signal_mid_write_leaves_no_part(tmp_path: Path, number: int) -> None:
+    target = tmp_path / "big.csv"
+    child = subprocess.Popen(
+        [sys.executable, "-c", _SLOW_WRITE, str(target)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert child.stdout is not None
+    child.stdout.readline()
+    for _ in range(2000):  # until the temporary file has grown: the signal lands mid-write
+        parts = list(tmp_path.glob(".big.csv.*.part"))
+        if parts and parts[0].stat().st_size > 0:
+            break
+        time.sleep(0.005)
+    else:
+        child.kill()
+        child.communicate()
+        pytest.fail("the export never started")
+    child.send_signal(number)
+    _, err = child.communicate(timeout=60)
+    assert child.returncode != 0, err
+    assert list(tmp_path.iterdir()) == []
