@@ -38,7 +38,7 @@ from harmony_doctor.version import __version__
 if TYPE_CHECKING:
     import polars as pl
 
-    from harmony_doctor.explain import LogExplanation
+    from harmony_doctor.explain import LogExplanation, explain_text
     from harmony_doctor.grammar import ContentType, Dialect
     from harmony_doctor.harmony.vocab import Vocab
     from harmony_doctor.inputs.tokens import InputFormat
@@ -51,9 +51,12 @@ __all__ = [
     "Finding",
     "InputError",
     "LogError",
+    "LogExplanation",
     "Recovery",
     "RenderedPrompt",
     "ScanEvent",
+    "ScanOptions",
+    "ScanResult",
     "Shrink",
     "TokenInput",
     "VocabError",
@@ -115,23 +118,6 @@ def extract_failures(text: str) -> tuple[LogError, ...]:
     from harmony_doctor.logs import extract_text
 
     return extract_text(text)
-
-
-def explain_text(
-    text: str,
-    vocab: Vocab | None = None,
-    *,
-    input_format: InputFormat = "auto",
-    request: str | None = None,
-    role: ParseRole = "assistant",
-    strict: bool = True,
-) -> LogExplanation | Diagnosis:
-    """What `harmony-doctor explain` reports for any text: a log's failures or a diagnosis."""
-    from harmony_doctor.explain import explain_text as explain
-
-    return explain(
-        text, vocab, input_format=input_format, request=request, role=role, strict=strict
-    )
 
 
 def recover(
@@ -266,6 +252,23 @@ def summarize_event_files(paths: Sequence[Path], by: Sequence[str] = ("code",)) 
 
     frame, _ = read_events(list(paths), events_frame(()).schema)
     return summarize_frames(frame, requests_frame(()), group_keys(by))
+
+
+# Names of the API defined in their own modules, imported on first use (PEP 562).
+_LAZY = {
+    "explain_text": "harmony_doctor.explain",  # what `explain` reports for any text
+    "LogExplanation": "harmony_doctor.explain",
+    "ScanOptions": "harmony_doctor.scan.records",
+    "ScanResult": "harmony_doctor.scan.records",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _vocab(vocab: Vocab | None) -> Vocab:

@@ -14,9 +14,11 @@ from harmony_doctor.models import (
     Diagnosis,
     ErrorKind,
     Finding,
+    Kind,
     Message,
     ParseRole,
     Replay,
+    Severity,
     TokenInput,
 )
 
@@ -153,21 +155,9 @@ def _error_finding(
     expected, found = _expected_found(
         kind, raise_index, origin, walk.origin_reason, tokens, vocab, header_text, span
     )
-    return Finding(
-        kind=kind,
-        code=rule.code,
-        severity="error",
-        title=rule.title,
-        raise_index=raise_index,
-        origin_index=origin,
-        message_index=fault.message_index if fault else len(walk.messages),
-        harmony_error=error,
-        expected=expected,
-        found=found,
-        cause=rule.cause,
-        fix=rule.fix,
-        span=span,
-    )
+    message_index = fault.message_index if fault else len(walk.messages)
+    at = (raise_index, origin, message_index)
+    return _finding(rule, kind, "error", at, error, (expected, found), span)
 
 
 def _ends_like_prompt(tokens: Sequence[int], vocab: Vocab) -> bool:
@@ -303,15 +293,32 @@ def _warning(
     code: str, m: Message, origin: int, expected: str, found: str, span: tuple[int, int]
 ) -> Finding:
     rule = rules.RULES[code]
+    return _finding(
+        rule, rule.kind, "warning", (None, origin, m.index), None, (expected, found), span
+    )
+
+
+def _finding(
+    rule: rules.Rule,
+    kind: Kind,
+    severity: Severity,
+    at: tuple[int | None, int | None, int | None],
+    harmony_error: str | None,
+    expected_found: tuple[str, str],
+    span: tuple[int, int] | None,
+) -> Finding:
+    """A finding told by its rule; `at` is (raise index, origin index, message index)."""
+    raise_index, origin, message_index = at
+    expected, found = expected_found
     return Finding(
-        kind=rule.kind,
+        kind=kind,
         code=rule.code,
-        severity="warning",
+        severity=severity,
         title=rule.title,
-        raise_index=None,
+        raise_index=raise_index,
         origin_index=origin,
-        message_index=m.index,
-        harmony_error=None,
+        message_index=message_index,
+        harmony_error=harmony_error,
         expected=expected,
         found=found,
         cause=rule.cause,

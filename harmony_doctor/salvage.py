@@ -261,6 +261,33 @@ def _past_stray(
     return end
 
 
+def _guessed(
+    span: tuple[int, int],
+    content: tuple[int, int] | None,
+    role: str,
+    fields: tuple[str | None, str | None, str | None],
+    text: str,
+    terminator: int | None,
+    how: str,
+) -> SalvagePiece:
+    """A piece whose boundaries or fields are our inference; `fields`: channel, recipient,
+    content type."""
+    channel, recipient, content_type = fields
+    return SalvagePiece(
+        confidence="guessed",
+        span=span,
+        content=content,
+        role=role,
+        name=None,
+        channel=channel,
+        recipient=recipient,
+        content_type=content_type,
+        text=text,
+        terminator=terminator,
+        how=how,
+    )
+
+
 def _read_broken(
     tokens: Sequence[int],
     lo: int,
@@ -289,41 +316,22 @@ def _read_broken(
         # Text where the header belongs: reasoning (or a refusal) written without its header.
         prose_end = channel_at if channel_at < header_end or body is not None else end
         guess = "final" if body is None and terminator == RETURN else "analysis"
+        how = (
+            f"guessed: text where a header belongs, taken as {guess} "
+            "(the model wrote it without <|channel|>...<|message|>)"
+        )
+        closed = terminator if prose_end == end else None
+        content = (header_from, min(channel_at, stop))
         pieces.append(
-            SalvagePiece(
-                confidence="guessed",
-                span=(lo, prose_end),
-                content=(header_from, min(channel_at, stop)),
-                role=role,
-                name=None,
-                channel=guess,
-                recipient=None,
-                content_type=None,
-                text=prose,
-                terminator=terminator if prose_end == end else None,
-                how=f"guessed: text where a header belongs, taken as {guess} "
-                "(the model wrote it without <|channel|>...<|message|>)",
-            )
+            _guessed((lo, prose_end), content, role, (guess, None, None), prose, closed, how)
         )
         if prose_end == end:
             _skip_rest(end, hi, skipped)
             return
     if body is None and prose is None:
-        pieces.append(
-            SalvagePiece(
-                confidence="guessed",
-                span=(lo, end),
-                content=None,
-                role=role,
-                name=None,
-                channel=channel,
-                recipient=recipient,
-                content_type=content_type,
-                text="",
-                terminator=terminator,
-                how="guessed: a header that never reached <|message|>; no content",
-            )
-        )
+        how = "guessed: a header that never reached <|message|>; no content"
+        fields = (channel, recipient, content_type)
+        pieces.append(_guessed((lo, end), None, role, fields, "", terminator, how))
     elif body is not None:
         how = "guessed: header fields read from a header openai-harmony rejected"
         if channel is None and terminator == RETURN:

@@ -131,22 +131,10 @@ def replay(
 
     def close(end: int, terminator_index: int | None) -> None:
         assert header is not None
-        messages.append(
-            Message(
-                index=len(messages),
-                start_index=start_index,
-                header=header_span,
-                role=header.role,
-                name=header.name,
-                channel=header.channel,
-                recipient=header.recipient,
-                content_type=header.content_type,
-                content=(content_start, end),
-                terminator_index=terminator_index,
-                terminator=tokens[terminator_index] if terminator_index is not None else None,
-                text=vocab.decode(tokens[content_start:end]),
-            )
-        )
+        stop = tokens[terminator_index] if terminator_index is not None else None
+        text = vocab.decode(tokens[content_start:end])
+        at = (len(messages), start_index)
+        messages.append(_message(*at, header_span, header, (content_start, end), stop, text))
 
     for i, token in enumerate(tokens):
         if state is _State.EXPECT_START:
@@ -202,6 +190,21 @@ def _recovered(
     stop: int,
 ) -> Message:
     """The message lenient parsing makes of a header cut short by a stop token."""
+    text = header.leftover or ""
+    return _message(index, start_index, span, header, (span[0], end), stop, text, recovered=True)
+
+
+def _message(
+    index: int,
+    start_index: int | None,
+    span: tuple[int, int],
+    header: ParsedHeader,
+    content: tuple[int, int],
+    stop: int | None,
+    text: str,
+    recovered: bool = False,
+) -> Message:
+    """A message with its header's fields; it ends at `content[1]` (its stop token, if any)."""
     return Message(
         index=index,
         start_index=start_index,
@@ -211,11 +214,11 @@ def _recovered(
         channel=header.channel,
         recipient=header.recipient,
         content_type=header.content_type,
-        content=(span[0], end),
-        terminator_index=end,
+        content=content,
+        terminator_index=content[1] if stop is not None else None,
         terminator=stop,
-        text=header.leftover or "",
-        recovered=True,
+        text=text,
+        recovered=recovered,
     )
 
 
