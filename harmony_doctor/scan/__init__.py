@@ -1,0 +1,1 @@
+"""Scanning: the byte-level core and what interprets its results."""
