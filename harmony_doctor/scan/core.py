@@ -262,12 +262,13 @@ class Core:
 
     def _add_meta(self, meta: Meta) -> None:
         prev = self._lines
-        for line, stamp, pid in meta:
+        for line, _, _ in meta:
             if line <= prev:
                 raise ValueError(
                     f"meta line {line}: line numbers must increase and follow line {self._lines}"
                 )
             prev = line
+        for line, stamp, pid in meta:
             self._meta[line] = (stamp, pid)
 
     def _extend_part(self, data: bytes) -> None:

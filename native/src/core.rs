@@ -1,0 +1,551 @@
+//! The scan core (see notes/core-spec.md): the same algorithm as harmony_doctor/scan/core.py.
+//! Offsets are in the "cut stream" (every line cut to max_line bytes).
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::sync::LazyLock;
+
+use aho_corasick::{AhoCorasick, Input};
+use memchr::{memchr, memchr_iter, memrchr};
+use regex::bytes::Regex;
+
+pub const HEAD: usize = 200;
+
+pub const ERROR_ANCHORS: [&str; 15] = [
+    "HarmonyError",
+    "expecting start token",
+    "tokens remaining",
+    "nknown role",
+    "channel marker",
+    "Unexpected EOS",
+    "contain a role",
+    "decode header",
+    "vocab file",
+    "conversation JSON",
+    "tool call",
+    "parse input at pos",
+    "tags in the content",
+    "non-terminal state",
+    "recovered raw output",
+];
+const MARKUP: usize = 15;
+const IDS: usize = 16;
+const RECEIVED: usize = 21;
+const PREFILTER: [&str; 22] = [
+    "HarmonyError",
+    "expecting start token",
+    "tokens remaining",
+    "nknown role",
+    "channel marker",
+    "Unexpected EOS",
+    "contain a role",
+    "decode header",
+    "vocab file",
+    "conversation JSON",
+    "tool call",
+    "parse input at pos",
+    "tags in the content",
+    "non-terminal state",
+    "recovered raw output",
+    "<|",
+    "_token_ids",
+    "\"POST /v1/",
+    "\"GET /v1/",
+    "| POST",
+    "| GET",
+    "Received request ",
+];
+
+const WS: &str = r"[ \t\n\r\x0C\x0B]";
+
+static AC: LazyLock<AhoCorasick> = LazyLock::new(|| AhoCorasick::new(PREFILTER).unwrap());
+
+fn re(pattern: &str) -> Regex {
+    Regex::new(&format!("(?-u){pattern}")).unwrap()
+}
+
+static ISO: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"((?:19|20)[0-9][0-9])-([01][0-9])-([0-3][0-9])[ T]([0-2][0-9]):([0-5][0-9]):([0-6][0-9])")
+});
+static VLLM: LazyLock<Regex> = LazyLock::new(|| {
+    re(&format!(
+        "(?:(?:INFO|ERROR|WARNING|DEBUG|CRITICAL|WARN){WS}+|^{WS}*)([01][0-9])-([0-3][0-9]){WS}+\
+         ([0-2][0-9]):([0-5][0-9]):([0-6][0-9])"
+    ))
+});
+static PID: LazyLock<Regex> = LazyLock::new(|| re(&format!(r"\bpid[=:]{WS}*([0-9]+)")));
+static ACCESS: LazyLock<Regex> = LazyLock::new(|| {
+    re(r#""(?:POST|GET) /v1/(?:chat/completions|responses|completions)[ ?"]"#)
+});
+static GIN: LazyLock<Regex> = LazyLock::new(|| {
+    re(&format!(
+        r#"\| (?:POST|GET){WS}+"/(?:api/chat|api/generate|v1/[a-z/]+)""#
+    ))
+});
+static IDS_RE: LazyLock<Regex> = LazyLock::new(|| re(&format!("_token_ids{WS}*[:=]")));
+static CONTENT: LazyLock<Regex> = LazyLock::new(|| {
+    re(&format!(
+        r#"(?i)(?:content|reasoning|text|output_text|name)["']?{WS}*[:=]{WS}*["']"#
+    ))
+});
+
+fn two(b: &[u8]) -> u32 {
+    (b[0] - b'0') as u32 * 10 + (b[1] - b'0') as u32
+}
+
+fn valid(mo: &[u8], d: &[u8], h: &[u8], mi: &[u8], s: &[u8]) -> bool {
+    (1..=12).contains(&two(mo))
+        && (1..=31).contains(&two(d))
+        && two(h) <= 23
+        && two(mi) <= 59
+        && two(s) <= 59
+}
+
+/// The canonical stamp a line carries in `head` (its first HEAD bytes), if a valid one.
+pub fn own_stamp(head: &[u8]) -> Option<Vec<u8>> {
+    let mut at = 0;
+    while let Some(c) = ISO.captures_at(head, at) {
+        let start = c.get(0).unwrap().start();
+        if start > 0 && head[start - 1].is_ascii_digit() {
+            at = start + 1;
+            continue;
+        }
+        let g: Vec<&[u8]> = (1..=6).map(|i| c.get(i).unwrap().as_bytes()).collect();
+        if !valid(g[1], g[2], g[3], g[4], g[5]) {
+            return None;
+        }
+        return Some([g[0], b"-", g[1], b"-", g[2], b" ", g[3], b":", g[4], b":", g[5]].concat());
+    }
+    let c = VLLM.captures(head)?;
+    let g: Vec<&[u8]> = (1..=5).map(|i| c.get(i).unwrap().as_bytes()).collect();
+    if !valid(g[0], g[1], g[2], g[3], g[4]) {
+        return None;
+    }
+    Some([g[0], b"-", g[1], b" ", g[2], b":", g[3], b":", g[4]].concat())
+}
+
+pub fn own_pid(head: &[u8]) -> Option<i64> {
+    let c = PID.captures(head)?;
+    let digits = c.get(1).unwrap().as_bytes();
+    if digits.len() > 18 {
+        return None;
+    }
+    Some(digits.iter().fold(0i64, |n, &b| n * 10 + (b - b'0') as i64))
+}
+
+pub fn hour_key(stamp: &[u8]) -> Vec<u8> {
+    stamp[..stamp.len().saturating_sub(6)].to_vec()
+}
+
+/// Which rules a line (already cut to max_line) matches.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Kinds {
+    pub hit: bool,
+    pub access: bool,
+    pub received: bool,
+    pub ids: bool,
+}
+
+pub fn classify(text: &[u8]) -> Kinds {
+    let mut seen = [false; PREFILTER.len()];
+    for m in AC.find_overlapping_iter(text) {
+        seen[m.pattern().as_usize()] = true;
+    }
+    let hit = seen[..ERROR_ANCHORS.len()].iter().any(|&x| x)
+        || (seen[MARKUP] && CONTENT.is_match(text));
+    let access = (seen[17] || seen[18]) && ACCESS.is_match(text)
+        || (seen[19] || seen[20]) && GIN.is_match(text);
+    let received = !access && seen[RECEIVED];
+    let ids = seen[IDS] && IDS_RE.is_match(text);
+    Kinds { hit, access, received, ids }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Window {
+    pub first_line: u64,
+    pub text: Vec<u8>,
+    pub hit_lines: Vec<u64>,
+    pub stamp_before: Option<Vec<u8>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdLine {
+    pub line: u64,
+    pub text: Vec<u8>,
+    pub stamp: Option<Vec<u8>>,
+    pub pid: Option<i64>,
+    pub cut: bool,
+}
+
+pub type TallyKey = (&'static str, Option<i64>, Option<Vec<u8>>);
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Stats {
+    pub lines: u64,
+    pub cut_lines: u64,
+    pub bytes: u64,
+    pub access_lines: u64,
+    pub received_lines: u64,
+    pub tallies: HashMap<TallyKey, u64>,
+    pub first_access_line: Option<Vec<u8>>,
+}
+
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Batch {
+    pub windows: Vec<Window>,
+    pub id_lines: Vec<IdLine>,
+}
+
+pub type MetaEntry = (u64, Option<Vec<u8>>, Option<i64>);
+
+struct Hit {
+    line: u64,
+    e: usize,
+    ws: usize,
+    ws_line: u64,
+}
+
+struct Pending {
+    start: usize,
+    first_line: u64,
+    end: usize,
+    stamp_before: Option<Vec<u8>>,
+    hits: Vec<u64>,
+}
+
+pub struct Core {
+    before: usize,
+    after: usize,
+    max_line: usize,
+    max_window: usize,
+    ids: bool,
+    buf: Vec<u8>,
+    off: usize,
+    off_line: u64,
+    pos: usize,
+    part: Vec<u8>,
+    part_cut: bool,
+    known: BTreeMap<u64, Option<Vec<u8>>>,
+    meta: BTreeMap<u64, (Option<Vec<u8>>, Option<i64>)>,
+    hits: VecDeque<Hit>,
+    pending: Option<Pending>,
+    done: bool,
+    stats: Stats,
+}
+
+fn line_start(buf: &[u8], lo: usize, at: usize) -> usize {
+    match memrchr(b'\n', &buf[lo..at]) {
+        Some(j) => lo + j + 1,
+        None => lo,
+    }
+}
+
+fn count_nl(buf: &[u8]) -> u64 {
+    memchr_iter(b'\n', buf).count() as u64
+}
+
+impl Core {
+    pub fn new(
+        before: usize,
+        after: usize,
+        max_line: usize,
+        max_window: usize,
+        ids: bool,
+    ) -> Result<Core, String> {
+        if max_line < 1 || max_window < 1 {
+            return Err("before/after must be >= 0, max_line/max_window >= 1".into());
+        }
+        let mut known = BTreeMap::new();
+        known.insert(0, None);
+        Ok(Core {
+            before,
+            after,
+            max_line,
+            max_window,
+            ids,
+            buf: Vec::new(),
+            off: 0,
+            off_line: 1,
+            pos: 0,
+            part: Vec::new(),
+            part_cut: false,
+            known,
+            meta: BTreeMap::new(),
+            hits: VecDeque::new(),
+            pending: None,
+            done: false,
+            stats: Stats::default(),
+        })
+    }
+
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    pub fn feed(&mut self, data: &[u8], meta: &[MetaEntry]) -> Result<Batch, String> {
+        if self.done {
+            return Err("feed() after finish()".into());
+        }
+        let mut prev = self.stats.lines;
+        for (line, _, _) in meta {
+            if *line <= prev {
+                return Err(format!(
+                    "meta line {line}: line numbers must increase and follow line {}",
+                    self.stats.lines
+                ));
+            }
+            prev = *line;
+        }
+        for (line, stamp, pid) in meta {
+            self.meta.insert(*line, (stamp.clone(), *pid));
+        }
+        self.stats.bytes += data.len() as u64;
+        let Some(last) = memrchr(b'\n', data) else {
+            let room = self.max_line - self.part.len();
+            if data.len() > room {
+                self.part.extend_from_slice(&data[..room]);
+                self.part_cut = true;
+            } else {
+                self.part.extend_from_slice(data);
+            }
+            return Ok(Batch::default());
+        };
+        let first = memchr(b'\n', data).unwrap();
+        let ml = self.max_line;
+        let mut region = std::mem::take(&mut self.part);
+        let mut cuts = Vec::new();
+        if self.part_cut || region.len() + first > ml {
+            let room = ml - region.len();
+            region.extend_from_slice(&data[..first.min(room)]);
+            region.extend_from_slice(&data[first..=last]);
+            cuts.push(0);
+        } else {
+            region.extend_from_slice(&data[..=last]);
+        }
+        let tail = &data[last + 1..];
+        self.part = tail[..tail.len().min(ml)].to_vec();
+        self.part_cut = tail.len() > ml;
+        let region = self.cut_long(region, &mut cuts);
+        let id_lines = self.process(&region, &cuts, false);
+        let windows = self.settle(false);
+        Ok(Batch { windows, id_lines })
+    }
+
+    pub fn finish(&mut self) -> Result<Batch, String> {
+        if self.done {
+            return Err("finish() called twice".into());
+        }
+        self.done = true;
+        let mut id_lines = Vec::new();
+        if !self.part.is_empty() {
+            let region = std::mem::take(&mut self.part);
+            let cuts = if self.part_cut { vec![0] } else { vec![] };
+            id_lines = self.process(&region, &cuts, true);
+        }
+        let windows = self.settle(true);
+        Ok(Batch { windows, id_lines })
+    }
+
+    /// Cut every line of `region` to max_line bytes, recording cut line starts.
+    fn cut_long(&self, region: Vec<u8>, cuts: &mut Vec<usize>) -> Vec<u8> {
+        let ml = self.max_line;
+        let n = region.len();
+        let mut pos = 0;
+        let mut out: Option<Vec<u8>> = None;
+        let mut copy_from = 0;
+        let mut removed = 0;
+        while n - pos > ml {
+            if let Some(q) = memrchr(b'\n', &region[pos..pos + ml + 1]) {
+                pos += q + 1;
+                continue;
+            }
+            let nl = memchr(b'\n', &region[pos + ml..]).map_or(n, |j| pos + ml + j);
+            let o = out.get_or_insert_with(|| Vec::with_capacity(n));
+            o.extend_from_slice(&region[copy_from..pos + ml]);
+            cuts.push(pos - removed);
+            removed += nl - (pos + ml);
+            copy_from = nl;
+            pos = (nl + 1).min(n);
+        }
+        match out {
+            None => region,
+            Some(mut o) => {
+                o.extend_from_slice(&region[copy_from..]);
+                o
+            }
+        }
+    }
+
+    fn process(&mut self, region: &[u8], cuts: &[usize], fin: bool) -> Vec<IdLine> {
+        let base = self.buf.len();
+        self.buf.extend_from_slice(region);
+        let end = self.buf.len();
+        let nlines = count_nl(region) + u64::from(fin);
+        self.stats.cut_lines += cuts.len() as u64;
+        let line0 = self.stats.lines + 1;
+        self.stats.lines += nlines;
+        self.pos += region.len();
+        let cutset: HashSet<usize> = cuts.iter().copied().collect();
+        let mut out = Vec::new();
+        let (mut at, mut at_line) = (base, line0);
+        let mut from = base;
+        while from < end {
+            let Some(m) = AC.find(Input::new(&self.buf[..end]).range(from..end)) else {
+                break;
+            };
+            let ls = line_start(&self.buf, base, m.start());
+            let le = memchr(b'\n', &self.buf[m.start()..end]).map_or(end, |j| m.start() + j);
+            from = le + 1;
+            let text = &self.buf[ls..le];
+            let mut k = classify(text);
+            k.ids = k.ids && self.ids;
+            if !(k.hit || k.access || k.received || k.ids) {
+                continue;
+            }
+            at_line += count_nl(&self.buf[at..ls]);
+            at = ls;
+            let line = at_line;
+            if k.access || k.received || k.ids {
+                let stamp = self.eff(line, le);
+                let text = &self.buf[ls..le];
+                let head = &text[..text.len().min(HEAD)];
+                let pid = own_pid(head).or_else(|| self.meta.get(&line).and_then(|m| m.1));
+                if k.access || k.received {
+                    let kind = if k.access { "access" } else { "received" };
+                    let key = (kind, pid, stamp.as_deref().map(hour_key));
+                    *self.stats.tallies.entry(key).or_insert(0) += 1;
+                    if k.access {
+                        self.stats.access_lines += 1;
+                        if self.stats.first_access_line.is_none() {
+                            self.stats.first_access_line = Some(text.to_vec());
+                        }
+                    } else {
+                        self.stats.received_lines += 1;
+                    }
+                }
+                if k.ids {
+                    out.push(IdLine {
+                        line,
+                        text: text.to_vec(),
+                        stamp,
+                        pid,
+                        cut: cutset.contains(&(ls - base)),
+                    });
+                }
+            }
+            if k.hit {
+                let s = self.off + ls;
+                let wi = s.saturating_sub(self.before) - self.off;
+                let ws = line_start(&self.buf, 0, wi);
+                let ws_line = line - count_nl(&self.buf[ws..ls]);
+                self.hits.push_back(Hit { line, e: self.off + le, ws: self.off + ws, ws_line });
+            }
+        }
+        out
+    }
+
+    fn line_stamp(&self, line: u64, text: &[u8]) -> Option<Vec<u8>> {
+        own_stamp(&text[..text.len().min(HEAD)])
+            .or_else(|| self.meta.get(&line).and_then(|m| m.0.clone()))
+    }
+
+    /// Effective stamp of `line`, which ends at buffer index `end`.
+    fn eff(&mut self, line: u64, mut end: usize) -> Option<Vec<u8>> {
+        let (&known, stamp) = self.known.range(..=line).next_back().unwrap();
+        if known == line {
+            return stamp.clone();
+        }
+        let mut result = stamp.clone();
+        let mut cur = line;
+        while cur > known {
+            let s = line_start(&self.buf, 0, end);
+            if let Some(st) = self.line_stamp(cur, &self.buf[s..end]) {
+                result = Some(st);
+                break;
+            }
+            cur -= 1;
+            end = s.saturating_sub(1);
+        }
+        self.known.insert(line, result.clone());
+        result
+    }
+
+    fn settle(&mut self, eof: bool) -> Vec<Window> {
+        let mut out = Vec::new();
+        let (off, pos, after) = (self.off, self.pos, self.after);
+        while let Some(h) = self.hits.front() {
+            if !eof && h.e + after > pos {
+                break;
+            }
+            let h = self.hits.pop_front().unwrap();
+            let hi = (h.e + after).min(pos);
+            let end = match memrchr(b'\n', &self.buf[h.e - off..hi - off]) {
+                Some(j) => h.e + j,
+                None => hi,
+            };
+            if let Some(p) = self.pending.as_mut() {
+                if h.ws <= p.end && p.end.max(end) - p.start <= self.max_window {
+                    p.end = p.end.max(end);
+                    p.hits.push(h.line);
+                    continue;
+                }
+            }
+            if let Some(p) = self.pending.take() {
+                out.push(self.window(p));
+            }
+            let stamp_before = self.eff(h.ws_line - 1, (h.ws - off).wrapping_sub(1));
+            self.pending = Some(Pending {
+                start: h.ws,
+                first_line: h.ws_line,
+                end,
+                stamp_before,
+                hits: vec![h.line],
+            });
+        }
+        let ready = match &self.pending {
+            Some(p) => self.hits.is_empty() && (eof || pos.saturating_sub(self.before) > p.end),
+            None => false,
+        };
+        if ready {
+            let p = self.pending.take().unwrap();
+            out.push(self.window(p));
+        }
+        if !eof {
+            self.trim();
+        }
+        out
+    }
+
+    fn window(&self, p: Pending) -> Window {
+        Window {
+            first_line: p.first_line,
+            text: self.buf[p.start - self.off..p.end - self.off].to_vec(),
+            hit_lines: p.hits,
+            stamp_before: p.stamp_before,
+        }
+    }
+
+    fn trim(&mut self) {
+        let off = self.off;
+        let wi = self.pos.saturating_sub(self.before).saturating_sub(off);
+        let mut keep = off + line_start(&self.buf, 0, wi);
+        if let Some(p) = &self.pending {
+            keep = keep.min(p.start);
+        }
+        if let Some(h) = self.hits.front() {
+            keep = keep.min(h.ws);
+        }
+        if keep <= off {
+            return;
+        }
+        let idx = keep - off;
+        let keep_line = self.off_line + count_nl(&self.buf[..idx]);
+        self.eff(keep_line - 1, idx - 1);
+        self.buf.drain(..idx);
+        self.off = keep;
+        self.off_line = keep_line;
+        self.known = self.known.split_off(&(keep_line - 1));
+        if !self.meta.is_empty() {
+            self.meta = self.meta.split_off(&keep_line);
+        }
+    }
+}
