@@ -73,9 +73,8 @@ static VLLM: LazyLock<Regex> = LazyLock::new(|| {
     ))
 });
 static PID: LazyLock<Regex> = LazyLock::new(|| re(&format!(r"\bpid[=:]{WS}*([0-9]+)")));
-static ACCESS: LazyLock<Regex> = LazyLock::new(|| {
-    re(r#""(?:POST|GET) /v1/(?:chat/completions|responses|completions)[ ?"]"#)
-});
+static ACCESS: LazyLock<Regex> =
+    LazyLock::new(|| re(r#""(?:POST|GET) /v1/(?:chat/completions|responses|completions)[ ?"]"#));
 static GIN: LazyLock<Regex> = LazyLock::new(|| {
     re(&format!(
         r#"\| (?:POST|GET){WS}+"/(?:api/chat|api/generate|v1/[a-z/]+)""#
@@ -113,7 +112,12 @@ pub fn own_stamp(head: &[u8]) -> Option<Vec<u8>> {
         if !valid(g[1], g[2], g[3], g[4], g[5]) {
             return None;
         }
-        return Some([g[0], b"-", g[1], b"-", g[2], b" ", g[3], b":", g[4], b":", g[5]].concat());
+        return Some(
+            [
+                g[0], b"-", g[1], b"-", g[2], b" ", g[3], b":", g[4], b":", g[5],
+            ]
+            .concat(),
+        );
     }
     let c = VLLM.captures(head)?;
     let g: Vec<&[u8]> = (1..=5).map(|i| c.get(i).unwrap().as_bytes()).collect();
@@ -150,13 +154,18 @@ pub fn classify(text: &[u8]) -> Kinds {
     for m in AC.find_overlapping_iter(text) {
         seen[m.pattern().as_usize()] = true;
     }
-    let hit = seen[..ERROR_ANCHORS.len()].iter().any(|&x| x)
-        || (seen[MARKUP] && CONTENT.is_match(text));
+    let hit =
+        seen[..ERROR_ANCHORS.len()].iter().any(|&x| x) || (seen[MARKUP] && CONTENT.is_match(text));
     let access = (seen[17] || seen[18]) && ACCESS.is_match(text)
         || (seen[19] || seen[20]) && GIN.is_match(text);
     let received = !access && seen[RECEIVED];
     let ids = seen[IDS] && IDS_RE.is_match(text);
-    Kinds { hit, access, received, ids }
+    Kinds {
+        hit,
+        access,
+        received,
+        ids,
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -437,7 +446,12 @@ impl Core {
                 let wi = s.saturating_sub(self.before) - self.off;
                 let ws = line_start(&self.buf, 0, wi);
                 let ws_line = line - count_nl(&self.buf[ws..ls]);
-                self.hits.push_back(Hit { line, e: self.off + le, ws: self.off + ws, ws_line });
+                self.hits.push_back(Hit {
+                    line,
+                    e: self.off + le,
+                    ws: self.off + ws,
+                    ws_line,
+                });
             }
         }
         out
@@ -546,6 +560,208 @@ impl Core {
         self.known = self.known.split_off(&(keep_line - 1));
         if !self.meta.is_empty() {
             self.meta = self.meta.split_off(&keep_line);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(core: &mut Core, chunks: &[&[u8]]) -> (Vec<Window>, Vec<IdLine>) {
+        let (mut w, mut i) = (Vec::new(), Vec::new());
+        for c in chunks {
+            let b = core.feed(c, &[]).unwrap();
+            w.extend(b.windows);
+            i.extend(b.id_lines);
+        }
+        let b = core.finish().unwrap();
+        w.extend(b.windows);
+        i.extend(b.id_lines);
+        (w, i)
+    }
+
+    fn core(before: usize, after: usize, max_line: usize) -> Core {
+        Core::new(before, after, max_line, 1 << 20, true).unwrap()
+    }
+
+    const LOG: &[u8] = b"(APIServer pid=7) INFO 11-27 10:00:01 [a.py:1] 127.0.0.1:5 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK\n\
+Traceback (most recent call last):\n  File \"x.py\", line 1\n\
+openai_harmony.HarmonyError: unexpected tokens remaining in message header: Some(\"x\")\n\
+[2026-11-27 10:00:05] Received request r1 pid=3\n\
+Generated response r1: output: 'x', output_token_ids: [1, 2], finish_reason: stop\n\
+tail";
+
+    #[test]
+    fn stamps() {
+        assert_eq!(
+            own_stamp(b"2026-11-27T10:00:01 x"),
+            Some(b"2026-11-27 10:00:01".to_vec())
+        );
+        assert_eq!(
+            own_stamp(b"INFO 11-27 10:00:01"),
+            Some(b"11-27 10:00:01".to_vec())
+        );
+        assert_eq!(
+            own_stamp(b" \t11-27 10:00:01"),
+            Some(b"11-27 10:00:01".to_vec())
+        );
+        assert_eq!(own_stamp(b"x 11-27 10:00:01"), None);
+        assert_eq!(own_stamp(b"12026-11-27 10:00:01"), None);
+        assert_eq!(
+            own_stamp(b"12026-11-27 10:00:01 2025-01-01 01:01:01"),
+            Some(b"2025-01-01 01:01:01".to_vec())
+        );
+        // the leftmost ISO match decides, even when out of range
+        assert_eq!(own_stamp(b"2026-13-01 10:00:01 INFO 11-27 10:00:01"), None);
+        assert_eq!(own_stamp(b"2026-11-27 10:00:60"), None);
+        assert_eq!(own_stamp(b"INFO 11-27 24:00:00"), None);
+    }
+
+    #[test]
+    fn pids_and_hour_keys() {
+        assert_eq!(own_pid(b"(APIServer pid=123)"), Some(123));
+        assert_eq!(own_pid(b"xpid=1 pid: 2"), Some(2));
+        assert_eq!(own_pid(b"pid=1234567890123456789"), None);
+        assert_eq!(hour_key(b"2026-11-27 10:00:01"), b"2026-11-27 10".to_vec());
+        assert_eq!(hour_key(b"11-27 10:00:01"), b"11-27 10".to_vec());
+    }
+
+    #[test]
+    fn classify_lines() {
+        assert!(classify(b"openai_harmony.HarmonyError: x").hit);
+        assert!(classify(b"{\"content\": \"<|start|>\"}").hit);
+        assert!(!classify(b"<|start|>assistant").hit);
+        assert!(classify(b"\"GET /v1/responses?x HTTP/1.1\"").access);
+        assert!(!classify(b"\"GET /v1/models HTTP/1.1\"").access);
+        assert!(classify(b"| 200 | ::1 | POST  \"/api/generate\"").access);
+        let k = classify(b"\"POST /v1/completions\" Received request x");
+        assert!(k.access && !k.received);
+        assert!(classify(b"Received request x").received);
+        assert!(classify(b"output_token_ids = [1]").ids);
+        assert!(!classify(b"output_token_ids [1]").ids);
+    }
+
+    #[test]
+    fn scan_a_log_in_any_chunking() {
+        let mut c = core(20, 60, 1 << 20);
+        let whole = run(&mut c, &[LOG]);
+        let (w, i) = &whole;
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0].hit_lines, vec![4]);
+        assert_eq!(w[0].first_line, 3);
+        assert_eq!(w[0].stamp_before, Some(b"11-27 10:00:01".to_vec()));
+        assert!(w[0].text.starts_with(b"  File"));
+        assert!(w[0].text.ends_with(b"pid=3"));
+        assert_eq!(i.len(), 1);
+        assert_eq!((i[0].line, i[0].pid), (6, None));
+        assert_eq!(i[0].stamp, Some(b"2026-11-27 10:00:05".to_vec()));
+        let s = c.stats();
+        assert_eq!(
+            (s.lines, s.bytes, s.access_lines, s.received_lines),
+            (7, LOG.len() as u64, 1, 1)
+        );
+        assert_eq!(
+            s.tallies[&("access", Some(7), Some(b"11-27 10".to_vec()))],
+            1
+        );
+        assert_eq!(
+            s.tallies[&("received", Some(3), Some(b"2026-11-27 10".to_vec()))],
+            1
+        );
+        for n in [1, 2, 7, 50] {
+            let chunks: Vec<&[u8]> = LOG.chunks(n).collect();
+            assert_eq!(
+                run(&mut core(20, 60, 1 << 20), &chunks),
+                whole,
+                "chunks of {n}"
+            );
+        }
+    }
+
+    #[test]
+    fn lines_cut_and_counted() {
+        let mut c = core(100, 100, 8);
+        let (w, i) = run(
+            &mut c,
+            &[
+                b"0123456789HarmonyError\nx_token_ids: [1]\nab\r\nHarmony",
+                b"Error",
+            ],
+        );
+        assert_eq!(c.stats().cut_lines, 3);
+        assert_eq!(c.stats().lines, 4);
+        assert!(i.is_empty()); // "_token_ids" is past max_line
+        assert_eq!(w.len(), 0); // neither anchor is within max_line bytes
+        let mut c = core(100, 100, 20);
+        let (w, i) = run(&mut c, &[b"x_token_ids: [1, 2, 3, 4, 5]\r\nHarmonyError"]);
+        assert_eq!(i[0].text, b"x_token_ids: [1, 2, 3".to_vec()[..20].to_vec());
+        assert!(i[0].cut);
+        assert_eq!(w[0].text, b"x_token_ids: [1, 2, \nHarmonyError".to_vec());
+        let mut c = core(0, 0, 8);
+        run(&mut c, &[b""]);
+        assert_eq!(c.stats().lines, 0);
+    }
+
+    #[test]
+    fn windows_merge_split_and_respect_max_window() {
+        let data = b"HarmonyError\nHarmonyError\n";
+        let (w, _) = run(&mut core(0, 0, 100), &[data]);
+        assert_eq!(
+            w.iter().map(|w| w.hit_lines.clone()).collect::<Vec<_>>(),
+            vec![vec![1], vec![2]]
+        );
+        let (w, _) = run(&mut core(1, 0, 100), &[data]);
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0].text, b"HarmonyError\nHarmonyError".to_vec());
+        let many: Vec<u8> = (0..10)
+            .flat_map(|i| format!("HarmonyError {i:02}\n").into_bytes())
+            .collect();
+        let mut c = Core::new(0, 100, 100, 40, true).unwrap();
+        let (w, _) = run(&mut c, &[&many]);
+        assert!(w.len() > 1);
+        let hits: Vec<u64> = w.iter().flat_map(|w| w.hit_lines.clone()).collect();
+        assert_eq!(hits, (1..=10).collect::<Vec<u64>>());
+    }
+
+    #[test]
+    fn meta_rules() {
+        let mut c = core(0, 0, 100);
+        let meta = vec![(2u64, Some(b"2026-01-01 00:00:00".to_vec()), Some(9i64))];
+        c.feed(
+            b"Received request a\nReceived request b\nReceived request c pid=1\n",
+            &meta,
+        )
+        .unwrap();
+        let s = c.stats();
+        assert_eq!(s.tallies[&("received", None, None)], 1);
+        assert_eq!(
+            s.tallies[&("received", Some(9), Some(b"2026-01-01 00".to_vec()))],
+            1
+        );
+        assert_eq!(
+            s.tallies[&("received", Some(1), Some(b"2026-01-01 00".to_vec()))],
+            1
+        );
+        assert!(c.feed(b"x\n", &[(3, None, None)]).is_err());
+        c.finish().unwrap();
+        assert!(c.feed(b"x", &[]).is_err());
+        assert!(c.finish().is_err());
+    }
+
+    #[test]
+    fn memory_is_bounded() {
+        let mut c = Core::new(64, 64, 128, 256, true).unwrap();
+        let chunk = [
+            b"INFO 11-27 10:00:01 HarmonyError\n".repeat(3),
+            b"INFO 11-27 10:00:01 filler\n".repeat(200),
+            vec![b'z'; 1000],
+        ]
+        .concat();
+        for _ in 0..500 {
+            c.feed(&chunk, &[]).unwrap();
+            assert!(c.buf.len() <= 256 + 64 + 128 + chunk.len() + 128);
+            assert!(c.known.len() < 64);
         }
     }
 }

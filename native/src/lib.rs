@@ -46,7 +46,9 @@ mod python {
             );
             ids.append(t).unwrap();
         }
-        PyTuple::new_bound(py, [windows.into_any(), ids.into_any()]).into_any().unbind()
+        PyTuple::new_bound(py, [windows.into_any(), ids.into_any()])
+            .into_any()
+            .unbind()
     }
 
     /// The scan core: feed(data, meta=None) -> (windows, id_lines), finish(), stats().
@@ -66,10 +68,12 @@ mod python {
             max_window: i64,
             ids: bool,
         ) -> PyResult<Self> {
-            let bad = || PyValueError::new_err("before/after must be >= 0, max_line/max_window >= 1");
+            let bad =
+                || PyValueError::new_err("before/after must be >= 0, max_line/max_window >= 1");
             let u = |v: i64| usize::try_from(v).map_err(|_| bad());
-            let inner = crate::core::Core::new(u(before)?, u(after)?, u(max_line)?, u(max_window)?, ids)
-                .map_err(PyValueError::new_err)?;
+            let inner =
+                crate::core::Core::new(u(before)?, u(after)?, u(max_line)?, u(max_window)?, ids)
+                    .map_err(PyValueError::new_err)?;
             Ok(Core { inner })
         }
 
@@ -83,14 +87,18 @@ mod python {
         ) -> PyResult<PyObject> {
             let meta = meta.unwrap_or_default();
             let inner = &mut self.inner;
-            let b = py.allow_threads(|| inner.feed(data, &meta)).map_err(PyValueError::new_err)?;
+            let b = py
+                .allow_threads(|| inner.feed(data, &meta))
+                .map_err(PyValueError::new_err)?;
             Ok(batch(py, b))
         }
 
         /// End of stream: flush the last line and every pending window.
         fn finish(&mut self, py: Python<'_>) -> PyResult<PyObject> {
             let inner = &mut self.inner;
-            let b = py.allow_threads(|| inner.finish()).map_err(PyValueError::new_err)?;
+            let b = py
+                .allow_threads(|| inner.finish())
+                .map_err(PyValueError::new_err)?;
             Ok(batch(py, b))
         }
 
@@ -99,7 +107,10 @@ mod python {
             let s = self.inner.stats();
             let tallies = PyDict::new_bound(py);
             for ((kind, pid, hour), n) in &s.tallies {
-                let key = PyTuple::new_bound(py, [kind.into_py(py), pid.into_py(py), opt_bytes(py, hour)]);
+                let key = PyTuple::new_bound(
+                    py,
+                    [kind.into_py(py), pid.into_py(py), opt_bytes(py, hour)],
+                );
                 tallies.set_item(key, n)?;
             }
             let t = PyTuple::new_bound(
