@@ -100,36 +100,41 @@ fn valid(mo: &[u8], d: &[u8], h: &[u8], mi: &[u8], s: &[u8]) -> bool {
 }
 
 /// The canonical stamp a line carries in `head` (its first HEAD bytes), if a valid one.
+/// (`find` only: the groups sit at fixed places from the match's ends, so no captures.)
 pub fn own_stamp(head: &[u8]) -> Option<Vec<u8>> {
     let mut at = 0;
-    while let Some(c) = ISO.captures_at(head, at) {
-        let start = c.get(0).unwrap().start();
-        if start > 0 && head[start - 1].is_ascii_digit() {
-            at = start + 1;
+    while let Some(m) = ISO.find_at(head, at) {
+        if m.start() > 0 && head[m.start() - 1].is_ascii_digit() {
+            at = m.start() + 1;
             continue;
         }
-        let g: Vec<&[u8]> = (1..=6).map(|i| c.get(i).unwrap().as_bytes()).collect();
-        if !valid(g[1], g[2], g[3], g[4], g[5]) {
+        let g = m.as_bytes(); // YYYY-MM-DD?HH:MM:SS
+        if !valid(&g[5..7], &g[8..10], &g[11..13], &g[14..16], &g[17..19]) {
             return None;
         }
-        return Some(
-            [
-                g[0], b"-", g[1], b"-", g[2], b" ", g[3], b":", g[4], b":", g[5],
-            ]
-            .concat(),
-        );
+        let mut out = g.to_vec();
+        out[10] = b' ';
+        return Some(out);
     }
-    let c = VLLM.captures(head)?;
-    let g: Vec<&[u8]> = (1..=5).map(|i| c.get(i).unwrap().as_bytes()).collect();
-    if !valid(g[0], g[1], g[2], g[3], g[4]) {
+    let m = VLLM.find(head)?;
+    let g = &head[..m.end()];
+    let hms = &g[g.len() - 8..]; // HH:MM:SS
+    let mut i = g.len() - 8;
+    while matches!(g[i - 1], b' ' | b'\t' | b'\n' | b'\r' | 0x0B | 0x0C) {
+        i -= 1;
+    }
+    let md = &g[i - 5..i]; // MM-DD
+    if !valid(&md[0..2], &md[3..5], &hms[0..2], &hms[3..5], &hms[6..8]) {
         return None;
     }
-    Some([g[0], b"-", g[1], b" ", g[2], b":", g[3], b":", g[4]].concat())
+    Some([md, b" ", hms].concat())
 }
 
 pub fn own_pid(head: &[u8]) -> Option<i64> {
-    let c = PID.captures(head)?;
-    let digits = c.get(1).unwrap().as_bytes();
+    let m = PID.find(head)?;
+    let g = m.as_bytes();
+    let n = g.iter().rev().take_while(|b| b.is_ascii_digit()).count();
+    let digits = &g[g.len() - n..];
     if digits.len() > 18 {
         return None;
     }
