@@ -2,10 +2,10 @@
 //! Offsets are in the "cut stream" (every line cut to max_line bytes).
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use aho_corasick::{AhoCorasick, Input};
-use memchr::{memchr, memchr_iter, memrchr};
+use memchr::{memchr, memchr_iter, memmem, memrchr};
 use regex::bytes::Regex;
 
 pub const HEAD: usize = 200;
@@ -57,24 +57,21 @@ const PREFILTER: [&str; 22] = [
 
 const WS: &str = r"[ \t\n\r\x0C\x0B]";
 
+/// A stamp shared between the known-points map, pending windows and lines (cheap clones).
+type Stamp = Option<Arc<[u8]>>;
+
+static PID_FINDER: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new("pid"));
+static POST_FINDER: LazyLock<memmem::Finder<'static>> =
+    LazyLock::new(|| memmem::Finder::new("\"POST /v1/"));
+static GET_FINDER: LazyLock<memmem::Finder<'static>> =
+    LazyLock::new(|| memmem::Finder::new("\"GET /v1/"));
+
 static AC: LazyLock<AhoCorasick> = LazyLock::new(|| AhoCorasick::new(PREFILTER).unwrap());
 
 fn re(pattern: &str) -> Regex {
     Regex::new(&format!("(?-u){pattern}")).unwrap()
 }
 
-static ISO: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"((?:19|20)[0-9][0-9])-([01][0-9])-([0-3][0-9])[ T]([0-2][0-9]):([0-5][0-9]):([0-6][0-9])")
-});
-static VLLM: LazyLock<Regex> = LazyLock::new(|| {
-    re(&format!(
-        "(?:(?:INFO|ERROR|WARNING|DEBUG|CRITICAL|WARN){WS}+|^{WS}*)([01][0-9])-([0-3][0-9]){WS}+\
-         ([0-2][0-9]):([0-5][0-9]):([0-6][0-9])"
-    ))
-});
-static PID: LazyLock<Regex> = LazyLock::new(|| re(&format!(r"\bpid[=:]{WS}*([0-9]+)")));
-static ACCESS: LazyLock<Regex> =
-    LazyLock::new(|| re(r#""(?:POST|GET) /v1/(?:chat/completions|responses|completions)[ ?"]"#));
 static GIN: LazyLock<Regex> = LazyLock::new(|| {
     re(&format!(
         r#"\| (?:POST|GET){WS}+"/(?:api/chat|api/generate|v1/[a-z/]+)""#
@@ -99,46 +96,166 @@ fn valid(mo: &[u8], d: &[u8], h: &[u8], mi: &[u8], s: &[u8]) -> bool {
         && two(s) <= 59
 }
 
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0B | 0x0C)
+}
+
+fn dig(b: u8) -> bool {
+    b.is_ascii_digit()
+}
+
+fn within(b: u8, lo: u8, hi: u8) -> bool {
+    (lo..=hi).contains(&b)
+}
+
+fn skip_ws(h: &[u8], mut i: usize) -> usize {
+    while i < h.len() && is_ws(h[i]) {
+        i += 1;
+    }
+    i
+}
+
+/// `((?:19|20)\d\d)-([01]\d)-([0-3]\d)[ T]([0-2]\d):([0-5]\d):([0-6]\d)` at `p` (19 bytes).
+fn iso_at(h: &[u8], p: usize) -> bool {
+    let g = &h[p..p + 19];
+    ((g[0] == b'1' && g[1] == b'9') || (g[0] == b'2' && g[1] == b'0'))
+        && dig(g[2])
+        && dig(g[3])
+        && g[4] == b'-'
+        && within(g[5], b'0', b'1')
+        && dig(g[6])
+        && g[7] == b'-'
+        && within(g[8], b'0', b'3')
+        && dig(g[9])
+        && (g[10] == b' ' || g[10] == b'T')
+        && hms_at(&g[11..])
+}
+
+/// `([0-2]\d):([0-5]\d):([0-6]\d)` at the start of `t`.
+fn hms_at(t: &[u8]) -> bool {
+    t.len() >= 8
+        && within(t[0], b'0', b'2')
+        && dig(t[1])
+        && t[2] == b':'
+        && within(t[3], b'0', b'5')
+        && dig(t[4])
+        && t[5] == b':'
+        && within(t[6], b'0', b'6')
+        && dig(t[7])
+}
+
+/// `([01]\d)-([0-3]\d)\s+HH:MM:SS` at `q`: the offsets of MM-DD and of HH:MM:SS.
+fn vllm_core(h: &[u8], q: usize) -> Option<(usize, usize)> {
+    let g = h.get(q..q + 5)?;
+    if !(within(g[0], b'0', b'1')
+        && dig(g[1])
+        && g[2] == b'-'
+        && within(g[3], b'0', b'3')
+        && dig(g[4]))
+    {
+        return None;
+    }
+    let i = skip_ws(h, q + 5);
+    (i > q + 5 && hms_at(&h[i..])).then_some((q, i))
+}
+
+const LEVELS: [&[u8]; 6] = [
+    b"INFO",
+    b"ERROR",
+    b"WARNING",
+    b"DEBUG",
+    b"CRITICAL",
+    b"WARN",
+];
+
+/// The leftmost match of `(?:(?:LEVELS)\s+|^\s*)MM-DD\s+HH:MM:SS` (at most one alternative
+/// can match at a given start, so the match is the same as the regex's).
+fn vllm_find(h: &[u8]) -> Option<(usize, usize)> {
+    for p in 0..h.len() {
+        if matches!(h[p], b'I' | b'E' | b'W' | b'D' | b'C') {
+            for w in LEVELS {
+                if h[p..].starts_with(w) {
+                    let i = skip_ws(h, p + w.len());
+                    if i > p + w.len() {
+                        if let Some(r) = vllm_core(h, i) {
+                            return Some(r);
+                        }
+                    }
+                }
+            }
+        }
+        if p == 0 {
+            if let Some(r) = vllm_core(h, skip_ws(h, 0)) {
+                return Some(r);
+            }
+        }
+    }
+    None
+}
+
 /// The canonical stamp a line carries in `head` (its first HEAD bytes), if a valid one.
-/// (`find` only: the groups sit at fixed places from the match's ends, so no captures.)
 pub fn own_stamp(head: &[u8]) -> Option<Vec<u8>> {
-    let mut at = 0;
-    while let Some(m) = ISO.find_at(head, at) {
-        if m.start() > 0 && head[m.start() - 1].is_ascii_digit() {
-            at = m.start() + 1;
-            continue;
+    for k in memchr_iter(b'-', head) {
+        if k >= 4 && k + 15 <= head.len() {
+            let p = k - 4;
+            if (p == 0 || !dig(head[p - 1])) && iso_at(head, p) {
+                let g = &head[p..p + 19];
+                if !valid(&g[5..7], &g[8..10], &g[11..13], &g[14..16], &g[17..19]) {
+                    return None;
+                }
+                let mut out = g.to_vec();
+                out[10] = b' ';
+                return Some(out);
+            }
         }
-        let g = m.as_bytes(); // YYYY-MM-DD?HH:MM:SS
-        if !valid(&g[5..7], &g[8..10], &g[11..13], &g[14..16], &g[17..19]) {
-            return None;
-        }
-        let mut out = g.to_vec();
-        out[10] = b' ';
-        return Some(out);
     }
-    let m = VLLM.find(head)?;
-    let g = &head[..m.end()];
-    let hms = &g[g.len() - 8..]; // HH:MM:SS
-    let mut i = g.len() - 8;
-    while matches!(g[i - 1], b' ' | b'\t' | b'\n' | b'\r' | 0x0B | 0x0C) {
-        i -= 1;
-    }
-    let md = &g[i - 5..i]; // MM-DD
+    let (md, t) = vllm_find(head)?;
+    let (md, hms) = (&head[md..md + 5], &head[t..t + 8]);
     if !valid(&md[0..2], &md[3..5], &hms[0..2], &hms[3..5], &hms[6..8]) {
         return None;
     }
     Some([md, b" ", hms].concat())
 }
 
+/// `\bpid[=:]\s*(\d+)`, first match; None past 18 digits.
 pub fn own_pid(head: &[u8]) -> Option<i64> {
-    let m = PID.find(head)?;
-    let g = m.as_bytes();
-    let n = g.iter().rev().take_while(|b| b.is_ascii_digit()).count();
-    let digits = &g[g.len() - n..];
-    if digits.len() > 18 {
-        return None;
+    for i in PID_FINDER.find_iter(head) {
+        if i > 0 && (head[i - 1].is_ascii_alphanumeric() || head[i - 1] == b'_') {
+            continue;
+        }
+        if !matches!(head.get(i + 3), Some(b'=' | b':')) {
+            continue;
+        }
+        let s = skip_ws(head, i + 4);
+        let n = head[s..].iter().take_while(|b| dig(**b)).count();
+        if n == 0 {
+            continue;
+        }
+        if n > 18 {
+            return None;
+        }
+        return Some(
+            head[s..s + n]
+                .iter()
+                .fold(0i64, |v, &b| v * 10 + (b - b'0') as i64),
+        );
     }
-    Some(digits.iter().fold(0i64, |n, &b| n * 10 + (b - b'0') as i64))
+    None
+}
+
+/// `"(?:POST|GET) /v1/(?:chat/completions|responses|completions)[ ?"]` anywhere in `text`.
+fn access_match(text: &[u8]) -> bool {
+    for finder in [&*POST_FINDER, &*GET_FINDER] {
+        for i in finder.find_iter(text) {
+            let r = &text[i + finder.needle().len()..];
+            for ep in [&b"chat/completions"[..], b"responses", b"completions"] {
+                if r.starts_with(ep) && matches!(r.get(ep.len()), Some(b' ' | b'?' | b'"')) {
+                    return true;
+                }
+            }
+        }
+    }
+    false
 }
 
 pub fn hour_key(stamp: &[u8]) -> Vec<u8> {
@@ -161,7 +278,7 @@ pub fn classify(text: &[u8]) -> Kinds {
     }
     let hit =
         seen[..ERROR_ANCHORS.len()].iter().any(|&x| x) || (seen[MARKUP] && CONTENT.is_match(text));
-    let access = (seen[17] || seen[18]) && ACCESS.is_match(text)
+    let access = (seen[17] || seen[18]) && access_match(text)
         || (seen[19] || seen[20]) && GIN.is_match(text);
     let received = !access && seen[RECEIVED];
     let ids = seen[IDS] && IDS_RE.is_match(text);
@@ -222,7 +339,7 @@ struct Pending {
     start: usize,
     first_line: u64,
     end: usize,
-    stamp_before: Option<Vec<u8>>,
+    stamp_before: Stamp,
     hits: Vec<u64>,
 }
 
@@ -238,13 +355,20 @@ pub struct Core {
     pos: usize,
     part: Vec<u8>,
     part_cut: bool,
-    known: BTreeMap<u64, Option<Vec<u8>>>,
-    meta: BTreeMap<u64, (Option<Vec<u8>>, Option<i64>)>,
+    known: BTreeMap<u64, Stamp>,
+    meta: BTreeMap<u64, (Stamp, Option<i64>)>,
     hits: VecDeque<Hit>,
     pending: Option<Pending>,
     done: bool,
     stats: Stats,
+    /// (kind, pid, hour id) -> n; hour ids index `hours` (u32::MAX: no stamp)
+    tallies: HashMap<(u8, Option<i64>, u32), u64>,
+    hour_ids: HashMap<Vec<u8>, u32>,
+    hours: Vec<Vec<u8>>,
+    last_hour: Option<(Vec<u8>, u32)>,
 }
+
+const KINDS: [&str; 2] = ["access", "received"];
 
 fn line_start(buf: &[u8], lo: usize, at: usize) -> usize {
     match memrchr(b'\n', &buf[lo..at]) {
@@ -288,11 +412,45 @@ impl Core {
             pending: None,
             done: false,
             stats: Stats::default(),
+            tallies: HashMap::new(),
+            hour_ids: HashMap::new(),
+            hours: Vec::new(),
+            last_hour: None,
         })
     }
 
-    pub fn stats(&self) -> &Stats {
-        &self.stats
+    pub fn stats(&self) -> Stats {
+        let mut s = self.stats.clone();
+        s.tallies = self
+            .tallies
+            .iter()
+            .map(|(&(kind, pid, hour), &n)| {
+                let hour = (hour != u32::MAX).then(|| self.hours[hour as usize].clone());
+                ((KINDS[kind as usize], pid, hour), n)
+            })
+            .collect();
+        s
+    }
+
+    fn hour_id(&mut self, stamp: &Stamp) -> u32 {
+        let Some(stamp) = stamp else { return u32::MAX };
+        let key = &stamp[..stamp.len().saturating_sub(6)];
+        if let Some((last, id)) = &self.last_hour {
+            if last.as_slice() == key {
+                return *id;
+            }
+        }
+        let id = match self.hour_ids.get(key) {
+            Some(&id) => id,
+            None => {
+                let id = self.hours.len() as u32;
+                self.hours.push(key.to_vec());
+                self.hour_ids.insert(key.to_vec(), id);
+                id
+            }
+        };
+        self.last_hour = Some((key.to_vec(), id));
+        id
     }
 
     pub fn feed(&mut self, data: &[u8], meta: &[MetaEntry]) -> Result<Batch, String> {
@@ -310,7 +468,8 @@ impl Core {
             prev = *line;
         }
         for (line, stamp, pid) in meta {
-            self.meta.insert(*line, (stamp.clone(), *pid));
+            self.meta
+                .insert(*line, (stamp.as_deref().map(Arc::from), *pid));
         }
         self.stats.bytes += data.len() as u64;
         let Some(last) = memrchr(b'\n', data) else {
@@ -393,10 +552,8 @@ impl Core {
         let base = self.buf.len();
         self.buf.extend_from_slice(region);
         let end = self.buf.len();
-        let nlines = count_nl(region) + u64::from(fin);
         self.stats.cut_lines += cuts.len() as u64;
         let line0 = self.stats.lines + 1;
-        self.stats.lines += nlines;
         self.pos += region.len();
         let cutset: HashSet<usize> = cuts.iter().copied().collect();
         let mut out = Vec::new();
@@ -424,9 +581,12 @@ impl Core {
                 let head = &text[..text.len().min(HEAD)];
                 let pid = own_pid(head).or_else(|| self.meta.get(&line).and_then(|m| m.1));
                 if k.access || k.received {
-                    let kind = if k.access { "access" } else { "received" };
-                    let key = (kind, pid, stamp.as_deref().map(hour_key));
-                    *self.stats.tallies.entry(key).or_insert(0) += 1;
+                    let hour = self.hour_id(&stamp);
+                    *self
+                        .tallies
+                        .entry((u8::from(!k.access), pid, hour))
+                        .or_insert(0) += 1;
+                    let text = &self.buf[ls..le];
                     if k.access {
                         self.stats.access_lines += 1;
                         if self.stats.first_access_line.is_none() {
@@ -439,8 +599,8 @@ impl Core {
                 if k.ids {
                     out.push(IdLine {
                         line,
-                        text: text.to_vec(),
-                        stamp,
+                        text: self.buf[ls..le].to_vec(),
+                        stamp: stamp.as_deref().map(<[u8]>::to_vec),
                         pid,
                         cut: cutset.contains(&(ls - base)),
                     });
@@ -459,16 +619,19 @@ impl Core {
                 });
             }
         }
+        self.stats.lines = at_line - 1 + count_nl(&self.buf[at..end]) + u64::from(fin);
         out
     }
 
-    fn line_stamp(&self, line: u64, text: &[u8]) -> Option<Vec<u8>> {
-        own_stamp(&text[..text.len().min(HEAD)])
-            .or_else(|| self.meta.get(&line).and_then(|m| m.0.clone()))
+    fn line_stamp(&self, line: u64, text: &[u8]) -> Stamp {
+        match own_stamp(&text[..text.len().min(HEAD)]) {
+            Some(st) => Some(Arc::from(st)),
+            None => self.meta.get(&line).and_then(|m| m.0.clone()),
+        }
     }
 
     /// Effective stamp of `line`, which ends at buffer index `end`.
-    fn eff(&mut self, line: u64, mut end: usize) -> Option<Vec<u8>> {
+    fn eff(&mut self, line: u64, mut end: usize) -> Stamp {
         let (&known, stamp) = self.known.range(..=line).next_back().unwrap();
         if known == line {
             return stamp.clone();
@@ -477,8 +640,9 @@ impl Core {
         let mut cur = line;
         while cur > known {
             let s = line_start(&self.buf, 0, end);
-            if let Some(st) = self.line_stamp(cur, &self.buf[s..end]) {
-                result = Some(st);
+            let st = self.line_stamp(cur, &self.buf[s..end]);
+            if st.is_some() {
+                result = st;
                 break;
             }
             cur -= 1;
@@ -539,7 +703,7 @@ impl Core {
             first_line: p.first_line,
             text: self.buf[p.start - self.off..p.end - self.off].to_vec(),
             hit_lines: p.hits,
-            stamp_before: p.stamp_before,
+            stamp_before: p.stamp_before.as_deref().map(<[u8]>::to_vec),
         }
     }
 
@@ -768,5 +932,122 @@ tail";
             assert!(c.buf.len() <= 256 + 64 + 128 + chunk.len() + 128);
             assert!(c.known.len() < 64);
         }
+    }
+
+    /// The hand-written matchers agree with the spec's regexes on fragment soup.
+    #[test]
+    fn matchers_agree_with_the_regexes() {
+        let iso = re(
+            r"((?:19|20)[0-9][0-9])-([01][0-9])-([0-3][0-9])[ T]([0-2][0-9]):([0-5][0-9]):([0-6][0-9])",
+        );
+        let vllm = re(&format!(
+            "(?:(?:INFO|ERROR|WARNING|DEBUG|CRITICAL|WARN){WS}+|^{WS}*)([01][0-9])-([0-3][0-9]){WS}+([0-2][0-9]):([0-5][0-9]):([0-6][0-9])"
+        ));
+        let pid = re(&format!(r"\bpid[=:]{WS}*([0-9]+)"));
+        let access = re(r#""(?:POST|GET) /v1/(?:chat/completions|responses|completions)[ ?"]"#);
+        let stamp_ref = |h: &[u8]| -> Option<Vec<u8>> {
+            let mut at = 0;
+            while let Some(c) = iso.captures_at(h, at) {
+                let st = c.get(0).unwrap().start();
+                if st > 0 && h[st - 1].is_ascii_digit() {
+                    at = st + 1;
+                    continue;
+                }
+                let g: Vec<&[u8]> = (1..=6).map(|i| c.get(i).unwrap().as_bytes()).collect();
+                return valid(g[1], g[2], g[3], g[4], g[5]).then(|| {
+                    [
+                        g[0], b"-", g[1], b"-", g[2], b" ", g[3], b":", g[4], b":", g[5],
+                    ]
+                    .concat()
+                });
+            }
+            let c = vllm.captures(h)?;
+            let g: Vec<&[u8]> = (1..=5).map(|i| c.get(i).unwrap().as_bytes()).collect();
+            valid(g[0], g[1], g[2], g[3], g[4])
+                .then(|| [g[0], b"-", g[1], b" ", g[2], b":", g[3], b":", g[4]].concat())
+        };
+        let pid_ref = |h: &[u8]| -> Option<i64> {
+            let d = pid.captures(h)?.get(1).unwrap().as_bytes();
+            (d.len() <= 18).then(|| std::str::from_utf8(d).unwrap().parse().unwrap())
+        };
+        let frags: &[&[u8]] = &[
+            b"INFO",
+            b"WARN",
+            b"WARNING",
+            b"ERROR",
+            b"CRITICAL",
+            b" ",
+            b"\t",
+            b"\x0b",
+            b"\r",
+            b"11-27",
+            b"13-01",
+            b"00-12",
+            b"01-32",
+            b"10:00:01",
+            b"24:00:00",
+            b"23:59:60",
+            b"2026-11-27",
+            b"T",
+            b"-",
+            b":",
+            b"1",
+            b"20",
+            b"1999",
+            b"pid",
+            b"pid=",
+            b"pid:",
+            b"_",
+            b"x",
+            b"7",
+            b"1234567890",
+            b"\"POST /v1/",
+            b"\"GET /v1/",
+            b"chat/completions",
+            b"responses",
+            b"completions",
+            b"\"",
+            b"?",
+            b"2026-11-27T10:00:01",
+            b"INFO 11-27 10:00:01",
+            b" 11-27\t10:00:01",
+            b"12-31 23:59:59",
+            b"1999-12-32 00:00:00",
+        ];
+        let mut state = 0x2545F4914F6CDD1Du64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let mut agreed = [0usize; 3];
+        for _ in 0..200_000 {
+            let k = next(12);
+            let line: Vec<u8> = (0..k)
+                .flat_map(|_| frags[next(frags.len())].to_vec())
+                .collect();
+            let want = stamp_ref(&line);
+            assert_eq!(
+                own_stamp(&line),
+                want,
+                "{:?}",
+                String::from_utf8_lossy(&line)
+            );
+            agreed[0] += usize::from(want.is_some());
+            let want = pid_ref(&line);
+            assert_eq!(own_pid(&line), want, "{:?}", String::from_utf8_lossy(&line));
+            agreed[1] += usize::from(want.is_some());
+            let want = access.is_match(&line);
+            assert_eq!(
+                access_match(&line),
+                want,
+                "{:?}",
+                String::from_utf8_lossy(&line)
+            );
+            agreed[2] += usize::from(want);
+        }
+        // the soup does exercise the positive cases
+        assert!(agreed.iter().all(|&n| n > 100), "{agreed:?}");
     }
 }
