@@ -272,8 +272,15 @@ pub struct Kinds {
 }
 
 pub fn classify(text: &[u8]) -> Kinds {
+    classify_from(text, 0)
+}
+
+/// `classify`, knowing that no prefilter literal ends before the one found at `from` (the
+/// prefilter's first match in the line). As no literal contains another, any literal that
+/// starts before `from` would have ended first, so the literals are all found from `from`.
+fn classify_from(text: &[u8], from: usize) -> Kinds {
     let mut seen = [false; PREFILTER.len()];
-    for m in AC.find_overlapping_iter(text) {
+    for m in AC.find_overlapping_iter(&text[from..]) {
         seen[m.pattern().as_usize()] = true;
     }
     let hit =
@@ -355,7 +362,8 @@ pub struct Core {
     pos: usize,
     part: Vec<u8>,
     part_cut: bool,
-    known: BTreeMap<u64, Stamp>,
+    /// (line, effective stamp) points known, sorted; the first is line off_line - 1.
+    known: Vec<(u64, Stamp)>,
     meta: BTreeMap<u64, (Stamp, Option<i64>)>,
     hits: VecDeque<Hit>,
     pending: Option<Pending>,
@@ -392,8 +400,7 @@ impl Core {
         if max_line < 1 || max_window < 1 {
             return Err("before/after must be >= 0, max_line/max_window >= 1".into());
         }
-        let mut known = BTreeMap::new();
-        known.insert(0, None);
+        let known = vec![(0, None)];
         Ok(Core {
             before,
             after,
@@ -567,7 +574,7 @@ impl Core {
             let le = memchr(b'\n', &self.buf[m.start()..end]).map_or(end, |j| m.start() + j);
             from = le + 1;
             let text = &self.buf[ls..le];
-            let mut k = classify(text);
+            let mut k = classify_from(text, m.start() - ls);
             k.ids = k.ids && self.ids;
             if !(k.hit || k.access || k.received || k.ids) {
                 continue;
@@ -632,7 +639,9 @@ impl Core {
 
     /// Effective stamp of `line`, which ends at buffer index `end`.
     fn eff(&mut self, line: u64, mut end: usize) -> Stamp {
-        let (&known, stamp) = self.known.range(..=line).next_back().unwrap();
+        let k = self.known.partition_point(|(l, _)| *l <= line) - 1;
+        let (known, stamp) = &self.known[k];
+        let known = *known;
         if known == line {
             return stamp.clone();
         }
@@ -648,7 +657,7 @@ impl Core {
             cur -= 1;
             end = s.saturating_sub(1);
         }
-        self.known.insert(line, result.clone());
+        self.known.insert(k + 1, (line, result.clone()));
         result
     }
 
@@ -726,7 +735,8 @@ impl Core {
         self.buf.drain(..idx);
         self.off = keep;
         self.off_line = keep_line;
-        self.known = self.known.split_off(&(keep_line - 1));
+        let k = self.known.partition_point(|(l, _)| *l < keep_line - 1);
+        self.known.drain(..k);
         if !self.meta.is_empty() {
             self.meta = self.meta.split_off(&keep_line);
         }
@@ -794,6 +804,15 @@ tail";
         assert_eq!(own_pid(b"pid=1234567890123456789"), None);
         assert_eq!(hour_key(b"2026-11-27 10:00:01"), b"2026-11-27 10".to_vec());
         assert_eq!(hour_key(b"11-27 10:00:01"), b"11-27 10".to_vec());
+    }
+
+    #[test]
+    fn no_prefilter_literal_contains_another() {
+        for (i, a) in PREFILTER.iter().enumerate() {
+            for (j, b) in PREFILTER.iter().enumerate() {
+                assert!(i == j || !a.contains(b), "{a:?} contains {b:?}");
+            }
+        }
     }
 
     #[test]
