@@ -3,7 +3,10 @@
 Generates a plain vLLM-style log (~256 MiB by default, access lines, received lines, id lines,
 tracebacks with HarmonyError) in /tmp, then feeds it in 1 MiB chunks to each core.
 
-    python benchmarks/core.py [--mb 256] [--path /tmp/hd-core-bench.log] [--skip-python]
+    python benchmarks/core.py [--mb 256] [--path /tmp/hd-core-bench.log] [--skip-python] [--quiet]
+
+--quiet: a log where 1% of the lines are requests (the default has 45%: every request line
+costs per-line work; the rest of the stream is only searched).
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from harmony_doctor.scan.core import Core, CoreLike, NativeCore, native_availabl
 CHUNK = 1 << 20
 
 
-def generate(path: Path, mib: int) -> None:
+def generate(path: Path, mib: int, scale: float) -> None:
+    """Line kinds by thresholds on a uniform draw times `scale` (>1: fewer requests)."""
     rnd = random.Random(7)
     target = mib << 20
     with path.open("wb") as out:
@@ -32,7 +36,7 @@ def generate(path: Path, mib: int) -> None:
                 pid = rnd.randrange(4)
                 h, m, s = rnd.randrange(24), rnd.randrange(60), rnd.randrange(60)
                 stamp = b"11-27 %02d:%02d:%02d" % (h, m, s)
-                r = rnd.random()
+                r = rnd.random() * scale
                 if r < 0.35:
                     block.append(
                         b'(APIServer pid=%d) INFO %s [api_server.py:1] 127.0.0.1:5 - "POST /v1/chat/completions HTTP/1.1" 200 OK'  # noqa: E501
@@ -83,9 +87,12 @@ def main() -> None:
     ap.add_argument("--mb", type=int, default=256)
     ap.add_argument("--path", type=Path, default=Path("/tmp/hd-core-bench.log"))
     ap.add_argument("--skip-python", action="store_true")
+    ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args()
+    if args.quiet and args.path == ap.get_default("path"):
+        args.path = Path("/tmp/hd-core-bench-quiet.log")
     if not args.path.exists() or args.path.stat().st_size < (args.mb << 20):
-        generate(args.path, args.mb)
+        generate(args.path, args.mb, 45.0 if args.quiet else 1.0)
     size = args.path.stat().st_size
     mb = size / 1e6
     print(f"log: {args.path} {mb:.0f} MB; load: {os.getloadavg()}")

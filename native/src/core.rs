@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::{Arc, LazyLock};
 
-use aho_corasick::{AhoCorasick, Input};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, Input, MatchKind};
 use memchr::{memchr, memchr_iter, memmem, memrchr};
 use regex::bytes::Regex;
 
@@ -66,7 +66,17 @@ static POST_FINDER: LazyLock<memmem::Finder<'static>> =
 static GET_FINDER: LazyLock<memmem::Finder<'static>> =
     LazyLock::new(|| memmem::Finder::new("\"GET /v1/"));
 
-static AC: LazyLock<AhoCorasick> = LazyLock::new(|| AhoCorasick::new(PREFILTER).unwrap());
+/// The stream pass: leftmost-first DFA (its prefilter makes it 2-3x faster than standard
+/// semantics here). The reported match is the leftmost-starting literal of the line.
+static AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    AhoCorasick::builder()
+        .kind(Some(AhoCorasickKind::DFA))
+        .match_kind(MatchKind::LeftmostFirst)
+        .build(PREFILTER)
+        .unwrap()
+});
+/// Per-line classification: every literal, overlapping (standard semantics).
+static AC_ALL: LazyLock<AhoCorasick> = LazyLock::new(|| AhoCorasick::new(PREFILTER).unwrap());
 
 fn re(pattern: &str) -> Regex {
     Regex::new(&format!("(?-u){pattern}")).unwrap()
@@ -275,12 +285,11 @@ pub fn classify(text: &[u8]) -> Kinds {
     classify_from(text, 0)
 }
 
-/// `classify`, knowing that no prefilter literal ends before the one found at `from` (the
-/// prefilter's first match in the line). As no literal contains another, any literal that
-/// starts before `from` would have ended first, so the literals are all found from `from`.
+/// `classify`, knowing that no prefilter literal starts before `from` (where the stream pass
+/// found the line's leftmost literal).
 fn classify_from(text: &[u8], from: usize) -> Kinds {
     let mut seen = [false; PREFILTER.len()];
-    for m in AC.find_overlapping_iter(&text[from..]) {
+    for m in AC_ALL.find_overlapping_iter(&text[from..]) {
         seen[m.pattern().as_usize()] = true;
     }
     let hit =
