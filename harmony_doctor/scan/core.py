@@ -478,7 +478,10 @@ class NativeCore:
         self._core: Any = _native.Core(before, after, max_line, max_window, ids)
 
     def feed(self, data: bytes, meta: Meta | None = None) -> Batch:
-        return _batch(self._core.feed(bytes(data), meta))
+        try:
+            return _batch(self._core.feed(bytes(data), meta))
+        except OverflowError as e:  # a negative or huge meta line number or pid
+            raise ValueError(str(e)) from e
 
     def finish(self) -> Batch:
         return _batch(self._core.finish())

@@ -517,3 +517,26 @@ def test_native_is_chunking_invariant(
 ) -> None:
     whole = run(native_core(**params), [log])
     assert run(native_core(**params), data.draw(chunkings(log))) == whole
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [[(0, None, None)], [(-1, None, None)], [(3, None, None), (3, None, None)], [(2, None, None)]],
+)
+def test_both_cores_reject_bad_meta_alike(meta: Meta) -> None:
+    for core in (Core(), native_core()):
+        core.feed(b"a\nb\n")
+        with pytest.raises(ValueError):
+            core.feed(b"c\n", meta)
+        assert core.stats().bytes == 4  # the rejected call changed nothing
+        assert core.finish() == Batch([], [])
+
+
+def test_both_cores_reject_bad_parameters_alike() -> None:
+    bad = ({"max_line": 0}, {"max_window": 0}, {"before": -1}, {"after": -1})
+    for kw in bad:
+        with pytest.raises(ValueError):
+            Core(**kw)
+    for kw in bad:
+        with pytest.raises(ValueError):
+            native_core(**kw)
