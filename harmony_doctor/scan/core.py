@@ -1,0 +1,519 @@
+"""Byte-level scan core (pure-Python reference): log bytes -> hit windows, id lines, tallies."""
+
+from __future__ import annotations
+
+import builtins
+import re
+from bisect import bisect_right
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, Protocol
+
+Meta = list[tuple[int, bytes | None, int | None]]
+TallyKey = tuple[str, int | None, bytes | None]
+
+HEAD = 200  # stamps and pids are looked for in a line's first HEAD bytes
+
+_WS = rb"[ \t\n\r\f\v]"
+# The spec's `(?<!\d)((?:19|20)\d\d)-...`, with the look-behind moved past the first two bytes
+# (same matches; lets the regex engine skip to the bytes 1 and 2).
+_ISO = re.compile(rb"((?:19|20)(?<!\d..)\d\d)-([01]\d)-([0-3]\d)[ T]([0-2]\d):([0-5]\d):([0-6]\d)")
+_VLLM = re.compile(
+    rb"(?:(?:INFO|ERROR|WARNING|DEBUG|CRITICAL|WARN)"
+    + _WS
+    + rb"+|^"
+    + _WS
+    + rb"*)([01]\d)-([0-3]\d)"
+    + _WS
+    + rb"+([0-2]\d):([0-5]\d):([0-6]\d)"
+)
+_PID = re.compile(rb"\bpid[=:]" + _WS + rb"*(\d+)")
+_ACCESS = re.compile(rb'"(?:POST|GET) /v1/(?:chat/completions|responses|completions)[ ?"]')
+_GIN = re.compile(rb"\| (?:POST|GET)" + _WS + rb'+"/(?:api/chat|api/generate|v1/[a-z/]+)"')
+_IDS = re.compile(rb"_token_ids" + _WS + rb"*[:=]")
+_CONTENT = re.compile(
+    rb"(?:content|reasoning|text|output_text|name)[\"']?" + _WS + rb"*[:=]" + _WS + rb"*[\"']",
+    re.I,
+)
+
+ERROR_ANCHORS = (
+    b"HarmonyError",
+    b"expecting start token",
+    b"tokens remaining",
+    b"nknown role",
+    b"channel marker",
+    b"Unexpected EOS",
+    b"contain a role",
+    b"decode header",
+    b"vocab file",
+    b"conversation JSON",
+    b"tool call",
+    b"parse input at pos",
+    b"tags in the content",
+    b"non-terminal state",
+    b"recovered raw output",
+)
+MARKUP = b"<|"
+RECEIVED = b"Received request "
+# Every line that can matter contains one of these literals (the regex rules are checked only
+# on such lines); the bit says which rule the literal belongs to.
+_ANCHOR, _MARKUP, _IDS_BIT, _ACCESS_BIT, _GIN_BIT, _RECEIVED_BIT = 1, 2, 4, 8, 16, 32
+PREFILTER = (
+    *((a, _ANCHOR) for a in ERROR_ANCHORS),
+    (MARKUP, _MARKUP),
+    (b"_token_ids", _IDS_BIT),
+    (b'"POST /v1/', _ACCESS_BIT),
+    (b'"GET /v1/', _ACCESS_BIT),
+    (b"| POST", _GIN_BIT),
+    (b"| GET", _GIN_BIT),
+    (RECEIVED, _RECEIVED_BIT),
+)
+
+
+class Window(NamedTuple):
+    first_line: int
+    text: bytes
+    hit_lines: tuple[int, ...]
+    stamp_before: bytes | None
+
+
+class IdLine(NamedTuple):
+    line: int
+    text: bytes
+    stamp: bytes | None
+    pid: int | None
+    cut: bool
+
+
+class Stats(NamedTuple):
+    lines: int
+    cut_lines: int
+    bytes: int
+    access_lines: int
+    received_lines: int
+    tallies: dict[TallyKey, int]
+    first_access_line: builtins.bytes | None
+
+
+class Batch(NamedTuple):
+    windows: list[Window]
+    id_lines: list[IdLine]
+
+
+class CoreLike(Protocol):
+    def feed(self, data: bytes, meta: Meta | None = None) -> Batch: ...
+
+    def finish(self) -> Batch: ...
+
+    def stats(self) -> Stats: ...
+
+
+def own_stamp(head: bytes) -> bytes | None:
+    """The canonical stamp a line carries in `head` (its first HEAD bytes), if a valid one."""
+    m = _ISO.search(head)
+    if m is not None:
+        y, mo, d, h, mi, s = m.groups()
+        if _valid(mo, d, h, mi, s):
+            return b"%s-%s-%s %s:%s:%s" % (y, mo, d, h, mi, s)
+        return None
+    m = _VLLM.search(head)
+    if m is not None:
+        mo, d, h, mi, s = m.groups()
+        if _valid(mo, d, h, mi, s):
+            return b"%s-%s %s:%s:%s" % (mo, d, h, mi, s)
+    return None
+
+
+def _valid(mo: bytes, d: bytes, h: bytes, mi: bytes, s: bytes) -> bool:
+    in_range = 1 <= int(mo) <= 12 and 1 <= int(d) <= 31 and int(h) <= 23
+    return in_range and int(mi) <= 59 and int(s) <= 59
+
+
+def own_pid(head: bytes) -> int | None:
+    m = _PID.search(head)
+    if m is None or len(m.group(1)) > 18:
+        return None
+    return int(m.group(1))
+
+
+def hour_key(stamp: bytes | None) -> bytes | None:
+    """b"YYYY-MM-DD HH" / b"MM-DD HH": the stamp without its last 6 bytes (":MM:SS")."""
+    return None if stamp is None else stamp[: max(0, len(stamp) - 6)]
+
+
+def is_hit(text: bytes) -> bool:
+    return any(a in text for a in ERROR_ANCHORS) or (
+        MARKUP in text and _CONTENT.search(text) is not None
+    )
+
+
+def is_access(text: bytes) -> bool:
+    return _ACCESS.search(text) is not None or _GIN.search(text) is not None
+
+
+@dataclass
+class _Hit:
+    line: int
+    e: int  # cut-stream offset of the line's end ("\n" or end of stream)
+    ws: int  # window start (a line start)
+    ws_line: int
+
+
+@dataclass
+class _Pending:
+    start: int
+    first_line: int
+    end: int
+    stamp_before: bytes | None
+    hits: list[int] = field(default_factory=list)
+
+
+class Core:
+    """One stream's scan state; feed() it bytes in any chunking, then finish()."""
+
+    def __init__(
+        self,
+        before: int = 3072,
+        after: int = 1024,
+        max_line: int = 4 * 1024 * 1024,
+        max_window: int = 1024 * 1024,
+        ids: bool = True,
+    ) -> None:
+        if before < 0 or after < 0 or max_line < 1 or max_window < 1:
+            raise ValueError("before/after must be >= 0, max_line/max_window >= 1")
+        self._before = before
+        self._after = after
+        self._max_line = max_line
+        self._max_window = max_window
+        self._ids = ids
+        # The cut stream (each line cut to max_line bytes) from offset _off (a line start, line
+        # number _off_line) to _pos (just past the last processed line).
+        self._buf = b""
+        self._off = 0
+        self._off_line = 1
+        self._pos = 0
+        self._part = bytearray()  # the incomplete last line, cut to max_line
+        self._part_cut = False
+        # Known effective stamps: line _kl[i] has effective stamp _ks[i]; _kl[0] is _off_line - 1.
+        self._kl: list[int] = [0]
+        self._ks: list[bytes | None] = [None]
+        self._meta: dict[int, tuple[bytes | None, int | None]] = {}
+        self._hits: deque[_Hit] = deque()
+        self._pending: _Pending | None = None
+        self._done = False
+        self._lines = 0
+        self._cut_lines = 0
+        self._bytes = 0
+        self._access = 0
+        self._received = 0
+        self._tallies: dict[TallyKey, int] = {}
+        self._first_access: bytes | None = None
+
+    # -- public -------------------------------------------------------------------------------
+
+    def feed(self, data: bytes, meta: Meta | None = None) -> Batch:
+        if self._done:
+            raise ValueError("feed() after finish()")
+        data = bytes(data)
+        if meta:
+            self._add_meta(meta)
+        self._bytes += len(data)
+        last = data.rfind(b"\n")
+        if last < 0:
+            self._extend_part(data)
+            return Batch([], [])
+        first = data.find(b"\n")
+        ml = self._max_line
+        part = bytes(self._part)
+        cuts: list[int] = []
+        if self._part_cut or len(part) + first > ml:
+            region = part + data[: max(0, ml - len(part))][: max(0, first)] + data[first : last + 1]
+            cuts.append(0)
+        else:
+            region = part + data[: last + 1]
+        tail = data[last + 1 :]
+        self._part = bytearray(tail[:ml])
+        self._part_cut = len(tail) > ml
+        region, more = self._cut_long(region)
+        cuts.extend(more)
+        ids = self._process(region, set(cuts), final=False)
+        return Batch(self._settle(eof=False), ids)
+
+    def finish(self) -> Batch:
+        if self._done:
+            raise ValueError("finish() called twice")
+        self._done = True
+        ids: list[IdLine] = []
+        if self._part:
+            region = bytes(self._part)
+            ids = self._process(region, {0} if self._part_cut else set(), final=True)
+            self._part = bytearray()
+        return Batch(self._settle(eof=True), ids)
+
+    def stats(self) -> Stats:
+        return Stats(
+            self._lines,
+            self._cut_lines,
+            self._bytes,
+            self._access,
+            self._received,
+            dict(self._tallies),
+            self._first_access,
+        )
+
+    # -- input --------------------------------------------------------------------------------
+
+    def _add_meta(self, meta: Meta) -> None:
+        prev = self._lines
+        for line, _, _ in meta:
+            if line <= prev:
+                raise ValueError(
+                    f"meta line {line}: line numbers must increase and follow line {self._lines}"
+                )
+            prev = line
+        for line, stamp, pid in meta:
+            self._meta[line] = (stamp, pid)
+
+    def _extend_part(self, data: bytes) -> None:
+        room = self._max_line - len(self._part)
+        if len(data) > room:
+            self._part += data[:room]
+            self._part_cut = True
+        else:
+            self._part += data
+
+    def _cut_long(self, region: bytes) -> tuple[bytes, list[int]]:
+        """Cut every line of `region` to max_line bytes; returns the new region, cut line starts."""
+        ml = self._max_line
+        n = len(region)
+        pos = 0
+        pieces: list[bytes] = []
+        cuts: list[int] = []
+        copy_from = 0
+        removed = 0
+        while n - pos > ml:
+            q = region.rfind(b"\n", pos, pos + ml + 1)
+            if q >= 0:
+                pos = q + 1
+                continue
+            nl = region.find(b"\n", pos + ml)
+            if nl < 0:
+                nl = n
+            pieces.append(region[copy_from : pos + ml])
+            cuts.append(pos - removed)
+            removed += nl - (pos + ml)
+            copy_from = nl
+            pos = nl + 1
+        if not cuts:
+            return region, cuts
+        pieces.append(region[copy_from:])
+        return b"".join(pieces), cuts
+
+    # -- lines --------------------------------------------------------------------------------
+
+    def _process(self, region: bytes, cuts: set[int], final: bool) -> list[IdLine]:
+        """Account for the complete lines of `region` (the last one too when final)."""
+        base = len(self._buf)
+        buf = self._buf = self._buf + region
+        end = len(buf)
+        nlines = region.count(b"\n") + (1 if final else 0)
+        self._cut_lines += len(cuts)
+        line0 = self._lines + 1  # number of the region's first line
+        self._lines += nlines
+        self._pos += len(region)
+        cands: dict[int, int] = {}  # line start -> rule bits of the literals it holds
+        for pat, bit in PREFILTER:
+            i = buf.find(pat, base, end)
+            while i >= 0:
+                j = buf.rfind(b"\n", base, i)
+                ls = base if j < 0 else j + 1
+                cands[ls] = cands.get(ls, 0) | bit
+                le = buf.find(b"\n", i, end)
+                if le < 0:
+                    break
+                i = buf.find(pat, le + 1, end)
+        out: list[IdLine] = []
+        at, at_line = base, line0
+        for ls in sorted(cands):
+            bits = cands[ls]
+            le = buf.find(b"\n", ls, end)
+            if le < 0:
+                le = end
+            text = buf[ls:le]
+            hit = bool(bits & _ANCHOR) or (
+                bool(bits & _MARKUP) and _CONTENT.search(text) is not None
+            )
+            access = (bool(bits & _ACCESS_BIT) and _ACCESS.search(text) is not None) or (
+                bool(bits & _GIN_BIT) and _GIN.search(text) is not None
+            )
+            received = not access and bool(bits & _RECEIVED_BIT)
+            ids = self._ids and bool(bits & _IDS_BIT) and _IDS.search(text) is not None
+            if not (hit or access or received or ids):
+                continue
+            at_line += buf.count(b"\n", at, ls)
+            at = ls
+            line = at_line
+            if access or received or ids:
+                stamp = self._eff(line, le)
+                pid = own_pid(text[:HEAD])
+                if pid is None:
+                    pid = self._meta.get(line, (None, None))[1]
+                if access or received:
+                    kind = "access" if access else "received"
+                    key = (kind, pid, hour_key(stamp))
+                    self._tallies[key] = self._tallies.get(key, 0) + 1
+                    if access:
+                        self._access += 1
+                        if self._first_access is None:
+                            self._first_access = text
+                    else:
+                        self._received += 1
+                if ids:
+                    out.append(IdLine(line, text, stamp, pid, ls - base in cuts))
+            if hit:
+                s = self._off + ls
+                wi = max(0, s - self._before) - self._off
+                ws = buf.rfind(b"\n", 0, wi) + 1
+                ws_line = line - buf.count(b"\n", ws, ls)
+                self._hits.append(_Hit(line, self._off + le, self._off + ws, ws_line))
+        return out
+
+    def _line_stamp(self, line: int, text: bytes) -> bytes | None:
+        stamp = own_stamp(text[:HEAD])
+        if stamp is None:
+            stamp = self._meta.get(line, (None, None))[0]
+        return stamp
+
+    def _eff(self, line: int, end: int) -> bytes | None:
+        """Effective stamp of `line`, which ends at buffer index `end`."""
+        k = bisect_right(self._kl, line) - 1
+        known = self._kl[k]
+        if known == line:
+            return self._ks[k]
+        result = self._ks[k]
+        buf = self._buf
+        cur = line
+        while cur > known:
+            j = buf.rfind(b"\n", 0, end)
+            stamp = self._line_stamp(cur, buf[j + 1 : end])
+            if stamp is not None:
+                result = stamp
+                break
+            cur -= 1
+            end = j
+        self._kl.insert(k + 1, line)
+        self._ks.insert(k + 1, result)
+        return result
+
+    # -- windows ------------------------------------------------------------------------------
+
+    def _settle(self, eof: bool) -> list[Window]:
+        out: list[Window] = []
+        off, pos, after = self._off, self._pos, self._after
+        while self._hits:
+            h = self._hits[0]
+            if not eof and h.e + after > pos:
+                break
+            self._hits.popleft()
+            j = self._buf.rfind(b"\n", h.e - off, min(h.e + after, pos) - off)
+            end = off + j if j >= 0 else min(h.e + after, pos)
+            p = self._pending
+            if p is not None and h.ws <= p.end and max(p.end, end) - p.start <= self._max_window:
+                p.end = max(p.end, end)
+                p.hits.append(h.line)
+                continue
+            if p is not None:
+                out.append(self._window(p))
+            stamp = self._eff(h.ws_line - 1, h.ws - 1 - off)
+            self._pending = _Pending(h.ws, h.ws_line, end, stamp, [h.line])
+        p = self._pending
+        if p is not None and not self._hits and (eof or pos - self._before > p.end):
+            out.append(self._window(p))
+            self._pending = None
+        if not eof:
+            self._trim()
+        return out
+
+    def _window(self, p: _Pending) -> Window:
+        text = self._buf[p.start - self._off : p.end - self._off]
+        return Window(p.first_line, text, tuple(p.hits), p.stamp_before)
+
+    def _trim(self) -> None:
+        """Drop buffered lines no future window or stamp look-up can reach."""
+        off = self._off
+        wi = max(0, self._pos - self._before) - off
+        keep = off + self._buf.rfind(b"\n", 0, max(0, wi)) + 1
+        if self._pending is not None:
+            keep = min(keep, self._pending.start)
+        if self._hits:
+            keep = min(keep, self._hits[0].ws)
+        if keep <= off:
+            return
+        idx = keep - off
+        keep_line = self._off_line + self._buf.count(b"\n", 0, idx)
+        stamp = self._eff(keep_line - 1, idx - 1)
+        self._buf = self._buf[idx:]
+        self._off = keep
+        self._off_line = keep_line
+        k = bisect_right(self._kl, keep_line - 1) - 1
+        self._kl = [keep_line - 1, *self._kl[k + 1 :]]
+        self._ks = [stamp, *self._ks[k + 1 :]]
+        if self._meta:
+            self._meta = {n: m for n, m in self._meta.items() if n >= keep_line}
+
+
+class NativeCore:
+    """The Rust core (harmony_doctor._native) behind the same interface as Core."""
+
+    def __init__(
+        self,
+        before: int = 3072,
+        after: int = 1024,
+        max_line: int = 4 * 1024 * 1024,
+        max_window: int = 1024 * 1024,
+        ids: bool = True,
+    ) -> None:
+        from harmony_doctor import _native  # type: ignore[attr-defined]
+
+        self._core: Any = _native.Core(before, after, max_line, max_window, ids)
+
+    def feed(self, data: bytes, meta: Meta | None = None) -> Batch:
+        try:
+            return _batch(self._core.feed(bytes(data), meta))
+        except OverflowError as e:  # a negative or huge meta line number or pid
+            raise ValueError(str(e)) from e
+
+    def finish(self) -> Batch:
+        return _batch(self._core.finish())
+
+    def stats(self) -> Stats:
+        return Stats(*self._core.stats())
+
+
+def _batch(raw: tuple[list[Any], list[Any]]) -> Batch:
+    windows, id_lines = raw
+    return Batch([Window(*w) for w in windows], [IdLine(*i) for i in id_lines])
+
+
+def native_available() -> bool:
+    try:
+        from harmony_doctor import _native  # type: ignore[attr-defined]  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def make_core(
+    before: int = 3072,
+    after: int = 1024,
+    max_line: int = 4 * 1024 * 1024,
+    max_window: int = 1024 * 1024,
+    ids: bool = True,
+    native: bool | None = None,
+) -> CoreLike:
+    """The Rust core when built (or when native=True), else the reference."""
+    if native is None:
+        native = native_available()
+    if native:
+        return NativeCore(before, after, max_line, max_window, ids)
+    return Core(before, after, max_line, max_window, ids)

@@ -1,0 +1,137 @@
+//! harmony-doctor's native scan core. `core` is plain Rust (tested with `cargo test`); the
+//! `python` feature adds the PyO3 module `harmony_doctor._native` exposing it.
+
+pub mod core;
+
+#[cfg(feature = "python")]
+mod python {
+    use pyo3::exceptions::PyValueError;
+    use pyo3::prelude::*;
+    use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+
+    use crate::core::{Batch, MetaEntry};
+
+    fn opt_bytes(py: Python<'_>, b: &Option<Vec<u8>>) -> PyObject {
+        match b {
+            Some(b) => PyBytes::new_bound(py, b).into_any().unbind(),
+            None => py.None(),
+        }
+    }
+
+    fn batch(py: Python<'_>, b: Batch) -> PyObject {
+        let windows = PyList::empty_bound(py);
+        for w in &b.windows {
+            let t = PyTuple::new_bound(
+                py,
+                [
+                    w.first_line.into_py(py),
+                    PyBytes::new_bound(py, &w.text).into_any().unbind(),
+                    PyTuple::new_bound(py, &w.hit_lines).into_any().unbind(),
+                    opt_bytes(py, &w.stamp_before),
+                ],
+            );
+            windows.append(t).unwrap();
+        }
+        let ids = PyList::empty_bound(py);
+        for i in &b.id_lines {
+            let t = PyTuple::new_bound(
+                py,
+                [
+                    i.line.into_py(py),
+                    PyBytes::new_bound(py, &i.text).into_any().unbind(),
+                    opt_bytes(py, &i.stamp),
+                    i.pid.into_py(py),
+                    i.cut.into_py(py),
+                ],
+            );
+            ids.append(t).unwrap();
+        }
+        PyTuple::new_bound(py, [windows.into_any(), ids.into_any()])
+            .into_any()
+            .unbind()
+    }
+
+    /// The scan core: feed(data, meta=None) -> (windows, id_lines), finish(), stats().
+    #[pyclass(name = "Core", module = "harmony_doctor._native")]
+    struct Core {
+        inner: crate::core::Core,
+    }
+
+    #[pymethods]
+    impl Core {
+        #[new]
+        #[pyo3(signature = (before=3072, after=1024, max_line=4*1024*1024, max_window=1024*1024, ids=true))]
+        fn new(
+            before: i64,
+            after: i64,
+            max_line: i64,
+            max_window: i64,
+            ids: bool,
+        ) -> PyResult<Self> {
+            let bad =
+                || PyValueError::new_err("before/after must be >= 0, max_line/max_window >= 1");
+            let u = |v: i64| usize::try_from(v).map_err(|_| bad());
+            let inner =
+                crate::core::Core::new(u(before)?, u(after)?, u(max_line)?, u(max_window)?, ids)
+                    .map_err(PyValueError::new_err)?;
+            Ok(Core { inner })
+        }
+
+        /// Scan one chunk (the GIL is released meanwhile); returns (windows, id_lines).
+        #[pyo3(signature = (data, meta=None))]
+        fn feed(
+            &mut self,
+            py: Python<'_>,
+            data: &[u8],
+            meta: Option<Vec<MetaEntry>>,
+        ) -> PyResult<PyObject> {
+            let meta = meta.unwrap_or_default();
+            let inner = &mut self.inner;
+            let b = py
+                .allow_threads(|| inner.feed(data, &meta))
+                .map_err(PyValueError::new_err)?;
+            Ok(batch(py, b))
+        }
+
+        /// End of stream: flush the last line and every pending window.
+        fn finish(&mut self, py: Python<'_>) -> PyResult<PyObject> {
+            let inner = &mut self.inner;
+            let b = py
+                .allow_threads(|| inner.finish())
+                .map_err(PyValueError::new_err)?;
+            Ok(batch(py, b))
+        }
+
+        /// (lines, cut_lines, bytes, access_lines, received_lines, tallies, first_access_line)
+        fn stats(&self, py: Python<'_>) -> PyResult<PyObject> {
+            let s = self.inner.stats();
+            let tallies = PyDict::new_bound(py);
+            for ((kind, pid, hour), n) in &s.tallies {
+                let key = PyTuple::new_bound(
+                    py,
+                    [kind.into_py(py), pid.into_py(py), opt_bytes(py, hour)],
+                );
+                tallies.set_item(key, n)?;
+            }
+            let t = PyTuple::new_bound(
+                py,
+                [
+                    s.lines.into_py(py),
+                    s.cut_lines.into_py(py),
+                    s.bytes.into_py(py),
+                    s.access_lines.into_py(py),
+                    s.received_lines.into_py(py),
+                    tallies.into_any().unbind(),
+                    opt_bytes(py, &s.first_access_line),
+                ],
+            );
+            Ok(t.into_any().unbind())
+        }
+    }
+
+    #[pymodule]
+    fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        m.add_class::<Core>()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,542 @@
+"""The scan core: the reference's rules on small inputs, chunking invariance, Rust == Python."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harmony_doctor.scan.core import (
+    Batch,
+    Core,
+    CoreLike,
+    IdLine,
+    Meta,
+    Stats,
+    Window,
+    hour_key,
+    own_pid,
+    own_stamp,
+)
+
+Result = tuple[list[Window], list[IdLine], Stats]
+
+
+def run(core: CoreLike, chunks: list[bytes], metas: list[Meta | None] | None = None) -> Result:
+    windows: list[Window] = []
+    ids: list[IdLine] = []
+    for i, chunk in enumerate(chunks):
+        batch = core.feed(chunk, metas[i] if metas else None)
+        windows += batch.windows
+        ids += batch.id_lines
+    batch = core.finish()
+    return windows + batch.windows, ids + batch.id_lines, core.stats()
+
+
+def scan(data: bytes, **kw: int | bool) -> Result:
+    return run(Core(**kw), [data])  # type: ignore[arg-type]
+
+
+def bytewise(data: bytes, **kw: int | bool) -> Result:
+    return run(Core(**kw), [data[i : i + 1] for i in range(len(data))])  # type: ignore[arg-type]
+
+
+# -- per-line rules ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("head", "stamp"),
+    [
+        (b"2026-11-27 10:00:01 x", b"2026-11-27 10:00:01"),
+        (b"[2026-11-27T23:59:59.123] x", b"2026-11-27 23:59:59"),
+        (b"INFO 11-27 10:00:01 [a.py:1]", b"11-27 10:00:01"),
+        (b"(APIServer pid=1) WARNING\t01-02  03:04:05 x", b"01-02 03:04:05"),
+        (b"  11-27 10:00:01 bare at line start", b"11-27 10:00:01"),
+        (b"x 11-27 10:00:01 bare not at line start", None),
+        (b"12026-11-27 10:00:01 digit before the year", None),
+        (b"12026-11-27 10:00:01 then 2025-01-01 01:01:01", b"2025-01-01 01:01:01"),
+        (b"2026-13-27 10:00:01 month 13 decides: no stamp, INFO 11-27 10:00:01", None),
+        (b"2026-11-00 10:00:01", None),
+        (b"2026-11-27 24:00:01", None),
+        (b"2026-11-27 10:00:60", None),
+        (b"INFO 00-27 10:00:01", None),
+        (b"INFO 11-32 10:00:01 then INFO 11-27 10:00:01", None),
+        (b"1999-12-31 23:59:59", b"1999-12-31 23:59:59"),
+        (b"2126-11-27 10:00:01", None),
+        (b"no stamp here", None),
+    ],
+)
+def test_own_stamp(head: bytes, stamp: bytes | None) -> None:
+    assert own_stamp(head) == stamp
+
+
+@pytest.mark.parametrize(
+    ("head", "pid"),
+    [
+        (b"(APIServer pid=123) INFO", 123),
+        (b"pid: 7 x", 7),
+        (b"pid:\t 007", 7),
+        (b"ppid=5 pid=9", 9),
+        (b"_pid=5", None),
+        (b"pid=" + b"9" * 18, int("9" * 18)),
+        (b"pid=" + b"9" * 19, None),
+        (b"pid =5", None),
+    ],
+)
+def test_own_pid(head: bytes, pid: int | None) -> None:
+    assert own_pid(head) == pid
+
+
+def test_hour_key() -> None:
+    assert hour_key(b"2026-11-27 10:00:01") == b"2026-11-27 10"
+    assert hour_key(b"11-27 10:00:01") == b"11-27 10"
+    assert hour_key(None) is None
+
+
+def test_stamps_and_pids_only_in_the_first_200_bytes() -> None:
+    pad = b"x" * 190
+    data = (
+        b"INFO 11-27 10:00:01 start\n"
+        + pad
+        + b" 2026-01-01 01:01:01 pid=5 Received request a\n"
+        + pad
+        + b"xxxx pid=12345 Received request b\n"
+    )
+    _, _, s = scan(data)
+    assert s.received_lines == 2
+    # the stamp starts before byte 200 but ends after it: not seen; pid=12345 is cut to pid=1
+    assert s.tallies == {("received", None, b"11-27 10"): 1, ("received", 1, b"11-27 10"): 1}
+
+
+def test_stamp_carry_and_wrapper_meta() -> None:
+    data = (
+        b"INFO 11-27 10:00:01 a\n"  # 1
+        b"Received request r1\n"  # 2: carried stamp
+        b"2026-11-28 11:00:00 b\n"  # 3
+        b"Received request r2\n"  # 4: carried ISO
+        b"Received request r3\n"  # 5: wrapper stamp (meta) and wrapper pid
+        b"Received request r4 pid=3\n"  # 6: carries line 5's wrapper stamp; own pid wins
+        b"2026-11-29 99:00:00 Received request r5\n"  # 7: invalid own stamp -> carried; no pid
+    )
+    meta: Meta = [(5, b"2026-12-01 05:06:07", 44), (6, None, 45)]
+    _, _, s = run(Core(), [data], [meta])
+    assert s.tallies == {
+        ("received", None, b"11-27 10"): 1,
+        ("received", None, b"2026-11-28 11"): 1,
+        ("received", 44, b"2026-12-01 05"): 1,
+        ("received", 3, b"2026-12-01 05"): 1,
+        ("received", None, b"2026-12-01 05"): 1,
+    }
+
+
+def test_meta_wrapper_stamp_only_without_own_stamp() -> None:
+    meta: Meta = [(1, b"2020-01-01 00:00:00", None)]
+    _, _, s = run(Core(), [b"INFO 11-27 10:00:01 Received request x\n"], [meta])
+    assert s.tallies == {("received", None, b"11-27 10"): 1}
+
+
+def test_meta_must_be_sorted_and_ahead() -> None:
+    core = Core()
+    core.feed(b"a\nb\n")
+    with pytest.raises(ValueError):
+        core.feed(b"c\n", [(2, None, 1)])
+    with pytest.raises(ValueError):
+        core.feed(b"c\n", [(4, None, 1), (3, None, 1)])
+
+
+def test_access_received_and_gin() -> None:
+    data = (
+        b'(APIServer pid=7) INFO 11-27 10:00:01 [api_server.py:1] 127.0.0.1:5 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
+        b'127.0.0.1 - "GET /v1/responses?x=1 HTTP/1.1" 200\n'
+        b'"POST /v1/completions" Received request x\n'  # access wins, counted once
+        b'"POST /v1/models HTTP/1.1"\n'  # not an inference endpoint
+        b'[GIN] 2025/11/12 - 10:41:19 | 200 | 1.2s | ::1 | POST     "/api/chat"\n'
+        b'[GIN] 2025/11/12 - 10:41:19 | 200 | 1.2s | ::1 | GET "/v1/Models"\n'  # [a-z/] only
+        b"[2026-11-27 10:00:01] Received request abc pid=3\n"
+        b"Received requests\n"
+    )
+    _, _, s = scan(data)
+    assert s.access_lines == 4
+    assert s.received_lines == 1
+    assert s.first_access_line is not None and s.first_access_line.startswith(b"(APIServer pid=7)")
+    assert s.tallies == {
+        ("access", 7, b"11-27 10"): 1,
+        ("access", None, b"11-27 10"): 3,
+        ("received", 3, b"2026-11-27 10"): 1,
+    }
+
+
+@pytest.mark.parametrize(
+    ("line", "hit"),
+    [
+        (b"openai_harmony.HarmonyError: x", True),
+        (b"Unknown role: foo", True),
+        (b"unexpected tokens remaining in message header", True),
+        (b"found a tool call in the wrong channel", True),
+        (b"recovered raw output from the parser", True),
+        (b"parser in non-terminal state", True),
+        (b"harmonyerror", False),
+        (b'{"content": "<|start|>assistant"}', True),
+        (b"content = '<|channel|>'", True),
+        (b"OUTPUT_TEXT:'x' <|end|>", True),
+        (b"<|start|>assistant<|message|>hi", False),  # markup without a content field
+        (b'{"content": "hi"}', False),  # a content field without markup
+        (b"context: '<|x|>'", True),  # "text: '" inside "context"
+        (b"contexts: '<|x|>'", False),
+    ],
+)
+def test_error_hits(line: bytes, hit: bool) -> None:
+    windows, _, _ = scan(b"before\n" + line + b"\nafter\n")
+    assert [w.hit_lines for w in windows] == ([(2,)] if hit else [])
+
+
+def test_id_lines() -> None:
+    data = (
+        b"INFO 11-27 10:00:01 (APIServer pid=4) Generated response r1: output: 'x', output_token_ids: [1, 2], finish_reason: stop\n"
+        b"prompt_token_ids =[3]\n"
+        b"prompt_token_ids [3]\n"
+        b"HarmonyError output_token_ids: [9]\n"
+    )
+    windows, ids, _ = scan(data, before=0, after=0)
+    assert [(i.line, i.stamp, i.pid, i.cut) for i in ids] == [
+        (1, b"11-27 10:00:01", 4, False),
+        (2, b"11-27 10:00:01", None, False),
+        (4, b"11-27 10:00:01", None, False),
+    ]
+    assert ids[1].text == b"prompt_token_ids =[3]"
+    assert [w.hit_lines for w in windows] == [(4,)]
+    _, no_ids, _ = scan(data, ids=False)
+    assert no_ids == []
+
+
+# -- lines -------------------------------------------------------------------------------------
+
+
+def test_empty_input() -> None:
+    assert scan(b"") == ([], [], Stats(0, 0, 0, 0, 0, {}, None))
+
+
+@pytest.mark.parametrize(
+    ("data", "lines"), [(b"a", 1), (b"a\n", 1), (b"a\nb", 2), (b"\n", 1), (b"\n\n", 2)]
+)
+def test_line_count(data: bytes, lines: int) -> None:
+    s = scan(data)[2]
+    assert (s.lines, s.bytes) == (lines, len(data))
+
+
+def test_no_trailing_newline_hit_is_last_line() -> None:
+    windows, _, s = scan(b"a\nb\nHarmonyError", before=2, after=100)
+    assert windows[0] == Window(2, b"b\nHarmonyError", (3,), None)
+    assert s.lines == 3
+
+
+def test_crlf_stays_in_line_text() -> None:
+    windows, ids, _ = scan(b"x_token_ids: [1]\r\nHarmonyError\r\n", before=0, after=0)
+    assert ids[0].text == b"x_token_ids: [1]\r"
+    assert windows == [Window(2, b"HarmonyError\r", (2,), None)]
+
+
+def test_long_lines_are_cut() -> None:
+    long_hit = b"x" * 5 + b"HarmonyError"  # anchor past max_line: not seen
+    long_ids = b"_token_ids: [" + b"1, " * 10
+    data = long_hit + b"\n" + long_ids + b"\nHarmonyErr\nshort\n"
+    windows, ids, s = scan(data, max_line=16, before=100, after=100)
+    assert s.cut_lines == 2
+    assert s.lines == 4
+    assert len(ids) == 1
+    assert ids[0] == IdLine(2, long_ids[:16], None, None, True)
+    assert windows == []
+    # a window's text is the cut stream
+    data2 = b"a" * 40 + b"\nHarmonyError\n" + b"b" * 40 + b"\n"
+    windows, _, s = scan(data2, max_line=20, before=100, after=100)
+    assert windows == [Window(1, b"a" * 20 + b"\nHarmonyError\n" + b"b" * 20, (2,), None)]
+    assert bytewise(data2, max_line=20, before=100, after=100) == scan(
+        data2, max_line=20, before=100, after=100
+    )
+
+
+def test_line_of_exactly_max_line_is_not_cut() -> None:
+    s = scan(b"abcd\nabcde\n", max_line=4)[2]
+    assert s.cut_lines == 1
+
+
+# -- windows -----------------------------------------------------------------------------------
+
+
+def test_window_context_before_and_after() -> None:
+    data = b"INFO 11-27 10:00:01 l1\nl2\nl3\nHarmonyError l4\nl5\nl6\nl7\n"
+    # line 4 starts at 29; 29-3 = 26 is where line 3 starts; 29-4 = 25 is in line 2
+    # after=6: last "\n" in [e, e+6) is the end of l5
+    windows = scan(data, before=3, after=6)[0]
+    assert windows == [Window(3, b"l3\nHarmonyError l4\nl5", (4,), b"11-27 10:00:01")]
+    windows = scan(data, before=4, after=6)[0]
+    assert windows == [Window(2, b"l2\nl3\nHarmonyError l4\nl5", (4,), b"11-27 10:00:01")]
+    windows = scan(data, before=0, after=0)[0]
+    assert windows == [Window(4, b"HarmonyError l4", (4,), b"11-27 10:00:01")]
+    windows = scan(data, before=1000, after=1000)[0]
+    assert windows == [Window(1, data[:-1], (4,), None)]
+
+
+def test_windows_merge_when_touching_and_split_when_apart() -> None:
+    lines = [
+        b"HarmonyError a",
+        b"x",
+        b"x",
+        b"x",
+        b"HarmonyError b",
+        *[b"y"] * 20,
+        b"HarmonyError c",
+    ]
+    data = b"\n".join(lines) + b"\n"
+    # a's window ends at the "\n" after line 3 (offset 18); b (offset 21) starts at line 3 -> merge
+    windows = scan(data, before=4, after=5)[0]
+    assert [(w.first_line, w.hit_lines) for w in windows] == [(1, (1, 5)), (24, (26,))]
+    assert windows[0].text == b"\n".join(lines[:7])
+    # with after=4 a's window ends at offset 16, before line 3 (17): two windows
+    windows = scan(data, before=4, after=4)[0]
+    assert [(w.first_line, w.hit_lines) for w in windows] == [(1, (1,)), (3, (5,)), (24, (26,))]
+    # a window start on the pending end's line (touch) merges
+    windows = scan(b"HarmonyError\nHarmonyError\n", before=0, after=0)[0]
+    assert [w.hit_lines for w in windows] == [(1,), (2,)]
+    windows = scan(b"HarmonyError\nHarmonyError\n", before=1, after=0)[0]
+    assert [w.hit_lines for w in windows] == [(1, 2)]
+
+
+def test_max_window_starts_a_fresh_window() -> None:
+    data = b"".join(b"HarmonyError %02d\n" % i for i in range(10))
+    windows = scan(data, before=0, after=100, max_window=40)[0]
+    assert all(len(w.text) <= 40 or len(w.hit_lines) == 1 for w in windows)
+    assert [h for w in windows for h in w.hit_lines] == list(range(1, 11))
+    assert len(windows) > 1
+    # a fresh window takes its own `before` context even if that overlaps the emitted one
+    windows = scan(data, before=30, after=0, max_window=40)[0]
+    assert windows[1].first_line < windows[0].first_line + len(windows[0].hit_lines) + 1
+    assert windows[1].first_line <= windows[0].hit_lines[-1]
+
+
+def test_stamp_before_is_the_effective_stamp_of_the_previous_line() -> None:
+    data = b"2026-01-01 00:00:00 a\nplain\nHarmonyError\n"
+    assert scan(data, before=0)[0][0].stamp_before == b"2026-01-01 00:00:00"
+    assert scan(data, before=1000)[0][0].stamp_before is None
+
+
+def test_windows_come_out_as_soon_as_final() -> None:
+    core = Core(before=4, after=4)
+    assert core.feed(b"HarmonyError\n").windows == []
+    assert core.feed(b"a\n").windows == []  # after-context not complete yet
+    out = core.feed(b"bbbbbbbbbb\n").windows
+    assert [w.hit_lines for w in out] == [(1,)]
+    assert core.finish() == Batch([], [])
+
+
+def test_feed_after_finish_raises() -> None:
+    core = Core()
+    core.finish()
+    with pytest.raises(ValueError):
+        core.feed(b"x")
+    with pytest.raises(ValueError):
+        core.finish()
+
+
+def test_memory_stays_bounded() -> None:
+    core = Core(before=64, after=64, max_line=128, max_window=256)
+    line = b"INFO 11-27 10:00:01 filler filler filler HarmonyError\n"
+    plain = b"INFO 11-27 10:00:01 filler filler filler\n" * 50
+    for _ in range(200):
+        core.feed(line + plain + b"z" * 1000)
+        assert len(core._buf) < 256 + 64 + 128 + len(line + plain) + 1000 + 128
+    core.finish()
+
+
+# -- generated logs: chunking invariance and Rust == Python -------------------------------------
+
+LINES = st.one_of(
+    st.builds(
+        lambda pid, h, path, ok: (
+            b'(APIServer pid=%d) INFO 11-27 %02d:00:01 [api_server.py:1] 127.0.0.1:5 - "POST /v1/%s HTTP/1.1" %s'
+            % (pid, h, path, ok)
+        ),
+        st.integers(0, 3),
+        st.integers(0, 25),
+        st.sampled_from([b"chat/completions", b"responses", b"models"]),
+        st.sampled_from([b"200 OK", b"400 Bad Request"]),
+    ),
+    st.sampled_from(
+        [
+            b"Traceback (most recent call last):",
+            b'  File "/x/serving_chat.py", line 1, in parse',
+            b'openai_harmony.HarmonyError: unexpected tokens remaining in message header: Some("x")',
+            b"ERROR 11-27 10:00:02 [serving_chat.py:1] Error in chat completion",
+            b"[2026-11-27 10:00:01] Received request abc pid=3",
+            b"[2026-11-27 10:00:01 TP0] Prefill batch. #new-seq: 1",
+            b"Generated response r1: output: 'x', output_token_ids: [1, 2], finish_reason: stop",
+            b'{"content": "<|start|>assistant<|channel|>final"}',
+            b'[GIN] 2025/11/12 - 10:41:19 | 200 | 1.2s | ::1 | POST "/api/chat"',
+            b"2026-11-27 25:00:00 bad hour",
+            b"INFO 13-27 10:00:00 bad month",
+            b"",
+            b"\r",
+        ]
+    ),
+    st.binary(max_size=40),
+    # fragments of every rule, glued at random: stamps, pids, access, ids, markup
+    st.lists(
+        st.sampled_from(
+            [
+                b"INFO",
+                b"WARN",
+                b"WARNING",
+                b"ERROR",
+                b" ",
+                b"\t",
+                b"\x0b",
+                b"\r",
+                b"11-27",
+                b"13-01",
+                b"00-12",
+                b"01-32",
+                b"10:00:01",
+                b"24:00:00",
+                b"23:59:60",
+                b"2026-11-27",
+                b"T",
+                b"-",
+                b":",
+                b"1",
+                b"20",
+                b"1999",
+                b"pid",
+                b"pid=",
+                b"pid:",
+                b"_",
+                b"x",
+                b"7",
+                b"1234567890",
+                b'"POST /v1/',
+                b'"GET /v1/',
+                b"chat/completions",
+                b"responses",
+                b"completions",
+                b'"',
+                b"?",
+                b"| GET",
+                b"| POST",
+                b'"/api/chat"',
+                b'"/v1/ab/c"',
+                b"_token_ids",
+                b"=",
+                b"<|",
+                b"content",
+                b"TEXT",
+                b"'",
+                b"Received request ",
+                b"HarmonyError",
+            ]
+        ),
+        max_size=14,
+    ).map(b"".join),
+    st.builds(lambda n, b: b * n, st.integers(30, 300), st.sampled_from([b"x", b"HarmonyError "])),
+)
+
+
+@st.composite
+def logs(draw: st.DrawFn) -> bytes:
+    lines = draw(st.lists(LINES, max_size=40))
+    data = b"\n".join(lines)
+    if draw(st.booleans()):
+        data += b"\n"
+    return data
+
+
+@st.composite
+def chunkings(draw: st.DrawFn, data: bytes) -> list[bytes]:
+    cuts = sorted(draw(st.lists(st.integers(0, len(data)), max_size=12)))
+    bounds = [0, *cuts, len(data)]
+    return [data[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+PARAMS = st.fixed_dictionaries(
+    {
+        "before": st.integers(0, 200),
+        "after": st.integers(0, 200),
+        "max_line": st.integers(1, 120),
+        "max_window": st.integers(1, 600),
+        "ids": st.booleans(),
+    }
+)
+
+
+@given(data=st.data(), log=logs(), params=PARAMS)
+def test_reference_is_chunking_invariant(
+    data: st.DataObject, log: bytes, params: dict[str, int]
+) -> None:
+    whole = run(Core(**params), [log])
+    chunks = data.draw(chunkings(log))
+    assert run(Core(**params), chunks) == whole
+    assert run(Core(**params), [log[i : i + 1] for i in range(len(log))]) == whole
+
+
+def native_core(**params: int) -> CoreLike:
+    pytest.importorskip("harmony_doctor._native", reason="the Rust core is not built")
+    from harmony_doctor.scan.core import NativeCore
+
+    return NativeCore(**params)
+
+
+@given(data=st.data(), log=logs(), params=PARAMS)
+def test_native_matches_reference(data: st.DataObject, log: bytes, params: dict[str, int]) -> None:
+    chunks = data.draw(chunkings(log))
+    nlines = log.count(b"\n") + 1
+    meta_lines = sorted(data.draw(st.sets(st.integers(1, nlines), max_size=5)))
+    meta: Meta = [
+        (
+            n,
+            data.draw(st.sampled_from([None, b"2026-01-02 03:04:05", b"05-06 07:08:09"])),
+            data.draw(st.sampled_from([None, 8])),
+        )
+        for n in meta_lines
+    ]
+    metas: list[Meta | None] = [meta] + [None] * (len(chunks) - 1) if chunks else []
+    ref_core = Core(**params)
+    nat_core = native_core(**params)
+    for i, chunk in enumerate(chunks):
+        # per feed() call, the same batches: windows come out at the same moment
+        assert nat_core.feed(chunk, metas[i]) == ref_core.feed(chunk, metas[i])
+        assert nat_core.stats() == ref_core.stats()
+    assert nat_core.finish() == ref_core.finish()
+    assert nat_core.stats() == ref_core.stats()
+    whole = run(native_core(**params), [log], [meta])
+    assert whole == run(Core(**params), [log], [meta])
+
+
+@given(data=st.data(), log=logs(), params=PARAMS)
+def test_native_is_chunking_invariant(
+    data: st.DataObject, log: bytes, params: dict[str, int]
+) -> None:
+    whole = run(native_core(**params), [log])
+    assert run(native_core(**params), data.draw(chunkings(log))) == whole
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [[(0, None, None)], [(-1, None, None)], [(3, None, None), (3, None, None)], [(2, None, None)]],
+)
+def test_both_cores_reject_bad_meta_alike(meta: Meta) -> None:
+    for core in (Core(), native_core()):
+        core.feed(b"a\nb\n")
+        with pytest.raises(ValueError):
+            core.feed(b"c\n", meta)
+        assert core.stats().bytes == 4  # the rejected call changed nothing
+        assert core.finish() == Batch([], [])
+
+
+def test_both_cores_reject_bad_parameters_alike() -> None:
+    bad = ({"max_line": 0}, {"max_window": 0}, {"before": -1}, {"after": -1})
+    for kw in bad:
+        with pytest.raises(ValueError):
+            Core(**kw)
+    for kw in bad:
+        with pytest.raises(ValueError):
+            native_core(**kw)
