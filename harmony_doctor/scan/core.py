@@ -473,7 +473,7 @@ class NativeCore:
         max_window: int = 1024 * 1024,
         ids: bool = True,
     ) -> None:
-        from harmony_doctor import _native  # type: ignore[attr-defined]
+        from harmony_doctor import _native
 
         self._core: Any = _native.Core(before, after, max_line, max_window, ids)
 
@@ -497,7 +497,7 @@ def _batch(raw: tuple[list[Any], list[Any]]) -> Batch:
 
 def native_available() -> bool:
     try:
-        from harmony_doctor import _native  # type: ignore[attr-defined]  # noqa: F401
+        from harmony_doctor import _native  # noqa: F401
     except ImportError:
         return False
     return True

@@ -1,0 +1,13 @@
+"""Types of the Rust scan core (native/src/lib.rs); scan/core.py wraps it as NativeCore."""
+
+from typing import Any
+
+class Core:
+    def __init__(
+        self, before: int, after: int, max_line: int, max_window: int, ids: bool
+    ) -> None: ...
+    def feed(
+        self, data: bytes, meta: list[tuple[int, bytes | None, int | None]] | None = None
+    ) -> tuple[list[Any], list[Any]]: ...
+    def finish(self) -> tuple[list[Any], list[Any]]: ...
+    def stats(self) -> tuple[Any, ...]: ...
