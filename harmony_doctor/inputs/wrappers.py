@@ -443,7 +443,7 @@ def _json_record(line: bytes) -> _Record | None:
         return None
     try:
         record = json.loads(line)
-    except ValueError:  # also UnicodeDecodeError
+    except (ValueError, RecursionError):  # also UnicodeDecodeError; JSON nested too deep
         return None
     if not isinstance(record, dict):
         return None
@@ -536,7 +536,7 @@ def _loki_lines(document: bytes) -> list[tuple[int, bytes, int, dict[str, Any]]]
     """(ns time, line, line of the document, stream labels) of each value, in time order."""
     try:
         parsed = json.loads(document)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     data = parsed.get("data") if isinstance(parsed, dict) else None
     result = data.get("result") if isinstance(data, dict) else None

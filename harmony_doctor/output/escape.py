@@ -28,7 +28,9 @@ def _escape_char(ch: str) -> str:
     if named is not None:
         return named
     code = ord(ch)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def safe_text(value: str, style: str = "", *, keep_newlines: bool = True) -> Text:
@@ -52,7 +54,11 @@ def _visible(match: re.Match[str]) -> str:
 def one_line(text: str) -> str:
     """Untrusted text as one plain line (stderr): unsafe characters shown, whitespace folded."""
     # ESC becomes the inert `\x1b`, so ANSI and OSC sequences print as text and do nothing.
-    return _WHITESPACE_RUN.sub(" ", _UNSAFE.sub(_visible, text)).strip()
+    folded = _WHITESPACE_RUN.sub(" ", _UNSAFE.sub(_visible, text)).strip()
+    # What is left unprintable (unassigned, private-use or surrogate code points) is shown too.
+    if folded.isprintable():
+        return folded
+    return "".join(c if c.isprintable() else _escape_char(c) for c in folded)
 
 
 def shorten(value: str, limit: int) -> str:
