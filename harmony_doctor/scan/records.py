@@ -14,12 +14,13 @@ class ScanOptions:
     replay: bool = True  # replay completions the log carries as token ids
     role: ParseRole = "assistant"
     redact: bool = False
-    jobs: int = 1  # worker processes; files and ranges of large files are shared out
+    jobs: int = 1  # worker processes; whole files are shared out (results never depend on it)
     vocab_path: Path | None = None
     verify_clean: bool = False  # also run openai-harmony on streams the replay finds clean
 
 
-FileStatus = Literal["ok", "partial", "skipped"]
+# ignored: not a log (a file scan itself wrote); neither counted nor an error
+FileStatus = Literal["ok", "partial", "skipped", "ignored"]
 
 
 @dataclass(frozen=True)
@@ -50,4 +51,4 @@ class ScanResult:
 
     @property
     def skipped(self) -> tuple[FileReport, ...]:
-        return tuple(f for f in self.files if f.status != "ok")
+        return tuple(f for f in self.files if f.status not in ("ok", "ignored"))

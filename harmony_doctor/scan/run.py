@@ -1,47 +1,46 @@
-"""Many sources -> a ScanResult: units of work, the process pool, each source put back together."""
+"""Many sources -> a ScanResult: distinct inputs, the process pool, one report per source."""
 
 from __future__ import annotations
 
 import contextlib
 import multiprocessing
 import os
+import re
 import stat
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, replace
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import IO
 
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import Vocab
-from harmony_doctor.inputs.sources import (
-    CHUNK,
-    Readable,
-    Skipped,
-    Source,
-    compression_of,
-    open_binary,
-)
-from harmony_doctor.inputs.tokens import RequestStreams, VllmRecord
-from harmony_doctor.models import RequestTally, ScanEvent, TokenInput
-from harmony_doctor.scan.blocks import BEFORE, Hit, Scanner, SourceScan
+from harmony_doctor.inputs.sources import Readable, Skipped, Source, open_binary
+from harmony_doctor.models import RequestTally, ScanEvent
 from harmony_doctor.scan.events import merge_duplicates, redact, source_events
 from harmony_doctor.scan.records import FileReport, FileStatus, ScanOptions, ScanResult
+from harmony_doctor.scan.source import SourceScan, scan_source
 
-SPLIT_BYTES = 64 * 1024 * 1024  # plain files larger than this are scanned in ranges
 POOL_BYTES = 16 * 1024 * 1024  # below this, starting worker processes costs more than it saves
 DEFAULT_OPTIONS = ScanOptions()  # frozen, so one shared default is safe
+HEAD = 64 * 1024  # bytes read to tell a file scan wrote from a log
+# What scan writes (scan/summary.py's columns): an events file's first columns, in order, and
+# the summary's; recognised by content, so a renamed or moved export is still not a log.
+_EVENTS_HEADER = b"file,line,timestamp,pid,server,harmony_version,kind,code,severity"
+_EVENTS_KEYS = re.compile(
+    rb'^\{"file": ?"[^\n]*"line": ?[^\n]*"harmony_version": ?[^\n]*"raise_index"'
+)
+_SUMMARY_HEADER = re.compile(
+    rb"^[a-z_,]*count,share,requests,rate,first_seen,last_seen,example\r?\n"
+)
 
 
 @dataclass(frozen=True)
 class Unit:
-    """A piece of work: a whole source, or a byte range of a large plain file."""
+    """A piece of work: one whole source (results never depend on how work is shared out)."""
 
     source: Source
-    part: int
-    start: int | None = None
-    end: int | None = None
+    part: int = 0
 
 
 @dataclass
@@ -52,47 +51,83 @@ class UnitResult:
     error: str | None = None  # the source could not be opened
 
 
-def plan(sources: Iterable[Source], jobs: int) -> list[Unit]:
-    """Whole sources, with large plain files cut into ranges so every core has work."""
+def plan(sources: Iterable[Source]) -> tuple[list[Unit], list[FileReport]]:
+    """One unit per distinct input; a file named twice (or reached through a folder and a
+    path, or a link) is read once, and files scan itself wrote are left out with the reason."""
     units: list[Unit] = []
+    ignored: list[FileReport] = []
+    seen: set[tuple[int, int]] = set()
     for source in sources:
-        size = _plain_size(source)
-        if size is None or jobs <= 1 or size < SPLIT_BYTES:
-            units.append(Unit(source, 0))
+        identity = _identity(source)
+        if identity is not None:
+            if identity in seen:
+                continue
+            seen.add(identity)
+        written = _written_by_scan(source)
+        if written is not None:
+            ignored.append(FileReport(source.label, "ignored", written, 0, 0, 0))
             continue
-        parts = max(2, min(jobs * 4, size // (SPLIT_BYTES // 4)))
-        step = -(-size // parts)
-        units.extend(Unit(source, i, i * step, min(size, (i + 1) * step)) for i in range(parts))
-    return units
+        units.append(Unit(source))
+    return units, ignored
+
+
+def _identity(source: Source) -> tuple[int, int] | None:
+    """(device, inode) of a regular file; None for stdin, pipes and streams."""
+    if source.path is None or source.stream is not None:
+        return None
+    try:
+        info = os.stat(source.path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino) if stat.S_ISREG(info.st_mode) else None
+
+
+def _written_by_scan(source: Source) -> str | None:
+    """Why a regular file is an export of scan (--events, --summary-csv), or None.
+
+    Only regular files are looked at (a pipe's bytes would be lost to the reader)."""
+    if source.path is None or source.stream is not None:
+        return None
+    try:
+        with open(source.path, "rb", buffering=0) as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return None
+            head = handle.read(HEAD)
+            tail = b""
+            if head.startswith(b"PAR1"):
+                handle.seek(max(0, os.fstat(handle.fileno()).st_size - HEAD))
+                tail = handle.read(HEAD)
+    except OSError:
+        return None
+    head = head.removeprefix(b"\xef\xbb\xbf")
+    if head.startswith(_EVENTS_HEADER) or _EVENTS_KEYS.match(head):
+        return "an events file written by scan; use report"
+    if tail.endswith(b"PAR1") and b"harmony_version" in tail and b"raise_index" in tail:
+        return "an events file written by scan; use report"
+    if _SUMMARY_HEADER.match(head):
+        return "a summary file written by scan (--summary-csv), not a log"
+    return None
 
 
 def _total_size(units: list[Unit]) -> int:
     """Bytes on disk the units will read (stdin counts as large: its size is unknown)."""
     total = 0
     for unit in units:
-        if unit.start is not None and unit.end is not None:
-            total += unit.end - unit.start
-        elif unit.source.path is None:
+        if unit.source.path is None:
             return POOL_BYTES
-        else:
-            with contextlib.suppress(OSError):
-                total += unit.source.path.stat().st_size
+        with contextlib.suppress(OSError):
+            total += unit.source.path.stat().st_size
     return total
 
 
-def _plain_size(source: Source) -> int | None:
-    """The size of a regular, uncompressed file (None for stdin or compressed data)."""
-    if source.path is None:
-        return None
+def _in_process(source: Source) -> bool:
+    """Sources a worker cannot open: open streams, stdin, pipes (/dev/fd/N, <(...))."""
+    if source.stream is not None or source.path is None:
+        return True
     try:
-        with open(source.path, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            head = handle.read(8)
+        return not stat.S_ISREG(os.stat(source.path).st_mode)
     except OSError:
-        return None
-    if not stat.S_ISREG(info.st_mode) or compression_of(head, source.label) is not None:
-        return None
-    return info.st_size
+        return True
 
 
 def scan(
@@ -102,21 +137,26 @@ def scan(
     now: datetime | None = None,
     progress: Callable[[UnitResult], None] | None = None,
 ) -> ScanResult:
-    """Scan every source (in `options.jobs` processes); what cannot be read is reported."""
-    units = plan(sources, options.jobs)
-    results: list[UnitResult] = []
-    if options.jobs <= 1 or len(units) <= 1 or _total_size(units) < POOL_BYTES:
-        for unit in units:
-            results.append(scan_unit(unit, options, now))
+    """Scan every source (whole files shared out over `options.jobs` processes); what cannot
+    be read is reported. Results do not depend on `jobs`."""
+    units, ignored = plan(sources)
+    results: dict[int, UnitResult] = {}
+    pooled = [i for i, u in enumerate(units) if not _in_process(u.source)]
+    if options.jobs <= 1 or len(pooled) <= 1 or _total_size(units) < POOL_BYTES:
+        pooled = []
+    if pooled:
+        results.update(_in_pool([(i, units[i]) for i in pooled], options, now, progress))
+    for index, unit in enumerate(units):
+        if index not in results:
+            results[index] = scan_unit(unit, options, now)
             if progress is not None:
-                progress(results[-1])
-    else:
-        results = _in_pool(units, options, now, progress)
+                progress(results[index])
     events: list[ScanEvent] = []
     tallies: list[RequestTally] = []
     files = [FileReport(s.label, "skipped", s.reason, 0, 0, 0) for s in skipped]
-    for source_results in _by_source(results):
-        report, found_events, found_tallies = _assemble(source_results, options)
+    files.extend(ignored)
+    for index in range(len(units)):
+        report, found_events, found_tallies = _assemble(results[index])
         files.append(report)
         events.extend(found_events)
         tallies.extend(found_tallies)
@@ -126,56 +166,43 @@ def scan(
 
 
 def _in_pool(
-    units: list[Unit],
+    units: list[tuple[int, Unit]],
     options: ScanOptions,
     now: datetime | None,
     progress: Callable[[UnitResult], None] | None,
-) -> list[UnitResult]:
+) -> dict[int, UnitResult]:
     # spawn, not fork: the parent may already run polars' or openai-harmony's threads.
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=options.jobs, mp_context=context) as pool:
-        futures = [pool.submit(scan_unit, unit, options, now) for unit in units]
-        results: list[UnitResult] = []
+    jobs = min(options.jobs, len(units))
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        futures = {pool.submit(scan_unit, unit, options, now): i for i, unit in units}
+        results: dict[int, UnitResult] = {}
         try:
-            for future in futures:
-                results.append(future.result())
+            for future in as_completed(futures):
+                results[futures[future]] = future.result()
                 if progress is not None:
-                    progress(results[-1])
+                    progress(results[futures[future]])
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
     return results
 
 
-def _by_source(results: list[UnitResult]) -> list[list[UnitResult]]:
-    """Unit results grouped per source, in input order (a source's parts are adjacent)."""
-    grouped: list[list[UnitResult]] = []
-    for result in results:
-        if result.unit.part == 0:
-            grouped.append([])
-        grouped[-1].append(result)
-    return grouped
-
-
 def scan_unit(unit: Unit, options: ScanOptions, now: datetime | None) -> UnitResult:
-    """Scan one unit (in a worker process or this one); events carry range-relative lines."""
+    """Scan one source (in a worker process or this one)."""
     source = unit.source
     reference = _reference_time(source, now)
     try:
-        if unit.start is None:
-            stream: Readable = open_binary(source)
-            preamble, length = b"", None
-        else:
-            stream, preamble, length = _open_range(source, unit)
+        stream: Readable = open_binary(source)
     except (InputError, OSError) as exc:
         return UnitResult(unit, [], None, str(exc))
     try:
-        found = Scanner(stream, source.label, reference, options.replay, preamble, length).run()
+        found = scan_source(stream, source.label, reference, options.replay)
     finally:
         stream.close()
     events = list(source_events(found, _vocab_loader(options.vocab_path), options))
     found.errors, found.completions = [], []  # now events: keep what crosses processes small
-    return UnitResult(unit, events, found)
+    return UnitResult(unit, merge_duplicates(events), found)
 
 
 def _vocab_loader(path: Path | None) -> Callable[[], Vocab]:
@@ -184,97 +211,17 @@ def _vocab_loader(path: Path | None) -> Callable[[], Vocab]:
     return lambda: load_vocab(path)
 
 
-def _open_range(source: Source, unit: Unit) -> tuple[Readable, bytes, int]:
-    """The file positioned at the range's first line, the context before it, its length."""
-    assert source.path is not None and unit.start is not None and unit.end is not None
-    handle = open(source.path, "rb")  # noqa: SIM115 - closed by the caller
-    size = os.fstat(handle.fileno()).st_size
-    start = _line_start(handle, unit.start, size)
-    end = _line_start(handle, unit.end, size)
-    context_start = max(0, start - BEFORE)
-    handle.seek(context_start)
-    preamble = handle.read(start - context_start)
-    if context_start > 0:  # begin the context at a whole line
-        preamble = preamble[preamble.find(b"\n") + 1 :] if b"\n" in preamble else b""
-    handle.seek(start)
-    return handle, preamble, end - start
-
-
-def _line_start(handle: IO[bytes], offset: int, size: int) -> int:
-    """The first line start at or after `offset`: ranges meet at line boundaries."""
-    if offset <= 0:
-        return 0
-    if offset >= size:
-        return size
-    handle.seek(offset - 1)
-    position = offset - 1
-    while True:
-        chunk = handle.read(CHUNK)
-        if not chunk:
-            return size
-        newline = chunk.find(b"\n")
-        if newline >= 0:
-            return position + newline + 1
-        position += len(chunk)
-
-
-def _assemble(
-    results: list[UnitResult], options: ScanOptions
-) -> tuple[FileReport, list[ScanEvent], list[RequestTally]]:
-    """One source's units put back together: absolute lines, joined streams, one report."""
-    label = results[0].unit.source.label
-    first = results[0].found
-    if first is None:
-        return FileReport(label, "skipped", results[0].error, 0, 0, 0), [], []
-    events: list[ScanEvent] = []
-    deferred: list[tuple[VllmRecord, Hit]] = []
-    total = SourceScan(label, first.reference)
-    for result in results:
-        found = result.found
-        if found is None:
-            continue
-        offset = total.lines
-        events.extend(replace(e, line=e.line + offset) for e in result.events)
-        deferred.extend((r, replace(hit, line=hit.line + offset)) for r, hit in found.deferred)
-        total.requests.update(found.requests)
-        total.access_lines += found.access_lines
-        total.received_lines += found.received_lines
-        total.cut_lines += found.cut_lines
-        total.bytes += found.bytes
-        total.server = total.server or found.server
-        total.damage = total.damage or found.damage
-        total.lines += found.lines
-        total.replayed += found.replayed
-    if deferred:
-        total.completions = join_streams(deferred)
-        total.replayed += len(total.completions)
-        events.extend(source_events(total, _vocab_loader(options.vocab_path), options))
-    events = merge_duplicates(events)
-    status: FileStatus = "partial" if total.damage else "ok"
-    reason = f"stopped after line {total.lines}: {_reason(total.damage)}" if total.damage else None
-    report = FileReport(label, status, reason, total.bytes, total.lines, len(events))
-    return report, events, _tallies(total)
-
-
-def join_streams(records: list[tuple[VllmRecord, Hit]]) -> list[tuple[TokenInput, Hit]]:
-    """Streaming records from all ranges of a file, joined per request in order."""
-    streams = RequestStreams()
-    done: list[tuple[TokenInput, Hit]] = []
-    finished: set[str] = set()
-    for record, hit in records:
-        if record.kind == "complete" and record.request_id in finished:
-            continue
-        streams.add(record)
-        if record.finish_reason is not None or record.kind == "complete":
-            finished.add(record.request_id)
-            inp = streams.pop(record.request_id)
-            if inp is not None:
-                done.append((inp, hit))
-    for request_id in list(streams.streams):
-        inp = streams.pop(request_id)
-        if inp is not None:
-            done.append((inp, records[-1][1]))
-    return done
+def _assemble(result: UnitResult) -> tuple[FileReport, list[ScanEvent], list[RequestTally]]:
+    """One source's report, events and request counts."""
+    label = result.unit.source.label
+    found = result.found
+    if found is None:
+        return FileReport(label, "skipped", result.error, 0, 0, 0), [], []
+    events = result.events
+    status: FileStatus = "partial" if found.damage else "ok"
+    reason = f"stopped after line {found.lines}: {_reason(found.damage)}" if found.damage else None
+    report = FileReport(label, status, reason, found.bytes, found.lines, len(events))
+    return report, events, _tallies(found)
 
 
 def _reason(damage: str) -> str:
@@ -293,12 +240,17 @@ def _reference_time(source: Source, now: datetime | None) -> datetime:
 
 
 def _tallies(found: SourceScan) -> list[RequestTally]:
-    other = max(found.received_lines, found.replayed)
-    if found.access_lines < other:
-        # Access lines missing or sampled: count `Received request` lines or logged
-        # completions instead, whichever is larger (never added up: no double count).
-        return [RequestTally(found.label, None, found.server, None, other)]
+    """Requests per (pid, hour): access lines, or where a log lacks them (or samples them),
+    `Received request` lines or the completions it logged, whichever counts more (never
+    added up: no double count). Completions have no hour: they count as one cell."""
+    received = sum(found.received.values())
+    if found.access_lines >= max(received, found.replayed):
+        counts = found.requests
+    elif received >= found.replayed:
+        counts = found.received
+    else:
+        return [RequestTally(found.label, None, found.server, None, found.replayed)]
     return [
         RequestTally(found.label, pid, found.server, hour, n)
-        for (pid, hour), n in sorted(found.requests.items(), key=lambda kv: str(kv[0]))
+        for (pid, hour), n in sorted(counts.items(), key=lambda kv: str(kv[0]))
     ]

@@ -54,10 +54,6 @@ def test_pipe_given_as_path_loses_no_data() -> None:
     assert len(lines) == 20_000 and lines[0] == "INFO line 0"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="scan/run.py _plain_size reads a pipe's first bytes; it should call sources.plain_size",
-)
 def test_scan_of_a_pipe_given_as_path_loses_no_data() -> None:
     with _pipe(FAILURE + PIPED) as path:
         sources, _ = discover([path])

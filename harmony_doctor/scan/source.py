@@ -1,0 +1,372 @@
+"""One source's bytes -> SourceScan: the byte-level core's windows, id lines and tallies read.
+
+The byte work (finding anchor lines, cutting context windows, tallying request lines per
+(pid, hour) exactly) is the scan core's (scan/core.py: Rust when built, else the Python
+reference; `HARMONY_DOCTOR_NATIVE=0` forces the reference). This module feeds it the source's
+text, unwrapped (Docker, CRI, journald...: inputs/wrappers.py), and interprets what it returns:
+windows go through the extractor `explain` uses, id lines through the vLLM record parser, and
+tallies become request counts per (pid, hour) with the year of year-less stamps inferred.
+
+Reading runs in its own thread (decompression releases the GIL, and so does the Rust core), so
+one large compressed file keeps two cores busy. Memory stays bounded: a few chunks in the
+queue, the core's window state, and wrapper metadata for the last few MiB of lines.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import threading
+from collections import Counter, deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+from harmony_doctor.errors import InputError
+from harmony_doctor.inputs.sources import Readable
+from harmony_doctor.inputs.timestamps import parse_timestamp
+from harmony_doctor.inputs.tokens import RequestStreams, VllmRecord, parse_vllm_line
+from harmony_doctor.inputs.wrappers import Unwrapped, Unwrapper
+from harmony_doctor.logs.extract import _Extractor
+from harmony_doctor.models import LogError, TokenInput
+from harmony_doctor.scan.core import (
+    HEAD,
+    CoreLike,
+    IdLine,
+    Window,
+    make_core,
+    native_available,
+    own_pid,
+    own_stamp,
+)
+
+CHUNK = 1024 * 1024  # bytes read (and fed to the core) at a time
+QUEUE = 4  # chunks read ahead of the core
+BEFORE = 3 * 1024  # context bytes before an error line (the traceback)
+AFTER = 1024  # context bytes after it (wrapped or multi-line messages)
+MAX_WINDOW = 1024 * 1024  # a window of merged hits is emitted once it would grow past this
+MAX_PENDING = 10_000  # vLLM requests waiting for their last log line
+# Wrapper metadata kept for lines this far behind the read position: windows reach back at most
+# BEFORE + MAX_WINDOW bytes, plus the chunks the core has not settled yet.
+META_REACH = BEFORE + MAX_WINDOW + 3 * CHUNK
+NATIVE_ENV = "HARMONY_DOCTOR_NATIVE"  # "0": use the pure-Python core even when Rust is built
+
+_SERVER_HINTS = (
+    ("vllm", re.compile(rb"\(APIServer pid=|\[serving(?:_chat)?\.py:|vllm[/.]")),
+    ("sglang", re.compile(rb"sglang|h11_impl\.py|tokenizer_manager")),
+    ("lmdeploy", re.compile(rb"lmdeploy")),
+)
+
+
+def use_native() -> bool:
+    """Whether scans run on the Rust core: built, and not turned off by HARMONY_DOCTOR_NATIVE=0."""
+    return os.environ.get(NATIVE_ENV, "").strip() != "0" and native_available()
+
+
+def core_name() -> str:
+    """`native` or `python`: the scan core this process uses (shown by --version)."""
+    return "native" if use_native() else "python"
+
+
+@dataclass(frozen=True)
+class Hit:
+    """Where something was found: the line of the file as given, its time and process."""
+
+    line: int
+    timestamp: datetime | None
+    pid: int | None
+
+
+@dataclass
+class SourceScan:
+    """Everything one source yields: errors, finished requests, and request counts."""
+
+    label: str
+    reference: datetime
+    errors: list[tuple[LogError, Hit]] = field(default_factory=list)
+    completions: list[tuple[TokenInput, Hit]] = field(default_factory=list)
+    # (pid, ISO hour) -> requests, from access lines or, where a log has none, request lines
+    requests: Counter[tuple[int | None, str | None]] = field(default_factory=Counter)
+    received: Counter[tuple[int | None, str | None]] = field(default_factory=Counter)
+    access_lines: int = 0
+    received_lines: int = 0
+    lines: int = 0
+    cut_lines: int = 0
+    server: str | None = None
+    damage: str | None = None  # why the stream stopped early (damaged compressed data)
+    bytes: int = 0
+    replayed: int = 0  # completions replayed here (a request count when access lines lack)
+
+
+def scan_source(
+    stream: Readable,
+    label: str,
+    reference: datetime,
+    replay: bool,
+    on_progress: Callable[[int], None] | None = None,
+) -> SourceScan:
+    """Scan one opened source to its end; damaged data stops it with `damage` set."""
+    return _SourceScanner(label, reference, replay).run(stream, on_progress)
+
+
+def _read_ahead(stream: Readable, stop: threading.Event) -> Iterator[bytes | BaseException]:
+    """The stream's chunks, read (and decompressed) in a thread; a read error comes last."""
+    chunks: queue.Queue[bytes | BaseException] = queue.Queue(maxsize=QUEUE)
+
+    def put(item: bytes | BaseException) -> bool:
+        while not stop.is_set():
+            try:
+                chunks.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def read() -> None:
+        try:
+            while True:
+                data = stream.read(CHUNK)
+                if not put(data) or not data:
+                    return
+        except BaseException as exc:  # handed to the consumer, which decides
+            put(exc)
+
+    reader = threading.Thread(target=read, name="harmony-doctor-reader", daemon=True)
+    reader.start()
+    try:
+        while True:
+            item = chunks.get()
+            yield item
+            if isinstance(item, BaseException) or not item:
+                return
+    finally:
+        stop.set()
+        reader.join()
+
+
+class _SourceScanner:
+    """The state of one source's scan; see the module docstring."""
+
+    def __init__(self, label: str, reference: datetime, replay: bool) -> None:
+        self.out = SourceScan(label, reference)
+        self.replay = replay
+        self.core: CoreLike = make_core(BEFORE, AFTER, ids=replay, native=use_native())
+        self.unwrapper = Unwrapper()
+        self.extractor = _Extractor()
+        self.fed_until = 0  # the last line fed to the extractor
+        self.reach: deque[tuple[int, int]] = deque()  # (first hit line, last line) of windows
+        self.seen_errors: set[tuple[int, str]] = set()
+        self.line_hits: dict[int, Hit] = {}  # time and pid of window lines, by unwrapped line
+        self.meta: dict[int, tuple[bytes | None, int | None]] = {}  # line -> wrapper stamp, pid
+        self.marks: deque[tuple[int, int]] = deque()  # (unwrapped offset, first line) per chunk
+        self.offset = 0  # unwrapped bytes fed to the core
+        self.unwrapped_lines = 0
+        self.raw_lines = 0
+        self.raw_tail = b""  # the last byte read (does the last line end with a newline?)
+        self.streams = RequestStreams()
+        self.finished_requests: set[str] = set()
+        self._parsed: dict[bytes, datetime | None] = {}
+        self._hours: dict[bytes, str | None] = {}
+
+    # -- driving --
+
+    def run(self, stream: Readable, on_progress: Callable[[int], None] | None) -> SourceScan:
+        stop = threading.Event()
+        for item in _read_ahead(stream, stop):
+            if isinstance(item, BaseException):
+                if not isinstance(item, (OSError, EOFError, ValueError, InputError)):
+                    raise item
+                self.out.damage = str(item) or type(item).__name__
+                break
+            if not item:
+                break
+            self.out.bytes += len(item)
+            self.raw_lines += item.count(b"\n")
+            self.raw_tail = item[-1:]
+            self._feed(self.unwrapper.feed(item))
+            if on_progress is not None:
+                on_progress(self.out.bytes)
+        self._feed(self.unwrapper.finish())
+        self._take(self.core.finish(), final=True)
+        self._finish()
+        return self.out
+
+    def _feed(self, piece: Unwrapped) -> None:
+        if not piece.data and not piece.meta:
+            return
+        self.marks.append((self.offset, self.unwrapped_lines + 1))
+        for m in piece.meta:
+            if m.stamp is not None or m.pid is not None:
+                self.meta[m.line] = (m.stamp, m.pid)
+        self.offset += len(piece.data)
+        self.unwrapped_lines += piece.data.count(b"\n")
+        self._take(self.core.feed(piece.data, piece.core_meta() or None), final=False)
+        self._forget()
+
+    def _forget(self) -> None:
+        """Drop wrapper metadata and line-map runs no later window can reach."""
+        while len(self.marks) > 1 and self.marks[1][0] <= self.offset - META_REACH:
+            self.marks.popleft()
+        keep = self.marks[0][1]
+        if self.meta and min(self.meta) < keep:
+            self.meta = {n: m for n, m in self.meta.items() if n >= keep}
+        self.unwrapper.lines.forget(keep)
+
+    def _take(self, batch: tuple[list[Window], list[IdLine]], final: bool) -> None:
+        windows, id_lines = batch
+        # A window and the id lines of one call are independent: errors and completions are
+        # events of their own, ordered by line when the events are assembled.
+        for window in windows:
+            self._window(window)
+        if self.replay:
+            for id_line in id_lines:
+                self._ids_line(id_line)
+        if final:
+            self._errors(self.extractor.close(self.fed_until))
+
+    # -- errors --
+
+    def _window(self, window: Window) -> None:
+        lines = window.text.decode("utf-8", "replace").split("\n")
+        last = window.first_line + len(lines) - 1
+        self.reach.append((window.hit_lines[0], last))
+        self._note_server(window.text)
+        if window.first_line > self.fed_until + 1 and self.fed_until:
+            # Lines between two windows were not read: end what was open, as a blank line would.
+            self._errors(self.extractor.feed(window.first_line - 1, ""))
+        self._stamps(window)
+        for number, text in enumerate(lines, start=window.first_line):
+            if number <= self.fed_until:
+                continue  # a window cut by MAX_WINDOW repeats context already read
+            self.fed_until = number
+            self._errors(self.extractor.feed(number, text))
+
+    def _stamps(self, window: Window) -> None:
+        """Each window line's time and pid by the core's rules (own, else the wrapper's;
+        the time carried from the lines before)."""
+        carry = window.stamp_before
+        found = self.line_hits
+        if len(found) > 100_000:  # the extractor holds an error back a few hundred lines at most
+            found = self.line_hits = {
+                n: h for n, h in found.items() if n >= self.fed_until - 10_000
+            }
+        raw = window.text.split(b"\n")
+        for number, text in enumerate(raw, start=window.first_line):
+            head = text[:HEAD]
+            wrapper_stamp, wrapper_pid = self.meta.get(number, (None, None))
+            stamp = own_stamp(head) or wrapper_stamp or carry
+            carry = stamp
+            pid = own_pid(head)
+            found[number] = Hit(number, self._parse(stamp), pid if pid is not None else wrapper_pid)
+
+    def _errors(self, errors: Iterator[LogError]) -> None:
+        for error in errors:
+            if not self._in_reach(error.line):
+                continue
+            key = (error.line, error.kind)
+            if key in self.seen_errors:
+                continue
+            self.seen_errors.add(key)
+            if len(self.seen_errors) > 4 * MAX_PENDING:
+                self.seen_errors = {k for k in self.seen_errors if k[0] >= error.line - 1000}
+            hit = self.line_hits.get(error.line) or self._late_hit(error.line)
+            line = self.unwrapper.source_line(error.line)
+            first, last = error.span
+            span = (self.unwrapper.source_line(first), self.unwrapper.source_line(last))
+            placed = replace(error, line=line, span=span)
+            self.out.errors.append((placed, replace(hit, line=line)))
+
+    def _in_reach(self, line: int) -> bool:
+        """Whether `line` lies between a window's first hit and its end (errors the extractor
+        finds in the context before a window's first hit belong to no hit)."""
+        while len(self.reach) > 64:
+            self.reach.popleft()
+        return any(first <= line <= last for first, last in self.reach)
+
+    def _late_hit(self, line: int) -> Hit:
+        """An error the extractor held back past its window: the wrapper's facts only."""
+        stamp, pid = self.meta.get(line, (None, None))
+        return Hit(line, self._parse(stamp), pid)
+
+    # -- token ids --
+
+    def _ids_line(self, id_line: IdLine) -> None:
+        self._note_server(id_line.text)
+        line = self.unwrapper.source_line(id_line.line)
+        hit = Hit(line, self._parse(id_line.stamp), id_line.pid)
+        try:
+            record = parse_vllm_line(id_line.text.decode("utf-8", "replace"), line)
+        except InputError:
+            return  # a damaged id list is not a Harmony failure
+        if record is not None:
+            self._add_record(record, hit)
+
+    def _add_record(self, record: VllmRecord, hit: Hit) -> None:
+        if record.request_id in self.finished_requests and record.kind == "complete":
+            return
+        self.streams.add(record)
+        if record.finish_reason is not None or record.kind == "complete":
+            self._complete(record.request_id, hit)
+        if len(self.streams.streams) > MAX_PENDING:
+            self._complete(next(iter(self.streams.streams)), hit)
+
+    def _complete(self, request_id: str, hit: Hit) -> None:
+        inp = self.streams.pop(request_id)
+        self.finished_requests.add(request_id)
+        if len(self.finished_requests) > MAX_PENDING:
+            self.finished_requests.clear()
+        if inp is not None:
+            self.out.completions.append((inp, hit))
+            self.out.replayed += 1
+
+    # -- the end --
+
+    def _finish(self) -> None:
+        stats = self.core.stats()
+        out = self.out
+        wrapped = bool(self.unwrapper.wrappers)
+        if wrapped:
+            out.lines = self.raw_lines + (1 if self.raw_tail not in (b"", b"\n") else 0)
+        else:
+            out.lines = stats.lines
+        out.cut_lines = stats.cut_lines
+        out.access_lines = stats.access_lines
+        out.received_lines = stats.received_lines
+        for (kind, pid, key), n in stats.tallies.items():
+            target = out.requests if kind == "access" else out.received
+            target[(pid, self._hour(key))] += n
+        if out.server is None and stats.first_access_line is not None:
+            self._note_server(stats.first_access_line)
+        for request_id in list(self.streams.streams):
+            inp = self.streams.pop(request_id)
+            if inp is not None:
+                out.completions.append((inp, Hit(out.lines, None, None)))
+                out.replayed += 1
+
+    def _note_server(self, text: bytes) -> None:
+        if self.out.server is None:
+            for name, hint in _SERVER_HINTS:
+                if hint.search(text):
+                    self.out.server = name
+                    return
+
+    def _parse(self, stamp: bytes | None) -> datetime | None:
+        if stamp is None:
+            return None
+        if stamp not in self._parsed:
+            if len(self._parsed) > 4096:
+                self._parsed.clear()
+            self._parsed[stamp] = parse_timestamp(
+                stamp.decode("ascii", "replace"), self.out.reference
+            )
+        return self._parsed[stamp]
+
+    def _hour(self, key: bytes | None) -> str | None:
+        """The ISO hour (`2026-11-28T10`) of a core hour key (b"2026-11-28 10" or b"11-28 10")."""
+        if key is None:
+            return None
+        if key not in self._hours:
+            stamp = self._parse(key + b":00:00")
+            self._hours[key] = stamp.strftime("%Y-%m-%dT%H") if stamp is not None else None
+        return self._hours[key]
