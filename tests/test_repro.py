@@ -208,7 +208,7 @@ def test_cli_clean_input_is_a_one_line_error(tmp_path: Path) -> None:
 
 
 def test_next_commands_quote_and_carry_the_input_options() -> None:
-    given = InputArgs("my log.txt", "text", "vllm-log", "req-1", None, "auto")
+    given = InputArgs("my log.txt", "text", "vllm-log", "req-1", None, "auto", None)
     assert next_commands(given, "none") == [
         "harmony-doctor recover 'my log.txt' --role none --input-format vllm-log --request req-1",
         "harmony-doctor repro 'my log.txt' --role none --input-format vllm-log --request req-1 "

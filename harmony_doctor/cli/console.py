@@ -5,15 +5,31 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from rich.console import Console, RenderableType
 
 from harmony_doctor.cli.options import Color, Format
+from harmony_doctor.output.layout import UNLIMITED
 
 
-def make_console(color: Color) -> Console:
-    """A console for stdout; an explicit --color wins over NO_COLOR and TERM."""
+class Presentation(Protocol):
+    """How a command was asked to show its result."""
+
+    @property
+    def output(self) -> Format: ...
+    @property
+    def color(self) -> Color: ...
+    @property
+    def width(self) -> int | None: ...
+
+
+def make_console(color: Color, width: int | None = None) -> Console:
+    """A console for stdout; an explicit --color wins over NO_COLOR and TERM.
+
+    Without --width, a terminal's own width is used; off a terminal (a pipe, a file) lines are
+    never wrapped or cut, as grep and jq users expect.
+    """
     if color == "always":
         settings: dict[str, Any] = {
             "force_terminal": True,
@@ -24,7 +40,12 @@ def make_console(color: Color) -> Console:
         settings = {"no_color": True, "color_system": None}
     else:
         settings = {}
-    return Console(highlight=False, emoji=False, markup=False, soft_wrap=False, **settings)
+    console = Console(
+        highlight=False, emoji=False, markup=False, soft_wrap=False, width=width, **settings
+    )
+    if width is None and not console.is_terminal:
+        console.width = UNLIMITED
+    return console
 
 
 def show(console: Console, renderable: RenderableType, soft_wrap: bool = False) -> None:
@@ -43,14 +64,13 @@ def print_json(record: dict[str, Any]) -> None:
 
 
 def present(
-    output: Format,
-    color: Color,
+    given: Presentation,
     record: Callable[[], dict[str, Any]],
     view: Callable[[], RenderableType],
     soft_wrap: bool = False,
 ) -> None:
     """One result on stdout: its JSON record, or its view for people (built only if shown)."""
-    if output == "json":
+    if given.output == "json":
         print_json(record())
     else:
-        show(make_console(color), view(), soft_wrap=soft_wrap)
+        show(make_console(given.color, given.width), view(), soft_wrap=soft_wrap)

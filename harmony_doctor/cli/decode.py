@@ -23,8 +23,7 @@ def decode(
     inp, label, vocab = given.tokens()
     view = token_table_view if tokens else stream_text_view
     present(
-        given.output,
-        given.color,
+        given,
         lambda: contract.decode_record(inp, label, vocab),
         lambda: view(inp.tokens, vocab),
         soft_wrap=not tokens,

@@ -84,7 +84,7 @@ def explain(
             record["guided_decoding"] = check.record(vocab)
         print_json(record)
     else:
-        console = make_console(given.color)
+        console = make_console(given.color, given.width)
         show(console, explain_view(result, label, vocab, window))
         if check is not None:
             show(console, stream_check_view(check, vocab), soft_wrap=True)
@@ -112,7 +112,7 @@ def _explain_log(
             record["guided_decoding"] = check.record()
         print_json(record)
     else:
-        console = make_console(given.color)
+        console = make_console(given.color, given.width)
         show(console, log_explain_view(found, label, lines, vocab))
         if check is not None:
             show(console, log_check_view(check), soft_wrap=True)

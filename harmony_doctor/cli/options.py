@@ -24,6 +24,16 @@ InputArg = Annotated[
 ]
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 ColorOpt = Annotated[Color, typer.Option("--color", help="Colour: auto, always or never.")]
+WidthOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--width",
+        min=20,
+        help="Lay the output out for N columns (default: the terminal's; off a terminal, "
+        "lines are never wrapped or cut).",
+        show_default=False,
+    ),
+]
 InputFormatOpt = Annotated[
     InputFormat,
     typer.Option("--input-format", help="Force the input shape instead of detecting it."),

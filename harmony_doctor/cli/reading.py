@@ -1,7 +1,7 @@
 """The input options every token command shares, declared once, and reading them.
 
 decode, explain, recover and repro all take INPUT, --format, --input-format, --request,
---vocab and --color. `takes_input` adds those options to a command's signature (typer reads
+--vocab, --color and --width. `takes_input` adds those options to a command's signature (typer reads
 the signature) and hands them to the command as one `InputArgs`.
 """
 
@@ -23,6 +23,7 @@ from harmony_doctor.cli.options import (
     InputFormatOpt,
     RequestOpt,
     VocabOpt,
+    WidthOpt,
 )
 from harmony_doctor.inputs.tokens import InputFormat
 
@@ -41,6 +42,7 @@ class InputArgs:
     request: str | None
     vocab_path: Path | None
     color: Color
+    width: int | None
 
     def vocab(self) -> Vocab:
         from harmony_doctor.harmony.vocab import load_vocab
@@ -64,6 +66,7 @@ _SHARED = (
     ("request", RequestOpt, None),
     ("vocab_path", VocabOpt, None),
     ("color", ColorOpt, "auto"),
+    ("width", WidthOpt, None),
 )
 
 

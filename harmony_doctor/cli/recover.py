@@ -29,8 +29,7 @@ def recover(
     result = salvage.recover(inp, vocab, role)
     strict, lenient = result.strict.messages, result.lenient.messages
     present(
-        given.output,
-        given.color,
+        given,
         lambda: contract.recover_record(result, label),
         lambda: recover_view(
             result, salvage.received(strict), salvage.received(lenient), label, vocab

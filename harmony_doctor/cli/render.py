@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from harmony_doctor.cli.console import make_console, print_json, show
-from harmony_doctor.cli.options import ColorOpt, FormatOpt, VocabOpt
+from harmony_doctor.cli.options import ColorOpt, FormatOpt, VocabOpt, WidthOpt
 from harmony_doctor.errors import ExitCode
 from harmony_doctor.inputs.reader import read_text
 from harmony_doctor.prompt import Style
@@ -47,6 +47,7 @@ def render(
     ] = False,
     vocab_path: VocabOpt = None,
     color: ColorOpt = "auto",
+    width: WidthOpt = None,
 ) -> int:
     """Render a chat with openai-harmony: the prompt tokens, ending with <|start|>assistant."""
     from harmony_doctor.harmony.vocab import load_vocab
@@ -62,7 +63,7 @@ def render(
     if output == "json":
         print_json(contract.render_record(prompt, label))
     else:
-        console = make_console(color)
+        console = make_console(color, width)
         if tokens:
             show(console, token_table_view(prompt.tokens, vocab))
         show(console, prompt_view(prompt, label, vocab), soft_wrap=True)

@@ -16,6 +16,7 @@ from harmony_doctor.cli.options import (
     SummaryCsvOpt,
     SummaryFormatOpt,
     TopOpt,
+    WidthOpt,
 )
 from harmony_doctor.cli.summary import show_summary
 from harmony_doctor.errors import ExitCode, InputError
@@ -36,6 +37,7 @@ def report(
     top: TopOpt = 20,
     exit_zero: ExitZeroOpt = False,
     color: ColorOpt = "auto",
+    width: WidthOpt = None,
 ) -> int:
     """Re-aggregate event files from many hosts into one summary, as scan prints it.
 
@@ -67,7 +69,7 @@ def report(
     totals = report_totals(reports, frame.height)
     files = [asdict(f) for f in reports]
     days = [(d, n) for d, n in frame["day"].drop_nulls().value_counts().sort("day").rows()]
-    show_summary(table, keys, totals, days, files, output, top, color, title="report")
+    show_summary(table, keys, totals, days, files, output, top, color, width, title="report")
     for bad in read.bad:  # the good files are summed all the same
         note(bad.reason)
     for error in failed:

@@ -45,8 +45,7 @@ def repro(
     paths = write_bundle(result, out_dir, vocab, label, inp, copy_vocab=copy_vocab)
     written = [str(p) for p in paths]
     present(
-        given.output,
-        given.color,
+        given,
         lambda: contract.repro_record(result, label, str(out_dir), written),
         lambda: repro_view(result, str(out_dir), written, vocab),
     )

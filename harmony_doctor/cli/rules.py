@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from harmony_doctor.cli.console import make_console, print_json, show
-from harmony_doctor.cli.options import ColorOpt, FormatOpt
+from harmony_doctor.cli.options import ColorOpt, FormatOpt, WidthOpt
 from harmony_doctor.errors import ExitCode, InputError
 
 
@@ -20,6 +20,7 @@ def rules(
     ] = None,
     output: FormatOpt = "text",
     color: ColorOpt = "auto",
+    width: WidthOpt = None,
 ) -> int:
     """List every diagnosis code, or show one with its cause and fix."""
     from harmony_doctor.output import contract
@@ -32,7 +33,7 @@ def rules(
             records = [contract.rule_record(r) for r in catalogue]
             print_json({"schema": "harmony-doctor.rules/1", "rules": records})
         else:
-            show(make_console(color), rules_view(catalogue))
+            show(make_console(color, width), rules_view(catalogue))
         return ExitCode.CLEAN
     rule = RULES.get(code.strip().upper())
     if rule is None:
@@ -40,5 +41,5 @@ def rules(
     if output == "json":
         print_json({"schema": "harmony-doctor.rules/1", "rule": contract.rule_record(rule)})
     else:
-        show(make_console(color), rule_view(rule))
+        show(make_console(color, width), rule_view(rule))
     return ExitCode.CLEAN

@@ -21,6 +21,7 @@ def show_summary(
     output: SummaryFormat,
     top: int,
     color: Color,
+    width: int | None = None,
     title: str = "scan",
 ) -> None:
     """The summary on stdout as a table, JSON or CSV (scan and report print alike)."""
@@ -36,7 +37,7 @@ def show_summary(
     elif output == "csv":
         export.write_csv(table.columns, table.iter_rows(), sys.stdout)
     else:
-        console = make_console(color)
+        console = make_console(color, width)
         groups = table.to_dicts()
-        view = scan_view(groups, keys, totals, days, files, top, console.width, title)
+        view = scan_view(groups, keys, totals, days, files, top, title)
         show(console, view)

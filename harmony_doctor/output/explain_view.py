@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.padding import Padding
-from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, Vocab, special_token_name
 from harmony_doctor.models import Diagnosis, Finding, LogError, Message
 from harmony_doctor.output.escape import safe_text, shorten
-from harmony_doctor.output.layout import facts_grid, header_summary
+from harmony_doctor.output.layout import Fitted, capped, facts_grid, header_summary, separator
 from harmony_doctor.output.styles import DIM, ERROR, LABEL, OK, SPECIAL, WARNING
 from harmony_doctor.output.tokens import token_label, token_ref, token_window
 from harmony_doctor.rules import RULES
@@ -28,12 +28,12 @@ def explain_view(d: Diagnosis, source: str, vocab: Vocab, window: int = 6) -> Re
     if d.verdict == "ok" and not d.findings:
         parts.append(Text.assemble(("OK", OK), "  openai-harmony parses the stream cleanly."))
     for finding in d.findings:
-        parts.append(Rule(style=DIM))
+        parts.append(separator())
         parts.append(_finding_view(finding, d.input.tokens, vocab, window))
     parts.extend(
         Text.assemble(("replay disagrees: ", ERROR), safe_text(note)) for note in d.disagreements
     )
-    parts.append(Rule(style=DIM))
+    parts.append(separator())
     parts.append(_messages_view(d.replay.messages, d.verdict, vocab, d.input.tokens))
     parts.append(_lenient_view(d))
     parts.append(_summary(f.severity for f in d.findings))
@@ -104,18 +104,15 @@ def _messages_view(
     title = "Messages before the fault" if verdict == "fault" else "Messages"
     if not messages:
         return Text.assemble((title, LABEL), ": none")
-    return Group(
-        Text(title, style=LABEL), Padding(_message_table(messages), (0, 0, 0, 2), expand=False)
-    )
+    table = Fitted(lambda width: _message_table(messages, width))
+    return Group(Text(title, style=LABEL), Padding(table, (0, 0, 0, 2), expand=False))
 
 
-def _message_table(messages: Iterable[Message]) -> Table:
+def _message_table(messages: Iterable[Message], width: int | None) -> Table:
     table = Table(box=None, pad_edge=False, show_edge=False, header_style=DIM)
     table.add_column("#", justify="right", no_wrap=True)
     table.add_column("tokens", no_wrap=True)
-    table.add_column("header", overflow="fold", max_width=44)
-    table.add_column("end", no_wrap=True)
-    table.add_column("content", no_wrap=True, overflow="ellipsis", min_width=20)
+    _header_and_content_columns(table, width, ["end"], fixed=32)  # #, tokens, end
     for m in messages:
         end = special_token_name(m.terminator) if m.terminator is not None else "(eos)"
         header = header_summary(m.role, m.channel, m.recipient, m.content_type)
@@ -144,11 +141,17 @@ def _lenient_view(d: Diagnosis) -> RenderableType:
     )
     line = Text.assemble(title, ": ", verdict, f", {len(d.lenient_messages)} message(s) recovered")
     rows: list[RenderableType] = [line]
+    if d.lenient_messages:
+        table = Fitted(lambda width: _lenient_table(d.lenient_messages, width))
+        rows.append(Padding(table, (0, 0, 0, 2), expand=False))
+    return Group(*rows)
+
+
+def _lenient_table(messages: Sequence[dict[str, Any]], width: int | None) -> Table:
     table = Table(box=None, pad_edge=False, show_edge=False, header_style=DIM)
     table.add_column("#", justify="right", no_wrap=True)
-    table.add_column("header", overflow="fold", max_width=44)
-    table.add_column("content", no_wrap=True, overflow="ellipsis", min_width=20)
-    for index, message in enumerate(d.lenient_messages):
+    _header_and_content_columns(table, width, [], fixed=10)  # the # column
+    for index, message in enumerate(messages):
         header = header_summary(
             message.get("name") or message.get("role"),
             message.get("channel"),
@@ -161,9 +164,28 @@ def _lenient_view(d: Diagnosis) -> RenderableType:
             safe_text(header, keep_newlines=False),
             safe_text(shorten(text, 160), keep_newlines=False),
         )
-    if d.lenient_messages:
-        rows.append(Padding(table, (0, 0, 0, 2), expand=False))
-    return Group(*rows)
+    return table
+
+
+def _header_and_content_columns(
+    table: Table, width: int | None, between: list[str], fixed: int
+) -> None:
+    """A message table's header and content columns (with `between` columns in the middle):
+    whole lines when the width is unlimited; on a terminal the header folds within a third of
+    the width and the content gets what is left, cut with an ellipsis. `fixed`: the cells the
+    table's other columns, gaps and indent take."""
+    if width is None:
+        table.add_column("header", no_wrap=True)
+    else:
+        header = capped(width, 0.35, 16, 44) or 16
+        table.add_column("header", overflow="fold", max_width=header)
+    for name in between:
+        table.add_column(name, no_wrap=True)
+    if width is None:
+        table.add_column("content", no_wrap=True)
+    else:
+        room = max(12, width - header - fixed)
+        table.add_column("content", no_wrap=True, overflow="ellipsis", max_width=room)
 
 
 def _summary(severities: Iterable[str]) -> Text:
@@ -201,9 +223,9 @@ def log_explain_view(
     if not errors:
         parts.append(Text.assemble(("OK", OK), "  no Harmony failure found in this text."))
     for error in errors:
-        parts.append(Rule(style=DIM))
+        parts.append(separator())
         parts.append(_log_error_view(error, vocab))
-    parts.append(Rule(style=DIM))
+    parts.append(separator())
     parts.append(_summary(e.severity for e in errors))
     return Group(*parts)
 

@@ -6,14 +6,13 @@ from collections.abc import Sequence
 
 from rich.console import Group, RenderableType
 from rich.padding import Padding
-from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
 from harmony_doctor.harmony.vocab import Vocab, special_token_name
 from harmony_doctor.models import ParserResult, Received, Recovery, Shrink
 from harmony_doctor.output.escape import safe_text, shorten
-from harmony_doctor.output.layout import facts_grid, header_summary
+from harmony_doctor.output.layout import Fitted, capped, facts_grid, header_summary, separator
 from harmony_doctor.output.styles import DIM, ERROR, LABEL, OK, WARNING
 from harmony_doctor.output.tokens import stream_text_view
 
@@ -32,27 +31,28 @@ def recover_view(
     bits = [source, inp.format, f"{len(inp.tokens)} tokens", f"role {rec.role}"]
     head = Text("harmony-doctor recover  ", style=LABEL)
     head.append_text(safe_text(" · ".join(bits), DIM, keep_newlines=False))
-    table = Table(box=None, pad_edge=False, show_edge=False, header_style=LABEL)
-    table.add_column("", style=DIM, no_wrap=True)
-    for title in ("openai-harmony strict", "lenient (strict=False)", "salvage (harmony-doctor)"):
-        table.add_column(title, overflow="fold", ratio=1)
     certain = sum(1 for p in rec.pieces if p.confidence == "certain")
-    table.add_row(
-        "error",
-        _error_cell(rec.strict),
-        _error_cell(rec.lenient),
-        Text(f"{len(rec.skipped)} span(s) skipped" if rec.skipped else "—", DIM),
+    rows: list[tuple[str, RenderableType, RenderableType, RenderableType]] = []
+    rows.append(
+        (
+            "error",
+            _error_cell(rec.strict),
+            _error_cell(rec.lenient),
+            Text(f"{len(rec.skipped)} span(s) skipped" if rec.skipped else "—", DIM),
+        )
     )
-    table.add_row(
-        "messages",
-        str(len(rec.strict.messages)),
-        str(len(rec.lenient.messages)) if rec.lenient.available else "—",
-        f"{len(rec.pieces)} ({certain} certain, {len(rec.pieces) - certain} guessed)",
+    rows.append(
+        (
+            "messages",
+            str(len(rec.strict.messages)),
+            str(len(rec.lenient.messages)) if rec.lenient.available else "—",
+            f"{len(rec.pieces)} ({certain} certain, {len(rec.pieces) - certain} guessed)",
+        )
     )
     salvage_analysis = _pieces_cell(rec, rec.analysis)
     salvage_final = _pieces_cell(rec, (rec.final,) if rec.final is not None else ())
-    table.add_row("analysis", _cell(strict.analysis), _cell(lenient.analysis), salvage_analysis)
-    table.add_row("final", _cell(strict.final), _cell(lenient.final), salvage_final)
+    rows.append(("analysis", _cell(strict.analysis), _cell(lenient.analysis), salvage_analysis))
+    rows.append(("final", _cell(strict.final), _cell(lenient.final), salvage_final))
     call = rec.tool_call
     salvage_call: RenderableType = Text("—", DIM)
     if call is not None:
@@ -64,15 +64,19 @@ def recover_view(
             + ("" if call.complete else ", no <|call|>"),
             DIM,
         )
-    table.add_row(
-        "tool call",
-        _call_cell(strict.tool_recipient, strict.tool_arguments),
-        _call_cell(lenient.tool_recipient, lenient.tool_arguments),
-        salvage_call,
+    rows.append(
+        (
+            "tool call",
+            _call_cell(strict.tool_recipient, strict.tool_arguments),
+            _call_cell(lenient.tool_recipient, lenient.tool_arguments),
+            salvage_call,
+        )
     )
-    parts: list[RenderableType] = [head, Text(""), table, Rule(style=DIM)]
+    table = Fitted(lambda width: _side_by_side(rows, width))
+    parts: list[RenderableType] = [head, Text(""), table, separator()]
     parts.append(Text("Salvaged pieces (token spans end-exclusive)", style=LABEL))
-    parts.append(Padding(_pieces_table(rec), (0, 0, 0, 2), expand=False))
+    pieces = Fitted(lambda width: _pieces_table(rec, width))
+    parts.append(Padding(pieces, (0, 0, 0, 2), expand=False))
     for skip in rec.skipped:
         line = Text(f"  skipped {skip.span[0]}-{skip.span[1]}  ", style=WARNING)
         line.append_text(safe_text(skip.reason, keep_newlines=False))
@@ -98,6 +102,35 @@ def recover_view(
     )
     parts.append(verdict)
     return Group(*parts)
+
+
+_SIDES = ("openai-harmony strict", "lenient (strict=False)", "salvage (harmony-doctor)")
+
+
+def _side_by_side(
+    rows: list[tuple[str, RenderableType, RenderableType, RenderableType]], width: int | None
+) -> RenderableType:
+    """Strict, lenient and salvage in three columns; below 100 cells, one block each."""
+    if width is not None and width < 100:
+        blocks: list[RenderableType] = []
+        for side, title in enumerate(_SIDES, start=1):
+            grid = Table(box=None, pad_edge=False, show_edge=False, show_header=False)
+            grid.add_column(style=DIM, no_wrap=True)
+            grid.add_column(overflow="fold")
+            for row in rows:
+                grid.add_row(row[0], row[side])
+            blocks.extend([Text(title, style=LABEL), Padding(grid, (0, 0, 0, 2), expand=False)])
+        return Group(*blocks)
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style=LABEL)
+    table.add_column("", style=DIM, no_wrap=True)
+    for title in _SIDES:
+        if width is None:
+            table.add_column(title, no_wrap=True)
+        else:
+            table.add_column(title, overflow="fold", ratio=1)
+    for row in rows:
+        table.add_row(*row)
+    return table
 
 
 def _error_cell(result: ParserResult) -> Text:
@@ -141,16 +174,23 @@ def _pieces_cell(rec: Recovery, indexes: Sequence[int]) -> RenderableType:
     return out
 
 
-def _pieces_table(rec: Recovery) -> RenderableType:
+def _pieces_table(rec: Recovery, width: int | None) -> RenderableType:
     if not rec.pieces:
         return Text("none", DIM)
+    if width is not None and width < 100:
+        return _pieces_stacked(rec)
     table = Table(box=None, pad_edge=False, show_edge=False, header_style=DIM)
     table.add_column("#", justify="right", no_wrap=True)
     table.add_column("tokens", no_wrap=True)
     table.add_column("", no_wrap=True)
-    table.add_column("header", overflow="fold", max_width=40)
-    table.add_column("end", no_wrap=True)
-    table.add_column("content / how", overflow="fold", min_width=30)
+    if width is None:
+        table.add_column("header", no_wrap=True)
+        table.add_column("end", no_wrap=True)
+        table.add_column("content / how", no_wrap=True)
+    else:
+        table.add_column("header", overflow="fold", max_width=capped(width, 0.3, 14, 40))
+        table.add_column("end", no_wrap=True)
+        table.add_column("content / how", overflow="fold", min_width=20)
     for index, p in enumerate(rec.pieces):
         end = special_token_name(p.terminator) if p.terminator is not None else "—"
         cell = safe_text(repr(shorten(p.text, 160)), keep_newlines=False)
@@ -168,6 +208,24 @@ def _pieces_table(rec: Recovery) -> RenderableType:
             cell,
         )
     return table
+
+
+def _pieces_stacked(rec: Recovery) -> RenderableType:
+    """Narrow terminals: each piece's facts on one line, its content and provenance below."""
+    blocks: list[RenderableType] = []
+    for index, p in enumerate(rec.pieces):
+        end = special_token_name(p.terminator) if p.terminator is not None else "—"
+        line = Text(f"{index}  {p.span[0]}-{p.span[1]}  ")
+        line.append(p.confidence, OK if p.confidence == "certain" else WARNING)
+        line.append("  ")
+        header = header_summary(p.name or p.role, p.channel, p.recipient, p.content_type)
+        line.append_text(safe_text(header, keep_newlines=False))
+        line.append(f"  {end}")
+        body = safe_text(repr(shorten(p.text, 160)), keep_newlines=False)
+        body.append("\n")
+        body.append_text(safe_text(p.how, DIM, keep_newlines=False))
+        blocks.extend([line, Padding(body, (0, 0, 0, 3), expand=False)])
+    return Group(*blocks)
 
 
 # --- repro -----------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from harmony_doctor.output.escape import safe_text
+from harmony_doctor.output.layout import UNLIMITED, Fitted, capped
 from harmony_doctor.output.styles import DIM, LABEL, OK, WARNING
 
 _BLOCKS = " ▏▎▍▌▋▊▉█"
@@ -29,7 +30,6 @@ def scan_view(
     days: list[tuple[str, int]],
     files: list[dict[str, Any]],
     top: int,
-    width: int = 100,
     title: str = "scan",
 ) -> RenderableType:
     """The summary of many sources: headline, top groups, failures per day, files not read."""
@@ -37,7 +37,7 @@ def scan_view(
     if not groups:
         parts.append(Text("No Harmony failures found.", style=OK))
     else:
-        parts.append(_groups_table(groups, by, top, width))
+        parts.append(Fitted(lambda width: _groups_table(groups, by, top, width)))
         if len(groups) > top:
             parts.append(Text(f"… {len(groups) - top} more groups (--top, --format csv)", DIM))
         if len(days) > 1:
@@ -75,12 +75,23 @@ def _human_size(count: int) -> str:
 
 
 def _files_table(files: list[dict[str, Any]], top: int) -> RenderableType:
+    rows: list[RenderableType] = [Text("files", style=LABEL)]
+    rows.append(Fitted(lambda width: _files_rows(files, top, width)))
+    if len(files) > top:
+        rows.append(Text(f"… {len(files) - top} more files (--format json)", DIM))
+    return Group(*rows)
+
+
+def _files_rows(files: list[dict[str, Any]], top: int, width: int | None) -> Table:
     table = Table(box=None, pad_edge=False, show_edge=False, header_style=DIM)
-    table.add_column("file", overflow="fold", max_width=60)
+    if width is None:
+        table.add_column("file", no_wrap=True)
+    else:
+        table.add_column("file", overflow="fold", max_width=capped(width, 0.5, 20, 60))
     table.add_column("status", no_wrap=True)
     table.add_column("lines", justify="right", no_wrap=True)
     table.add_column("failures", justify="right", no_wrap=True)
-    table.add_column("reason", overflow="fold")
+    table.add_column("reason", overflow="fold", no_wrap=width is None)
     ordered = sorted(files, key=lambda f: (f["status"] == "ok", -f["failures"], f["path"]))
     for f in ordered[:top]:
         style = OK if f["status"] == "ok" else WARNING
@@ -91,21 +102,24 @@ def _files_table(files: list[dict[str, Any]], top: int) -> RenderableType:
             f"{f['failures']:,}",
             safe_text(f["reason"] or "", keep_newlines=False),
         )
-    rows: list[RenderableType] = [Text("files", style=LABEL), table]
-    if len(files) > top:
-        rows.append(Text(f"… {len(files) - top} more files (--format json)", DIM))
-    return Group(*rows)
+    return table
 
 
-def _groups_table(groups: list[dict[str, Any]], by: tuple[str, ...], top: int, width: int) -> Table:
-    """The summary table; on narrow terminals the time columns go first, then the example."""
+def _groups_table(
+    groups: list[dict[str, Any]], by: tuple[str, ...], top: int, width: int | None
+) -> Table:
+    """The summary table; on narrow terminals the time columns go first, then the example.
+    With an unlimited width (a pipe) every column is there, whole."""
     shown = groups[:top]
     widths = {k: min(40, max(len(k), *(len(str(g[k])) for g in shown))) for k in by}
-    spare = width - sum(w + 2 for w in widths.values()) - 40  # count, share, bar, rate
+    spare = UNLIMITED if width is None else width - sum(w + 2 for w in widths.values()) - 40
     columns = {"example": spare >= 14, "first seen": spare >= 48, "last seen": spare >= 66}
     table = Table(box=None, pad_edge=False, show_edge=False, header_style=DIM)
     for key in by:
-        table.add_column(key, overflow="fold", min_width=widths[key], max_width=40)
+        if width is None:
+            table.add_column(key, no_wrap=True)
+        else:
+            table.add_column(key, overflow="fold", min_width=widths[key], max_width=40)
     table.add_column("count", justify="right", no_wrap=True)
     table.add_column("share", justify="right", no_wrap=True)
     table.add_column("", no_wrap=True, width=10)
@@ -113,7 +127,9 @@ def _groups_table(groups: list[dict[str, Any]], by: tuple[str, ...], top: int, w
     for name in ("first seen", "last seen"):
         if columns[name]:
             table.add_column(name, no_wrap=True)
-    if columns["example"]:
+    if columns["example"] and width is None:
+        table.add_column("example", no_wrap=True)
+    elif columns["example"]:
         room = spare - 18 * (columns["first seen"] + columns["last seen"])
         table.add_column("example", no_wrap=True, overflow="ellipsis", max_width=max(12, room))
     biggest = max(g["count"] for g in shown)

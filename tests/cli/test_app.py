@@ -165,3 +165,22 @@ def test_file_names_on_stderr_go_through_the_escaper(tmp_path: Path) -> None:
     line = next(x for x in result.stderr.splitlines() if "evil" in x)
     assert not any(c in line for c in "\x1b\x07\u202e\u2028")
     assert "\\x1b" in line and "\\u202e" in line
+
+
+# --- issue 12: output that pipes --------------------------------------------------------------
+
+
+def test_piped_output_is_never_wrapped_or_cut() -> None:
+    """Off a terminal (as here) lines are whole: the title, long paths, the messages table."""
+    result = run(["explain", SEED])
+    title = result.stdout.splitlines()[0]
+    assert title.endswith("role assistant · strict") and len(title) > 100
+    assert "…" not in result.stdout.split("Messages")[0].split("header 0-43")[0]
+
+
+def test_width_lays_views_out_for_a_terminal() -> None:
+    narrow = run(["explain", "--width", "80", SEED]).stdout
+    assert max(len(line) for line in narrow.splitlines()) <= 80
+    wide = run(["explain", "--width", "200", SEED]).stdout
+    assert max(len(line) for line in wide.splitlines()) <= 200
+    assert len(wide.splitlines()) < len(narrow.splitlines())

@@ -178,7 +178,7 @@ def test_scan_view() -> None:
     ]
     days = [("2026-01-01", 1), ("2026-01-02", 3)]
     groups = [_group(f"kind {HOSTILE}", 3, 0.75), _group("other", 1, 0.25)]
-    out = _show(scan_view(groups, ("kind",), totals, days, files, top=1, width=100))
+    out = _show(scan_view(groups, ("kind",), totals, days, files, top=1))
     _assert_inert(out)
     assert out.startswith(
         "harmony-doctor scan  2 file(s) · 1.2 KB · 12,345 lines · 4 failure(s) · 1 skipped, 0 partial"
