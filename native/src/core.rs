@@ -1,7 +1,8 @@
 //! The scan core (see notes/core-spec.md): the same algorithm as harmony_doctor/scan/core.py.
 //! Offsets are in the "cut stream" (every line cut to max_line bytes).
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, LazyLock};
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, Input, MatchKind};
@@ -57,26 +58,106 @@ const PREFILTER: [&str; 22] = [
 
 const WS: &str = r"[ \t\n\r\x0C\x0B]";
 
-/// A stamp shared between the known-points map, pending windows and lines (cheap clones).
-type Stamp = Option<Arc<[u8]>>;
+/// A canonical stamp: own stamps inline (no allocation per line), wrapper stamps from meta
+/// (any length) shared.
+#[derive(Debug, Clone)]
+pub enum St {
+    Own(u8, [u8; 19]),
+    Meta(Arc<[u8]>),
+}
+
+impl St {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            St::Own(n, b) => &b[..*n as usize],
+            St::Meta(b) => b,
+        }
+    }
+}
+
+type Stamp = Option<St>;
+
+fn stamp_vec(s: &Stamp) -> Option<Vec<u8>> {
+    s.as_ref().map(|s| s.bytes().to_vec())
+}
 
 static PID_FINDER: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new("pid"));
-static POST_FINDER: LazyLock<memmem::Finder<'static>> =
-    LazyLock::new(|| memmem::Finder::new("\"POST /v1/"));
-static GET_FINDER: LazyLock<memmem::Finder<'static>> =
-    LazyLock::new(|| memmem::Finder::new("\"GET /v1/"));
+static MARKUP_FINDER: LazyLock<memmem::Finder<'static>> =
+    LazyLock::new(|| memmem::Finder::new("<|"));
 
-/// The stream pass: leftmost-first DFA (its prefilter makes it 2-3x faster than standard
-/// semantics here). The reported match is the leftmost-starting literal of the line.
+/// What the stream pass searches for: for every prefilter literal but `<|` (searched apart with
+/// memmem), a rarer piece of it at a known offset. Teddy then works on 3-byte fingerprints
+/// that ordinary log text seldom has (5x fewer false candidates than the literals' own
+/// 2-byte prefixes such as "to", "co", "re"). A found piece is checked against its whole
+/// literal, so the rules see exactly the prefilter literals of the spec.
+/// (piece, index of its literal in PREFILTER, offset of the piece in the literal)
+const PIECES: [(&str, usize, usize); 21] = [
+    ("HarmonyE", 0, 0),
+    ("g start tok", 1, 8),
+    ("s remaini", 2, 5),
+    ("nknown r", 3, 0),
+    ("l marker", 4, 6),
+    ("d EOS", 5, 9),
+    ("n a role", 6, 6),
+    ("e header", 7, 5),
+    ("vocab f", 8, 0),
+    ("n JSON", 9, 11),
+    ("tool call", 10, 0),
+    ("input at p", 11, 6),
+    ("tags in th", 12, 0),
+    ("-terminal s", 13, 3),
+    ("d raw out", 14, 8),
+    ("_token_i", IDS, 0),
+    ("\"POST /v1/", POST, 0),
+    ("\"GET /v1/", GET, 0),
+    ("| POST", GIN_POST, 0),
+    ("| GET", GIN_GET, 0),
+    ("Received r", RECEIVED, 0),
+];
+const POST: usize = 17;
+const GET: usize = 18;
+const GIN_POST: usize = 19;
+const GIN_GET: usize = 20;
+
+/// Leftmost-first DFA over the pieces; no piece is a prefix of another, so searching again
+/// from a match's start + 1 finds every occurrence of every piece.
 static AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
     AhoCorasick::builder()
         .kind(Some(AhoCorasickKind::DFA))
         .match_kind(MatchKind::LeftmostFirst)
-        .build(PREFILTER)
+        .build(PIECES.iter().map(|p| p.0))
         .unwrap()
 });
-/// Per-line classification: every literal, overlapping (standard semantics).
-static AC_ALL: LazyLock<AhoCorasick> = LazyLock::new(|| AhoCorasick::new(PREFILTER).unwrap());
+
+/// FxHash (rustc's): the tally keys are small integers, SipHash's DoS guard is not needed.
+#[derive(Default)]
+struct Fx(u64);
+
+impl Hasher for Fx {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_u8(&mut self, v: u8) {
+        self.write_u64(u64::from(v));
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(u64::from(v));
+    }
+    fn write_i64(&mut self, v: i64) {
+        self.write_u64(v as u64);
+    }
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
 
 fn re(pattern: &str) -> Regex {
     Regex::new(&format!("(?-u){pattern}")).unwrap()
@@ -87,7 +168,6 @@ static GIN: LazyLock<Regex> = LazyLock::new(|| {
         r#"\| (?:POST|GET){WS}+"/(?:api/chat|api/generate|v1/[a-z/]+)""#
     ))
 });
-static IDS_RE: LazyLock<Regex> = LazyLock::new(|| re(&format!("_token_ids{WS}*[:=]")));
 static CONTENT: LazyLock<Regex> = LazyLock::new(|| {
     re(&format!(
         r#"(?i)(?:content|reasoning|text|output_text|name)["']?{WS}*[:=]{WS}*["']"#
@@ -205,6 +285,10 @@ fn vllm_find(h: &[u8]) -> Option<(usize, usize)> {
 
 /// The canonical stamp a line carries in `head` (its first HEAD bytes), if a valid one.
 pub fn own_stamp(head: &[u8]) -> Option<Vec<u8>> {
+    own_st(head).map(|s| s.bytes().to_vec())
+}
+
+fn own_st(head: &[u8]) -> Option<St> {
     for k in memchr_iter(b'-', head) {
         if k >= 4 && k + 15 <= head.len() {
             let p = k - 4;
@@ -213,9 +297,10 @@ pub fn own_stamp(head: &[u8]) -> Option<Vec<u8>> {
                 if !valid(&g[5..7], &g[8..10], &g[11..13], &g[14..16], &g[17..19]) {
                     return None;
                 }
-                let mut out = g.to_vec();
+                let mut out = [0u8; 19];
+                out.copy_from_slice(g);
                 out[10] = b' ';
-                return Some(out);
+                return Some(St::Own(19, out));
             }
         }
     }
@@ -224,7 +309,11 @@ pub fn own_stamp(head: &[u8]) -> Option<Vec<u8>> {
     if !valid(&md[0..2], &md[3..5], &hms[0..2], &hms[3..5], &hms[6..8]) {
         return None;
     }
-    Some([md, b" ", hms].concat())
+    let mut out = [0u8; 19];
+    out[..5].copy_from_slice(md);
+    out[5] = b' ';
+    out[6..14].copy_from_slice(hms);
+    Some(St::Own(14, out))
 }
 
 /// `\bpid[=:]\s*(\d+)`, first match; None past 18 digits.
@@ -253,21 +342,6 @@ pub fn own_pid(head: &[u8]) -> Option<i64> {
     None
 }
 
-/// `"(?:POST|GET) /v1/(?:chat/completions|responses|completions)[ ?"]` anywhere in `text`.
-fn access_match(text: &[u8]) -> bool {
-    for finder in [&*POST_FINDER, &*GET_FINDER] {
-        for i in finder.find_iter(text) {
-            let r = &text[i + finder.needle().len()..];
-            for ep in [&b"chat/completions"[..], b"responses", b"completions"] {
-                if r.starts_with(ep) && matches!(r.get(ep.len()), Some(b' ' | b'?' | b'"')) {
-                    return true;
-                }
-            }
-        }
-    }
-    false
-}
-
 pub fn hour_key(stamp: &[u8]) -> Vec<u8> {
     stamp[..stamp.len().saturating_sub(6)].to_vec()
 }
@@ -282,28 +356,65 @@ pub struct Kinds {
 }
 
 pub fn classify(text: &[u8]) -> Kinds {
-    classify_from(text, 0)
+    let markup = MARKUP_FINDER.find(text).is_some();
+    match AC.find(text) {
+        Some(m) => classify_line(text, 0, text.len(), m.start(), m.pattern().as_usize(), markup),
+        None => classify_line(text, 0, text.len(), 0, usize::MAX, markup),
+    }
 }
 
-/// `classify`, knowing that no prefilter literal starts before `from` (where the stream pass
-/// found the line's leftmost literal).
-fn classify_from(text: &[u8], from: usize) -> Kinds {
+/// The first piece at or after `from` in `hay[..end]`: (start, piece index).
+fn next_piece(hay: &[u8], from: usize, end: usize) -> Option<(usize, usize)> {
+    AC.find(Input::new(&hay[..end]).range(from..end))
+        .map(|m| (m.start(), m.pattern().as_usize()))
+}
+
+/// The rules for the line `hay[ls..le]`, whose first piece is piece `pat` at `at` (none
+/// before it in the line; `pat == usize::MAX`: no piece) and which holds `<|` iff `markup`.
+fn classify_line(hay: &[u8], ls: usize, le: usize, at: usize, pat: usize, markup: bool) -> Kinds {
     let mut seen = [false; PREFILTER.len()];
-    for m in AC_ALL.find_overlapping_iter(&text[from..]) {
-        seen[m.pattern().as_usize()] = true;
+    seen[MARKUP] = markup;
+    let mut access = false;
+    let mut ids = false;
+    let mut next = (pat != usize::MAX).then_some((at, pat));
+    while let Some((at, pat)) = next {
+        let (_, lit, offset) = PIECES[pat];
+        let word = PREFILTER[lit].as_bytes();
+        if at >= ls + offset && hay[at - offset..le].starts_with(word) {
+            let after = at - offset + word.len();
+            seen[lit] = true;
+            match lit {
+                POST | GET => access = access || endpoint_at(&hay[after..le]),
+                IDS => ids = ids || ids_at(&hay[after..le]),
+                _ => {}
+            }
+        }
+        next = next_piece(hay, at + 1, le);
     }
+    let text = &hay[ls..le];
     let hit =
         seen[..ERROR_ANCHORS.len()].iter().any(|&x| x) || (seen[MARKUP] && CONTENT.is_match(text));
-    let access = (seen[17] || seen[18]) && access_match(text)
-        || (seen[19] || seen[20]) && GIN.is_match(text);
+    let access = access || (seen[GIN_POST] || seen[GIN_GET]) && GIN.is_match(text);
     let received = !access && seen[RECEIVED];
-    let ids = seen[IDS] && IDS_RE.is_match(text);
     Kinds {
         hit,
         access,
         received,
         ids,
     }
+}
+
+/// `(?:chat/completions|responses|completions)[ ?"]` at the start of `r`.
+fn endpoint_at(r: &[u8]) -> bool {
+    [&b"chat/completions"[..], b"responses", b"completions"]
+        .iter()
+        .any(|ep| r.starts_with(ep) && matches!(r.get(ep.len()), Some(b' ' | b'?' | b'"')))
+}
+
+/// `\s*[:=]` at the start of `r` (the rest of `_token_ids\s*[:=]`).
+fn ids_at(r: &[u8]) -> bool {
+    let i = skip_ws(r, 0);
+    matches!(r.get(i), Some(b':' | b'='))
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -379,10 +490,10 @@ pub struct Core {
     done: bool,
     stats: Stats,
     /// (kind, pid, hour id) -> n; hour ids index `hours` (u32::MAX: no stamp)
-    tallies: HashMap<(u8, Option<i64>, u32), u64>,
+    tallies: HashMap<(u8, Option<i64>, u32), u64, BuildHasherDefault<Fx>>,
     hour_ids: HashMap<Vec<u8>, u32>,
     hours: Vec<Vec<u8>>,
-    last_hour: Option<(Vec<u8>, u32)>,
+    last_hour: (Vec<u8>, u32),
 }
 
 const KINDS: [&str; 2] = ["access", "received"];
@@ -428,10 +539,10 @@ impl Core {
             pending: None,
             done: false,
             stats: Stats::default(),
-            tallies: HashMap::new(),
+            tallies: HashMap::default(),
             hour_ids: HashMap::new(),
             hours: Vec::new(),
-            last_hour: None,
+            last_hour: (Vec::new(), u32::MAX),
         })
     }
 
@@ -450,11 +561,10 @@ impl Core {
 
     fn hour_id(&mut self, stamp: &Stamp) -> u32 {
         let Some(stamp) = stamp else { return u32::MAX };
+        let stamp = stamp.bytes();
         let key = &stamp[..stamp.len().saturating_sub(6)];
-        if let Some((last, id)) = &self.last_hour {
-            if last.as_slice() == key {
-                return *id;
-            }
+        if self.last_hour.1 != u32::MAX && self.last_hour.0 == key {
+            return self.last_hour.1;
         }
         let id = match self.hour_ids.get(key) {
             Some(&id) => id,
@@ -465,7 +575,9 @@ impl Core {
                 id
             }
         };
-        self.last_hour = Some((key.to_vec(), id));
+        self.last_hour.0.clear();
+        self.last_hour.0.extend_from_slice(key);
+        self.last_hour.1 = id;
         id
     }
 
@@ -484,8 +596,10 @@ impl Core {
             prev = *line;
         }
         for (line, stamp, pid) in meta {
-            self.meta
-                .insert(*line, (stamp.as_deref().map(Arc::from), *pid));
+            self.meta.insert(
+                *line,
+                (stamp.as_deref().map(|s| St::Meta(Arc::from(s))), *pid),
+            );
         }
         self.stats.bytes += data.len() as u64;
         let Some(last) = memrchr(b'\n', data) else {
@@ -500,21 +614,24 @@ impl Core {
         };
         let first = memchr(b'\n', data).unwrap();
         let ml = self.max_line;
-        let mut region = std::mem::take(&mut self.part);
+        // the complete lines go straight into buf (one copy), cut there when too long
+        let base = self.buf.len();
         let mut cuts = Vec::new();
-        if self.part_cut || region.len() + first > ml {
-            let room = ml - region.len();
-            region.extend_from_slice(&data[..first.min(room)]);
-            region.extend_from_slice(&data[first..=last]);
+        self.buf.extend_from_slice(&self.part);
+        if self.part_cut || self.part.len() + first > ml {
+            let room = ml - self.part.len();
+            self.buf.extend_from_slice(&data[..first.min(room)]);
+            self.buf.extend_from_slice(&data[first..=last]);
             cuts.push(0);
         } else {
-            region.extend_from_slice(&data[..=last]);
+            self.buf.extend_from_slice(&data[..=last]);
         }
         let tail = &data[last + 1..];
-        self.part = tail[..tail.len().min(ml)].to_vec();
+        self.part.clear();
+        self.part.extend_from_slice(&tail[..tail.len().min(ml)]);
         self.part_cut = tail.len() > ml;
-        let region = self.cut_long(region, &mut cuts);
-        let id_lines = self.process(&region, &cuts, false);
+        self.cut_long(base, &mut cuts);
+        let id_lines = self.process(base, &cuts, false);
         let windows = self.settle(false);
         Ok(Batch { windows, id_lines })
     }
@@ -526,64 +643,75 @@ impl Core {
         self.done = true;
         let mut id_lines = Vec::new();
         if !self.part.is_empty() {
-            let region = std::mem::take(&mut self.part);
+            let base = self.buf.len();
+            self.buf.extend_from_slice(&self.part);
+            self.part.clear();
             let cuts = if self.part_cut { vec![0] } else { vec![] };
-            id_lines = self.process(&region, &cuts, true);
+            id_lines = self.process(base, &cuts, true);
         }
         let windows = self.settle(true);
         Ok(Batch { windows, id_lines })
     }
 
-    /// Cut every line of `region` to max_line bytes, recording cut line starts.
-    fn cut_long(&self, region: Vec<u8>, cuts: &mut Vec<usize>) -> Vec<u8> {
+    /// Cut every line of `buf[base..]` to max_line bytes in place, recording where cut lines
+    /// start (relative to base).
+    fn cut_long(&mut self, base: usize, cuts: &mut Vec<usize>) {
         let ml = self.max_line;
-        let n = region.len();
-        let mut pos = 0;
-        let mut out: Option<Vec<u8>> = None;
-        let mut copy_from = 0;
-        let mut removed = 0;
+        let n = self.buf.len();
+        let (mut pos, mut copy_from, mut w) = (base, base, base);
         while n - pos > ml {
-            if let Some(q) = memrchr(b'\n', &region[pos..pos + ml + 1]) {
+            if let Some(q) = memrchr(b'\n', &self.buf[pos..pos + ml + 1]) {
                 pos += q + 1;
                 continue;
             }
-            let nl = memchr(b'\n', &region[pos + ml..]).map_or(n, |j| pos + ml + j);
-            let o = out.get_or_insert_with(|| Vec::with_capacity(n));
-            o.extend_from_slice(&region[copy_from..pos + ml]);
-            cuts.push(pos - removed);
-            removed += nl - (pos + ml);
+            let nl = memchr(b'\n', &self.buf[pos + ml..]).map_or(n, |j| pos + ml + j);
+            // the writes stay below pos + ml: what is still to read is never overwritten
+            self.buf.copy_within(copy_from..pos + ml, w);
+            w += pos + ml - copy_from;
+            cuts.push(w - ml - base);
             copy_from = nl;
             pos = (nl + 1).min(n);
         }
-        match out {
-            None => region,
-            Some(mut o) => {
-                o.extend_from_slice(&region[copy_from..]);
-                o
-            }
+        if copy_from != w {
+            self.buf.copy_within(copy_from..n, w);
+            self.buf.truncate(w + n - copy_from);
         }
     }
 
-    fn process(&mut self, region: &[u8], cuts: &[usize], fin: bool) -> Vec<IdLine> {
-        let base = self.buf.len();
-        self.buf.extend_from_slice(region);
+    /// The lines of `buf[base..]` (complete ones, plus the last one when `fin`).
+    fn process(&mut self, base: usize, cuts: &[usize], fin: bool) -> Vec<IdLine> {
         let end = self.buf.len();
         self.stats.cut_lines += cuts.len() as u64;
         let line0 = self.stats.lines + 1;
-        self.pos += region.len();
-        let cutset: HashSet<usize> = cuts.iter().copied().collect();
+        self.pos += end - base;
         let mut out = Vec::new();
         let (mut at, mut at_line) = (base, line0);
-        let mut from = base;
-        while from < end {
-            let Some(m) = AC.find(Input::new(&self.buf[..end]).range(from..end)) else {
+        let markup_from = |buf: &[u8], from: usize| {
+            MARKUP_FINDER
+                .find(&buf[from..end])
+                .map_or(end, |j| from + j)
+        };
+        let mut piece = next_piece(&self.buf, base, end);
+        let mut mk = markup_from(&self.buf, base);
+        loop {
+            let cand = piece.map_or(end, |p| p.0).min(mk);
+            if cand >= end {
                 break;
+            }
+            let ls = line_start(&self.buf, base, cand);
+            let le = memchr(b'\n', &self.buf[cand..end]).map_or(end, |j| cand + j);
+            let (first_at, first_pat) = match piece {
+                Some((s, p)) if s < le => (s, p),
+                _ => (0, usize::MAX),
             };
-            let ls = line_start(&self.buf, base, m.start());
-            let le = memchr(b'\n', &self.buf[m.start()..end]).map_or(end, |j| m.start() + j);
-            from = le + 1;
-            let text = &self.buf[ls..le];
-            let mut k = classify_from(text, m.start() - ls);
+            let mut k = classify_line(&self.buf, ls, le, first_at, first_pat, mk < le);
+            let from = (le + 1).min(end);
+            if piece.is_some_and(|p| p.0 < from) {
+                piece = next_piece(&self.buf, from, end);
+            }
+            if mk < from {
+                mk = markup_from(&self.buf, from);
+            }
             k.ids = k.ids && self.ids;
             if !(k.hit || k.access || k.received || k.ids) {
                 continue;
@@ -602,11 +730,10 @@ impl Core {
                         .tallies
                         .entry((u8::from(!k.access), pid, hour))
                         .or_insert(0) += 1;
-                    let text = &self.buf[ls..le];
                     if k.access {
                         self.stats.access_lines += 1;
                         if self.stats.first_access_line.is_none() {
-                            self.stats.first_access_line = Some(text.to_vec());
+                            self.stats.first_access_line = Some(self.buf[ls..le].to_vec());
                         }
                     } else {
                         self.stats.received_lines += 1;
@@ -616,9 +743,9 @@ impl Core {
                     out.push(IdLine {
                         line,
                         text: self.buf[ls..le].to_vec(),
-                        stamp: stamp.as_deref().map(<[u8]>::to_vec),
+                        stamp: stamp_vec(&stamp),
                         pid,
-                        cut: cutset.contains(&(ls - base)),
+                        cut: cuts.binary_search(&(ls - base)).is_ok(),
                     });
                 }
             }
@@ -640,8 +767,8 @@ impl Core {
     }
 
     fn line_stamp(&self, line: u64, text: &[u8]) -> Stamp {
-        match own_stamp(&text[..text.len().min(HEAD)]) {
-            Some(st) => Some(Arc::from(st)),
+        match own_st(&text[..text.len().min(HEAD)]) {
+            Some(st) => Some(st),
             None => self.meta.get(&line).and_then(|m| m.0.clone()),
         }
     }
@@ -721,7 +848,7 @@ impl Core {
             first_line: p.first_line,
             text: self.buf[p.start - self.off..p.end - self.off].to_vec(),
             hit_lines: p.hits,
-            stamp_before: p.stamp_before.as_deref().map(<[u8]>::to_vec),
+            stamp_before: stamp_vec(&p.stamp_before),
         }
     }
 
@@ -739,7 +866,8 @@ impl Core {
             return;
         }
         let idx = keep - off;
-        let keep_line = self.off_line + count_nl(&self.buf[..idx]);
+        // buf ends with the last processed line's "\n": count back from there (short)
+        let keep_line = self.stats.lines + 1 - count_nl(&self.buf[idx..]);
         self.eff(keep_line - 1, idx - 1);
         self.buf.drain(..idx);
         self.off = keep;
@@ -822,6 +950,37 @@ tail";
                 assert!(i == j || !a.contains(b), "{a:?} contains {b:?}");
             }
         }
+    }
+
+    #[test]
+    fn pieces_are_in_their_literals_and_no_piece_starts_another() {
+        for (piece, lit, offset) in PIECES {
+            assert!(PREFILTER[lit][offset..].starts_with(piece), "{piece:?}");
+            assert!(piece.len() >= 3, "Teddy's 3-byte fingerprints: {piece:?}");
+        }
+        let lits: Vec<usize> = PIECES.iter().map(|p| p.1).collect();
+        assert_eq!(lits.len() + 1, PREFILTER.len());
+        assert!((0..PREFILTER.len()).all(|i| i == MARKUP || lits.contains(&i)));
+        for a in PIECES {
+            for b in PIECES {
+                assert!(a.0 == b.0 || !a.0.starts_with(b.0), "{a:?} {b:?}");
+            }
+        }
+    }
+
+    /// Every literal of a line counts, also when a piece shows up without its literal, when
+    /// literals overlap ("<| POST") or repeat.
+    #[test]
+    fn classify_sees_every_literal_occurrence() {
+        assert!(classify(b"<| POST \"/api/chat\"").access);
+        assert!(classify(b"\"POST /v1/models \"POST /v1/responses?").access);
+        assert!(classify(b"_token_ids [1] input_token_ids=[2]").ids);
+        assert!(!classify(b"HarmonyE rror tool cal Received req").hit);
+        assert!(!classify(b"xd EOS Unexpected EO").hit);
+        assert!(classify(b"Unexpected EOS").hit);
+        assert!(classify(b"Received request x").received);
+        assert!(!classify(b"Received requests").received);
+        assert!(classify(b"a \"content\": \"x<|").hit);
     }
 
     #[test]
@@ -972,6 +1131,7 @@ tail";
             "(?:(?:INFO|ERROR|WARNING|DEBUG|CRITICAL|WARN){WS}+|^{WS}*)([01][0-9])-([0-3][0-9]){WS}+([0-2][0-9]):([0-5][0-9]):([0-6][0-9])"
         ));
         let pid = re(&format!(r"\bpid[=:]{WS}*([0-9]+)"));
+        let ids = re(&format!("_token_ids{WS}*[:=]"));
         let access = re(r#""(?:POST|GET) /v1/(?:chat/completions|responses|completions)[ ?"]"#);
         let stamp_ref = |h: &[u8]| -> Option<Vec<u8>> {
             let mut at = 0;
@@ -1041,6 +1201,9 @@ tail";
             b" 11-27\t10:00:01",
             b"12-31 23:59:59",
             b"1999-12-32 00:00:00",
+            b"_token_ids",
+            b"_token_i",
+            b"=",
         ];
         let mut state = 0x2545F4914F6CDD1Du64;
         let mut next = |n: usize| {
@@ -1049,7 +1212,7 @@ tail";
             state ^= state << 17;
             (state % n as u64) as usize
         };
-        let mut agreed = [0usize; 3];
+        let mut agreed = [0usize; 4];
         for _ in 0..200_000 {
             let k = next(12);
             let line: Vec<u8> = (0..k)
@@ -1068,12 +1231,15 @@ tail";
             agreed[1] += usize::from(want.is_some());
             let want = access.is_match(&line);
             assert_eq!(
-                access_match(&line),
+                classify(&line).access,
                 want,
                 "{:?}",
                 String::from_utf8_lossy(&line)
             );
             agreed[2] += usize::from(want);
+            let want = ids.is_match(&line);
+            assert_eq!(classify(&line).ids, want, "{:?}", String::from_utf8_lossy(&line));
+            agreed[3] += usize::from(want);
         }
         // the soup does exercise the positive cases
         assert!(agreed.iter().all(|&n| n > 100), "{agreed:?}");
