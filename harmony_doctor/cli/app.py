@@ -43,7 +43,9 @@ for name, function in (
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"{PROGRAM} {__version__}")
+        from harmony_doctor.scan.source import core_name
+
+        typer.echo(f"{PROGRAM} {__version__} (scan core: {core_name()})")
         raise typer.Exit()
 
 

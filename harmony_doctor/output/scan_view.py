@@ -40,6 +40,9 @@ def scan_view(
         parts.append(Fitted(lambda width: _groups_table(groups, by, top, width)))
         if len(groups) > top:
             parts.append(Text(f"… {len(groups) - top} more groups (--top, --format csv)", DIM))
+        note = next((g["rate_note"] for g in groups[:top] if g.get("rate_note")), None)
+        if note is not None:
+            parts.append(Text(f"? rate unknown: more failures than requests ({note})", DIM))
         if len(days) > 1:
             parts.append(_days_chart(days))
     if len(files) > 1 or any(f["status"] != "ok" for f in files):
@@ -57,7 +60,9 @@ def _scan_headline(totals: dict[str, Any], title: str) -> Text:
     ]
     if totals.get("requests"):
         bits.append(f"{totals['requests']:,} requests")
-        bits.append(f"rate {totals['rate']:.2%}")
+        rate = totals.get("rate")
+        note = totals.get("rate_note") or "unknown"
+        bits.append(f"rate {rate:.2%}" if rate is not None else f"rate ? ({note})")
     if totals.get("skipped") or totals.get("partial"):
         bits.append(f"{totals['skipped']} skipped, {totals['partial']} partial")
     line.append(" · ".join(bits), DIM)
@@ -139,7 +144,7 @@ def _groups_table(
             f"{g['count']:,}",
             f"{g['share']:.1%}",
             Text(bar(g["count"] / biggest, 10), style="cyan"),
-            "" if g.get("rate") is None else f"{g['rate']:.2%}",
+            _rate_cell(g),
         ]
         if columns["first seen"]:
             cells.append(_short_time(g.get("first_seen")))
@@ -149,6 +154,13 @@ def _groups_table(
             cells.append(safe_text(g.get("example") or "", keep_newlines=False))
         table.add_row(*cells)
     return table
+
+
+def _rate_cell(group: dict[str, Any]) -> str:
+    """The rate; "?" where it is unknown for a reason (see the note under the table)."""
+    if group.get("rate") is not None:
+        return f"{group['rate']:.2%}"
+    return "?" if group.get("rate_note") else ""
 
 
 def _short_time(stamp: str | None) -> str:

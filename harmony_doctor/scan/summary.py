@@ -72,7 +72,19 @@ def _frame(
     return pl.DataFrame(schema=columns)
 
 
-SUMMARY_COLUMNS = ("count", "share", "requests", "rate", "first_seen", "last_seen", "example")
+SUMMARY_COLUMNS = (
+    "count",
+    "share",
+    "requests",
+    "rate",
+    "rate_note",
+    "first_seen",
+    "last_seen",
+    "example",
+)
+# Why a rate is unknown where failures were counted: more failures than requests in the group
+# (a rate is never above 100%: the log did not record every request; it is not capped).
+NOT_LOGGED = "requests not logged"
 
 
 def summarize(result: ScanResult, by: tuple[str, ...]) -> pl.DataFrame:
@@ -99,6 +111,7 @@ def summarize_frames(
                 "share": pl.Float64,
                 "requests": pl.Int64,
                 "rate": pl.Float64,
+                "rate_note": pl.Utf8,
                 "first_seen": pl.Utf8,
                 "last_seen": pl.Utf8,
                 "example": pl.Utf8,
@@ -134,12 +147,19 @@ def summarize_frames(
         all_requests = int(requests["count"].sum())
         grouped = grouped.with_columns(pl.lit(all_requests, dtype=pl.Int64).alias("requests"))
     if requests.height:
+        known = pl.col("requests").fill_null(0)
         grouped = grouped.with_columns(
-            pl.when((pl.col("requests") > 0) & (pl.col("counted") > 0))
+            pl.when((known > 0) & (pl.col("counted") > 0) & (pl.col("counted") <= known))
             .then(pl.col("counted") / pl.col("requests"))
             .otherwise(None)
-            .alias("rate")
+            .alias("rate"),
+            pl.when(pl.col("counted") > known)
+            .then(pl.lit(NOT_LOGGED))
+            .otherwise(None)
+            .alias("rate_note"),
         )
+    else:
+        grouped = grouped.with_columns(pl.lit(None, dtype=pl.Utf8).alias("rate_note"))
     columns = [*by, *SUMMARY_COLUMNS]
     return grouped.select(columns).sort("count", descending=True, maintain_order=True)
 
@@ -209,9 +229,10 @@ def _totals(
         "lines": sum(f.lines for f in files),
         "requests": requests,
         "failures": failures,
-        "rate": counted / requests if requests else None,
+        "rate": counted / requests if requests and counted <= requests else None,
         "skipped": sum(1 for f in files if f.status == "skipped"),
         "partial": sum(1 for f in files if f.status == "partial"),
+        "rate_note": NOT_LOGGED if requests and counted > requests else None,
     }
 
 
