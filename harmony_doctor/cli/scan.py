@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
@@ -110,12 +112,8 @@ def scan(
         vocab_path=vocab_path,
         verify_clean=verify_clean,
     )
-    progress = Progress(sum(_size(s.path) for s in sources)) if sys.stderr.isatty() else None
-    try:
+    with _progress(sum(_size(s.path) for s in sources)) as progress:
         result = scanning.scan(sources, options, skipped, progress=progress)
-    finally:
-        if progress is not None:
-            progress.close()
     table = summarize(result, keys)
     failed = export.write_tables(
         [(events, lambda: events_frame(result.events)), (summary, lambda: table)]
@@ -124,8 +122,9 @@ def scan(
     files = [asdict(f) for f in result.files]
     days = per_day(result)
     show_summary(table, keys, totals, days, files, output, top, color)
-    for f in result.skipped:
-        note(f"{f.status} {f.path}: {f.reason}")
+    for f in result.files:
+        if f.status != "ok":
+            note(f"{f.status} {f.path}: {f.reason}")
     for error in failed:  # after the summary, which a failed export does not take away
         fail(error)
     if result.skipped or failed:
@@ -143,24 +142,35 @@ def _size(path: Path | None) -> int:
         return 0
 
 
-class Progress:
-    """Bytes, files and failures so far, on stderr; only used when stderr is a terminal."""
+@contextmanager
+def _progress(total_bytes: int) -> Iterator[Callable[[Any], None] | None]:
+    """Bytes and files done and failures so far, as a rich progress bar on stderr; nothing
+    when stderr is not a terminal (a log or a pipe gets no control codes)."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
 
-    def __init__(self, total_bytes: int) -> None:
-        self.total, self.bytes, self.files, self.failures = total_bytes, 0, 0, 0
+    bar = Progress(
+        TextColumn("scanning"),
+        BarColumn(),
+        DownloadColumn(),
+        TextColumn("{task.fields[files]} file(s) · {task.fields[failures]} failure(s)"),
+        TimeElapsedColumn(),
+        console=Console(file=sys.stderr),
+        transient=True,
+    )
+    task = bar.add_task("scan", total=total_bytes or None, files=0, failures=0)
+    counts = {"files": 0, "failures": 0}
 
-    def __call__(self, unit: Any) -> None:
+    def advance(unit: Any) -> None:
+        counts["files"] += 1
+        counts["failures"] += len(unit.events)
         found = unit.found
-        self.bytes += found.bytes if found is not None else 0
-        self.files += unit.unit.part == 0
-        self.failures += len(unit.events)
-        share = f" {self.bytes / self.total:4.0%}" if self.total else ""
-        sys.stderr.write(
-            f"\r\x1b[2Kscanning{share} · {self.bytes / 1e6:,.0f} MB · {self.files} file(s) · "
-            f"{self.failures} failure(s)"
-        )
-        sys.stderr.flush()
+        source = unit.unit.source
+        done = _size(source.path) if found is not None else 0
+        bar.update(task, advance=done, files=counts["files"], failures=counts["failures"])
 
-    def close(self) -> None:
-        sys.stderr.write("\r\x1b[2K")
-        sys.stderr.flush()
+    with bar:
+        yield advance
