@@ -31,7 +31,7 @@ _EVENTS_KEYS = re.compile(
     rb'^\{"file": ?"[^\n]*"line": ?[^\n]*"harmony_version": ?[^\n]*"raise_index"'
 )
 _SUMMARY_HEADER = re.compile(
-    rb"^[a-z_,]*count,share,requests,rate,first_seen,last_seen,example\r?\n"
+    rb"^[a-z_,]*count,share,requests,rate,(?:rate_note,)?first_seen,last_seen,example\r?\n"
 )
 
 
