@@ -39,10 +39,8 @@ if TYPE_CHECKING:
     import polars as pl
 
     from harmony_doctor.explain import LogExplanation, explain_text
-    from harmony_doctor.grammar import ContentType, Dialect
     from harmony_doctor.harmony.vocab import Vocab
-    from harmony_doctor.inputs.tokens import InputFormat
-    from harmony_doctor.prompt import Style
+    from harmony_doctor.models import ContentType, Dialect, InputFormat, Style
     from harmony_doctor.scan.records import ScanOptions, ScanResult
 
 __all__ = [

@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING
 
 from harmony_doctor.errors import InputError
 from harmony_doctor.inputs import tokens as token_input
-from harmony_doctor.inputs.tokens import InputFormat
-from harmony_doctor.models import Diagnosis, LogError, ParseRole
+from harmony_doctor.models import Diagnosis, InputFormat, LogError, ParseRole
 
 if TYPE_CHECKING:
     from harmony_doctor.harmony.vocab import Vocab

@@ -25,7 +25,7 @@ import re
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from harmony_doctor.errors import GrammarEngineError, InputError
 from harmony_doctor.harmony import spec
@@ -41,10 +41,8 @@ from harmony_doctor.harmony.vocab import (
     Vocab,
     special_token_name,
 )
+from harmony_doctor.models import CONTENT_TYPES, ContentType, Dialect
 
-Dialect = Literal["lark", "gbnf"]
-ContentType = Literal["json", "constrain"]
-CONTENT_TYPES: tuple[ContentType, ...] = ("json", "constrain")
 TOOL_CHANNEL = "commentary"
 # Recipients written without a dot are functions (`functions.NAME`), except these built-ins.
 BARE_BUILTINS = ("python",)

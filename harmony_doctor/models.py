@@ -7,7 +7,17 @@ from typing import Any, Literal
 
 Detected = Literal["tokens", "text", "log"]
 Severity = Literal["error", "warning"]
-ParseRole = Literal["assistant", "none"]
+
+# The choices the CLI offers, defined once here and used by the core and the CLI alike.
+ParseRole = Literal["assistant", "none"]  # where a stream starts: inside a header, or at <|start|>
+InputFormat = Literal["auto", "json", "ids", "jsonl", "vllm-log", "text"]
+INPUT_FORMATS: tuple[InputFormat, ...] = ("auto", "json", "ids", "jsonl", "vllm-log", "text")
+Style = Literal["harmony", "passthrough"]  # how `render` renders a chat
+STYLES: tuple[Style, ...] = ("harmony", "passthrough")
+Dialect = Literal["lark", "gbnf"]  # grammar languages
+ContentType = Literal["json", "constrain"]  # `<|constrain|>json` or ` json`
+CONTENT_TYPES: tuple[ContentType, ...] = ("json", "constrain")
+Channel = Literal["analysis", "commentary", "final"]
 
 # Kinds raised by openai-harmony's parser, then the warnings harmony lets through.
 ErrorKind = Literal[

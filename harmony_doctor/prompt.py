@@ -20,14 +20,11 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import Vocab
-from harmony_doctor.models import RenderedPrompt, RenderWarning
-
-Style = Literal["harmony", "passthrough"]
-STYLES: tuple[Style, ...] = ("harmony", "passthrough")
+from harmony_doctor.models import RenderedPrompt, RenderWarning, Style
 
 _EFFORTS = {"low": "Low", "medium": "Medium", "high": "High"}
 _MARKUP = re.compile(r"<\|(?:start|end|message|channel|return|call|constrain)\|>")

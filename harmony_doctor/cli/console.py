@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from typing import Any, Protocol
-
-from rich.console import Console, RenderableType
+from typing import TYPE_CHECKING, Any, Protocol
 
 from harmony_doctor.cli.options import Color, Format
-from harmony_doctor.output.layout import UNLIMITED
+
+if TYPE_CHECKING:  # rich loads when something is shown, not for --help
+    from rich.console import Console, RenderableType
 
 
 class Presentation(Protocol):
@@ -40,6 +40,10 @@ def make_console(color: Color, width: int | None = None) -> Console:
         settings = {"no_color": True, "color_system": None}
     else:
         settings = {}
+    from rich.console import Console
+
+    from harmony_doctor.output.layout import UNLIMITED
+
     console = Console(
         highlight=False, emoji=False, markup=False, soft_wrap=False, width=width, **settings
     )

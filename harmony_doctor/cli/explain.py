@@ -12,7 +12,6 @@ from harmony_doctor.cli.console import make_console, print_json, show
 from harmony_doctor.cli.options import RoleOpt
 from harmony_doctor.cli.reading import InputArgs, takes_input
 from harmony_doctor.errors import ExitCode
-from harmony_doctor.inputs.reader import read_input, read_text
 from harmony_doctor.models import ParseRole
 
 if TYPE_CHECKING:
@@ -53,13 +52,12 @@ def explain(
     INPUT is token ids (JSON, lists, vLLM request logs), Harmony text, or any log excerpt:
     tracebacks, wrapped errors and JSON error bodies of any server are explained too.
     """
-    from harmony_doctor import guided
     from harmony_doctor.diagnose import diagnose
     from harmony_doctor.explain import LogExplanation, count_lines, log_failures, place_in_input
+    from harmony_doctor.inputs.reader import read_input, read_text
     from harmony_doctor.inputs.tokens import parse_tokens
     from harmony_doctor.output import contract
     from harmony_doctor.output.explain_view import explain_view
-    from harmony_doctor.output.guided_view import stream_check_view
     from harmony_doctor.output.recover_view import next_steps_view
 
     read = read_input(given.source)
@@ -68,7 +66,11 @@ def explain(
     found = log_failures(text, given.input_format, given.request)
     if found is not None:  # a log of errors, not a token stream
         found = place_in_input(found, read)
-        log_check = guided.check_log(found, custom=grammar_file is not None) if checking else None
+        log_check = None
+        if checking:
+            from harmony_doctor.guided import check_log
+
+            log_check = check_log(found, custom=grammar_file is not None)
         _explain_log(LogExplanation(found, count_lines(text)), label, given, log_check)
         return ExitCode.FINDINGS if found and not exit_zero else ExitCode.CLEAN
     vocab = given.vocab()
@@ -77,7 +79,9 @@ def explain(
     check = None
     if checking:
         lark, lark_label = read_text(str(grammar_file)) if grammar_file else (None, "")
-        check = guided.check_stream(result, vocab, lark, lark_label)
+        from harmony_doctor.guided import check_stream
+
+        check = check_stream(result, vocab, lark, lark_label)
     if given.output == "json":
         record = contract.explain_record(result, label, vocab)
         if check is not None:
@@ -87,6 +91,8 @@ def explain(
         console = make_console(given.color, given.width)
         show(console, explain_view(result, label, vocab, window))
         if check is not None:
+            from harmony_doctor.output.guided_view import stream_check_view
+
             show(console, stream_check_view(check, vocab), soft_wrap=True)
         if result.harmony_error is not None:
             steps = next_commands(given, role, lenient)
@@ -99,7 +105,6 @@ def _explain_log(
 ) -> None:
     from harmony_doctor.output import contract
     from harmony_doctor.output.explain_view import log_explain_view
-    from harmony_doctor.output.guided_view import log_check_view
 
     found, lines = explanation.errors, explanation.lines
     # The vocabulary only names tokens and re-tokenizes leftover words: load it when needed.
@@ -115,6 +120,8 @@ def _explain_log(
         console = make_console(given.color, given.width)
         show(console, log_explain_view(found, label, lines, vocab))
         if check is not None:
+            from harmony_doctor.output.guided_view import log_check_view
+
             show(console, log_check_view(check), soft_wrap=True)
 
 

@@ -5,19 +5,17 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, get_args
 
 import typer
 
 from harmony_doctor.cli.options import VocabOpt
 from harmony_doctor.errors import ExitCode, InputError
-from harmony_doctor.grammar import CONTENT_TYPES, ContentType, Dialect
-from harmony_doctor.harmony.spec import SPEC_CHANNELS
-from harmony_doctor.inputs.reader import read_text
+from harmony_doctor.models import CONTENT_TYPES, Channel, ContentType, Dialect
 from harmony_doctor.version import __version__
 
 # typer reads lists of choices only as enums: these are built from the core's own tuples.
-ChannelChoice = StrEnum("ChannelChoice", {c: c for c in SPEC_CHANNELS})  # type: ignore[misc]
+ChannelChoice = StrEnum("ChannelChoice", {c: c for c in get_args(Channel)})  # type: ignore[misc]
 ContentTypeChoice = StrEnum("ContentTypeChoice", {c: c for c in (*CONTENT_TYPES, "none")})  # type: ignore[misc]
 
 
@@ -94,19 +92,20 @@ def _declared_tools(names: list[str] | None, path: Path | None) -> tuple[str, ..
         return None
     declared = [g.recipient_for(n) for n in names or ()]
     if path is not None:
+        from harmony_doctor.inputs.reader import read_text
+
         text, label = read_text(str(path))
         declared += g.tools_from_request(text, label)
     return g.narrow_tools(declared)
 
 
 def _content_types(values: list[ContentTypeChoice] | None) -> tuple[ContentType, ...]:
-    from harmony_doctor import grammar as g
 
     if not values:
-        return g.CONTENT_TYPES
+        return CONTENT_TYPES
     chosen = {v.value for v in values}
     if "none" in chosen:
         if len(chosen) > 1:
             raise InputError("--content-type none cannot be combined with other content types")
         return ()
-    return tuple(t for t in g.CONTENT_TYPES if t in chosen)
+    return tuple(t for t in CONTENT_TYPES if t in chosen)

@@ -7,8 +7,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from harmony_doctor.inputs.tokens import InputFormat
-from harmony_doctor.models import ParseRole
+from harmony_doctor.models import InputFormat, ParseRole
 
 Color = Literal["auto", "always", "never"]
 Format = Literal["text", "json"]

@@ -25,7 +25,7 @@ from harmony_doctor.cli.options import (
     VocabOpt,
     WidthOpt,
 )
-from harmony_doctor.inputs.tokens import InputFormat
+from harmony_doctor.models import InputFormat
 
 if TYPE_CHECKING:
     from harmony_doctor.harmony.vocab import Vocab

@@ -9,8 +9,7 @@ import typer
 from harmony_doctor.cli.console import make_console, print_json, show
 from harmony_doctor.cli.options import ColorOpt, FormatOpt, VocabOpt, WidthOpt
 from harmony_doctor.errors import ExitCode
-from harmony_doctor.inputs.reader import read_text
-from harmony_doctor.prompt import Style
+from harmony_doctor.models import Style
 
 
 def render(
@@ -51,6 +50,7 @@ def render(
 ) -> int:
     """Render a chat with openai-harmony: the prompt tokens, ending with <|start|>assistant."""
     from harmony_doctor.harmony.vocab import load_vocab
+    from harmony_doctor.inputs.reader import read_text
     from harmony_doctor.output import contract
     from harmony_doctor.output.prompt_view import prompt_view
     from harmony_doctor.output.tokens import token_table_view

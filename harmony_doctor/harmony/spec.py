@@ -15,11 +15,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
-from typing import Literal
 
 from harmony_doctor.harmony.vocab import CHANNEL, CONSTRAIN, MESSAGE
+from harmony_doctor.models import Channel
 
-Channel = Literal["analysis", "commentary", "final"]
 SPEC_CHANNELS: tuple[Channel, ...] = ("analysis", "commentary", "final")
 KNOWN_ROLES = ("user", "assistant", "system", "developer", "tool")
 MAX_NAME = 200  # longer recipients or tool names are not something a model should write

@@ -16,10 +16,7 @@ from typing import Any, Literal
 
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import STOP_TOKENS, VOCAB_SIZE, harmony_token_limit
-from harmony_doctor.models import TokenInput
-
-InputFormat = Literal["auto", "json", "ids", "jsonl", "vllm-log", "text"]
-INPUT_FORMATS: tuple[InputFormat, ...] = ("auto", "json", "ids", "jsonl", "vllm-log", "text")
+from harmony_doctor.models import InputFormat, TokenInput
 
 OUTPUT_KEYS = ("output_token_ids", "token_ids", "output_ids", "completion_token_ids")
 PROMPT_KEYS = ("prompt_token_ids", "input_ids", "prompt_ids")

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
-
-from rich.text import Text
+from typing import TYPE_CHECKING
 
 from harmony_doctor.output.styles import ESCAPED
+
+if TYPE_CHECKING:  # one_line serves stderr without loading rich
+    from rich.text import Text
 
 # Control characters (C0 but tab/newline, DEL, C1), bidi/invisible formatting characters, the
 # Arabic letter mark (a bidi control), and the Unicode line and paragraph separators (a terminal
@@ -36,6 +38,8 @@ def _escape_char(ch: str) -> str:
 def safe_text(value: str, style: str = "", *, keep_newlines: bool = True) -> Text:
     """Untrusted text as a rich Text: no markup, no emoji codes, control characters visible."""
     unsafe = _UNSAFE if keep_newlines else _UNSAFE_ON_ONE_LINE
+    from rich.text import Text
+
     text = Text(style=style)
     position = 0
     for match in unsafe.finditer(value):
