@@ -357,10 +357,10 @@ pub struct Kinds {
 
 pub fn classify(text: &[u8]) -> Kinds {
     let markup = MARKUP_FINDER.find(text).is_some();
-    match AC.find(text) {
-        Some(m) => classify_line(text, 0, text.len(), m.start(), m.pattern().as_usize(), markup),
-        None => classify_line(text, 0, text.len(), 0, usize::MAX, markup),
-    }
+    let (at, pat) = AC
+        .find(text)
+        .map_or((0, usize::MAX), |m| (m.start(), m.pattern().as_usize()));
+    classify_line(text, 0, text.len(), at, pat, markup, text.len()).0
 }
 
 /// The first piece at or after `from` in `hay[..end]`: (start, piece index).
@@ -371,13 +371,28 @@ fn next_piece(hay: &[u8], from: usize, end: usize) -> Option<(usize, usize)> {
 
 /// The rules for the line `hay[ls..le]`, whose first piece is piece `pat` at `at` (none
 /// before it in the line; `pat == usize::MAX`: no piece) and which holds `<|` iff `markup`.
-fn classify_line(hay: &[u8], ls: usize, le: usize, at: usize, pat: usize, markup: bool) -> Kinds {
+/// Also returns the first piece after the line in `hay[..end]` when it searched past it (one
+/// search call per line fewer).
+fn classify_line(
+    hay: &[u8],
+    ls: usize,
+    le: usize,
+    at: usize,
+    pat: usize,
+    markup: bool,
+    end: usize,
+) -> (Kinds, Option<(usize, usize)>) {
     let mut seen = [false; PREFILTER.len()];
     seen[MARKUP] = markup;
     let mut access = false;
     let mut ids = false;
     let mut next = (pat != usize::MAX).then_some((at, pat));
+    let mut beyond = None;
     while let Some((at, pat)) = next {
+        if at >= le {
+            beyond = Some((at, pat));
+            break;
+        }
         let (_, lit, offset) = PIECES[pat];
         let word = PREFILTER[lit].as_bytes();
         if at >= ls + offset && hay[at - offset..le].starts_with(word) {
@@ -389,19 +404,20 @@ fn classify_line(hay: &[u8], ls: usize, le: usize, at: usize, pat: usize, markup
                 _ => {}
             }
         }
-        next = next_piece(hay, at + 1, le);
+        next = next_piece(hay, at + 1, end);
     }
     let text = &hay[ls..le];
     let hit =
         seen[..ERROR_ANCHORS.len()].iter().any(|&x| x) || (seen[MARKUP] && CONTENT.is_match(text));
     let access = access || (seen[GIN_POST] || seen[GIN_GET]) && GIN.is_match(text);
     let received = !access && seen[RECEIVED];
-    Kinds {
+    let kinds = Kinds {
         hit,
         access,
         received,
         ids,
-    }
+    };
+    (kinds, beyond)
 }
 
 /// `(?:chat/completions|responses|completions)[ ?"]` at the start of `r`.
@@ -482,8 +498,9 @@ pub struct Core {
     pos: usize,
     part: Vec<u8>,
     part_cut: bool,
-    /// (line, effective stamp) points known, sorted; the first is line off_line - 1.
-    known: Vec<(u64, Stamp)>,
+    /// (stream offset just past a line, effective stamp of that line) points known, sorted;
+    /// the first is the line before buf (offset `off`; 0: the empty start of the stream).
+    known: Vec<(usize, Stamp)>,
     meta: BTreeMap<u64, (Stamp, Option<i64>)>,
     hits: VecDeque<Hit>,
     pending: Option<Pending>,
@@ -691,6 +708,7 @@ impl Core {
                 .find(&buf[from..end])
                 .map_or(end, |j| from + j)
         };
+        let with_meta = !self.meta.is_empty();
         let mut piece = next_piece(&self.buf, base, end);
         let mut mk = markup_from(&self.buf, base);
         loop {
@@ -704,10 +722,11 @@ impl Core {
                 Some((s, p)) if s < le => (s, p),
                 _ => (0, usize::MAX),
             };
-            let mut k = classify_line(&self.buf, ls, le, first_at, first_pat, mk < le);
+            let (mut k, beyond) =
+                classify_line(&self.buf, ls, le, first_at, first_pat, mk < le, end);
             let from = (le + 1).min(end);
-            if piece.is_some_and(|p| p.0 < from) {
-                piece = next_piece(&self.buf, from, end);
+            if first_pat != usize::MAX {
+                piece = beyond;
             }
             if mk < from {
                 mk = markup_from(&self.buf, from);
@@ -716,14 +735,20 @@ impl Core {
             if !(k.hit || k.access || k.received || k.ids) {
                 continue;
             }
-            at_line += count_nl(&self.buf[at..ls]);
-            at = ls;
-            let line = at_line;
+            // line numbers only where needed: counting "\n" per line costs more than the rest
+            let line = if k.hit || k.ids || with_meta {
+                at_line += count_nl(&self.buf[at..ls]);
+                at = ls;
+                at_line
+            } else {
+                0 // unused: no meta to look up, no record
+            };
             if k.access || k.received || k.ids {
                 let stamp = self.eff(line, le);
                 let text = &self.buf[ls..le];
                 let head = &text[..text.len().min(HEAD)];
-                let pid = own_pid(head).or_else(|| self.meta.get(&line).and_then(|m| m.1));
+                let pid = own_pid(head)
+                    .or_else(|| with_meta.then(|| self.meta.get(&line).and_then(|m| m.1))?);
                 if k.access || k.received {
                     let hour = self.hour_id(&stamp);
                     *self
@@ -769,31 +794,40 @@ impl Core {
     fn line_stamp(&self, line: u64, text: &[u8]) -> Stamp {
         match own_st(&text[..text.len().min(HEAD)]) {
             Some(st) => Some(st),
+            None if self.meta.is_empty() => None,
             None => self.meta.get(&line).and_then(|m| m.0.clone()),
         }
     }
 
-    /// Effective stamp of `line`, which ends at buffer index `end`.
-    fn eff(&mut self, line: u64, mut end: usize) -> Stamp {
-        let k = self.known.partition_point(|(l, _)| *l <= line) - 1;
+    /// Effective stamp of `line`, which ends at buffer index `end` (`line` matters only for
+    /// meta lookups: it may be anything when there is no meta).
+    fn eff(&mut self, line: u64, end: usize) -> Stamp {
+        let key = self.off + end.wrapping_add(1);
+        let last = self.known.len() - 1;
+        let k = if self.known[last].0 <= key {
+            last
+        } else {
+            self.known.partition_point(|(o, _)| *o <= key) - 1
+        };
         let (known, stamp) = &self.known[k];
         let known = *known;
-        if known == line {
+        if known == key {
             return stamp.clone();
         }
         let mut result = stamp.clone();
-        let mut cur = line;
-        while cur > known {
+        let (mut cur, mut cur_key, mut end) = (line, key, end);
+        while cur_key > known {
             let s = line_start(&self.buf, 0, end);
             let st = self.line_stamp(cur, &self.buf[s..end]);
             if st.is_some() {
                 result = st;
                 break;
             }
-            cur -= 1;
-            end = s.saturating_sub(1);
+            cur = cur.wrapping_sub(1);
+            cur_key = self.off + s;
+            end = s.wrapping_sub(1);
         }
-        self.known.insert(k + 1, (line, result.clone()));
+        self.known.insert(k + 1, (key, result.clone()));
         result
     }
 
@@ -872,7 +906,7 @@ impl Core {
         self.buf.drain(..idx);
         self.off = keep;
         self.off_line = keep_line;
-        let k = self.known.partition_point(|(l, _)| *l < keep_line - 1);
+        let k = self.known.partition_point(|(o, _)| *o < keep);
         self.known.drain(..k);
         if !self.meta.is_empty() {
             self.meta = self.meta.split_off(&keep_line);
