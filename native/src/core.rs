@@ -258,29 +258,14 @@ const LEVELS: [&[u8]; 6] = [
     b"WARN",
 ];
 
-/// The leftmost match of `(?:(?:LEVELS)\s+|^\s*)MM-DD\s+HH:MM:SS` (at most one alternative
-/// can match at a given start, so the match is the same as the regex's).
-fn vllm_find(h: &[u8]) -> Option<(usize, usize)> {
-    for p in 0..h.len() {
-        if matches!(h[p], b'I' | b'E' | b'W' | b'D' | b'C') {
-            for w in LEVELS {
-                if h[p..].starts_with(w) {
-                    let i = skip_ws(h, p + w.len());
-                    if i > p + w.len() {
-                        if let Some(r) = vllm_core(h, i) {
-                            return Some(r);
-                        }
-                    }
-                }
-            }
-        }
-        if p == 0 {
-            if let Some(r) = vllm_core(h, skip_ws(h, 0)) {
-                return Some(r);
-            }
-        }
+/// Whether a vLLM core `MM-DD\s+HH:MM:SS` at `q` is a match of
+/// `(?:(?:LEVELS)\s+|^\s*)MM-DD...`: only blanks before it, or a level word then blanks.
+fn vllm_prefix(h: &[u8], q: usize) -> bool {
+    let mut j = q;
+    while j > 0 && is_ws(h[j - 1]) {
+        j -= 1;
     }
-    None
+    j == 0 || (j < q && LEVELS.iter().any(|w| h[..j].ends_with(w)))
 }
 
 /// The canonical stamp a line carries in `head` (its first HEAD bytes), if a valid one.
@@ -288,7 +273,11 @@ pub fn own_stamp(head: &[u8]) -> Option<Vec<u8>> {
     own_st(head).map(|s| s.bytes().to_vec())
 }
 
+/// One pass over the `-` of `head`: the leftmost ISO match decides; else the leftmost vLLM
+/// match. (The vLLM match whose MM-DD comes first starts first: a level word and its blanks
+/// hold no digit, so they cannot reach back over an earlier MM-DD.)
 fn own_st(head: &[u8]) -> Option<St> {
+    let mut vllm: Option<(usize, usize)> = None;
     for k in memchr_iter(b'-', head) {
         if k >= 4 && k + 15 <= head.len() {
             let p = k - 4;
@@ -303,8 +292,11 @@ fn own_st(head: &[u8]) -> Option<St> {
                 return Some(St::Own(19, out));
             }
         }
+        if vllm.is_none() && k >= 2 {
+            vllm = vllm_core(head, k - 2).filter(|&(q, _)| vllm_prefix(head, q));
+        }
     }
-    let (md, t) = vllm_find(head)?;
+    let (md, t) = vllm?;
     let (md, hms) = (&head[md..md + 5], &head[t..t + 8]);
     if !valid(&md[0..2], &md[3..5], &hms[0..2], &hms[3..5], &hms[6..8]) {
         return None;
@@ -494,7 +486,6 @@ pub struct Core {
     ids: bool,
     buf: Vec<u8>,
     off: usize,
-    off_line: u64,
     pos: usize,
     part: Vec<u8>,
     part_cut: bool,
@@ -546,7 +537,6 @@ impl Core {
             ids,
             buf: Vec::new(),
             off: 0,
-            off_line: 1,
             pos: 0,
             part: Vec::new(),
             part_cut: false,
@@ -905,7 +895,6 @@ impl Core {
         self.eff(keep_line - 1, idx - 1);
         self.buf.drain(..idx);
         self.off = keep;
-        self.off_line = keep_line;
         let k = self.known.partition_point(|(o, _)| *o < keep);
         self.known.drain(..k);
         if !self.meta.is_empty() {
