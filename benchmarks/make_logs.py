@@ -1,31 +1,57 @@
-"""Synthetic vLLM server logs for the scan benchmark: realistic line mix, known failure count.
+"""Synthetic vLLM server logs for the scan benchmark, with their ground truth beside them.
 
-    python benchmarks/make_logs.py OUT_DIR --mb 200 [--gzip]
+    python benchmarks/make_logs.py OUT_DIR [--mb 1024] [--every 500] [--gzip] [--zstd]
 
-Per simulated request: an access line, a `Received request` line, throughput lines, and one in
-every 400 requests fails with a prefixed traceback (kinds rotate). Every 50th request logs its
-output token ids (`--enable-log-outputs`). Deterministic for a given size.
+Per simulated request (four API server processes, pid 1000..1003, four requests a second from
+2026-11-01 00:00:00): a `Received request` line, a throughput line and an access line; every
+50th request logs its output token ids (`--enable-log-outputs`); one request in every `--every`
+fails with a prefixed traceback (the failing request moves through the pids; the four messages
+rotate). Streams to disk, so 4 GiB needs no memory; deterministic for a given size.
+
+Writes OUT_DIR/vllm.log (+ .gz with `gzip -1`, + .zst with `zstd -1`) and OUT_DIR/vllm.truth.json:
+requests, failures by message and by the code scan should give, requests and failures per
+(pid, "MM-DD HH").
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import gzip
+import json
+import shutil
+import subprocess
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
+# (message, the code harmony-doctor gives it)
 MESSAGES = (
-    "Unexpected token 200002 while expecting start token 200006",
-    'unexpected tokens remaining in message header: Some("I cannot help with that request")',
-    "Unexpected token 12606 while expecting start token 200006",
-    "Unknown role: assistantassistant",
+    ("Unexpected token 200002 while expecting start token 200006", "HD111"),
+    (
+        'unexpected tokens remaining in message header: Some("I cannot help with that request")',
+        "HD101",
+    ),
+    ("Unexpected token 12606 while expecting start token 200006", "HD112"),
+    ("Unknown role: assistantassistant", "HD121"),
 )
 IDS = "[200005, 35644, 200008, 1844, 31064, 11122, 13, 200007, 200006, 173781, 200005, 17196, 200008, 525, 200002]"
+START = dt.datetime(2026, 11, 1)
+PER_SECOND = 4
+BLOCK = 4096  # requests per write
 
 
-def request_lines(n: int) -> list[str]:
+def fails(n: int, every: int) -> bool:
+    """One failure per `every` requests, at an offset that walks through the four pids."""
+    return n % every == 7 + (n // every) % 4
+
+
+def request_lines(n: int, every: int) -> tuple[list[str], str, int]:
+    """The lines of request n, its "MM-DD HH" hour and its pid."""
     pid = 1000 + n % 4
     p = f"(APIServer pid={pid}) "
-    stamp = f"11-{20 + (n // 200000) % 8:02d} {10 + (n // 3600) % 12:02d}:{(n // 60) % 60:02d}:{n % 60:02d}"
+    t = START + dt.timedelta(seconds=n // PER_SECOND)
+    stamp = t.strftime("%m-%d %H:%M:%S")
     lines = [
         p
         + f"INFO {stamp} [logger.py:43] Received request chatcmpl-{n:08x}: params: SamplingParams(n=1, temperature=1.0, top_p=1.0, max_tokens=2048), lora_request: None.",
@@ -39,8 +65,9 @@ def request_lines(n: int) -> list[str]:
             p
             + f"INFO {stamp} [logger.py:71] Generated response chatcmpl-{n:08x}: output: 'analysisUser asks weather.assistantfinalok', output_token_ids: {IDS}, finish_reason: stop"
         )
-    if n % 400 == 7:
+    if fails(n, every):
         prefix = p + f"ERROR {stamp} [serving_chat.py:1145] "
+        message = MESSAGES[(n // every) % len(MESSAGES)][0]
         lines += [
             prefix + "Error in chat completion stream generator.",
             prefix + "Traceback (most recent call last):",
@@ -50,39 +77,87 @@ def request_lines(n: int) -> list[str]:
             prefix
             + '  File "/usr/local/lib/python3.12/dist-packages/openai_harmony/__init__.py", line 637, in process',
             prefix + "    self._inner.process(token)",
-            prefix + f"openai_harmony.HarmonyError: {MESSAGES[(n // 400) % len(MESSAGES)]}",
+            prefix + f"openai_harmony.HarmonyError: {message}",
         ]
-    return lines
+    return lines, stamp[:8], pid
 
 
-def write(out: Path, megabytes: int, compress: bool) -> tuple[int, int]:
+def write(out: Path, megabytes: int, every: int = 500) -> dict[str, Any]:
+    """Write OUT/vllm.log of about `megabytes` MiB and OUT/vllm.truth.json; the truth."""
     out.mkdir(parents=True, exist_ok=True)
     target = megabytes * 1024 * 1024
-    written = failures = n = 0
-    chunks: list[str] = []
-    while written < target:
-        lines = request_lines(n)
-        failures += n % 400 == 7
-        text = "\n".join(lines) + "\n"
-        chunks.append(text)
-        written += len(text)
-        n += 1
-    data = "".join(chunks).encode()
-    if compress:
-        (out / "vllm.log.gz").write_bytes(gzip.compress(data, compresslevel=6))
+    written = lines_out = n = 0
+    by_message: Counter[str] = Counter()
+    by_code: Counter[str] = Counter()
+    by_pid_hour: Counter[str] = Counter()
+    failures_by_pid_hour: Counter[str] = Counter()
+    with (out / "vllm.log").open("w", encoding="utf-8", newline="\n") as handle:
+        while written < target:
+            block: list[str] = []
+            for _ in range(BLOCK):
+                lines, hour, pid = request_lines(n, every)
+                block += lines
+                by_pid_hour[f"{pid} {hour}"] += 1
+                if fails(n, every):
+                    message, code = MESSAGES[(n // every) % len(MESSAGES)]
+                    by_message[message] += 1
+                    by_code[code] += 1
+                    failures_by_pid_hour[f"{pid} {hour}"] += 1
+                n += 1
+            text = "\n".join(block) + "\n"
+            handle.write(text)
+            written += len(text)  # ASCII: characters are bytes
+            lines_out += len(block)
+    truth = {
+        "every": every,
+        "bytes": written,
+        "lines": lines_out,
+        "requests": n,
+        "failures": sum(by_code.values()),
+        "failures_by_code": dict(sorted(by_code.items())),
+        "failures_by_message": dict(sorted(by_message.items())),
+        "requests_by_pid_hour": dict(sorted(by_pid_hour.items())),
+        "failures_by_pid_hour": dict(sorted(failures_by_pid_hour.items())),
+    }
+    (out / "vllm.truth.json").write_text(json.dumps(truth, indent=1) + "\n")
+    return truth
+
+
+def compress(log: Path, kind: str) -> Path:
+    """log.gz (`gzip -1`) or log.zst (`zstd -1`), with the command line tool when there is one."""
+    if kind == "gzip":
+        target = log.with_name(log.name + ".gz")
+        if shutil.which("gzip"):
+            with target.open("wb") as handle:
+                subprocess.run(["gzip", "-1", "-c", str(log)], stdout=handle, check=True)
+        else:
+            with log.open("rb") as src, gzip.open(target, "wb", compresslevel=1) as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+        return target
+    target = log.with_name(log.name + ".zst")
+    if shutil.which("zstd"):
+        subprocess.run(["zstd", "-q", "-f", "-1", "-T0", str(log), "-o", str(target)], check=True)
     else:
-        (out / "vllm.log").write_bytes(data)
-    return n, failures
+        import zstandard
+
+        with log.open("rb") as src, target.open("wb") as dst:
+            zstandard.ZstdCompressor(level=1).copy_stream(src, dst)
+    return target
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("out", type=Path)
-    parser.add_argument("--mb", type=int, default=200)
+    parser.add_argument("--mb", type=int, default=1024)
+    parser.add_argument("--every", type=int, default=500, help="requests per failure")
     parser.add_argument("--gzip", action="store_true")
+    parser.add_argument("--zstd", action="store_true")
     args = parser.parse_args()
-    requests, failures = write(args.out, args.mb, args.gzip)
-    print(f"{requests} requests, {failures} logged failures")
+    truth = write(args.out, args.mb, args.every)
+    for kind in ("gzip", "zstd"):
+        if getattr(args, kind):
+            compress(args.out / "vllm.log", kind)
+    print(f"{truth['requests']} requests, {truth['failures']} logged failures")
 
 
 if __name__ == "__main__":
