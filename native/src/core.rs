@@ -308,8 +308,27 @@ fn own_st(head: &[u8]) -> Option<St> {
     Some(St::Own(14, out))
 }
 
+/// The digits at the start of `d` as a pid: None when none or past 18 (`Err`: no digit).
+fn pid_digits(d: &[u8]) -> Result<Option<i64>, ()> {
+    let n = d.iter().take_while(|b| dig(**b)).count();
+    match n {
+        0 => Err(()),
+        19.. => Ok(None),
+        _ => Ok(Some(
+            d[..n].iter().fold(0i64, |v, &b| v * 10 + (b - b'0') as i64),
+        )),
+    }
+}
+
 /// `\bpid[=:]\s*(\d+)`, first match; None past 18 digits.
 pub fn own_pid(head: &[u8]) -> Option<i64> {
+    // vLLM's prefix: "(APIServer " holds no "pid", so this one is the first candidate
+    const VLLM: &[u8] = b"(APIServer pid=";
+    if head.starts_with(VLLM) {
+        if let Ok(pid) = pid_digits(&head[VLLM.len()..]) {
+            return pid;
+        }
+    }
     for i in PID_FINDER.find_iter(head) {
         if i > 0 && (head[i - 1].is_ascii_alphanumeric() || head[i - 1] == b'_') {
             continue;
@@ -317,19 +336,9 @@ pub fn own_pid(head: &[u8]) -> Option<i64> {
         if !matches!(head.get(i + 3), Some(b'=' | b':')) {
             continue;
         }
-        let s = skip_ws(head, i + 4);
-        let n = head[s..].iter().take_while(|b| dig(**b)).count();
-        if n == 0 {
-            continue;
+        if let Ok(pid) = pid_digits(&head[skip_ws(head, i + 4)..]) {
+            return pid;
         }
-        if n > 18 {
-            return None;
-        }
-        return Some(
-            head[s..s + n]
-                .iter()
-                .fold(0i64, |v, &b| v * 10 + (b - b'0') as i64),
-        );
     }
     None
 }
@@ -962,6 +971,9 @@ tail";
         assert_eq!(own_pid(b"(APIServer pid=123)"), Some(123));
         assert_eq!(own_pid(b"xpid=1 pid: 2"), Some(2));
         assert_eq!(own_pid(b"pid=1234567890123456789"), None);
+        assert_eq!(own_pid(b"(APIServer pid=42) x"), Some(42));
+        assert_eq!(own_pid(b"(APIServer pid=x) pid=5"), Some(5));
+        assert_eq!(own_pid(b"(APIServer pid=1234567890123456789) pid=5"), None);
         assert_eq!(hour_key(b"2026-11-27 10:00:01"), b"2026-11-27 10".to_vec());
         assert_eq!(hour_key(b"11-27 10:00:01"), b"11-27 10".to_vec());
     }
@@ -1227,6 +1239,8 @@ tail";
             b"_token_ids",
             b"_token_i",
             b"=",
+            b"(APIServer pid=",
+            b"(APIServer ",
         ];
         let mut state = 0x2545F4914F6CDD1Du64;
         let mut next = |n: usize| {
