@@ -170,13 +170,27 @@ def write_bundle(
     return written
 
 
+_VOCAB_LOOKUP = """
+
+def _vocab_dir() -> Path:
+    if os.environ.get("TIKTOKEN_ENCODINGS_BASE"):
+        return Path(os.environ["TIKTOKEN_ENCODINGS_BASE"])
+    try:
+        from importlib.resources import files
+
+        return Path(str(files("harmony_doctor") / "data"))
+    except ModuleNotFoundError:
+        sys.exit("repro.py: set TIKTOKEN_ENCODINGS_BASE to a folder holding {name}")
+
+"""
+
+
 def repro_script(result: Shrink, vocab_dir: Path | None) -> str:
     """A standalone script that feeds the minimal tokens to openai-harmony, as servers do."""
-    folder = (
-        'Path(__file__).resolve().parent / "vocab"'
-        if vocab_dir is None
-        else f"Path({str(vocab_dir.resolve())!r})"
-    )
+    # No absolute path of this machine goes into the bundle: the copy beside the script, or
+    # $TIKTOKEN_ENCODINGS_BASE, or the copy inside an installed harmony-doctor.
+    folder = 'Path(__file__).resolve().parent / "vocab"' if vocab_dir is None else "_vocab_dir()"
+    lookup = "" if vocab_dir is None else _VOCAB_LOOKUP.format(name=VOCAB_FILENAME)
     role = "Role.ASSISTANT" if result.role == "assistant" else "None"
     strict_arg = "" if result.strict else ", strict=False"
     return f'''"""Reproduces an openai-harmony HarmonyError with openai-harmony alone.
@@ -190,7 +204,7 @@ VOCAB_DIR through TIKTOKEN_ENCODINGS_BASE (edit VOCAB_DIR to use another copy).
 import os
 import sys
 from pathlib import Path
-
+{lookup}
 VOCAB_DIR = {folder}
 if not (VOCAB_DIR / "{VOCAB_FILENAME}").is_file():
     sys.exit(f"repro.py: {{VOCAB_DIR / '{VOCAB_FILENAME}'}} is missing; refusing to download it")
@@ -312,7 +326,8 @@ def issue_markdown(result: Shrink, d: Diagnosis, vocab: Vocab, source: str, inp:
 
 
 def _source_line(source: str, inp: TokenInput) -> str:
-    bits = [source, inp.format]
+    # The file's name only: where it sits on the reporter's machine is nobody's business.
+    bits = [Path(source).name if source != "<stdin>" else source, inp.format]
     if inp.request_id:
         bits.append(f"request {inp.request_id}")
     if inp.finish_reason:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import tempfile
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,6 +17,8 @@ os.environ["NO_COLOR"] = "1"
 os.environ["COLUMNS"] = "100"
 os.environ["TERM"] = "dumb"
 os.environ.pop("TIKTOKEN_ENCODINGS_BASE", None)
+# The parsed-vocabulary cache goes to a folder of this run, never to the user's ~/.cache.
+os.environ["HARMONY_DOCTOR_CACHE"] = tempfile.mkdtemp(prefix="harmony-doctor-cache-")
 
 # Property tests: fast by default (part of `make test`), many more examples on demand with
 # HYPOTHESIS_PROFILE=deep. No deadline: timing is never asserted (CI machines vary).

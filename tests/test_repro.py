@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import harmony_doctor
 from harmony_doctor.cli.explain import next_commands
 from harmony_doctor.cli.reading import InputArgs
 from harmony_doctor.errors import InputError
@@ -234,3 +235,18 @@ def test_explain_lenient_hint_reproduces_lenient(tmp_path: Path) -> None:
     assert result.stdout.rstrip().splitlines()[-1] == (
         f"harmony-doctor repro {sample} --lenient -o harmony-repro"
     )
+
+
+def test_repro_bundle_holds_no_absolute_local_path(tmp_path: Path) -> None:
+    """ISSUE.md names the input by its file name; repro.py finds the vocabulary without a path
+    of this machine, with or without a copy beside it."""
+    for copy in ("--copy-vocab", "--no-copy-vocab"):
+        out = tmp_path / copy
+        source = tmp_path / "private-folder" / "ignore-eos.json"
+        source.parent.mkdir(exist_ok=True)
+        source.write_bytes((SAMPLES / "ignore-eos.json").read_bytes())
+        assert run(["repro", str(source), "-o", str(out), copy]).exit_code == 0
+        for name in ("ISSUE.md", "repro.py", "versions.json", "tokens.json"):
+            text = (out / name).read_text()
+            assert str(tmp_path) not in text and "private-folder" not in text, name
+            assert str(Path(harmony_doctor.__file__).parent) not in text, name

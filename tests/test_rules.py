@@ -149,3 +149,18 @@ def test_rules_unknown_code() -> None:
     assert result.stdout == ""
     assert result.stderr.count("\n") == 1
     assert "unknown rule 'HD999'" in result.stderr
+
+
+def test_readme_code_table_is_the_catalogue() -> None:
+    """The README's table lists every code with its kind, severity and title, and no other."""
+    from tests.helpers import REPO
+
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("## Diagnosis codes", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        if line.startswith("| HD"):
+            cells = [c.strip().replace("\\|", "|") for c in line.strip("|").split(" | ")]
+            rows[cells[0]] = tuple(cells[1:])
+    catalogue = {r.code: (r.kind, r.severity, r.title) for r in rules.RULES.values()}
+    assert rows == catalogue

@@ -20,7 +20,7 @@ from harmony_doctor.version import __version__
 app = typer.Typer(
     name=PROGRAM,
     help="Offline doctor for gpt-oss Harmony format failures.",
-    add_completion=False,
+    add_completion=True,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from harmony_doctor.errors import OutputError
 from harmony_doctor.inputs.events import FORMATS
+from harmony_doctor.output.escape import one_line
 
 if TYPE_CHECKING:
     import polars as pl
@@ -164,10 +165,17 @@ def write_table(frame: pl.DataFrame, path: Path) -> None:
 
 
 def write_csv(columns: list[str], rows: Any, stream: TextIO) -> None:
+    """CSV with formula-safe cells; to a terminal, control characters are shown, not obeyed
+    (a file or a pipe gets the values as they are)."""
+    shown = stream.isatty()
     writer = csv.writer(stream)
     writer.writerow(columns)
     for row in rows:
-        writer.writerow([safe_cell(v) for v in row])
+        writer.writerow([_terminal_cell(v) if shown else safe_cell(v) for v in row])
+
+
+def _terminal_cell(value: Any) -> Any:
+    return one_line(safe_cell(value)) if isinstance(value, str) else value
 
 
 def _json_safe(row: dict[str, Any]) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -184,3 +185,68 @@ def test_width_lays_views_out_for_a_terminal() -> None:
     wide = run(["explain", "--width", "200", SEED]).stdout
     assert max(len(line) for line in wide.splitlines()) <= 200
     assert len(wide.splitlines()) < len(narrow.splitlines())
+
+
+# --- issue 12: manners -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_shell_completion_scripts_and_answers(shell: str) -> None:
+    env = {**os.environ, "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"}
+    script = subprocess.run(
+        [sys.executable, "-m", "harmony_doctor", "--show-completion", shell],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert script.returncode == 0, script.stderr
+    assert "_HARMONY_DOCTOR_COMPLETE" in script.stdout
+    answer = subprocess.run(
+        [sys.executable, "-c", "from harmony_doctor.cli.app import main; main()"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={
+            **env,
+            "_HARMONY_DOCTOR_COMPLETE": "complete_bash",
+            "COMP_WORDS": "harmony-doctor ex",
+            "COMP_CWORD": "1",
+        },
+    )
+    assert answer.stdout.split() == ["explain"]
+
+
+def test_usage_errors_name_the_program_once() -> None:
+    root = run(["--bogus"])
+    assert root.exit_code == 2 and root.stdout == ""
+    assert root.stderr.count("harmony-doctor") == 2  # the prefix, then the --help hint
+    assert "(see 'harmony-doctor --help')" in root.stderr
+    bad_choice = run(["explain", "--format", "yaml", "x"])
+    assert bad_choice.exit_code == 2 and "Value error" not in bad_choice.stderr
+    assert "(see 'harmony-doctor explain --help')" in bad_choice.stderr
+
+
+_PIPED = {
+    "decode": ["decode", "--tokens", SEED],
+    "explain": ["explain", str(SAMPLES / "vllm-traceback.log")],
+    "scan": ["scan", "-j", "1", "--format", "csv", str(SAMPLES / "vllm-requests.log")],
+}
+
+
+@pytest.mark.parametrize("command", ["decode", "explain", "scan"])
+def test_a_closed_pipe_ends_every_command_the_same_quiet_way(command: str) -> None:
+    """`cmd | head -1`: no traceback, nothing on stderr, exit 141 (128 + SIGPIPE).
+
+    The reader is gone before the command writes (this sandbox's pipes do not report a reader
+    that leaves mid-stream, so the test closes it first; the error raised is the same)."""
+    args = _PIPED[command]
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harmony_doctor", *args], stdout=write_end, stderr=subprocess.PIPE
+    )
+    os.close(write_end)
+    _, err = proc.communicate()
+    assert proc.returncode == 141, err
+    assert err == b""

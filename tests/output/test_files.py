@@ -232,3 +232,20 @@ def test_regression_corrupt_parquet_panicked_polars(
     with pytest.raises(InputError, match="the parquet data is corrupt"):
         reading.read_table(path)
     assert capfd.readouterr().err == ""
+
+
+def test_csv_to_a_terminal_shows_control_characters() -> None:
+    """`--format csv` on a terminal: escapes are shown as text; to a pipe, values are kept."""
+    from harmony_doctor.output.files import write_csv
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    rows = [["evil\x1b]0;owned\x07", "=1+1", "\u202eright"]]
+    shown, piped = Terminal(), io.StringIO()
+    write_csv(["a", "b", "c"], rows, shown)
+    write_csv(["a", "b", "c"], rows, piped)
+    assert "\x1b" not in shown.getvalue() and "\u202e" not in shown.getvalue()
+    assert "\\x1b" in shown.getvalue() and "'=1+1" in shown.getvalue()
+    assert "evil\x1b]0;owned\x07" in piped.getvalue() and "'=1+1" in piped.getvalue()
