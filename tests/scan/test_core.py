@@ -433,6 +433,16 @@ LINES = st.one_of(
                 b"'",
                 b"Received request ",
                 b"HarmonyError",
+                # pieces of literals that the native stream pass searches for (not anchors)
+                b"HarmonyE",
+                b"Received r",
+                b"Unexpected EOS",
+                b"d EOS",
+                b"tool cal",
+                b"_token_i",
+                b"<| POST",
+                b"(APIServer pid=",
+                b"(APIServer ",
             ]
         ),
         max_size=14,
@@ -540,3 +550,40 @@ def test_both_cores_reject_bad_parameters_alike() -> None:
     for kw in bad:
         with pytest.raises(ValueError):
             native_core(**kw)
+
+
+@pytest.mark.parametrize(
+    ("line", "hit", "access", "received", "ids"),
+    [
+        (b"HarmonyE rror; tool cal; d EOS; Received req", False, False, False, False),
+        (b"an Unexpected EOS and a tool call", True, False, False, False),
+        (b'<| POST "/api/chat" (markup overlapping a GIN access)', False, True, False, False),
+        (b'"POST /v1/models" then "POST /v1/responses?x"', False, True, False, False),
+        (b"prompt_token_i ds: [1] then output_token_ids= [2]", False, False, False, True),
+        (b"Received request x Received request y", False, False, True, False),
+    ],
+)
+def test_every_literal_occurrence_counts_on_both_cores(
+    line: bytes, hit: bool, access: bool, received: bool, ids: bool
+) -> None:
+    data = b"(APIServer pid=5) INFO 11-27 10:00:01 x\n" + line + b"\n"
+    for core in (Core(before=0, after=0), native_core(before=0, after=0)):
+        windows, id_lines, stats = run(core, [data])
+        assert [w.hit_lines for w in windows] == ([(2,)] if hit else [])
+        assert (stats.access_lines, stats.received_lines) == (int(access), int(received))
+        assert [i.line for i in id_lines] == ([2] if ids else [])
+
+
+def test_vllm_prefix_pid_and_its_fallbacks_on_both_cores() -> None:
+    data = (
+        b"(APIServer pid=42) INFO 11-27 10:00:01 Received request a\n"
+        b"(APIServer pid=x) pid=5 Received request b\n"
+        b"(APIServer pid=1234567890123456789) pid=5 Received request c\n"
+    )
+    want = {
+        ("received", 42, b"11-27 10"): 1,
+        ("received", 5, b"11-27 10"): 1,
+        ("received", None, b"11-27 10"): 1,
+    }
+    for core in (Core(), native_core()):
+        assert run(core, [data])[2].tallies == want
