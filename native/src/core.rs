@@ -1275,7 +1275,12 @@ tail";
             );
             agreed[2] += usize::from(want);
             let want = ids.is_match(&line);
-            assert_eq!(classify(&line).ids, want, "{:?}", String::from_utf8_lossy(&line));
+            assert_eq!(
+                classify(&line).ids,
+                want,
+                "{:?}",
+                String::from_utf8_lossy(&line)
+            );
             agreed[3] += usize::from(want);
         }
         // the soup does exercise the positive cases

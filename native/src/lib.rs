@@ -4,6 +4,8 @@
 pub mod core;
 
 #[cfg(feature = "python")]
+// PyO3 0.22's #[pymethods] expansion converts PyErr into PyErr (a false positive, fixed in 0.23)
+#[allow(clippy::useless_conversion)]
 mod python {
     use pyo3::exceptions::PyValueError;
     use pyo3::prelude::*;
