@@ -4,6 +4,7 @@ Generates a plain vLLM-style log (~256 MiB by default, access lines, received li
 tracebacks with HarmonyError) in /tmp, then feeds it in 1 MiB chunks to each core.
 
     python benchmarks/core.py [--mb 256] [--path /tmp/hd-core-bench.log] [--skip-python] [--quiet]
+    python benchmarks/core.py --log FILE [--skip-python]    # an existing plain log as it is
 
 --quiet: a log where 1% of the lines are requests (the default has 45%: every request line
 costs per-line work; the rest of the stream is only searched).
@@ -70,16 +71,18 @@ def generate(path: Path, mib: int, scale: float) -> None:
             written += len(data)
 
 
-def time_core(core: CoreLike, path: Path) -> tuple[float, int, int]:
+def time_core(core: CoreLike, path: Path) -> tuple[float, float, int, int]:
+    """Wall and CPU seconds (CPU: less sensitive to the machine's load), windows, id lines."""
     windows = ids = 0
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     with path.open("rb") as f:
         while chunk := f.read(CHUNK):
             b = core.feed(chunk)
             windows += len(b.windows)
             ids += len(b.id_lines)
     b = core.finish()
-    return time.perf_counter() - t0, windows + len(b.windows), ids + len(b.id_lines)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return wall, cpu, windows + len(b.windows), ids + len(b.id_lines)
 
 
 def main() -> None:
@@ -88,10 +91,13 @@ def main() -> None:
     ap.add_argument("--path", type=Path, default=Path("/tmp/hd-core-bench.log"))
     ap.add_argument("--skip-python", action="store_true")
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--log", type=Path, help="time this plain log (e.g. from make_logs.py)")
     args = ap.parse_args()
-    if args.quiet and args.path == ap.get_default("path"):
+    if args.log is not None:
+        args.path = args.log
+    elif args.quiet and args.path == ap.get_default("path"):
         args.path = Path("/tmp/hd-core-bench-quiet.log")
-    if not args.path.exists() or args.path.stat().st_size < (args.mb << 20):
+    if args.log is None and (not args.path.exists() or args.path.stat().st_size < (args.mb << 20)):
         generate(args.path, args.mb, 45.0 if args.quiet else 1.0)
     size = args.path.stat().st_size
     mb = size / 1e6
@@ -106,11 +112,12 @@ def main() -> None:
         print("rust core: not built (harmony_doctor._native missing)")
     for name, cls in cores:
         core = cls()
-        secs, windows, ids = time_core(core, args.path)
+        secs, cpu, windows, ids = time_core(core, args.path)
         st = core.stats()
         results[name] = (windows, ids, st.lines, st.access_lines, st.received_lines)
         print(
-            f"{name:17s} {mb / secs:8.1f} MB/s  {secs:6.2f} s  windows={windows} id_lines={ids} "
+            f"{name:17s} {mb / secs:8.1f} MB/s  {secs:6.2f} s  ({mb / cpu:.0f} MB per CPU s)  "
+            f"windows={windows} id_lines={ids} "
             f"lines={st.lines} access={st.access_lines} received={st.received_lines}"
         )
     if len(set(results.values())) > 1:
