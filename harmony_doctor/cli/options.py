@@ -11,7 +11,7 @@ from harmony_doctor.models import InputFormat, ParseRole
 
 Color = Literal["auto", "always", "never"]
 Format = Literal["text", "json"]
-SummaryFormat = Literal["table", "json", "csv"]
+SummaryFormat = Literal["table", "json", "csv", "github"]
 
 InputArg = Annotated[
     str,
@@ -67,7 +67,30 @@ ByOpt = Annotated[
     ),
 ]
 SummaryFormatOpt = Annotated[
-    SummaryFormat, typer.Option("--format", "-f", help="table, json or csv (the summary).")
+    SummaryFormat,
+    typer.Option(
+        "--format",
+        "-f",
+        help="table, json or csv (the summary); github: Actions annotations on stdout, and "
+        "a Markdown summary appended to $GITHUB_STEP_SUMMARY when it is set.",
+    ),
+]
+PrometheusOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--prometheus",
+        help="Write the counts and rates as a node-exporter textfile (FILE.prom, atomic).",
+        show_default=False,
+    ),
+]
+HtmlOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--html",
+        help="Write one self-contained HTML page (totals, patterns, failures over time, "
+        "origins, files) to share in an incident.",
+        show_default=False,
+    ),
 ]
 SummaryCsvOpt = Annotated[
     Path | None,

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -17,13 +17,21 @@ from harmony_doctor.cli.options import (
     ByOpt,
     ColorOpt,
     ExitZeroOpt,
+    HtmlOpt,
+    PrometheusOpt,
     SummaryCsvOpt,
     SummaryFormatOpt,
     TopOpt,
     VocabOpt,
 )
-from harmony_doctor.cli.summary import show_summary
+from harmony_doctor.cli.summary import check_operator_paths, show_summary, write_operator_outputs
 from harmony_doctor.errors import ExitCode, InputError
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from harmony_doctor.output.operator import OperatorSummary
+    from harmony_doctor.scan.records import ScanResult
 
 
 def scan(
@@ -46,6 +54,8 @@ def scan(
         typer.Option("--events", help="Write one row per failure: .csv, .jsonl, .parquet."),
     ] = None,
     summary: SummaryCsvOpt = None,
+    prometheus: PrometheusOpt = None,
+    html: HtmlOpt = None,
     redact: Annotated[
         bool, typer.Option("--redact", help="Replace model text by a short hash in every output.")
     ] = False,
@@ -99,6 +109,7 @@ def scan(
     for target in (events, summary):  # a bad output path costs nothing: no input read yet
         if target is not None:
             export.check_output_path(target)
+    check_operator_paths(prometheus, html)
     paths = inputs or ["-"]
     if paths == ["-"] and (sys.stdin is None or sys.stdin.isatty()):
         raise InputError("no input: give files or folders, or pipe a log to standard input")
@@ -121,7 +132,9 @@ def scan(
     totals = scan_totals(result)
     files = [asdict(f) for f in result.files]
     days = per_day(result)
-    show_summary(table, keys, totals, days, files, output, top, color)
+    operator = _operator_summary("scan", keys, totals, table, files, result)
+    show_summary(table, keys, totals, days, files, output, top, color, operator=operator)
+    failed += write_operator_outputs(operator, output, prometheus, html, top)
     for f in result.files:
         if f.status != "ok":
             note(f"{f.status} {f.path}: {f.reason}")
@@ -133,6 +146,22 @@ def scan(
     if max_rate is not None and totals["rate"] is not None:
         failing = totals["rate"] > max_rate
     return ExitCode.FINDINGS if failing and not exit_zero else ExitCode.CLEAN
+
+
+def _operator_summary(
+    title: str,
+    keys: tuple[str, ...],
+    totals: dict[str, Any],
+    table: pl.DataFrame,
+    files: list[dict[str, Any]],
+    result: ScanResult,
+) -> OperatorSummary:
+    """What the operator outputs read: the summary and the rows behind it."""
+    from harmony_doctor.output.operator import OperatorSummary
+    from harmony_doctor.scan.summary import events_frame, requests_frame
+
+    frames = events_frame(result.events), requests_frame(result.requests)
+    return OperatorSummary(title, keys, totals, table.to_dicts(), files, *frames)
 
 
 def _size(path: Path | None) -> int:

@@ -1,8 +1,13 @@
-"""The summary scan and report both print: a table, JSON or CSV on stdout."""
+"""The summary scan and report both print: a table, JSON, CSV or GitHub annotations on stdout;
+and the operator outputs they write (Prometheus textfile, HTML page, GitHub step summary)."""
 
 from __future__ import annotations
 
+import os
 import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harmony_doctor.cli.console import make_console, print_json, show
@@ -10,6 +15,8 @@ from harmony_doctor.cli.options import Color, SummaryFormat
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from harmony_doctor.output.operator import OperatorSummary
 
 
 def show_summary(
@@ -23,8 +30,10 @@ def show_summary(
     color: Color,
     width: int | None = None,
     title: str = "scan",
+    operator: OperatorSummary | None = None,
 ) -> None:
-    """The summary on stdout as a table, JSON or CSV (scan and report print alike)."""
+    """The summary on stdout as a table, JSON, CSV or GitHub annotations (scan and report
+    print alike; annotations need the events, in `operator`)."""
     from harmony_doctor.output import files as export
     from harmony_doctor.output.scan_view import scan_view
 
@@ -36,8 +45,63 @@ def show_summary(
         )
     elif output == "csv":
         export.write_csv(table.columns, table.iter_rows(), sys.stdout)
+    elif output == "github":
+        from harmony_doctor.output.github import workflow_commands
+
+        assert operator is not None, "--format github needs the events"
+        sys.stdout.write(workflow_commands(operator))
     else:
         console = make_console(color, width)
         groups = table.to_dicts()
         view = scan_view(groups, keys, totals, days, files, top, title)
         show(console, view)
+
+
+def check_operator_paths(prometheus: Path | None, html: Path | None) -> None:
+    """Refuse operator output paths that cannot work, before any input is read."""
+    from harmony_doctor.output.operator_files import check_target
+
+    if prometheus is not None:
+        check_target(prometheus, ".prom")  # node-exporter's textfile collector reads only these
+    if html is not None:
+        check_target(html)
+
+
+def write_operator_outputs(
+    operator: OperatorSummary,
+    output: SummaryFormat,
+    prometheus: Path | None,
+    html: Path | None,
+    top: int,
+) -> list[str]:
+    """Write the operator outputs asked for; the one-line errors of those that failed (a
+    failed one stops neither the others nor the summary)."""
+    from harmony_doctor.errors import OutputError
+    from harmony_doctor.output import operator_files
+
+    errors: list[str] = []
+    now = time.time()
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY") if output == "github" else None
+    try:
+        if prometheus is not None:
+            from harmony_doctor.output.prometheus import prometheus_registry
+
+            operator_files.write_textfile(prometheus, prometheus_registry(operator, now))
+    except OutputError as exc:
+        errors.append(str(exc))
+    try:
+        if html is not None:
+            from harmony_doctor.output.html_report import html_page
+
+            stamp = datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+            operator_files.write_text(html, html_page(operator, top, stamp))
+    except OutputError as exc:
+        errors.append(str(exc))
+    try:
+        if step_summary:  # set by GitHub Actions for every step; absent elsewhere
+            from harmony_doctor.output.github import step_summary as markdown
+
+            operator_files.append_text(Path(step_summary), markdown(operator, top))
+    except OutputError as exc:
+        errors.append(str(exc))
+    return errors

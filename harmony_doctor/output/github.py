@@ -1,0 +1,125 @@
+"""The summary for GitHub Actions: workflow-command annotations and a Markdown step summary.
+
+Escaping follows the Actions toolkit (`@actions/core` command.ts): data escapes `%`, CR and LF;
+property values also `:` and `,`. Other control characters are shown as `\\xNN`, so a log line
+cannot colour or rewrite the job's log.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from harmony_doctor.output.operator import OperatorSummary, per_origin, text
+
+# GitHub shows at most 10 error and 10 warning annotations per step and 50 per job; more
+# would only be noise in the log, so the rest is counted in one closing notice.
+ANNOTATION_LIMIT = 50
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def _visible(value: str) -> str:
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
+
+
+def escape_data(value: str) -> str:
+    """A workflow command's message, as GitHub reads it back."""
+    escaped = value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return _visible(escaped)
+
+
+def escape_property(value: str) -> str:
+    """A workflow command's property value (file, title, ...), as GitHub reads it back."""
+    return escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def _command(name: str, properties: dict[str, str], message: str) -> str:
+    props = ",".join(f"{k}={escape_property(v)}" for k, v in properties.items() if v)
+    return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
+
+
+def _rate(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:.2%}"
+
+
+def workflow_commands(summary: OperatorSummary, limit: int = ANNOTATION_LIMIT) -> str:
+    """One `::error` (or `::warning`) per failure, at its file and line, then a closing notice
+    with the totals; the text ends with a newline."""
+    events = summary.events
+    lines = []
+    rows = events.select("file", "line", "code", "severity", "message", "pattern").head(limit)
+    for file, line, code, severity, message, pattern in rows.iter_rows():
+        name = "warning" if severity == "warning" else "error"
+        properties = {"file": text(file), "line": text(line), "title": text(code)}
+        lines.append(_command(name, properties, text(message) or text(pattern)))
+    if events.height > limit:
+        more = events.height - limit
+        lines.append(_command("notice", {}, f"{more} more failure(s) not annotated"))
+    totals = summary.totals
+    lines.append(
+        _command(
+            "notice",
+            {"title": f"harmony-doctor {summary.title}"},
+            f"{totals['failures']} failure(s) in {totals['files']} file(s); "
+            f"requests {text(totals.get('requests')) or 'unknown'}; "
+            f"failure rate {_rate(totals.get('rate'))}",
+        )
+    )
+    return "\n".join(lines) + "\n"
+
+
+def _cell(value: object) -> str:
+    """A Markdown table cell: HTML-escaped (GitHub renders inline HTML), pipes and line breaks
+    kept inside the cell."""
+    shown = html.escape(_visible(text(value)).replace("\r", " ").replace("\n", " "))
+    return (
+        shown.replace("|", "\\|").replace("`", "&#96;").replace("[", "&#91;").replace("]", "&#93;")
+    )
+
+
+def _table(header: list[str], rows: list[list[object]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    out += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
+    return out
+
+
+def step_summary(summary: OperatorSummary, top: int) -> str:
+    """The Markdown of `$GITHUB_STEP_SUMMARY`: totals, the top groups and the rate by origin."""
+    totals = summary.totals
+    lines = [f"## harmony-doctor {summary.title}", ""]
+    lines += _table(
+        ["failures", "requests", "failure rate", "files", "skipped", "partial"],
+        [
+            [
+                totals["failures"],
+                totals.get("requests") if totals.get("requests") is not None else "unknown",
+                _rate(totals.get("rate"))
+                + (f" ({totals['rate_note']})" if totals.get("rate_note") else ""),
+                totals["files"],
+                totals["skipped"],
+                totals["partial"],
+            ]
+        ],
+    )
+    groups = summary.groups[:top]
+    if groups:
+        lines += ["", f"### Top {len(groups)} of {len(summary.groups)} group(s)", ""]
+        header = [*summary.keys, "count", "share", "rate", "example"]
+        rows = [
+            [
+                *(g.get(k) for k in summary.keys),
+                g["count"],
+                f"{g['share']:.1%}",
+                _rate(g.get("rate")),
+                g.get("example"),
+            ]
+            for g in groups
+        ]
+        lines += _table(header, rows)
+    by_origin = [r for r in per_origin(summary) if r.origin]
+    if by_origin:
+        lines += ["", "### By origin", ""]
+        rows = [[r.origin, r.failures, text(r.requests), _rate(r.rate)] for r in by_origin]
+        lines += _table(["origin", "failures", "requests", "failure rate"], rows)
+    return "\n".join(lines) + "\n"

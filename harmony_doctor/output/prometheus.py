@@ -1,0 +1,88 @@
+"""The summary as Prometheus metrics, for node-exporter's textfile collector.
+
+Gauges, not counters: each file is a snapshot of one scan window, and a later scan over other
+logs may count fewer failures, which a counter must never do.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harmony_doctor.output.operator import OperatorSummary, origins, per_origin, text
+
+if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
+
+PREFIX = "harmony_doctor"
+
+
+def prometheus_registry(summary: OperatorSummary, now: float) -> CollectorRegistry:
+    """A registry holding the summary's metrics; `now` is the scan time (Unix seconds)."""
+    from prometheus_client import CollectorRegistry, Gauge
+
+    registry = CollectorRegistry()
+    failures = Gauge(
+        f"{PREFIX}_failures",
+        "Harmony parsing failures found, by code, kind, server and origin.",
+        ["code", "kind", "server", "origin"],
+        registry=registry,
+    )
+    events = summary.events
+    columns = [events[c].to_list() for c in ("code", "kind", "server")]
+    tally: dict[tuple[str, ...], int] = {}
+    for code, kind, server, origin in zip(*columns, origins(events), strict=True):
+        key = (text(code), text(kind), text(server), origin)
+        tally[key] = tally.get(key, 0) + 1
+    for labels, count in tally.items():
+        failures.labels(*labels).set(count)
+
+    requests = Gauge(
+        f"{PREFIX}_requests",
+        "Requests the logs recorded, by server and origin.",
+        ["server", "origin"],
+        registry=registry,
+    )
+    frame = summary.requests
+    asked: dict[tuple[str, str], int] = {}
+    if frame.height:
+        zipped = zip(
+            frame["server"].to_list(), origins(frame), frame["count"].to_list(), strict=True
+        )
+        for server, origin, count in zipped:
+            asked[(text(server), origin)] = asked.get((text(server), origin), 0) + int(count or 0)
+    for (server, origin), count in asked.items():
+        requests.labels(server, origin).set(count)
+
+    rate = Gauge(
+        f"{PREFIX}_failure_rate",
+        "Failures per request (0-1), by origin; absent where the logs record no requests.",
+        ["origin"],
+        registry=registry,
+    )
+    for row in per_origin(summary):
+        if row.rate is not None:
+            rate.labels(row.origin).set(row.rate)
+
+    files = Gauge(
+        f"{PREFIX}_files",
+        "Inputs read, by status (ok, partial, skipped).",
+        ["status"],
+        registry=registry,
+    )
+    for status in ("ok", "partial", "skipped"):
+        n = sum(1 for f in summary.files if f.get("status") == status)
+        files.labels(status).set(n)
+
+    Gauge(
+        f"{PREFIX}_scan_timestamp_seconds",
+        "When this file was written (Unix seconds): alert when it grows old.",
+        registry=registry,
+    ).set(now)
+    return registry
+
+
+def prometheus_text(summary: OperatorSummary, now: float) -> str:
+    """The textfile's content (the exposition format), as `write_to_textfile` writes it."""
+    from prometheus_client import generate_latest
+
+    return generate_latest(prometheus_registry(summary, now)).decode("utf-8")
