@@ -13,12 +13,14 @@ from harmony_doctor.cli.options import (
     ByOpt,
     ColorOpt,
     ExitZeroOpt,
+    HtmlOpt,
+    PrometheusOpt,
     SummaryCsvOpt,
     SummaryFormatOpt,
     TopOpt,
     WidthOpt,
 )
-from harmony_doctor.cli.summary import show_summary
+from harmony_doctor.cli.summary import check_operator_paths, show_summary, write_operator_outputs
 from harmony_doctor.errors import ExitCode, InputError
 
 
@@ -34,6 +36,8 @@ def report(
     by: ByOpt = None,
     output: SummaryFormatOpt = "table",
     summary: SummaryCsvOpt = None,
+    prometheus: PrometheusOpt = None,
+    html: HtmlOpt = None,
     top: TopOpt = 20,
     exit_zero: ExitZeroOpt = False,
     color: ColorOpt = "auto",
@@ -57,19 +61,25 @@ def report(
     keys = group_keys(by or [])
     if summary is not None:
         export.check_output_path(summary)
+    check_operator_paths(prometheus, html)
     read = read_event_files(inputs, events_frame(()).schema)
     if read.bad and not read.paths:  # nothing to sum: the first reason is the error
         for bad in read.bad[1:]:
             note(bad.reason)
         raise InputError(read.bad[0].reason)
     frame = read.frame
-    table = summarize_frames(frame, requests_frame(()), keys)
+    requests = requests_frame(())
+    table = summarize_frames(frame, requests, keys)
     failed = export.write_tables([(summary, lambda: table)])
     reports = event_file_reports(read.paths, read.counts)
     totals = report_totals(reports, frame.height)
     files = [asdict(f) for f in reports]
     days = [(d, n) for d, n in frame["day"].drop_nulls().value_counts().sort("day").rows()]
-    show_summary(table, keys, totals, days, files, output, top, color, width, title="report")
+    from harmony_doctor.output.operator import OperatorSummary
+
+    operator = OperatorSummary("report", keys, totals, table.to_dicts(), files, frame, requests)
+    show_summary(table, keys, totals, days, files, output, top, color, width, "report", operator)
+    failed += write_operator_outputs(operator, output, prometheus, html, top)
     for bad in read.bad:  # the good files are summed all the same
         note(bad.reason)
     for error in failed:

@@ -128,7 +128,7 @@ def timeline_svg(summary: OperatorSummary) -> str:
                 f'fill="{palette[code]}"><title>{esc(bucket)} {esc(code)}: {n}</title></rect>'
             )
         if i % label_every == 0:
-            shown = bucket[5:10] + (f" {bucket[11:13]}h" if cut == 13 else "")
+            shown = f"{bucket[5:10]} {bucket[11:13]}h" if cut == 13 else bucket
             parts.append(
                 f'<text x="{x + bar_w / 2:.1f}" y="{CHART_HEIGHT - MARGIN_BOTTOM + 22}" '
                 f'text-anchor="middle">{esc(shown)}</text>'
