@@ -16,7 +16,7 @@ CLI's typer and rich are never imported.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -41,11 +41,12 @@ if TYPE_CHECKING:
     from harmony_doctor.explain import LogExplanation, explain_text
     from harmony_doctor.harmony.vocab import Vocab
     from harmony_doctor.models import ContentType, Dialect, InputFormat, Style
-    from harmony_doctor.scan.records import ScanOptions, ScanResult
+    from harmony_doctor.scan.records import FileScan, ScanOptions, ScanResult
 
 __all__ = [
     "Diagnosis",
     "DoctorError",
+    "FileScan",
     "Finding",
     "InputError",
     "LogError",
@@ -59,14 +60,18 @@ __all__ = [
     "TokenInput",
     "VocabError",
     "__version__",
+    "empty_frames",
     "explain_text",
     "explain_tokens",
     "extract_failures",
+    "frames",
     "grammar_text",
     "load_vocab",
+    "merge",
     "parse_tokens",
     "recover",
     "render_chat",
+    "scan_file",
     "scan_paths",
     "scan_stream",
     "shrink",
@@ -212,25 +217,56 @@ def scan_paths(
     return scan(sources, options or ScanOptions(), skipped)
 
 
+def scan_file(path_or_url: str | Path, options: ScanOptions | None = None) -> FileScan:
+    """One log file (compressed or not; a URL once the remote extra is installed) scanned in
+    this process: its events, request tallies and report, picklable, for Ray tasks, Dask
+    futures or a process pool to map over a listing and hand to `merge`. `options.jobs` is
+    ignored (one file, one process); `options.origin` defaults to this machine's host name."""
+    from harmony_doctor.scan.records import ScanOptions
+    from harmony_doctor.scan.run import scan_file as scan_one
+
+    return scan_one(path_or_url, options or ScanOptions())
+
+
 def scan_stream(
     stream: IO[bytes],
     label: str = "<stream>",
     options: ScanOptions | None = None,
     *,
     reference: datetime | None = None,
-) -> ScanResult:
-    """Scan an open binary stream; `reference` dates log stamps that have no year (now)."""
-    from dataclasses import replace
-
-    from harmony_doctor.inputs.sources import Source
+) -> FileScan:
+    """An open binary stream scanned as `scan_file` scans a file (same FileScan shape);
+    `reference` dates log stamps that have no year (default: now)."""
     from harmony_doctor.scan.records import ScanOptions
-    from harmony_doctor.scan.run import scan
+    from harmony_doctor.scan.run import scan_stream as scan_one
 
-    one_process = replace(options or ScanOptions(), jobs=1)
-    return scan([Source(label, None, stream)], one_process, now=reference)
+    return scan_one(stream, label, options or ScanOptions(), reference)
 
 
-def summarize(result: ScanResult, by: Sequence[str] = ("code",)) -> pl.DataFrame:
+def merge(file_scans: Iterable[FileScan]) -> ScanResult:
+    """FileScans from `scan_file`/`scan_stream` (any process, any order) as one ScanResult, which
+    `summarize` turns into the table one `scan` over the same files prints."""
+    from harmony_doctor.scan.run import merge as combine
+
+    return combine(file_scans)
+
+
+def frames(result: ScanResult | FileScan) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Events and request tallies as polars frames with a fixed schema, whatever they hold
+    (the same dtypes for an empty scan): see README "Fleet" for the columns."""
+    from harmony_doctor.scan.summary import events_frame, requests_frame
+
+    return events_frame(result.events), requests_frame(result.requests)
+
+
+def empty_frames() -> tuple[pl.DataFrame, pl.DataFrame]:
+    """An events frame and a tallies frame with every column, typed, and no rows."""
+    from harmony_doctor.scan.summary import empty_frames as empty
+
+    return empty()
+
+
+def summarize(result: ScanResult | FileScan, by: Sequence[str] = ("code",)) -> pl.DataFrame:
     """The grouped table `scan` prints: count, share, requests, rate, first/last seen, example."""
     from harmony_doctor.scan.summary import group_keys
     from harmony_doctor.scan.summary import summarize as group
@@ -257,6 +293,7 @@ _LAZY = {
     "explain_text": "harmony_doctor.explain",  # what `explain` reports for any text
     "LogExplanation": "harmony_doctor.explain",
     "ScanOptions": "harmony_doctor.scan.records",
+    "FileScan": "harmony_doctor.scan.records",
     "ScanResult": "harmony_doctor.scan.records",
 }
 

@@ -10,8 +10,9 @@ Severity = Literal["error", "warning"]
 
 # The choices the CLI offers, defined once here and used by the core and the CLI alike.
 ParseRole = Literal["assistant", "none"]  # where a stream starts: inside a header, or at <|start|>
-InputFormat = Literal["auto", "json", "ids", "jsonl", "vllm-log", "text"]
-INPUT_FORMATS: tuple[InputFormat, ...] = ("auto", "json", "ids", "jsonl", "vllm-log", "text")
+# "log": a server log, read for the failures it records (and, as token input, the ids it logs).
+InputFormat = Literal["auto", "json", "ids", "jsonl", "vllm-log", "text", "log"]
+INPUT_FORMATS: tuple[InputFormat, ...] = ("auto", "json", "ids", "jsonl", "vllm-log", "text", "log")
 Style = Literal["harmony", "passthrough"]  # how `render` renders a chat
 STYLES: tuple[Style, ...] = ("harmony", "passthrough")
 Dialect = Literal["lark", "gbnf"]  # grammar languages
@@ -331,14 +332,16 @@ class ScanEvent:
     origin_index: int | None = None
     raise_index: int | None = None
     source: EventSource = "log"
+    origin: str | None = None  # the host (or name given with --origin) the log was scanned on
 
 
 @dataclass(frozen=True)
 class RequestTally:
-    """Requests seen in the logs for one (file, pid, server, hour) cell."""
+    """Requests seen in the logs for one (origin, file, pid, server, hour) cell."""
 
     file: str
     pid: int | None
     server: str | None
     hour: str | None  # ISO hour `2026-11-28T10`, None when no timestamp is known
     count: int
+    origin: str | None = None  # as ScanEvent.origin

@@ -17,6 +17,9 @@ class ScanOptions:
     jobs: int = 1  # worker processes; whole files are shared out (results never depend on it)
     vocab_path: Path | None = None
     verify_clean: bool = False  # also run openai-harmony on streams the replay finds clean
+    # Written on every event and tally (`--origin`); None: this machine's host name, taken
+    # where the scan runs (a Ray or Dask worker names its own host).
+    origin: str | None = None
 
 
 # ignored: not a log (a file scan itself wrote); neither counted nor an error
@@ -33,6 +36,26 @@ class FileReport:
     bytes: int
     lines: int
     failures: int
+
+
+@dataclass(frozen=True)
+class FileScan:
+    """One input scanned on its own (`scan_file`, `scan_stream`): picklable, so that engines
+    (Ray, Dask, a process pool) can send it back to be merged. As frames (scan/summary.py's
+    events_frame and requests_frame), events and tallies have a fixed schema."""
+
+    events: tuple[ScanEvent, ...]
+    tallies: tuple[RequestTally, ...]
+    report: FileReport
+
+    # ScanResult's names too, so that a FileScan goes wherever one input's ScanResult went.
+    @property
+    def requests(self) -> tuple[RequestTally, ...]:
+        return self.tallies
+
+    @property
+    def files(self) -> tuple[FileReport, ...]:
+        return (self.report,)
 
 
 @dataclass(frozen=True)

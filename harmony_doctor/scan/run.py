@@ -6,19 +6,22 @@ import contextlib
 import multiprocessing
 import os
 import re
+import socket
 import stat
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
+from typing import IO
 
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import Vocab
+from harmony_doctor.inputs.remote import is_url, open_url
 from harmony_doctor.inputs.sources import Readable, Skipped, Source, open_binary
 from harmony_doctor.models import RequestTally, ScanEvent
 from harmony_doctor.scan.events import merge_duplicates, redact, source_events
-from harmony_doctor.scan.records import FileReport, FileStatus, ScanOptions, ScanResult
+from harmony_doctor.scan.records import FileReport, FileScan, FileStatus, ScanOptions, ScanResult
 from harmony_doctor.scan.source import SourceScan, scan_source
 
 POOL_BYTES = 16 * 1024 * 1024  # below this, starting worker processes costs more than it saves
@@ -30,6 +33,9 @@ _EVENTS_HEADER = b"file,line,timestamp,pid,server,harmony_version,kind,code,seve
 _EVENTS_KEYS = re.compile(
     rb'^\{"file": ?"[^\n]*"line": ?[^\n]*"harmony_version": ?[^\n]*"raise_index"'
 )
+# The request tallies written beside an events file (scan/summary.py's REQUEST_COLUMNS).
+_TALLIES_HEADER = b"file,pid,server,hour,count,origin"
+_TALLIES_KEYS = re.compile(rb'^\{"file": ?"[^\n]*"pid": ?[^\n]*"hour": ?[^\n]*"count": ?')
 _SUMMARY_HEADER = re.compile(
     rb"^[a-z_,]*count,share,requests,rate,(?:rate_note,)?first_seen,last_seen,example\r?\n"
 )
@@ -104,6 +110,10 @@ def _written_by_scan(source: Source) -> str | None:
         return "an events file written by scan; use report"
     if tail.endswith(b"PAR1") and b"harmony_version" in tail and b"raise_index" in tail:
         return "an events file written by scan; use report"
+    if head.startswith(_TALLIES_HEADER) or _TALLIES_KEYS.match(head):
+        return "request tallies written by scan --events; use report"
+    if tail.endswith(b"PAR1") and all(w in tail for w in (b"hour", b"count", b"origin")):
+        return "request tallies written by scan --events; use report"
     if _SUMMARY_HEADER.match(head):
         return "a summary file written by scan (--summary-csv), not a log"
     return None
@@ -140,6 +150,7 @@ def scan(
     """Scan every source (whole files shared out over `options.jobs` processes); what cannot
     be read is reported. Results do not depend on `jobs`."""
     units, ignored = plan(sources)
+    origin = options.origin or socket.gethostname()
     results: dict[int, UnitResult] = {}
     pooled = [i for i, u in enumerate(units) if not _in_process(u.source)]
     if options.jobs <= 1 or len(pooled) <= 1 or _total_size(units) < POOL_BYTES:
@@ -151,18 +162,54 @@ def scan(
             results[index] = scan_unit(unit, options, now)
             if progress is not None:
                 progress(results[index])
+    reports = [FileReport(s.label, "skipped", s.reason, 0, 0, 0) for s in skipped]
+    scans = [FileScan((), (), report) for report in [*reports, *ignored]]
+    scans.extend(file_scan(results[index], options, origin) for index in range(len(units)))
+    return merge(scans)
+
+
+def merge(scans: Iterable[FileScan]) -> ScanResult:
+    """FileScans (from `scan_file` in any process, engine or order) as one ScanResult, in the
+    order given: summarised as one scan over the same inputs would be."""
     events: list[ScanEvent] = []
     tallies: list[RequestTally] = []
-    files = [FileReport(s.label, "skipped", s.reason, 0, 0, 0) for s in skipped]
-    files.extend(ignored)
-    for index in range(len(units)):
-        report, found_events, found_tallies = _assemble(results[index])
-        files.append(report)
-        events.extend(found_events)
-        tallies.extend(found_tallies)
-    if options.redact:
-        events = [redact(e) for e in events]
+    files: list[FileReport] = []
+    for found in scans:
+        events.extend(found.events)
+        tallies.extend(found.tallies)
+        files.append(found.report)
     return ScanResult(tuple(events), tuple(tallies), tuple(files))
+
+
+def scan_file(
+    target: str | Path, options: ScanOptions = DEFAULT_OPTIONS, now: datetime | None = None
+) -> FileScan:
+    """One input scanned in this process (never a pool, whatever `options.jobs` says): a path
+    (compressed or not), or a URL read through inputs/remote.open_url. `now` dates year-less
+    stamps when the input has no modification time."""
+    origin = options.origin or socket.gethostname()
+    text = str(target)
+    if is_url(text):
+
+        stream, label, modified = open_url(text)
+        return scan_stream(stream, label, options, modified or now)
+    units, ignored = plan([Source(text, Path(text))])
+    if not units:
+        return FileScan((), (), ignored[0])
+    return file_scan(scan_unit(units[0], options, now), options, origin)
+
+
+def scan_stream(
+    stream: IO[bytes],
+    label: str,
+    options: ScanOptions = DEFAULT_OPTIONS,
+    now: datetime | None = None,
+) -> FileScan:
+    """An open binary stream scanned in this process; `now` dates year-less stamps (default:
+    the current time). The stream is closed."""
+    origin = options.origin or socket.gethostname()
+    source = Source(label, None, stream)
+    return file_scan(scan_unit(Unit(source), options, now), options, origin)
 
 
 def _in_pool(
@@ -211,17 +258,19 @@ def _vocab_loader(path: Path | None) -> Callable[[], Vocab]:
     return lambda: load_vocab(path)
 
 
-def _assemble(result: UnitResult) -> tuple[FileReport, list[ScanEvent], list[RequestTally]]:
-    """One source's report, events and request counts."""
+def file_scan(result: UnitResult, options: ScanOptions, origin: str) -> FileScan:
+    """One source's report, events and request counts, marked with their origin."""
     label = result.unit.source.label
     found = result.found
     if found is None:
-        return FileReport(label, "skipped", result.error, 0, 0, 0), [], []
-    events = result.events
+        return FileScan((), (), FileReport(label, "skipped", result.error, 0, 0, 0))
+    events = [replace(e, origin=origin) for e in result.events]
+    if options.redact:
+        events = [redact(e) for e in events]
     status: FileStatus = "partial" if found.damage else "ok"
     reason = f"stopped after line {found.lines}: {_reason(found.damage)}" if found.damage else None
     report = FileReport(label, status, reason, found.bytes, found.lines, len(events))
-    return report, events, _tallies(found)
+    return FileScan(tuple(events), tuple(_tallies(found, origin)), report)
 
 
 def _reason(damage: str) -> str:
@@ -239,7 +288,7 @@ def _reference_time(source: Source, now: datetime | None) -> datetime:
     return now or datetime.now()
 
 
-def _tallies(found: SourceScan) -> list[RequestTally]:
+def _tallies(found: SourceScan, origin: str) -> list[RequestTally]:
     """Requests per (pid, hour): access lines, or where a log lacks them (or samples them),
     `Received request` lines or the completions it logged, whichever counts more (never
     added up: no double count). Completions have no hour: they count as one cell."""
@@ -249,8 +298,8 @@ def _tallies(found: SourceScan) -> list[RequestTally]:
     elif received >= found.replayed:
         counts = found.received
     else:
-        return [RequestTally(found.label, None, found.server, None, found.replayed)]
+        return [RequestTally(found.label, None, found.server, None, found.replayed, origin)]
     return [
-        RequestTally(found.label, pid, found.server, hour, n)
+        RequestTally(found.label, pid, found.server, hour, n, origin)
         for (pid, hour), n in sorted(counts.items(), key=lambda kv: str(kv[0]))
     ]

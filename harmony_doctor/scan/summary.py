@@ -9,14 +9,25 @@ from typing import TYPE_CHECKING, Any
 
 from harmony_doctor.errors import InputError
 from harmony_doctor.models import RequestTally, ScanEvent
-from harmony_doctor.scan.records import FileReport, ScanResult
+from harmony_doctor.scan.records import FileReport, FileScan, ScanResult
 
 if TYPE_CHECKING:
     import polars as pl
 
-GROUP_KEYS = ("code", "kind", "pattern", "server", "harmony_version", "file", "pid", "day", "hour")
+GROUP_KEYS = (
+    "code",
+    "kind",
+    "pattern",
+    "server",
+    "harmony_version",
+    "origin",
+    "file",
+    "pid",
+    "day",
+    "hour",
+)
 # Dimensions requests can be split by; other groups get the overall request count.
-REQUEST_KEYS = ("file", "pid", "server", "day", "hour")
+REQUEST_KEYS = ("origin", "file", "pid", "server", "day", "hour")
 
 
 # Column types of the frames, as Python types so that polars loads only when a frame is built.
@@ -39,6 +50,7 @@ EVENT_COLUMNS: dict[str, type[str] | type[int]] = {
     "origin_index": int,
     "raise_index": int,
     "source": str,
+    "origin": str,
 }
 REQUEST_COLUMNS: dict[str, type[str] | type[int]] = {
     "file": str,
@@ -46,7 +58,25 @@ REQUEST_COLUMNS: dict[str, type[str] | type[int]] = {
     "server": str,
     "hour": str,
     "count": int,
+    "origin": str,
 }
+
+
+def event_schema() -> dict[str, pl.DataType]:
+    """The fixed schema of an events frame (`--events`, FileScan.events_frame): the columns
+    above in order (str -> String, int -> Int64), then `day` and `hour` cut from the timestamp."""
+    return dict(events_frame(()).schema)
+
+
+def request_schema() -> dict[str, pl.DataType]:
+    """The fixed schema of a tallies frame (the `.requests` file, FileScan.tallies_frame): the
+    columns above with `pid` as String (as events are grouped), then `day` cut from the hour."""
+    return dict(requests_frame(()).schema)
+
+
+def empty_frames() -> tuple[pl.DataFrame, pl.DataFrame]:
+    """An events frame and a tallies frame with no rows and every column, typed."""
+    return events_frame(()), requests_frame(())
 
 
 def events_frame(events: Iterable[ScanEvent]) -> pl.DataFrame:
@@ -87,7 +117,7 @@ SUMMARY_COLUMNS = (
 NOT_LOGGED = "requests not logged"
 
 
-def summarize(result: ScanResult, by: tuple[str, ...]) -> pl.DataFrame:
+def summarize(result: ScanResult | FileScan, by: tuple[str, ...]) -> pl.DataFrame:
     """One row per group: count, share, rate (when requests are known), first/last seen, example."""
     return summarize_frames(events_frame(result.events), requests_frame(result.requests), by)
 
@@ -102,6 +132,7 @@ def summarize_frames(
     """
     import polars as pl
 
+    frame, requests = _origin_files(_with_origin(frame), _with_origin(requests))
     total = frame.height
     if total == 0:
         return pl.DataFrame(
@@ -164,17 +195,68 @@ def summarize_frames(
     return grouped.select(columns).sort("count", descending=True, maintain_order=True)
 
 
+def _with_origin(frame: pl.DataFrame) -> pl.DataFrame:
+    """A frame read from a file written before origins existed gets an empty origin column."""
+    import polars as pl
+
+    if "origin" in frame.columns:
+        return frame
+    return frame.with_columns(pl.lit(None, dtype=pl.Utf8).alias("origin"))
+
+
+def _origin_files(
+    events: pl.DataFrame, requests: pl.DataFrame
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Where the rows come from more than one origin, `file` becomes `origin:file`: two hosts'
+    `vllm.log` are two files (in groups, examples and which files had their requests counted).
+    With one origin, file names are left as they are."""
+    import polars as pl
+
+    origins = set(events["origin"].unique().to_list()) | set(requests["origin"].unique().to_list())
+    if len(origins) <= 1:
+        return events, requests
+    qualified = (
+        pl.when(pl.col("origin").is_null())
+        .then(pl.col("file"))
+        .otherwise(pl.col("origin") + ":" + pl.col("file"))
+        .alias("file")
+    )
+    return events.with_columns(qualified), requests.with_columns(qualified)
+
+
 def counted_failures(result: ScanResult) -> int:
     """Failures in files whose requests were counted (the numerator of the overall rate)."""
-    counted = {t.file for t in result.requests}
-    return sum(1 for e in result.events if e.file in counted)
+    counted = {(t.origin, t.file) for t in result.requests}
+    return sum(1 for e in result.events if (e.origin, e.file) in counted)
+
+
+def frame_totals(
+    files: Sequence[FileReport], events: pl.DataFrame, requests: pl.DataFrame
+) -> dict[str, Any]:
+    """The totals line of event and tally frames read back (`report`): requests and the rate
+    as scan over the same logs prints them; none when no tallies were read."""
+    events, requests = _with_origin(events), _with_origin(requests)
+    total = int(requests["count"].sum()) if requests.height else 0
+    pairs = requests.select("origin", "file").unique()
+    counted = events.join(pairs, on=["origin", "file"], how="semi", nulls_equal=True).height
+    return _totals(files, events.height, total or None, counted)
 
 
 def requests_frame(tallies: Iterable[RequestTally]) -> pl.DataFrame:
     """One row per request tally, with the pid as text and the day cut from the hour."""
+    return requests_view(tally_table(tallies))
+
+
+def tally_table(tallies: Iterable[RequestTally]) -> pl.DataFrame:
+    """Request tallies as stored beside an events file: REQUEST_COLUMNS, nothing derived."""
+    return _frame(tallies, REQUEST_COLUMNS)
+
+
+def requests_view(table: pl.DataFrame) -> pl.DataFrame:
+    """A tally table (built, or read back with REQUEST_COLUMNS' types) as summaries use it."""
     import polars as pl
 
-    return _frame(tallies, REQUEST_COLUMNS).with_columns(
+    return _with_origin(table).with_columns(
         pl.col("pid").cast(pl.Utf8), pl.col("hour").str.slice(0, 10).alias("day")
     )
 
