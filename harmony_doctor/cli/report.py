@@ -45,16 +45,18 @@ def report(
 ) -> int:
     """Re-aggregate event files from many hosts into one summary, as scan prints it.
 
-    Event files carry failures, not request counts: rates are left empty.
+    The request counts scan wrote beside each events file (events.requests.csv) give the same
+    rates one scan over all the logs would; files without them add failures but no rate.
     """
-    from harmony_doctor.inputs.events import read_event_files
+    from harmony_doctor.inputs.events import read_event_files, requests_path
     from harmony_doctor.output import files as export
     from harmony_doctor.scan.summary import (
         event_file_reports,
         events_frame,
+        frame_totals,
         group_keys,
-        report_totals,
         requests_frame,
+        requests_view,
         summarize_frames,
     )
 
@@ -62,17 +64,17 @@ def report(
     if summary is not None:
         export.check_output_path(summary)
     check_operator_paths(prometheus, html)
-    read = read_event_files(inputs, events_frame(()).schema)
+    read = read_event_files(inputs, events_frame(()).schema, requests_frame(()).schema)
     if read.bad and not read.paths:  # nothing to sum: the first reason is the error
         for bad in read.bad[1:]:
             note(bad.reason)
         raise InputError(read.bad[0].reason)
     frame = read.frame
-    requests = requests_frame(())
+    requests = requests_view(read.tallies) if read.tallies is not None else requests_frame(())
     table = summarize_frames(frame, requests, keys)
     failed = export.write_tables([(summary, lambda: table)])
     reports = event_file_reports(read.paths, read.counts)
-    totals = report_totals(reports, frame.height)
+    totals = frame_totals(reports, frame, requests)
     files = [asdict(f) for f in reports]
     days = [(d, n) for d, n in frame["day"].drop_nulls().value_counts().sort("day").rows()]
     from harmony_doctor.output.operator import OperatorSummary
@@ -82,6 +84,11 @@ def report(
     failed += write_operator_outputs(operator, output, prometheus, html, top)
     for bad in read.bad:  # the good files are summed all the same
         note(bad.reason)
+    for path in read.untallied:
+        note(
+            f"no request counts beside {path} (no {requests_path(path).name}): "
+            "its failures count in no rate"
+        )
     for error in failed:
         fail(error)
     if read.bad or failed:

@@ -51,7 +51,17 @@ def scan(
     output: SummaryFormatOpt = "table",
     events: Annotated[
         Path | None,
-        typer.Option("--events", help="Write one row per failure: .csv, .jsonl, .parquet."),
+        typer.Option(
+            "--events",
+            help="Write one row per failure: .csv, .jsonl, .parquet; the request counts go "
+            "beside it (events.requests.csv), for report's rates.",
+        ),
+    ] = None,
+    origin: Annotated[
+        str | None,
+        typer.Option(
+            "--origin", help="Name on every event and count, for --by origin (default: host name)."
+        ),
     ] = None,
     summary: SummaryCsvOpt = None,
     prometheus: PrometheusOpt = None,
@@ -93,6 +103,7 @@ def scan(
     color: ColorOpt = "auto",
 ) -> int:
     """Batch-scan server logs: how often Harmony parsing fails, in which ways, since when."""
+    from harmony_doctor.inputs.events import requests_path
     from harmony_doctor.inputs.sources import discover
     from harmony_doctor.output import files as export
     from harmony_doctor.scan import run as scanning
@@ -103,10 +114,12 @@ def scan(
         per_day,
         scan_totals,
         summarize,
+        tally_table,
     )
 
     keys = group_keys(by or [])
-    for target in (events, summary):  # a bad output path costs nothing: no input read yet
+    tallies = requests_path(events) if events is not None else None
+    for target in (events, tallies, summary):  # a bad output path costs nothing: no input read
         if target is not None:
             export.check_output_path(target)
     check_operator_paths(prometheus, html)
@@ -122,12 +135,17 @@ def scan(
         jobs=jobs or os.cpu_count() or 1,
         vocab_path=vocab_path,
         verify_clean=verify_clean,
+        origin=origin,
     )
     with _progress(sum(_size(s.path) for s in sources)) as progress:
         result = scanning.scan(sources, options, skipped, progress=progress)
     table = summarize(result, keys)
     failed = export.write_tables(
-        [(events, lambda: events_frame(result.events)), (summary, lambda: table)]
+        [
+            (events, lambda: events_frame(result.events)),
+            (tallies, lambda: tally_table(result.requests)),
+            (summary, lambda: table),
+        ]
     )
     totals = scan_totals(result)
     files = [asdict(f) for f in result.files]

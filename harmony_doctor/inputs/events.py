@@ -26,6 +26,20 @@ if TYPE_CHECKING:
 
 FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}
 DERIVED = ("day", "hour")  # recomputed from the timestamp, never trusted from the file
+OPTIONAL = ("origin",)  # columns files written by older versions lack (read as empty)
+# `scan --events out/events.csv` keeps its request tallies beside: out/events.requests.csv.
+REQUESTS_INFIX = ".requests"
+
+
+def requests_path(events: Path) -> Path:
+    """Where the request tallies of an events file are written and looked for: the same name
+    with `.requests` before the extension (same format)."""
+    return events.with_name(f"{events.stem}{REQUESTS_INFIX}{events.suffix}")
+
+
+def is_requests_path(path: Path) -> bool:
+    """Whether a path is named as request tallies beside an events file."""
+    return path.stem.endswith(REQUESTS_INFIX) and path.suffix.lower() in FORMATS
 
 
 def format_of(path: Path) -> str:
@@ -50,6 +64,8 @@ class EventFiles:
     paths: tuple[Path, ...]  # the files read, in order
     counts: tuple[int, ...]  # events in each of them
     bad: tuple[BadFile, ...]
+    tallies: pl.DataFrame | None = None  # request tallies found beside them (when asked for)
+    untallied: tuple[Path, ...] = ()  # events files with no tallies beside (older versions)
 
 
 def read_table(path: Path) -> pl.DataFrame:
@@ -200,36 +216,75 @@ def _has_content(path: Path) -> bool:
     return False
 
 
-def read_event_files(paths: Sequence[Path], schema: Mapping[str, Any]) -> EventFiles:
+def read_event_files(
+    paths: Sequence[Path],
+    schema: Mapping[str, Any],
+    requests_schema: Mapping[str, Any] | None = None,
+) -> EventFiles:
     """Event files (any mix of CSV, JSONL and Parquet) as one events frame with `schema`'s
     columns and types (scan's events frame); files that cannot be read are set apart with
-    their reason, and the others are still read."""
+    their reason, and the others are still read.
+
+    With `requests_schema`, the request tallies beside each events file (`requests_path`) are
+    read too, with those columns; tally files named among `paths` are read as tallies (once,
+    even when their events file is named too), and events files without any are listed in
+    `untallied`."""
     import polars as pl
 
     columns = {c: t for c, t in schema.items() if c not in DERIVED}
     empty = pl.DataFrame(schema=columns)
-    parquet = [p for p in paths if _kind_or_none(p) == "parquet" and p.is_file()]
-    unreadable = check_parquet(parquet) if parquet else {}
+    tally_columns = {c: t for c, t in (requests_schema or {}).items() if c != "day"}
+    event_paths = list(paths)
+    tally_paths: list[Path] = []
+    if requests_schema is not None:
+        event_paths = [p for p in paths if not is_requests_path(p)]
+        beside = [requests_path(p) for p in event_paths]
+        tally_paths = list(dict.fromkeys([*(p for p in beside if p.is_file()), *paths]))
+        tally_paths = [p for p in tally_paths if is_requests_path(p)]
+    parquet = [p for p in [*event_paths, *tally_paths] if _kind_or_none(p) == "parquet"]
+    unreadable = check_parquet([p for p in parquet if p.is_file()]) if parquet else {}
     frames: list[pl.DataFrame] = []
     good: list[Path] = []
     bad: list[BadFile] = []
-    for path in paths:
+    for path in event_paths:
         try:
-            if path in unreadable:
-                raise InputError(f"cannot read {path}: {unreadable[path]}")
-            if not path.is_file():
-                raise InputError(f"cannot read {path}: not a file")
-            frames.append(_events_of(path, columns, empty))
+            frames.append(_checked_read(path, columns, empty, unreadable))
         except InputError as exc:
             bad.append(BadFile(path, str(exc)))
         else:
             good.append(path)
+    tallies: pl.DataFrame | None = None
+    untallied: list[Path] = []
+    if requests_schema is not None:
+        tally_empty = pl.DataFrame(schema=tally_columns)
+        tally_frames: list[pl.DataFrame] = []
+        read_tallies: set[Path] = set()
+        for path in tally_paths:
+            try:
+                tally_frames.append(_checked_read(path, tally_columns, tally_empty, unreadable))
+            except InputError as exc:
+                bad.append(BadFile(path, str(exc)))
+            else:
+                read_tallies.add(path)
+        tallies = pl.concat(tally_frames) if tally_frames else tally_empty
+        untallied = [p for p in good if requests_path(p) not in read_tallies]
     events = pl.concat(frames) if frames else empty
     events = events.with_columns(
         pl.col("timestamp").str.slice(0, 10).alias("day"),
         pl.col("timestamp").str.slice(0, 13).alias("hour"),
     )
-    return EventFiles(events, tuple(good), tuple(f.height for f in frames), tuple(bad))
+    counts = tuple(f.height for f in frames)
+    return EventFiles(events, tuple(good), counts, tuple(bad), tallies, tuple(untallied))
+
+
+def _checked_read(
+    path: Path, columns: Mapping[str, Any], empty: pl.DataFrame, unreadable: Mapping[Path, str]
+) -> pl.DataFrame:
+    if path in unreadable:
+        raise InputError(f"cannot read {path}: {unreadable[path]}")
+    if not path.is_file():
+        raise InputError(f"cannot read {path}: not a file")
+    return _events_of(path, columns, empty)
 
 
 def read_events(paths: Sequence[Path], schema: Mapping[str, Any]) -> tuple[pl.DataFrame, list[int]]:
@@ -251,9 +306,11 @@ def _events_of(path: Path, columns: Mapping[str, Any], empty: pl.DataFrame) -> p
     frame = _read_table(path, checked=True)
     if frame.height == 0:  # a clean run's file (maybe without any column)
         return empty
-    missing = [c for c in columns if c not in frame.columns]
+    missing = [c for c in columns if c not in frame.columns and c not in OPTIONAL]
     if missing:
-        raise InputError(f"{path} is not an events file from scan --events: no {missing[0]!r}")
+        what = "request tallies" if is_requests_path(path) else "an events file"
+        raise InputError(f"{path} is not {what} from scan --events: no {missing[0]!r}")
+    frame = frame.with_columns(pl.lit(None).alias(c) for c in columns if c not in frame.columns)
     try:
         return frame.select(pl.col(c).cast(t) for c, t in columns.items())
     except pl.exceptions.PolarsError as exc:

@@ -22,7 +22,5 @@ def open_url(url: str) -> tuple[IO[bytes], str, datetime | None]:
     try:
         import fsspec  # type: ignore[import-not-found]  # noqa: F401
     except ImportError:
-        raise InputError(
-            f"cannot read {url}: install harmony-doctor[remote] for URLs"
-        ) from None
+        raise InputError(f"cannot read {url}: install harmony-doctor[remote] for URLs") from None
     raise InputError(f"cannot read {url}: URLs are not supported yet")

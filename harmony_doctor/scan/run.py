@@ -190,7 +190,6 @@ def scan_file(
     origin = options.origin or socket.gethostname()
     text = str(target)
     if is_url(text):
-
         stream, label, modified = open_url(text)
         return scan_stream(stream, label, options, modified or now)
     units, ignored = plan([Source(text, Path(text))])
