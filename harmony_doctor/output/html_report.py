@@ -33,6 +33,7 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}
 table{border-collapse:collapse;width:100%;font-size:13px}
 th,td{border-bottom:1px solid #d8dee4;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#f6f8fa}td.n{text-align:right;font-variant-numeric:tabular-nums}
+td.n,td:first-child{white-space:nowrap;word-break:normal}
 td{word-break:break-word}code{font-size:12px}
 .legend{display:flex;flex-wrap:wrap;gap:12px;font-size:12px;margin:6px 0}
 .legend i{display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:middle}
@@ -203,7 +204,7 @@ def _groups(summary: OperatorSummary, top: int) -> str:
         ]
         for g in summary.groups[:top]
     ]
-    numeric = {len(summary.keys), len(summary.keys) + 1}
+    numeric = {len(summary.keys), len(summary.keys) + 1, len(summary.keys) + 2}
     return _table(header, rows, numeric, "groups")
 
 
