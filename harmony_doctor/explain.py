@@ -9,6 +9,7 @@ diagnosed.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -25,10 +26,39 @@ _OUTPUT_IDS = re.compile(r"\boutput_token_ids\s*[:=]\s*\[")
 
 @dataclass(frozen=True)
 class LogExplanation:
-    """The Harmony failures a log excerpt records, once each, and how long the excerpt is."""
+    """The Harmony failures a log excerpt records, once each, and how long the excerpt is.
+
+    `completions`: the diagnoses of the completions the log carries as token ids (vLLM
+    --enable-log-outputs), replayed as scan replays them. `related`: the text shows anything of
+    Harmony or of a server (markup, token ids, a failure, a server's log lines); when it shows
+    nothing, `explain` says so rather than calling the text clean.
+    """
 
     errors: tuple[LogError, ...]
     lines: int
+    completions: tuple[Diagnosis, ...] = ()
+    related: bool = True
+
+
+# What shows a text has to do with Harmony or with a server's log, when no failure does:
+# Harmony markup, token ids, a known server, an API request, a log level, a traceback.
+_RELATED = re.compile(
+    r"<\|[a-z_]+\|>|_token_ids|harmony|\(APIServer pid=|\b(?:vllm|sglang|lmdeploy|ollama)\b"
+    r"|\b(?:POST|GET) /v1/|\b(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\b"
+    r"|Traceback \(most recent call last\)|Exception Group Traceback",
+)
+
+
+def mentions_harmony(text: str) -> bool:
+    """Whether a text shows anything of Harmony or of a server that parses it."""
+    return _RELATED.search(text) is not None
+
+
+def refuse_empty_json(text: str) -> None:
+    """`null`, `[]`, `{}` or `""`: nothing could be read at all (InputError)."""
+    body = text.strip().lstrip("\ufeff")
+    if body in ("null", "[]", "{}", '""'):
+        raise InputError(f"nothing to read: the input is the JSON value {body}")
 
 
 def log_failures(
@@ -38,8 +68,11 @@ def log_failures(
     from harmony_doctor import logs
 
     body = text.lstrip("\ufeff")
-    if input_format != "auto" or not body.strip():
-        return None  # forced shapes are token inputs; empty input is reported by the reader
+    if input_format == "log":
+        return logs.extract_text(text)
+    if input_format != "auto" or request is not None or not body.strip():
+        # A forced shape or a chosen request is token input; the reader reports empty input.
+        return None
     try:
         shape = token_input.detect_format(body)
     except InputError:
@@ -55,8 +88,8 @@ def log_failures(
         return None
     if shape == "text":
         return found  # special-token strings inside error messages, not a Harmony stream
-    if shape == "vllm-log":  # replay the completions it logs; else explain its errors
-        return None if _OUTPUT_IDS.search(body) else found
+    if shape == "vllm-log":  # a log with failures: its errors, and its completions replayed
+        return found
     try:
         token_input.parse_tokens(body, _no_encode, shape, request)
     except InputError:
@@ -104,18 +137,47 @@ def explain_text(
     request: str | None = None,
     role: ParseRole = "assistant",
     strict: bool = True,
+    open_stream: bool = False,
 ) -> LogExplanation | Diagnosis:
     """What `harmony-doctor explain` reports for a text: a log's failures or a diagnosis.
 
     `vocab` is loaded (the bundled, verified copy) only when the text is a token stream and
     none is given.
     """
-    found = log_failures(text, input_format, request)
-    if found is not None:
-        return LogExplanation(found, count_lines(text))
     from harmony_doctor.diagnose import diagnose
     from harmony_doctor.harmony.vocab import load_vocab
 
-    vocab = vocab if vocab is not None else load_vocab()
-    inp = token_input.parse_tokens(text, vocab.encode, input_format, request)
-    return diagnose(inp, vocab, role, strict=strict)
+    refuse_empty_json(text)
+
+    def loaded() -> Vocab:
+        return vocab if vocab is not None else load_vocab()
+
+    found = log_failures(text, input_format, request)
+    if found is not None:
+        return explain_log(text, found, loaded, role, strict, open_stream)
+    known = loaded()
+    inp = token_input.parse_tokens(text, known.encode, input_format, request)
+    return diagnose(inp, known, role, strict=strict, open_stream=open_stream)
+
+
+def explain_log(
+    text: str,
+    found: tuple[LogError, ...],
+    vocab: Callable[[], Vocab],
+    role: ParseRole = "assistant",
+    strict: bool = True,
+    open_stream: bool = False,
+) -> LogExplanation:
+    """A log's failures, with the completions it carries as token ids replayed (as scan does);
+    `vocab` is called only when there are completions to replay."""
+    completions: tuple[Diagnosis, ...] = ()
+    logged = token_input.logged_completions(text) if _OUTPUT_IDS.search(text) else []
+    if logged:
+        from harmony_doctor.diagnose import diagnose
+
+        known = vocab()
+        completions = tuple(
+            diagnose(inp, known, role, strict=strict, open_stream=open_stream) for inp in logged
+        )
+    related = bool(found or completions) or mentions_harmony(text)
+    return LogExplanation(found, count_lines(text), completions, related)

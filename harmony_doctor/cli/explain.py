@@ -26,6 +26,14 @@ def explain(
     lenient: Annotated[
         bool, typer.Option("--lenient", help="Parse as openai-harmony with strict=False.")
     ] = False,
+    open_stream: Annotated[
+        bool,
+        typer.Option(
+            "--open",
+            help="The stream may go on (a prompt, a partial generation): check it without the "
+            "end-of-stream check (openai-harmony without process_eos).",
+        ),
+    ] = False,
     window: Annotated[
         int, typer.Option("--window", min=0, help="Tokens shown around each point.")
     ] = 6,
@@ -53,7 +61,12 @@ def explain(
     tracebacks, wrapped errors and JSON error bodies of any server are explained too.
     """
     from harmony_doctor.diagnose import diagnose
-    from harmony_doctor.explain import LogExplanation, count_lines, log_failures, place_in_input
+    from harmony_doctor.explain import (
+        explain_log,
+        log_failures,
+        place_in_input,
+        refuse_empty_json,
+    )
     from harmony_doctor.inputs.reader import read_input, read_text
     from harmony_doctor.inputs.tokens import parse_tokens
     from harmony_doctor.output import contract
@@ -62,6 +75,7 @@ def explain(
 
     read = read_input(given.source)
     text, label = read.text, read.label
+    refuse_empty_json(text)
     checking = grammar_check or grammar_file is not None
     found = log_failures(text, given.input_format, given.request)
     if found is not None:  # a log of errors, not a token stream
@@ -71,11 +85,13 @@ def explain(
             from harmony_doctor.guided import check_log
 
             log_check = check_log(found, custom=grammar_file is not None)
-        _explain_log(LogExplanation(found, count_lines(text)), label, given, log_check)
-        return ExitCode.FINDINGS if found and not exit_zero else ExitCode.CLEAN
+        explained = explain_log(text, found, given.vocab, role, not lenient, open_stream)
+        _explain_log(explained, label, given, log_check)
+        faults = found or any(d.findings for d in explained.completions)
+        return ExitCode.FINDINGS if faults and not exit_zero else ExitCode.CLEAN
     vocab = given.vocab()
     inp = parse_tokens(text, vocab.encode, given.input_format, given.request)
-    result = diagnose(inp, vocab, role, strict=not lenient)
+    result = diagnose(inp, vocab, role, strict=not lenient, open_stream=open_stream)
     check = None
     if checking:
         lark, lark_label = read_text(str(grammar_file)) if grammar_file else (None, "")
@@ -106,19 +122,20 @@ def _explain_log(
     from harmony_doctor.output import contract
     from harmony_doctor.output.explain_view import log_explain_view
 
-    found, lines = explanation.errors, explanation.lines
-    # The vocabulary only names tokens and re-tokenizes leftover words: load it when needed.
+    found = explanation.errors
+    # The vocabulary names tokens, re-tokenizes leftover words and replays logged completions:
+    # load it only when one of those is needed.
     json_out = given.output == "json"
     wanted = any(e.token is not None or (json_out and e.header_words) for e in found)
-    vocab = given.vocab() if wanted else None
+    vocab = given.vocab() if wanted or explanation.completions else None
     if json_out:
-        record = contract.log_explain_record(found, label, lines, vocab)
+        record = contract.log_explain_record(explanation, label, vocab)
         if check is not None:
             record["guided_decoding"] = check.record()
         print_json(record)
     else:
         console = make_console(given.color, given.width)
-        show(console, log_explain_view(found, label, lines, vocab))
+        show(console, log_explain_view(explanation, label, vocab))
         if check is not None:
             from harmony_doctor.output.guided_view import log_check_view
 

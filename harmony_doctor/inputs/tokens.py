@@ -55,6 +55,8 @@ def parse_tokens(
     if not body.strip():
         raise InputError("input is empty")
     fmt = detect_format(body) if input_format == "auto" else input_format
+    if fmt == "log":  # the token ids a server log carries are its vLLM request-log lines
+        fmt = "vllm-log"
     if fmt == "text":
         return _from_text(body, encode)
     if fmt == "ids":
@@ -370,6 +372,15 @@ def _vllm_streams(text: str) -> list[_Stream]:
     if not found:
         raise InputError("no vLLM request-log lines with output_token_ids or prompt_token_ids")
     return [s for s in found if s.tokens] or found
+
+
+def logged_completions(text: str) -> list[TokenInput]:
+    """Every completion a vLLM request log carries as output token ids, one stream each."""
+    try:
+        streams = _vllm_streams(text)
+    except InputError:
+        return []
+    return [_finish(s, "vllm-log", "log") for s in streams if s.tokens]
 
 
 def _ids_after(line: str, key: str, number: int) -> tuple[tuple[int, ...] | None, bool]:

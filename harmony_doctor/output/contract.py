@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
+from harmony_doctor.explain import LogExplanation
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, Vocab, harmony_version
 from harmony_doctor.models import (
     Diagnosis,
@@ -222,22 +223,31 @@ def log_finding_record(e: LogError, vocab: Vocab | None) -> dict[str, Any]:
     }
 
 
-def log_explain_record(
-    errors: Sequence[LogError], source: str, lines: int, vocab: Vocab | None
-) -> dict[str, Any]:
-    return {
+def log_explain_record(found: LogExplanation, source: str, vocab: Vocab | None) -> dict[str, Any]:
+    """`explain --format json` on a log: its failures, then its completions replayed (when the
+    log carries token ids), and whether it showed anything Harmony-related at all."""
+    errors = found.errors
+    faulty = any(e.severity == "error" for e in errors)
+    record: dict[str, Any] = {
         "schema": EXPLAIN_SCHEMA,
         "input": {
             "source": source,
             "detected": "log",
             "format": "log",
-            "lines": lines,
+            "lines": found.lines,
             "truncated": any(e.remainder_truncated for e in errors),
+            "harmony_related": found.related,
         },
-        "verdict": "fault" if any(e.severity == "error" for e in errors) else "ok",
+        "verdict": "fault" if faulty else "ok",
         "findings": [log_finding_record(e, vocab) for e in errors],
         "messages": [],
     }
+    if found.completions:
+        assert vocab is not None, "completions were replayed with a vocabulary"
+        record["completions"] = [explain_record(d, source, vocab) for d in found.completions]
+        if any(d.verdict == "fault" for d in found.completions):
+            record["verdict"] = "fault"
+    return record
 
 
 def rule_record(rule: Rule) -> dict[str, Any]:

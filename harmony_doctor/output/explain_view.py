@@ -10,6 +10,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from harmony_doctor.explain import LogExplanation
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, Vocab, special_token_name
 from harmony_doctor.models import Diagnosis, Finding, LogError, Message
 from harmony_doctor.output.escape import safe_text, shorten
@@ -212,22 +213,69 @@ def _advice(cause: str, fix: str, refs: Sequence[str] = ()) -> Table:
 # --- log text --------------------------------------------------------------------------------
 
 
-def log_explain_view(
-    errors: Sequence[LogError], source: str, lines: int, vocab: Vocab | None
-) -> RenderableType:
-    """One block per failure found in log text: what, where, the header words, why, the fix."""
+def log_explain_view(found: LogExplanation, source: str, vocab: Vocab | None) -> RenderableType:
+    """One block per failure found in log text: what, where, the header words, why, the fix;
+    then the completions the log carries as token ids, replayed."""
+    errors = found.errors
     head = Text("harmony-doctor explain  ", style=LABEL)
-    bits = f"{source} · log · {lines} line(s) · {len(errors)} failure(s)"
+    bits = f"{source} · log · {found.lines} line(s) · {len(errors)} failure(s)"
     head.append_text(safe_text(bits, DIM, keep_newlines=False))
     parts: list[RenderableType] = [head]
-    if not errors:
-        parts.append(Text.assemble(("OK", OK), "  no Harmony failure found in this text."))
+    if not errors and not found.completions:
+        parts.append(_nothing_found(found.related))
     for error in errors:
         parts.append(separator())
         parts.append(_log_error_view(error, vocab))
+    if found.completions:
+        parts.append(separator())
+        parts.append(_completions_view(found.completions))
     parts.append(separator())
-    parts.append(_summary(e.severity for e in errors))
+    severities = [e.severity for e in errors]
+    severities += [f.severity for d in found.completions for f in d.findings]
+    parts.append(_summary(severities))
     return Group(*parts)
+
+
+def _nothing_found(related: bool) -> Text:
+    if related:
+        return Text.assemble(("OK", OK), "  no Harmony failure found in this log.")
+    return Text.assemble(
+        ("NOTHING HARMONY-RELATED", WARNING),
+        "  no token ids, no Harmony text and no failure a server logs: paste a traceback, an "
+        "error body, a log excerpt or the token ids.",
+    )
+
+
+def _completions_view(completions: Sequence[Diagnosis]) -> RenderableType:
+    """The completions a log carries as ids: one line each, with its verdict and first code."""
+    faults = sum(1 for d in completions if d.findings)
+    title = Text.assemble(
+        ("Completions the log carries, replayed", LABEL),
+        f": {len(completions)}, {faults} with a finding",
+    )
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style=DIM)
+    for name in ("request", "tokens", "verdict", "code", "finding"):
+        table.add_column(name, no_wrap=name != "finding", overflow="fold")
+    for d in completions:
+        first = d.findings[0] if d.findings else None
+        where = "" if first is None else _finding_place(first)
+        table.add_row(
+            safe_text(d.input.request_id or "-", keep_newlines=False),
+            str(len(d.input.tokens)),
+            Text(d.verdict, style=ERROR if d.verdict == "fault" else OK),
+            first.code if first else "",
+            Text(f"{first.title}{where}") if first else Text("—", DIM),
+        )
+    return Group(title, Padding(table, (0, 0, 0, 2), expand=False))
+
+
+def _finding_place(f: Finding) -> str:
+    bits = []
+    if f.raise_index is not None:
+        bits.append(f"raised at token {f.raise_index}")
+    if f.origin_index is not None and f.origin_index != f.raise_index:
+        bits.append(f"went wrong at token {f.origin_index}")
+    return f" ({', '.join(bits)})" if bits else ""
 
 
 def _log_error_view(e: LogError, vocab: Vocab | None) -> RenderableType:
