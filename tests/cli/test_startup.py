@@ -34,7 +34,7 @@ def _loaded_after(args: list[str], env: dict[str, str] | None = None) -> list[st
         ["--help"],
         ["explain", "--help"],
         ["explain", str(SAMPLES / "vllm-traceback.log")],
-        ["explain", str(SAMPLES / "vllm-requests.log")],
+        ["explain", str(SAMPLES / "other-engines.log")],  # a log without token ids
     ],
     ids=["help", "explain-help", "explain-traceback", "explain-log"],
 )
