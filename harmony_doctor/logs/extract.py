@@ -285,6 +285,10 @@ class _Extractor:
             return False  # a new traceback began since: the same error again
         if old.shape != new.shape:
             return True
+        if old.error.span[0] < old.error.line and old.error.span[0] >= state.episode_start:
+            # The first copy closed a traceback of this same episode: a chained re-raise prints
+            # the failure again, and a logger may stamp its lines seconds apart.
+            return True
         return not (
             old.error.timestamp
             and new.error.timestamp
