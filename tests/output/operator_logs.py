@@ -8,7 +8,7 @@ from pathlib import Path
 from tests.scan.vllm_logs import access, build_logs, traceback
 
 HOSTILE_NAME = "evil,name:100%<b>|[x].log"
-HOSTILE_REMAINDER = '<img src=http://evil.example/x.png>, a: 50% | `x` [y](https://evil.example)'
+HOSTILE_REMAINDER = "<img src=http://evil.example/x.png>, a: 50% | `x` [y](https://evil.example)"
 
 
 def operator_logs(root: Path) -> Path:

@@ -74,9 +74,7 @@ def test_textfile_name_must_end_in_prom(logs: Path, tmp_path: Path) -> None:
 
 
 def test_unwritable_textfile_is_absent_not_partial(tmp_path: Path) -> None:
-    summary = OperatorSummary(
-        "scan", ("code",), {}, [], [], events_frame(()), requests_frame(())
-    )
+    summary = OperatorSummary("scan", ("code",), {}, [], [], events_frame(()), requests_frame(()))
     target = tmp_path / "gone" / "x.prom"
     with pytest.raises(OutputError, match="cannot write"):
         write_textfile(target, prometheus_registry(summary, 0.0))
