@@ -7,7 +7,11 @@ JOBS ?= auto
 
 .PHONY: install demo test lint bench clean
 
-$(STAMP): pyproject.toml
+NATIVE := native/Cargo.toml native/Cargo.lock $(wildcard native/src/*.rs)
+
+# Installing builds the Rust scan core (native/) when cargo is there; without it the package
+# installs all the same and scans with the Python core (`harmony-doctor --version` says which).
+$(STAMP): pyproject.toml $(NATIVE)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
@@ -29,6 +33,8 @@ demo: $(STAMP)
 	$(BIN)/harmony-doctor decode samples/tool-call.harmony.txt || [ $$? -eq 1 ]
 
 test: lint
+	@if command -v cargo >/dev/null; then cd native && cargo test --locked --quiet; fi
+	$(BIN)/harmony-doctor --version
 	$(BIN)/python -m pytest -q -n $(JOBS)
 
 lint: $(STAMP)
@@ -38,9 +44,12 @@ lint: $(STAMP)
 	$(BIN)/lint-imports --no-cache
 
 bench: $(STAMP)
+	$(BIN)/python benchmarks/startup.py
 	$(BIN)/python benchmarks/replay.py
+	$(BIN)/python benchmarks/core.py
 	$(BIN)/python benchmarks/scan.py
 	$(BIN)/python benchmarks/grammar.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache native/target
+	rm -f harmony_doctor/_native*.so

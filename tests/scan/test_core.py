@@ -587,3 +587,15 @@ def test_vllm_prefix_pid_and_its_fallbacks_on_both_cores() -> None:
     }
     for core in (Core(), native_core()):
         assert run(core, [data])[2].tallies == want
+
+
+def test_the_native_core_is_built_wherever_cargo_is() -> None:
+    """The extension is optional, so a failed build would pass silently: where a Rust toolchain
+    is installed (CI, `make test`), the native core must be the one in use."""
+    import shutil
+
+    from harmony_doctor.scan.core import native_available
+
+    if shutil.which("cargo") is None:
+        pytest.skip("no Rust toolchain: the Python core is the one in use")
+    assert native_available()
