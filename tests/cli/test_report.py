@@ -39,10 +39,13 @@ def test_report_gives_scans_summary_from_each_format(
     assert report_doc["schema"] == "harmony-doctor.report/1"
     assert _groups(report_doc) == _groups(scan_doc) and len(_groups(scan_doc)) == 3
     assert report_doc["totals"]["failures"] == scan_doc["totals"]["failures"] == 3
-    assert report_doc["totals"]["requests"] is None
-    assert all(g["rate"] is None and g["requests"] is None for g in report_doc["groups"])
+    # The request tallies written beside the events give scan's requests and rates back.
+    for key in ("requests", "rate", "rate_note"):
+        assert report_doc["totals"][key] == scan_doc["totals"][key]
+    assert report_doc["totals"]["requests"] == 13
+    assert any(g["rate"] is not None for g in report_doc["groups"])
     for scan_group, report_group in zip(scan_doc["groups"], report_doc["groups"], strict=True):
-        for key in ("first_seen", "last_seen", "example", "share"):
+        for key in ("first_seen", "last_seen", "example", "share", "requests", "rate"):
             assert report_group[key] == scan_group[key]
 
 
