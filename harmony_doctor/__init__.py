@@ -275,17 +275,22 @@ def summarize(result: ScanResult | FileScan, by: Sequence[str] = ("code",)) -> p
 
 
 def summarize_event_files(paths: Sequence[Path], by: Sequence[str] = ("code",)) -> pl.DataFrame:
-    """The same table from event files written by `scan --events` (CSV, JSONL, Parquet)."""
-    from harmony_doctor.inputs.events import read_events
+    """The same table from event files written by `scan --events` (CSV, JSONL, Parquet), with
+    rates from the request tallies written beside them."""
+    from harmony_doctor.inputs.events import read_event_files
     from harmony_doctor.scan.summary import (
         events_frame,
         group_keys,
         requests_frame,
+        requests_view,
         summarize_frames,
     )
 
-    frame, _ = read_events(list(paths), events_frame(()).schema)
-    return summarize_frames(frame, requests_frame(()), group_keys(by))
+    read = read_event_files(list(paths), events_frame(()).schema, requests_frame(()).schema)
+    if read.bad:
+        raise InputError(read.bad[0].reason)
+    tallies = requests_view(read.tallies) if read.tallies is not None else requests_frame(())
+    return summarize_frames(read.frame, tallies, group_keys(by))
 
 
 # Names of the API defined in their own modules, imported on first use (PEP 562).
