@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
-from pathlib import Path
+from dataclasses import asdict, replace
 from typing import Annotated
 
 import typer
@@ -26,10 +25,11 @@ from harmony_doctor.errors import ExitCode, InputError
 
 def report(
     inputs: Annotated[
-        list[Path],
+        list[str],
         typer.Argument(
             metavar="EVENTS...",
-            help="Event files from 'scan --events' (.csv, .jsonl, .parquet; any mix).",
+            help="Event files from 'scan --events' (.csv, .jsonl, .parquet; any mix; URLs and "
+            "globs such as s3://bucket/events/*.parquet with harmony-doctor[remote]).",
             show_default=False,
         ),
     ],
@@ -48,7 +48,7 @@ def report(
     The request counts scan wrote beside each events file (events.requests.csv) give the same
     rates one scan over all the logs would; files without them add failures but no rate.
     """
-    from harmony_doctor.inputs.events import read_event_files, requests_path
+    from harmony_doctor.inputs.events import fetched, read_event_files, requests_path
     from harmony_doctor.output import files as export
     from harmony_doctor.scan.summary import (
         event_file_reports,
@@ -64,7 +64,16 @@ def report(
     if summary is not None:
         export.check_output_path(summary)
     check_operator_paths(prometheus, html)
-    read = read_event_files(inputs, events_frame(()).schema, requests_frame(()).schema)
+    with fetched(inputs) as (paths, labels):  # URLs are read from local copies, named as URLs
+        read = read_event_files(paths, events_frame(()).schema, requests_frame(()).schema)
+        reports = [
+            replace(r, path=labels.get(r.path, r.path))
+            for r in event_file_reports(read.paths, read.counts)
+        ]
+    for local, url in labels.items():
+        read = replace(
+            read, bad=tuple(replace(b, reason=b.reason.replace(local, url)) for b in read.bad)
+        )
     if read.bad and not read.paths:  # nothing to sum: the first reason is the error
         for bad in read.bad[1:]:
             note(bad.reason)
@@ -73,7 +82,6 @@ def report(
     requests = requests_view(read.tallies) if read.tallies is not None else requests_frame(())
     table = summarize_frames(frame, requests, keys)
     failed = export.write_tables([(summary, lambda: table)])
-    reports = event_file_reports(read.paths, read.counts)
     totals = frame_totals(reports, frame, requests)
     files = [asdict(f) for f in reports]
     days = [(d, n) for d, n in frame["day"].drop_nulls().value_counts().sort("day").rows()]
@@ -85,8 +93,9 @@ def report(
     for bad in read.bad:  # the good files are summed all the same
         note(bad.reason)
     for path in read.untallied:
+        named = labels.get(str(path), path)
         note(
-            f"no request counts beside {path} (no {requests_path(path).name}): "
+            f"no request counts beside {named} (no {requests_path(path).name}): "
             "its failures count in no rate"
         )
     for error in failed:

@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,35 @@ def requests_path(events: Path) -> Path:
 def is_requests_path(path: Path) -> bool:
     """Whether a path is named as request tallies beside an events file."""
     return path.stem.endswith(REQUESTS_INFIX) and path.suffix.lower() in FORMATS
+
+
+@contextlib.contextmanager
+def fetched(inputs: Sequence[str]) -> Iterator[tuple[list[Path], dict[str, str]]]:
+    """Event files as local paths: those named by URL or glob (remote.py) are copied into a
+    temporary folder, with the tallies beside each, for as long as the block runs. Yields the
+    paths and the URL each copy stands for (by its local name), to say in messages."""
+    from harmony_doctor.inputs.remote import download, expand_url, is_url
+
+    with tempfile.TemporaryDirectory(prefix="harmony-doctor-events-") as temporary:
+        paths: list[Path] = []
+        labels: dict[str, str] = {}
+        folders: dict[str, Path] = {}  # one folder per remote "folder": tallies stay beside
+        for raw in inputs:
+            if not is_url(raw):
+                paths.append(Path(raw))
+                continue
+            for found in expand_url(raw):
+                parent, _, name = found.url.rpartition("/")
+                folder = folders.setdefault(parent, Path(temporary, str(len(folders))))
+                folder.mkdir(exist_ok=True)
+                local = folder / name
+                download(found.url, str(local))
+                beside = requests_path(local)
+                if not is_requests_path(local) and _kind_or_none(local) is not None:
+                    download(f"{parent}/{beside.name}", str(beside))
+                labels[str(local)], labels[str(beside)] = found.url, f"{parent}/{beside.name}"
+                paths.append(local)
+        yield paths, labels
 
 
 def format_of(path: Path) -> str:

@@ -24,6 +24,7 @@ from typing import IO, Any, Protocol
 
 from harmony_doctor.errors import InputError
 from harmony_doctor.inputs.encodings import HEAD, decoding, detect
+from harmony_doctor.inputs.remote import expand_url, is_url, open_url
 
 MAX_LINE = 4 * 1024 * 1024  # bytes of one line kept for extraction; the rest is skipped
 CHUNK = 64 * 1024  # small enough that a damaged compressed tail loses little
@@ -58,6 +59,7 @@ class Source:
     label: str
     path: Path | None
     stream: IO[bytes] | None = field(default=None, compare=False, repr=False)
+    url: bool = False  # the label is a URL (remote.py), opened wherever the source is read
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,9 @@ def discover(
         if raw == "-":
             sources.append(Source("<stdin>", None))
             continue
+        if is_url(raw):  # an object, a prefix or a glob in object storage (remote.py)
+            _list_url(raw, include, exclude, sources, skipped)
+            continue
         path = Path(raw)
         try:
             info = path.stat()
@@ -106,6 +111,24 @@ def discover(
         else:
             skipped.append(Skipped(raw, "not a regular file"))
     return sources, skipped
+
+
+def _list_url(
+    raw: str, include: list[str], exclude: list[str], sources: list[Source], skipped: list[Skipped]
+) -> None:
+    try:
+        objects = expand_url(raw)
+    except InputError as exc:
+        skipped.append(Skipped(raw, str(exc).removeprefix(f"cannot read {raw}: ")))
+        return
+    for found in objects:  # --glob and --exclude apply to object names as to file names
+        name = found.url.rsplit("/", 1)[-1]
+        if _excluded(name, found.url, exclude):
+            continue
+        if not include or any(fnmatch.fnmatch(name, p) for p in include):
+            sources.append(Source(found.url, None, url=True))
+    if not objects:
+        skipped.append(Skipped(raw, "no object matches"))
 
 
 def _excluded(name: str, relative: str, excludes: list[str]) -> bool:
@@ -202,6 +225,8 @@ def plain_size(source: Source) -> int | None:
 def _decompressed(source: Source) -> Readable:
     if source.stream is not None:
         raw: IO[bytes] = source.stream
+    elif source.url:
+        raw = open_url(source.label)[0]
     elif source.path is None:
         raw = getattr(sys.stdin, "buffer", None) or io.BytesIO()
     else:

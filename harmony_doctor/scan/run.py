@@ -62,7 +62,7 @@ def plan(sources: Iterable[Source]) -> tuple[list[Unit], list[FileReport]]:
     path, or a link) is read once, and files scan itself wrote are left out with the reason."""
     units: list[Unit] = []
     ignored: list[FileReport] = []
-    seen: set[tuple[int, int]] = set()
+    seen: set[tuple[int | str, int]] = set()
     for source in sources:
         identity = _identity(source)
         if identity is not None:
@@ -77,8 +77,10 @@ def plan(sources: Iterable[Source]) -> tuple[list[Unit], list[FileReport]]:
     return units, ignored
 
 
-def _identity(source: Source) -> tuple[int, int] | None:
+def _identity(source: Source) -> tuple[int | str, int] | None:
     """(device, inode) of a regular file; None for stdin, pipes and streams."""
+    if source.url:
+        return (source.label, 0)  # the same object named twice (a prefix and a glob)
     if source.path is None or source.stream is not None:
         return None
     try:
@@ -132,6 +134,8 @@ def _total_size(units: list[Unit]) -> int:
 
 def _in_process(source: Source) -> bool:
     """Sources a worker cannot open: open streams, stdin, pipes (/dev/fd/N, <(...))."""
+    if source.url:
+        return False  # a URL pickles: any worker opens it
     if source.stream is not None or source.path is None:
         return True
     try:
@@ -237,6 +241,12 @@ def _in_pool(
 def scan_unit(unit: Unit, options: ScanOptions, now: datetime | None) -> UnitResult:
     """Scan one source (in a worker process or this one)."""
     source = unit.source
+    if source.url:  # opened in the process that reads it; its last-modified time dates stamps
+        try:
+            remote, _, modified = open_url(source.label)
+        except InputError as exc:
+            return UnitResult(unit, [], None, str(exc))
+        source, now = Source(source.label, None, remote), modified or now
     reference = _reference_time(source, now)
     try:
         stream: Readable = open_binary(source)
