@@ -11,6 +11,7 @@ import pytest
 from rich.console import Console, RenderableType
 
 from harmony_doctor.diagnose import diagnose
+from harmony_doctor.explain import LogExplanation
 from harmony_doctor.harmony.vocab import MESSAGE, Vocab
 from harmony_doctor.inputs.tokens import parse_tokens
 from harmony_doctor.logs import extract_text
@@ -73,7 +74,7 @@ def test_log_explain_view() -> None:
         "ERROR 11-27 10:00:06 openai_harmony.HarmonyError: Unknown role: [bold]:warning:\x00\n"
     )
     errors = extract_text(log)
-    out = _show(log_explain_view(errors, "server.log", 2, None))
+    out = _show(log_explain_view(LogExplanation(errors, 2), "server.log", None))
     _assert_inert(out)
     assert out.startswith("harmony-doctor explain  server.log · log · 2 line(s) · 2 failure(s)")
     assert "role '[bold]:warning:\\x00'" in out
@@ -83,9 +84,11 @@ def test_log_explain_view() -> None:
 
 
 def test_log_explain_view_without_failures() -> None:
-    out = _show(log_explain_view((), "quiet.log", 10, None))
+    out = _show(log_explain_view(LogExplanation((), 10), "quiet.log", None))
     assert "no Harmony failure found" in out
     assert out.rstrip().endswith("0 error(s), 0 warning(s)")
+    unrelated = _show(log_explain_view(LogExplanation((), 1, related=False), "x.txt", None))
+    assert "NOTHING HARMONY-RELATED" in unrelated and "OK" not in unrelated
 
 
 def test_recover_view_shows_what_the_caller_received(vocab: Vocab) -> None:
