@@ -78,6 +78,7 @@ def write_operator_outputs(
     failed one stops neither the others nor the summary)."""
     from harmony_doctor.errors import OutputError
     from harmony_doctor.output import operator_files
+    from harmony_doctor.output.files import write_text
 
     errors: list[str] = []
     now = time.time()
@@ -94,7 +95,7 @@ def write_operator_outputs(
             from harmony_doctor.output.html_report import html_page
 
             stamp = datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-            operator_files.write_text(html, html_page(operator, top, stamp))
+            write_text(html, html_page(operator, top, stamp))
     except OutputError as exc:
         errors.append(str(exc))
     try:

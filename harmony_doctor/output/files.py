@@ -48,9 +48,15 @@ def format_of(path: Path) -> str:
 
 
 def check_output_path(path: Path) -> None:
-    """Refuse an output path that cannot work, before any input is read: an unknown extension,
-    a directory, something other than a regular file, a folder that is missing or read-only."""
+    """Refuse a table export that cannot work, before any input is read: an unknown extension,
+    or a path `check_writable` refuses."""
     format_of(path)
+    check_writable(path)
+
+
+def check_writable(path: Path) -> None:
+    """Refuse an output path before any input is read: a directory, something other than a
+    regular file, a folder that is missing or read-only."""
     folder = path.parent if str(path.parent) else Path(".")
     try:
         mode = path.stat().st_mode
@@ -81,6 +87,12 @@ def write_tables(targets: Sequence[tuple[Path | None, Callable[[], pl.DataFrame]
         except OutputError as exc:
             errors.append(str(exc))
     return errors
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write a whole text file atomically (temporary name, then rename), as tables are."""
+    with _atomic(path) as stream:
+        stream.write(text)
 
 
 def safe_cell(value: Any) -> Any:
