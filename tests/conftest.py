@@ -37,16 +37,30 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 NETWORK_ATTEMPTS: list[str] = []
+# The one exception: tests that start a server of their own on 127.0.0.1 (moto's S3) talk to it
+# while they hold the `loopback_only` fixture. Nothing else, not even `localhost`, is reached.
+LOOPBACK = "127.0.0.1"
+_LOOPBACK_ALLOWED: list[bool] = [False]
+_real_getaddrinfo = socket.getaddrinfo
+_real_create_connection = socket.create_connection
+
+
+def _to_loopback(address: Any) -> bool:
+    return _LOOPBACK_ALLOWED[0] and isinstance(address, tuple) and address[:1] == (LOOPBACK,)
 
 
 class _NoNetwork(socket.socket):
     """A socket that refuses to leave the machine (AF_UNIX pairs are allowed)."""
 
     def connect(self, address: Any) -> None:
+        if _to_loopback(address):
+            return super().connect(address)
         NETWORK_ATTEMPTS.append(f"connect {address!r}")
         raise OSError("network access is blocked in the harmony-doctor test suite")
 
     def connect_ex(self, address: Any) -> int:
+        if _to_loopback(address):
+            return super().connect_ex(address)
         self.connect(address)
         return 1
 
@@ -56,12 +70,16 @@ class _NoNetwork(socket.socket):
 
 
 def _blocked_getaddrinfo(*args: Any, **kwargs: Any) -> Any:
+    if _to_loopback(args[:1]):  # a numeric address: parsed, never looked up
+        return _real_getaddrinfo(*args, **kwargs)
     NETWORK_ATTEMPTS.append(f"getaddrinfo {args[:2]!r}")
     raise OSError("name resolution is blocked in the harmony-doctor test suite")
 
 
 def _blocked_create_connection(address: Any, *args: Any, **kwargs: Any) -> Any:
     # No socket is made: an unclosed one would be a ResourceWarning (an error in this suite).
+    if _to_loopback(address):
+        return _real_create_connection(address, *args, **kwargs)
     NETWORK_ATTEMPTS.append(f"connect {address!r}")
     raise OSError("network access is blocked in the harmony-doctor test suite")
 
@@ -86,6 +104,17 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if NETWORK_ATTEMPTS:
         print(f"\nnetwork access attempted during the suite: {NETWORK_ATTEMPTS[:5]}")
         session.exitstatus = 1
+
+
+@pytest.fixture(scope="module")
+def loopback_only() -> Iterator[str]:
+    """127.0.0.1 reachable for the module's tests (servers they start there), for as long as
+    they run; every other address stays blocked."""
+    _LOOPBACK_ALLOWED[0] = True
+    try:
+        yield LOOPBACK
+    finally:
+        _LOOPBACK_ALLOWED[0] = False
 
 
 @pytest.fixture(scope="session")
