@@ -135,8 +135,28 @@ def _role_word(message: str) -> str | None:
     return word.strip() if found else None
 
 
+# Kinds whose message ends in text the model wrote (a role, leftover words, a tool call, content).
+_QUOTING_KINDS = frozenset(
+    {
+        "header_leftover",
+        "markup_leak",
+        "leaked_markup",
+        "unknown_role",
+        "tool_call_parse",
+        "input_parse",
+        "template_content",
+        "stripped_markup",
+    }
+)
+# A pattern's parts: special tokens, placeholders (`<name>`, `<prose>`), and other words.
+_PATTERN_PART = re.compile(r"<\|[a-z_0-9]+\|>|<[a-z]+>|[^\s<]+")
+_KNOWN_ROLES = frozenset({"assistant", "user", "system", "developer", "tool", "json"})
+
+
 def redact(event: ScanEvent) -> ScanEvent:
-    """Model text (header remainders, leaked content) replaced by a short stable hash."""
+    """Everything the model wrote (header remainders, roles, tool calls, leaked content, the
+    token harmony choked on), single words included, replaced by a short stable hash; special
+    tokens and the structure of patterns stay readable."""
 
     def digest(text: str | None) -> str | None:
         if text is None:
@@ -146,9 +166,29 @@ def redact(event: ScanEvent) -> ScanEvent:
     message = event.message
     if event.header_remainder and event.header_remainder in message:
         message = message.replace(event.header_remainder, digest(event.header_remainder) or "")
-    elif event.kind in ("header_leftover", "markup_leak", "leaked_markup"):
+    elif event.kind in _QUOTING_KINDS:
         message = _redact_quoted(message, digest)
-    return replace(event, header_remainder=digest(event.header_remainder), message=message)
+    token_text = event.token_text
+    if token_text is not None and not (token_text.startswith("<|") and token_text.endswith("|>")):
+        token_text = digest(token_text)
+    return replace(
+        event,
+        header_remainder=digest(event.header_remainder),
+        message=message,
+        token_text=token_text,
+        pattern=_PATTERN_PART.sub(_model_word, event.pattern),
+    )
+
+
+def _model_word(match: re.Match[str]) -> str:
+    """A part of a pattern, kept if it is structure: a special token or placeholder, a kind,
+    a token id, a known role, `to=`; any other word the model wrote becomes `<w>`."""
+    part = match.group()
+    structure = part.startswith("<") or part.isdigit() or part.endswith("=")
+    if structure or part in _KNOWN_ROLES or part.replace("_", "").isalpha() and "_" in part:
+        return part
+    repeated = [role for role in _KNOWN_ROLES if part == role * (len(part) // len(role))]
+    return part if repeated else "<w>"
 
 
 _QUOTED_TEXT = re.compile(r'(Some\(|\[|raw=|: )(".*"|\'.*\'|.*)$', re.S)

@@ -86,3 +86,24 @@ def test_redact_hides_model_text(logs_dir: Path, tmp_path: Path) -> None:
     everything = result.stdout + out.read_text()
     assert "refuse" not in everything
     assert "sha256:" in out.read_text()
+
+
+def test_redact_hashes_single_word_roles_and_tokens(tmp_path: Path) -> None:
+    """--redact hides every model-written string, single words included: an unknown role that
+    is an e-mail address, the word harmony choked on; structure stays readable."""
+    log = tmp_path / "x.log"
+    log.write_text(
+        "ERROR 11-27 10:00:01 openai_harmony.HarmonyError: Unknown role: alice@example.com\n"
+        "ERROR 11-27 10:00:02 openai_harmony.HarmonyError: Unknown role: "
+        "<|start|>bob@example.com\n"
+        "ERROR 11-27 10:00:03 openai_harmony.HarmonyError: Unexpected token 12606 while "
+        "expecting start token 200006\n"
+    )
+    out = tmp_path / "events.jsonl"
+    by = ["--by", "pattern,code"]
+    result = run(["scan", "-j", "1", "--redact", "-f", "json", *by, "--events", str(out), str(log)])
+    everything = result.stdout + out.read_text()
+    assert "alice" not in everything and "bob" not in everything
+    assert '"comment"' not in out.read_text()
+    assert "unexpected_token 12606" in everything and "<|start|>" in everything
+    assert everything.count("sha256:") >= 3
