@@ -185,7 +185,7 @@ def _model_word(match: re.Match[str]) -> str:
     a token id, a known role, `to=`; any other word the model wrote becomes `<w>`."""
     part = match.group()
     structure = part.startswith("<") or part.isdigit() or part.endswith("=")
-    if structure or part in _KNOWN_ROLES or part.replace("_", "").isalpha() and "_" in part:
+    if structure or part in _KNOWN_ROLES or (part.replace("_", "").isalpha() and "_" in part):
         return part
     repeated = [role for role in _KNOWN_ROLES if part == role * (len(part) // len(role))]
     return part if repeated else "<w>"
