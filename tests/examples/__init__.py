@@ -1,0 +1,1 @@
+"""Tests of examples/: the Ray and Dask recipes, run as a user runs them."""
