@@ -23,6 +23,7 @@ from harmony_doctor.cli.options import (
     SummaryFormatOpt,
     TopOpt,
     VocabOpt,
+    WidthOpt,
 )
 from harmony_doctor.cli.summary import check_operator_paths, show_summary, write_operator_outputs
 from harmony_doctor.errors import ExitCode, InputError
@@ -101,6 +102,7 @@ def scan(
     ] = None,
     vocab_path: VocabOpt = None,
     color: ColorOpt = "auto",
+    width: WidthOpt = None,
 ) -> int:
     """Batch-scan server logs: how often Harmony parsing fails, in which ways, since when."""
     from harmony_doctor.inputs.events import requests_path
@@ -151,7 +153,7 @@ def scan(
     files = [asdict(f) for f in result.files]
     days = per_day(result)
     operator = _operator_summary("scan", keys, totals, table, files, result)
-    show_summary(table, keys, totals, days, files, output, top, color, operator=operator)
+    show_summary(table, keys, totals, days, files, output, top, color, width, operator=operator)
     failed += write_operator_outputs(operator, output, prometheus, html, top)
     for f in result.files:
         if f.status != "ok":
