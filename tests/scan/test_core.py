@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -480,7 +481,7 @@ PARAMS = st.fixed_dictionaries(
 
 @given(data=st.data(), log=logs(), params=PARAMS)
 def test_reference_is_chunking_invariant(
-    data: st.DataObject, log: bytes, params: dict[str, int]
+    data: st.DataObject, log: bytes, params: dict[str, Any]
 ) -> None:
     whole = run(Core(**params), [log])
     chunks = data.draw(chunkings(log))
@@ -488,7 +489,7 @@ def test_reference_is_chunking_invariant(
     assert run(Core(**params), [log[i : i + 1] for i in range(len(log))]) == whole
 
 
-def native_core(**params: int) -> CoreLike:
+def native_core(**params: Any) -> CoreLike:
     pytest.importorskip("harmony_doctor._native", reason="the Rust core is not built")
     from harmony_doctor.scan.core import NativeCore
 
@@ -496,7 +497,7 @@ def native_core(**params: int) -> CoreLike:
 
 
 @given(data=st.data(), log=logs(), params=PARAMS)
-def test_native_matches_reference(data: st.DataObject, log: bytes, params: dict[str, int]) -> None:
+def test_native_matches_reference(data: st.DataObject, log: bytes, params: dict[str, Any]) -> None:
     chunks = data.draw(chunkings(log))
     nlines = log.count(b"\n") + 1
     meta_lines = sorted(data.draw(st.sets(st.integers(1, nlines), max_size=5)))
@@ -523,7 +524,7 @@ def test_native_matches_reference(data: st.DataObject, log: bytes, params: dict[
 
 @given(data=st.data(), log=logs(), params=PARAMS)
 def test_native_is_chunking_invariant(
-    data: st.DataObject, log: bytes, params: dict[str, int]
+    data: st.DataObject, log: bytes, params: dict[str, Any]
 ) -> None:
     whole = run(native_core(**params), [log])
     assert run(native_core(**params), data.draw(chunkings(log))) == whole
@@ -543,7 +544,12 @@ def test_both_cores_reject_bad_meta_alike(meta: Meta) -> None:
 
 
 def test_both_cores_reject_bad_parameters_alike() -> None:
-    bad = ({"max_line": 0}, {"max_window": 0}, {"before": -1}, {"after": -1})
+    bad: tuple[dict[str, Any], ...] = (
+        {"max_line": 0},
+        {"max_window": 0},
+        {"before": -1},
+        {"after": -1},
+    )
     for kw in bad:
         with pytest.raises(ValueError):
             Core(**kw)
