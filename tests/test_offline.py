@@ -55,3 +55,31 @@ def test_local_socket_pairs_still_work() -> None:
     with left, right:
         left.sendall(b"ping")
         assert right.recv(4) == b"ping"
+
+
+def test_loopback_stays_blocked_outside_loopback_only(attempts: list[str]) -> None:
+    # conftest.loopback_only opens 127.0.0.1 only for the module that asks for it.
+    assert not conftest._LOOPBACK_ALLOWED[0]
+    with pytest.raises(OSError, match="blocked"):
+        socket.create_connection(("127.0.0.1", 9), timeout=1)
+    assert conftest.NETWORK_ATTEMPTS[-1] == "connect ('127.0.0.1', 9)"
+
+
+def test_loopback_only_lets_nothing_else_through(attempts: list[str]) -> None:
+    before = len(conftest.NETWORK_ATTEMPTS)
+    conftest._LOOPBACK_ALLOWED[0] = True
+    try:
+        for host in ("localhost", "127.0.0.2", "192.0.2.1", "::1"):
+            with pytest.raises(OSError, match="blocked"):
+                socket.create_connection((host, 9), timeout=1)
+            with pytest.raises(OSError, match="blocked"):
+                socket.getaddrinfo(host, 9)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            with pytest.raises(OSError, match="blocked"):
+                sock.connect(("10.0.0.1", 80))
+            # 127.0.0.1 itself is reached (nothing listens on port 9: refused, not blocked).
+            assert sock.connect_ex(("127.0.0.1", 9)) != 0
+    finally:
+        conftest._LOOPBACK_ALLOWED[0] = False
+    recorded = conftest.NETWORK_ATTEMPTS[before:]
+    assert len(recorded) == 9 and not any("127.0.0.1" in a for a in recorded)
