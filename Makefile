@@ -38,8 +38,8 @@ test: lint
 	$(BIN)/python -m pytest -q -n $(JOBS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check harmony_doctor tests benchmarks
-	$(BIN)/ruff format --check harmony_doctor tests benchmarks
+	$(BIN)/ruff check harmony_doctor tests benchmarks examples
+	$(BIN)/ruff format --check harmony_doctor tests benchmarks examples
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
 
