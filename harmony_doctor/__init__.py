@@ -21,26 +21,26 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from harmony_doctor.choices import ParseRole
 from harmony_doctor.errors import DoctorError, InputError, VocabError
-from harmony_doctor.models import (
-    Diagnosis,
-    Finding,
-    LogError,
-    ParseRole,
-    Recovery,
-    RenderedPrompt,
-    ScanEvent,
-    Shrink,
-    TokenInput,
-)
 from harmony_doctor.version import __version__
 
 if TYPE_CHECKING:
     import polars as pl
 
+    from harmony_doctor.choices import ContentType, Dialect, InputFormat, Style
     from harmony_doctor.explain import LogExplanation, explain_text
     from harmony_doctor.harmony.vocab import Vocab
-    from harmony_doctor.models import ContentType, Dialect, InputFormat, Style
+    from harmony_doctor.models import (
+        Diagnosis,
+        Finding,
+        LogError,
+        Recovery,
+        RenderedPrompt,
+        ScanEvent,
+        Shrink,
+        TokenInput,
+    )
     from harmony_doctor.scan.records import FileScan, ScanOptions, ScanResult
 
 __all__ = [
@@ -295,6 +295,19 @@ def summarize_event_files(paths: Sequence[Path], by: Sequence[str] = ("code",)) 
 
 # Names of the API defined in their own modules, imported on first use (PEP 562).
 _LAZY = {
+    **dict.fromkeys(
+        (
+            "Diagnosis",
+            "Finding",
+            "LogError",
+            "Recovery",
+            "RenderedPrompt",
+            "ScanEvent",
+            "Shrink",
+            "TokenInput",
+        ),
+        "harmony_doctor.models",  # the records, built on first use: `--help` needs none
+    ),
     "explain_text": "harmony_doctor.explain",  # what `explain` reports for any text
     "LogExplanation": "harmony_doctor.explain",
     "ScanOptions": "harmony_doctor.scan.records",
@@ -316,6 +329,8 @@ def _vocab(vocab: Vocab | None) -> Vocab:
 
 
 def _token_input(tokens: TokenInput | Sequence[int]) -> TokenInput:
+    from harmony_doctor.models import TokenInput
+
     if isinstance(tokens, TokenInput):
         return tokens
     return TokenInput(tuple(int(t) for t in tokens), "tokens", "api")

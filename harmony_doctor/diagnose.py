@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from harmony_doctor import rules
+from harmony_doctor.choices import ParseRole
 from harmony_doctor.classify import HEADER_SHAPE, FaultContext, classify
 from harmony_doctor.harmony.replay import replay
 from harmony_doctor.harmony.spec import SPEC_CHANNELS
@@ -16,7 +17,6 @@ from harmony_doctor.models import (
     Finding,
     Kind,
     Message,
-    ParseRole,
     Replay,
     Severity,
     TokenInput,

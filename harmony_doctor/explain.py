@@ -13,9 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from harmony_doctor.choices import InputFormat, ParseRole
 from harmony_doctor.errors import InputError
 from harmony_doctor.inputs import tokens as token_input
-from harmony_doctor.models import Diagnosis, InputFormat, LogError, ParseRole
+from harmony_doctor.models import Diagnosis, LogError
 
 if TYPE_CHECKING:
     from harmony_doctor.harmony.vocab import Vocab

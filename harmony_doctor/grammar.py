@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harmony_doctor.choices import CONTENT_TYPES, ContentType, Dialect
 from harmony_doctor.errors import GrammarEngineError, InputError
 from harmony_doctor.harmony import spec
 from harmony_doctor.harmony.vocab import (
@@ -41,7 +42,6 @@ from harmony_doctor.harmony.vocab import (
     Vocab,
     special_token_name,
 )
-from harmony_doctor.models import CONTENT_TYPES, ContentType, Dialect
 
 TOOL_CHANNEL = "commentary"
 # Recipients written without a dot are functions (`functions.NAME`), except these built-ins.

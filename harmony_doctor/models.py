@@ -5,20 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from harmony_doctor.choices import ParseRole
+
 Detected = Literal["tokens", "text", "log"]
 Severity = Literal["error", "warning"]
 
-# The choices the CLI offers, defined once here and used by the core and the CLI alike.
-ParseRole = Literal["assistant", "none"]  # where a stream starts: inside a header, or at <|start|>
-# "log": a server log, read for the failures it records (and, as token input, the ids it logs).
-InputFormat = Literal["auto", "json", "ids", "jsonl", "vllm-log", "text", "log"]
-INPUT_FORMATS: tuple[InputFormat, ...] = ("auto", "json", "ids", "jsonl", "vllm-log", "text", "log")
-Style = Literal["harmony", "passthrough"]  # how `render` renders a chat
-STYLES: tuple[Style, ...] = ("harmony", "passthrough")
-Dialect = Literal["lark", "gbnf"]  # grammar languages
-ContentType = Literal["json", "constrain"]  # `<|constrain|>json` or ` json`
-CONTENT_TYPES: tuple[ContentType, ...] = ("json", "constrain")
-Channel = Literal["analysis", "commentary", "final"]
 
 # Kinds raised by openai-harmony's parser, then the warnings harmony lets through.
 ErrorKind = Literal[

@@ -14,13 +14,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from harmony_doctor import rules
+from harmony_doctor.choices import ParseRole
 from harmony_doctor.errors import VocabError
 from harmony_doctor.harmony.replay import replay
 from harmony_doctor.harmony.spec import KNOWN_ROLES
 from harmony_doctor.harmony.vocab import CALL, CHANNEL, MESSAGE, RETURN, START, STOP_TOKENS, Vocab
 from harmony_doctor.models import (
     Confidence,
-    ParseRole,
     ParserResult,
     Received,
     Recovery,

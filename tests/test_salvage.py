@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
+from harmony_doctor.choices import ParseRole
 from harmony_doctor.harmony.vocab import CHANNEL, RETURN, Vocab
 from harmony_doctor.inputs import tokens as ingest
-from harmony_doctor.models import ParseRole, Recovery, SalvagePiece, TokenInput
+from harmony_doctor.models import Recovery, SalvagePiece, TokenInput
 from harmony_doctor.salvage import received, recover
 from tests import generators
 from tests.helpers import SAMPLES, run

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from harmony_doctor.choices import ParseRole
 from harmony_doctor.cli.console import make_console, print_json, show
 from harmony_doctor.cli.options import RoleOpt
 from harmony_doctor.cli.reading import InputArgs, takes_input
 from harmony_doctor.errors import ExitCode
-from harmony_doctor.models import ParseRole
 
 if TYPE_CHECKING:
     from harmony_doctor.explain import LogExplanation
@@ -60,7 +60,6 @@ def explain(
     INPUT is token ids (JSON, lists, vLLM request logs), Harmony text, or any log excerpt:
     tracebacks, wrapped errors and JSON error bodies of any server are explained too.
     """
-    from harmony_doctor.diagnose import diagnose
     from harmony_doctor.explain import (
         explain_log,
         log_failures,
@@ -89,6 +88,8 @@ def explain(
         _explain_log(explained, label, given, log_check)
         faults = found or any(d.findings for d in explained.completions)
         return ExitCode.FINDINGS if faults and not exit_zero else ExitCode.CLEAN
+    from harmony_doctor.diagnose import diagnose
+
     vocab = given.vocab()
     inp = parse_tokens(text, vocab.encode, given.input_format, given.request)
     result = diagnose(inp, vocab, role, strict=not lenient, open_stream=open_stream)

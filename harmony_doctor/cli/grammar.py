@@ -9,9 +9,9 @@ from typing import Annotated, get_args
 
 import typer
 
+from harmony_doctor.choices import CONTENT_TYPES, Channel, ContentType, Dialect
 from harmony_doctor.cli.options import VocabOpt
 from harmony_doctor.errors import ExitCode, InputError
-from harmony_doctor.models import CONTENT_TYPES, Channel, ContentType, Dialect
 from harmony_doctor.version import __version__
 
 # typer reads lists of choices only as enums: these are built from the core's own tuples.

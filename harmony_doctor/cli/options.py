@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from harmony_doctor.models import InputFormat, ParseRole
+from harmony_doctor.choices import InputFormat, ParseRole
 
 Color = Literal["auto", "always", "never"]
 Format = Literal["text", "json"]

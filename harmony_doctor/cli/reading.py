@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harmony_doctor.choices import InputFormat
 from harmony_doctor.cli.options import (
     Color,
     ColorOpt,
@@ -25,7 +26,6 @@ from harmony_doctor.cli.options import (
     VocabOpt,
     WidthOpt,
 )
-from harmony_doctor.models import InputFormat
 
 if TYPE_CHECKING:
     from harmony_doctor.harmony.vocab import Vocab

@@ -6,10 +6,10 @@ from typing import Annotated
 
 import typer
 
+from harmony_doctor.choices import Style
 from harmony_doctor.cli.console import make_console, print_json, show
 from harmony_doctor.cli.options import ColorOpt, FormatOpt, VocabOpt, WidthOpt
 from harmony_doctor.errors import ExitCode
-from harmony_doctor.models import Style
 
 
 def render(

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum, auto
 
+from harmony_doctor.choices import ParseRole
 from harmony_doctor.errors import HeaderError
 from harmony_doctor.harmony import spec
 from harmony_doctor.harmony.vocab import (
@@ -28,7 +29,7 @@ from harmony_doctor.harmony.vocab import (
     STOP_TOKENS,
     Vocab,
 )
-from harmony_doctor.models import Message, ParseRole, Replay, ReplayFault
+from harmony_doctor.models import Message, Replay, ReplayFault
 
 KNOWN_ROLES = spec.KNOWN_ROLES
 

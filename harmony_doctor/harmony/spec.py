@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
+from harmony_doctor.choices import Channel
 from harmony_doctor.harmony.vocab import CHANNEL, CONSTRAIN, MESSAGE
-from harmony_doctor.models import Channel
 
 SPEC_CHANNELS: tuple[Channel, ...] = ("analysis", "commentary", "final")
 KNOWN_ROLES = ("user", "assistant", "system", "developer", "tool")

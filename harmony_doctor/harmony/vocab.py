@@ -20,9 +20,9 @@ from importlib import metadata, resources
 from pathlib import Path
 from typing import Any
 
+from harmony_doctor.choices import ParseRole
 from harmony_doctor.errors import InputError, VocabError
 from harmony_doctor.harmony.ranks import Ranks, load_ranks
-from harmony_doctor.models import ParseRole
 
 VOCAB_FILENAME = "o200k_base.tiktoken"
 VOCAB_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"

@@ -14,9 +14,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from harmony_doctor.choices import InputFormat
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import STOP_TOKENS, VOCAB_SIZE, harmony_token_limit
-from harmony_doctor.models import InputFormat, TokenInput
+from harmony_doctor.models import TokenInput
 
 OUTPUT_KEYS = ("output_token_ids", "token_ids", "output_ids", "completion_token_ids")
 PROMPT_KEYS = ("prompt_token_ids", "input_ids", "prompt_ids")

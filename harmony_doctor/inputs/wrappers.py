@@ -126,6 +126,8 @@ _CANDIDATE_START = (
 )
 _CANDIDATE_AT_START = re.compile(_CANDIDATE_START)
 _CANDIDATE_AFTER_NEWLINE = re.compile(rb"\n" + _CANDIDATE_START)
+
+
 def _may_be_wrapped(body: bytes) -> bool:
     """Whether any line of `body` (whole lines) starts like a wrapped one."""
     if _CANDIDATE_AT_START.match(body) is not None:

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from harmony_doctor.models import ParseRole, RequestTally, ScanEvent
+from harmony_doctor.choices import ParseRole
+from harmony_doctor.models import RequestTally, ScanEvent
 
 
 @dataclass(frozen=True)
