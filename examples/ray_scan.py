@@ -18,21 +18,13 @@ examples/kuberay-rayjob.yaml). Exit codes are scan's: 0 clean, 1 failures found,
 
 from __future__ import annotations
 
-import argparse
 import os
-import socket
 import sys
-from dataclasses import asdict
-from pathlib import Path
 
+import fleet
 import ray
 
 import harmony_doctor as hd
-from harmony_doctor.cli.summary import show_summary
-from harmony_doctor.errors import ExitCode
-from harmony_doctor.inputs.sources import discover
-from harmony_doctor.scan.records import FileReport
-from harmony_doctor.scan.summary import group_keys, per_day, scan_totals
 
 
 @ray.remote(num_cpus=1, max_retries=2)
@@ -43,79 +35,25 @@ def scan_one(label: str, options: hd.ScanOptions) -> hd.FileScan:
 
 def scan_with_ray(inputs: list[str], options: hd.ScanOptions) -> hd.ScanResult:
     """What `harmony-doctor scan INPUTS` finds, each file scanned in its own Ray task."""
-    sources, skipped = discover(inputs)
-    labels = list(dict.fromkeys(s.label for s in sources))  # a file named twice is read once
-    if any(s.path is None and not s.url for s in sources):
-        raise hd.InputError("standard input cannot be sent to Ray tasks: name files or URLs")
-    scans: list[hd.FileScan] = ray.get([scan_one.remote(label, options) for label in labels])
-    # In scan's order: what could not be read, then files scan itself wrote, then the logs.
-    scans.sort(key=lambda found: found.report.status != "ignored")
-    unread = [
-        hd.FileScan((), (), FileReport(s.label, "skipped", s.reason, 0, 0, 0)) for s in skipped
-    ]
-    return hd.merge([*unread, *scans])
-
-
-def write_events(result: hd.ScanResult, path: Path) -> list[str]:
-    """The events and, beside them, the request tallies, as `scan --events PATH` writes them
-    (for `harmony-doctor report`); the errors of those that could not be written."""
-    from harmony_doctor.inputs.events import requests_path
-    from harmony_doctor.output.files import write_tables
-    from harmony_doctor.scan.summary import events_frame, tally_table
-
-    return write_tables(
-        [
-            (path, lambda: events_frame(result.events)),
-            (requests_path(path), lambda: tally_table(result.requests)),
-        ]
-    )
-
-
-def show(result: hd.ScanResult, by: list[str], output: str, top: int) -> int:
-    """The summary `scan` prints, and scan's exit code."""
-    keys = group_keys(by)
-    table = hd.summarize(result, keys)
-    files = [asdict(f) for f in result.files]
-    totals, days = scan_totals(result), per_day(result)
-    show_summary(table, keys, totals, days, files, output, top, "auto")  # type: ignore[arg-type]
-    for f in result.files:
-        if f.status != "ok":
-            print(f"harmony-doctor: {f.status} {f.path}: {f.reason}", file=sys.stderr)
-    if any(f.status == "skipped" for f in result.files):
-        return ExitCode.ERROR
-    return ExitCode.FINDINGS if result.events else ExitCode.CLEAN
+    found = fleet.listing(inputs, "Ray tasks")
+    scans: list[hd.FileScan] = ray.get([scan_one.remote(x, options) for x in found.labels])
+    return fleet.merged(found, scans)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("inputs", nargs="+", help="Files, folders, URLs, prefixes or globs.")
-    parser.add_argument("--by", action="append", default=[], help="Group keys, as scan's --by.")
-    parser.add_argument("--format", default="table", choices=["table", "json", "csv"])
-    parser.add_argument("--top", type=int, default=20)
-    parser.add_argument("--events", type=Path, help="Also write the events, as scan --events.")
-    parser.add_argument("--origin", help="Name on every event and count (default: this host).")
+    parser = fleet.arguments(__doc__.split("\n", 1)[0])
     parser.add_argument("--address", help="A Ray cluster (default: RAY_ADDRESS, or start one).")
     parser.add_argument("--num-cpus", type=int, help="CPUs of a Ray started here.")
     args = parser.parse_args(argv)
-    # One origin for the whole run, as scan has: not the host name of each worker.
-    options = hd.ScanOptions(origin=args.origin or socket.gethostname())
     address = args.address or os.environ.get("RAY_ADDRESS")
     if address:
         ray.init(address=address)
     else:  # a Ray for this run only, on this machine, with no dashboard
         ray.init(num_cpus=args.num_cpus, include_dashboard=False)
     try:
-        result = scan_with_ray(args.inputs, options)
-    except hd.InputError as exc:
-        print(f"harmony-doctor: {exc}", file=sys.stderr)
-        return ExitCode.ERROR
+        return fleet.finish(args, lambda: scan_with_ray(args.inputs, fleet.options(args)))
     finally:
         ray.shutdown()
-    failed = write_events(result, args.events) if args.events else []
-    for error in failed:
-        print(f"harmony-doctor: {error}", file=sys.stderr)
-    code = show(result, args.by, args.format, args.top)
-    return ExitCode.ERROR if failed else code
 
 
 if __name__ == "__main__":

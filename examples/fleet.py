@@ -1,0 +1,108 @@
+"""What the Ray and Dask recipes share: the listing scan makes, merging, events, the summary.
+
+An engine only has to map `harmony_doctor.scan_file` over `listing(...).labels` and hand the
+results to `finish(...)`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import harmony_doctor as hd
+from harmony_doctor.cli.summary import show_summary
+from harmony_doctor.errors import ExitCode
+from harmony_doctor.inputs.sources import discover
+from harmony_doctor.scan.records import FileReport
+from harmony_doctor.scan.summary import group_keys, per_day, scan_totals
+
+
+@dataclass(frozen=True)
+class Listing:
+    """The files, objects and URLs to scan (each once), and what could not be listed."""
+
+    labels: list[str]
+    unread: list[hd.FileScan]
+
+
+def listing(inputs: list[str], engine: str) -> Listing:
+    """The inputs as `harmony-doctor scan` lists them (folders, URLs, prefixes, globs)."""
+    sources, skipped = discover(inputs)
+    if any(s.path is None and not s.url for s in sources):
+        raise hd.InputError(f"standard input cannot be sent to {engine}: name files or URLs")
+    labels = list(dict.fromkeys(s.label for s in sources))  # a file named twice is read once
+    unread = [
+        hd.FileScan((), (), FileReport(s.label, "skipped", s.reason, 0, 0, 0)) for s in skipped
+    ]
+    return Listing(labels, unread)
+
+
+def merged(found: Listing, scans: list[hd.FileScan]) -> hd.ScanResult:
+    """One result in scan's order: what could not be read, files scan itself wrote, the logs."""
+    scans = sorted(scans, key=lambda scan: scan.report.status != "ignored")
+    return hd.merge([*found.unread, *scans])
+
+
+def arguments(description: str) -> argparse.ArgumentParser:
+    """The options both recipes take, as `scan` spells them."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("inputs", nargs="+", help="Files, folders, URLs, prefixes or globs.")
+    parser.add_argument("--by", action="append", default=[], help="Group keys, as scan's --by.")
+    parser.add_argument("--format", default="table", choices=["table", "json", "csv"])
+    parser.add_argument("--top", type=int, default=20)
+    parser.add_argument("--events", type=Path, help="Also write the events, as scan --events.")
+    parser.add_argument("--origin", help="Name on every event and count (default: this host).")
+    return parser
+
+
+def options(args: argparse.Namespace) -> hd.ScanOptions:
+    # One origin for the whole run, as scan has: not the host name of each worker.
+    return hd.ScanOptions(origin=args.origin or socket.gethostname())
+
+
+def finish(args: argparse.Namespace, run: Callable[[], hd.ScanResult]) -> int:
+    """Run the engine, write the events (if asked), print the summary; scan's exit code."""
+    try:
+        result = run()
+    except hd.InputError as exc:
+        print(f"harmony-doctor: {exc}", file=sys.stderr)
+        return ExitCode.ERROR
+    failed = write_events(result, args.events) if args.events else []
+    for error in failed:
+        print(f"harmony-doctor: {error}", file=sys.stderr)
+    code = show(result, args.by, args.format, args.top)
+    return ExitCode.ERROR if failed else code
+
+
+def write_events(result: hd.ScanResult, path: Path) -> list[str]:
+    """The events and, beside them, the request tallies, as `scan --events PATH` writes them
+    (for `harmony-doctor report`); the errors of those that could not be written."""
+    from harmony_doctor.inputs.events import requests_path
+    from harmony_doctor.output.files import write_tables
+    from harmony_doctor.scan.summary import events_frame, tally_table
+
+    return write_tables(
+        [
+            (path, lambda: events_frame(result.events)),
+            (requests_path(path), lambda: tally_table(result.requests)),
+        ]
+    )
+
+
+def show(result: hd.ScanResult, by: list[str], output: str, top: int) -> int:
+    """The summary `scan` prints, and scan's exit code."""
+    keys = group_keys(by)
+    table = hd.summarize(result, keys)
+    files = [asdict(f) for f in result.files]
+    totals, days = scan_totals(result), per_day(result)
+    show_summary(table, keys, totals, days, files, output, top, "auto")  # type: ignore[arg-type]
+    for f in result.files:
+        if f.status != "ok":
+            print(f"harmony-doctor: {f.status} {f.path}: {f.reason}", file=sys.stderr)
+    if any(f.status == "skipped" for f in result.files):
+        return ExitCode.ERROR
+    return ExitCode.FINDINGS if result.events else ExitCode.CLEAN
