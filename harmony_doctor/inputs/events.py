@@ -72,12 +72,40 @@ def fetched(inputs: Sequence[str]) -> Iterator[tuple[list[Path], dict[str, str]]
         yield paths, labels
 
 
+def table_format(path: Path) -> str | None:
+    """csv, jsonl or parquet, by the file's extension; None for any other."""
+    return FORMATS.get(path.suffix.lower())
+
+
+def unknown_format(path: Path) -> str:
+    return f"cannot tell the format of {path}: use one of {', '.join(sorted(FORMATS))}"
+
+
 def format_of(path: Path) -> str:
-    kind = FORMATS.get(path.suffix.lower())
+    kind = table_format(path)
     if kind is None:
-        known = ", ".join(sorted(FORMATS))
-        raise InputError(f"cannot tell the format of {path}: use one of {known}")
+        raise InputError(unknown_format(path))
     return kind
+
+
+def _read_each(
+    paths: list[Path],
+    columns: Any,
+    empty: pl.DataFrame,
+    unreadable: dict[Path, str],
+    bad: list[BadFile],
+) -> tuple[list[pl.DataFrame], list[Path]]:
+    """Each file's frame and the files read; a file that cannot be read goes to `bad`."""
+    frames: list[pl.DataFrame] = []
+    good: list[Path] = []
+    for path in paths:
+        try:
+            frames.append(_checked_read(path, columns, empty, unreadable))
+        except InputError as exc:
+            bad.append(BadFile(path, str(exc)))
+        else:
+            good.append(path)
+    return frames, good
 
 
 @dataclass(frozen=True)
@@ -273,31 +301,15 @@ def read_event_files(
         tally_paths = [p for p in tally_paths if is_requests_path(p)]
     parquet = [p for p in [*event_paths, *tally_paths] if _kind_or_none(p) == "parquet"]
     unreadable = check_parquet([p for p in parquet if p.is_file()]) if parquet else {}
-    frames: list[pl.DataFrame] = []
-    good: list[Path] = []
     bad: list[BadFile] = []
-    for path in event_paths:
-        try:
-            frames.append(_checked_read(path, columns, empty, unreadable))
-        except InputError as exc:
-            bad.append(BadFile(path, str(exc)))
-        else:
-            good.append(path)
+    frames, good = _read_each(event_paths, columns, empty, unreadable, bad)
     tallies: pl.DataFrame | None = None
     untallied: list[Path] = []
     if requests_schema is not None:
         tally_empty = pl.DataFrame(schema=tally_columns)
-        tally_frames: list[pl.DataFrame] = []
-        read_tallies: set[Path] = set()
-        for path in tally_paths:
-            try:
-                tally_frames.append(_checked_read(path, tally_columns, tally_empty, unreadable))
-            except InputError as exc:
-                bad.append(BadFile(path, str(exc)))
-            else:
-                read_tallies.add(path)
+        tally_frames, read = _read_each(tally_paths, tally_columns, tally_empty, unreadable, bad)
         tallies = pl.concat(tally_frames) if tally_frames else tally_empty
-        untallied = [p for p in good if requests_path(p) not in read_tallies]
+        untallied = [p for p in good if requests_path(p) not in set(read)]
     events = pl.concat(frames) if frames else empty
     events = events.with_columns(
         pl.col("timestamp").str.slice(0, 10).alias("day"),

@@ -25,7 +25,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, TextIO
 
 from harmony_doctor.errors import OutputError
-from harmony_doctor.inputs.events import FORMATS
+from harmony_doctor.inputs.events import table_format, unknown_format
 from harmony_doctor.output.escape import one_line
 
 if TYPE_CHECKING:
@@ -40,10 +40,9 @@ class Terminated(KeyboardInterrupt):
 
 
 def format_of(path: Path) -> str:
-    kind = FORMATS.get(path.suffix.lower())
+    kind = table_format(path)
     if kind is None:
-        known = ", ".join(sorted(FORMATS))
-        raise OutputError(f"cannot tell the format of {path}: use one of {known}")
+        raise OutputError(unknown_format(path))
     return kind
 
 
