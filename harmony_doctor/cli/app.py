@@ -7,7 +7,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
-try:  # typer >= 0.29 vendors click; older releases depend on it
+try:  # typer >= 0.26 vendors click; older releases depend on it
     from typer._click import exceptions as click_errors
 except ImportError:  # pragma: no cover - depends on the installed typer
     from click import exceptions as click_errors  # type: ignore[no-redef,import-not-found,unused-ignore]
