@@ -262,9 +262,13 @@ def scan_unit(unit: Unit, options: ScanOptions, now: datetime | None) -> UnitRes
 
 
 def _vocab_loader(path: Path | None) -> Callable[[], Vocab]:
+    """The vocabulary, located and loaded on the first replay of a source only (locating it
+    again for every completion cost about a tenth of a scan)."""
+    import functools
+
     from harmony_doctor.harmony.vocab import load_vocab
 
-    return lambda: load_vocab(path)
+    return functools.cache(lambda: load_vocab(path))
 
 
 def file_scan(result: UnitResult, options: ScanOptions, origin: str) -> FileScan:
