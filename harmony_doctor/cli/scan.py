@@ -112,6 +112,7 @@ def scan(
     from harmony_doctor.scan.records import ScanOptions
     from harmony_doctor.scan.summary import (
         events_frame,
+        file_size,
         group_keys,
         per_day,
         scan_totals,
@@ -139,7 +140,7 @@ def scan(
         verify_clean=verify_clean,
         origin=origin,
     )
-    with _progress(sum(_size(s.path) for s in sources)) as progress:
+    with _progress(sum(file_size(s.path) for s in sources)) as progress:
         result = scanning.scan(sources, options, skipped, progress=progress)
     table = summarize(result, keys)
     failed = export.write_tables(
@@ -184,13 +185,6 @@ def _operator_summary(
     return OperatorSummary(title, keys, totals, table.to_dicts(), files, *frames)
 
 
-def _size(path: Path | None) -> int:
-    try:
-        return path.stat().st_size if path is not None else 0
-    except OSError:
-        return 0
-
-
 @contextmanager
 def _progress(total_bytes: int) -> Iterator[Callable[[Any], None] | None]:
     """Bytes and files done and failures so far, as a rich progress bar on stderr; nothing
@@ -200,6 +194,8 @@ def _progress(total_bytes: int) -> Iterator[Callable[[Any], None] | None]:
         return
     from rich.console import Console
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from harmony_doctor.scan.summary import file_size
 
     bar = Progress(
         TextColumn("scanning"),
@@ -218,7 +214,7 @@ def _progress(total_bytes: int) -> Iterator[Callable[[Any], None] | None]:
         counts["failures"] += len(unit.events)
         found = unit.found
         source = unit.unit.source
-        done = _size(source.path) if found is not None else 0
+        done = file_size(source.path) if found is not None else 0
         bar.update(task, advance=done, files=counts["files"], failures=counts["failures"])
 
     with bar:

@@ -282,7 +282,7 @@ def scan_totals(result: ScanResult) -> dict[str, Any]:
 def event_file_reports(paths: Sequence[Path], counts: Sequence[int]) -> list[FileReport]:
     """Event files read back (`counts` events each), one line per event, as report lists them."""
     return [
-        FileReport(str(path), "ok", None, _size(path), n, n)
+        FileReport(str(path), "ok", None, file_size(path), n, n)
         for path, n in zip(paths, counts, strict=True)
     ]
 
@@ -318,7 +318,10 @@ def _totals(
     }
 
 
-def _size(path: Path) -> int:
+def file_size(path: Path | None) -> int:
+    """Bytes of a file on disk; 0 for standard input or a file that cannot be stat-ed."""
+    if path is None:
+        return 0
     try:
         return path.stat().st_size
     except OSError:

@@ -11,26 +11,11 @@ use regex::bytes::Regex;
 
 pub const HEAD: usize = 200;
 
-pub const ERROR_ANCHORS: [&str; 15] = [
-    "HarmonyError",
-    "expecting start token",
-    "tokens remaining",
-    "nknown role",
-    "channel marker",
-    "Unexpected EOS",
-    "contain a role",
-    "decode header",
-    "vocab file",
-    "conversation JSON",
-    "tool call",
-    "parse input at pos",
-    "tags in the content",
-    "non-terminal state",
-    "recovered raw output",
-];
 const MARKUP: usize = 15;
 const IDS: usize = 16;
 const RECEIVED: usize = 21;
+/// Every literal the stream pass looks for: the error anchors (the spec's list), then markup,
+/// id lines and request lines, at the fixed indexes below.
 const PREFILTER: [&str; 22] = [
     "HarmonyError",
     "expecting start token",
@@ -55,6 +40,8 @@ const PREFILTER: [&str; 22] = [
     "| GET",
     "Received request ",
 ];
+/// The error anchors: the first literals of PREFILTER, up to the markup anchor.
+pub const ERROR_ANCHORS: &[&str] = PREFILTER.split_at(MARKUP).0;
 
 const WS: &str = r"[ \t\n\r\x0C\x0B]";
 
