@@ -66,10 +66,11 @@ def log_failures(
     text: str, input_format: InputFormat = "auto", request: str | None = None
 ) -> tuple[LogError, ...] | None:
     """The failures in a log excerpt, or None when the input is a token stream to replay."""
-    from harmony_doctor import logs
-
+    # The log readers (many regexes) load only for a text that may be a log, never for ids.
     body = text.lstrip("\ufeff")
     if input_format == "log":
+        from harmony_doctor import logs
+
         return logs.extract_text(text)
     if input_format != "auto" or request is not None or not body.strip():
         # A forced shape or a chosen request is token input; the reader reports empty input.
@@ -77,6 +78,8 @@ def log_failures(
     try:
         shape = token_input.detect_format(body)
     except InputError:
+        from harmony_doctor import logs
+
         # No tokens at all: whatever the log holds, else Harmony text stripped of its special
         # tokens (vLLM's `output:` field), which cannot be replayed and is not clean.
         found = logs.extract_text(text)
@@ -84,6 +87,8 @@ def log_failures(
         return (stripped,) if stripped is not None else found
     if shape not in ("text", "json", "jsonl", "vllm-log"):
         return None
+    from harmony_doctor import logs
+
     found = logs.extract_text(text)
     if not found:
         return None
