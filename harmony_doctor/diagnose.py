@@ -10,7 +10,15 @@ from harmony_doctor.choices import ParseRole
 from harmony_doctor.classify import HEADER_SHAPE, FaultContext, classify
 from harmony_doctor.harmony.replay import replay
 from harmony_doctor.harmony.spec import SPEC_CHANNELS
-from harmony_doctor.harmony.vocab import CHANNEL, CONSTRAIN, START, STOP_TOKENS, Vocab
+from harmony_doctor.harmony.vocab import (
+    CHANNEL,
+    CONSTRAIN,
+    FIRST_SPECIAL,
+    MESSAGE,
+    START,
+    STOP_TOKENS,
+    Vocab,
+)
 from harmony_doctor.models import (
     Diagnosis,
     ErrorKind,
@@ -38,8 +46,47 @@ def replay_is_clean(tokens: Sequence[int], vocab: Vocab, role: ParseRole) -> boo
     mode in the deep run), so scan uses it to skip streams with nothing to report; anything it
     would report still goes through `diagnose`, whose verdict comes from openai-harmony.
     """
-    walk = replay(tokens, vocab, role, strict=True)
+    walk = replay(tokens, vocab, role, strict=True, origin=False)
     return walk.fault is None and not _warnings(walk.messages, tokens, vocab)
+
+
+def clean_key(tokens: Sequence[int]) -> tuple[int, ...]:
+    """The stream with every run of ordinary tokens after a `<|message|>` cut to one token, 0.
+
+    Such a run is message content (or lies past a fault): the replay only tells ordinary from
+    special tokens there, and `_warnings` reads headers and the special tokens of content, never
+    its text. So `replay_is_clean` gives the same verdict on the key as on the stream, and
+    completions that differ only in what they say share one replay.
+    """
+    out: list[int] = []
+    body = kept = False
+    for token in tokens:
+        if token >= FIRST_SPECIAL:
+            body, kept = token == MESSAGE, False
+            out.append(token)
+        elif not body:
+            out.append(token)
+        elif not kept:
+            out.append(0)
+            kept = True
+    return tuple(out)
+
+
+class CleanStreams:
+    """`replay_is_clean` for one vocabulary and role, remembered by `clean_key`."""
+
+    def __init__(self, vocab: Vocab, role: ParseRole, size: int = 4096) -> None:
+        self.vocab, self.role, self.size = vocab, role, size
+        self.known: dict[tuple[int, ...], bool] = {}
+
+    def __call__(self, tokens: Sequence[int]) -> bool:
+        key = clean_key(tokens)
+        verdict = self.known.get(key)
+        if verdict is None:
+            if len(self.known) >= self.size:
+                self.known.clear()
+            verdict = self.known[key] = replay_is_clean(key, self.vocab, self.role)
+        return verdict
 
 
 def diagnose(

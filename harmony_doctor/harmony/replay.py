@@ -114,11 +114,13 @@ def replay(
     role: ParseRole,
     strict: bool = True,
     open_stream: bool = False,
+    origin: bool = True,
 ) -> Replay:
     """Walk the stream as openai-harmony would, keeping positions, until the first fault.
 
     `open_stream`: the stream may go on (a prompt, a partial generation), so its end is no
-    fault: openai-harmony without `process_eos`.
+    fault: openai-harmony without `process_eos`. `origin=False` skips `find_origin` (the
+    replay's origin stays None) for callers that only need the fault and the messages.
     """
     messages: list[Message] = []
     fault: ReplayFault | None = None
@@ -178,8 +180,8 @@ def replay(
         elif state is _State.CONTENT:
             close(len(tokens), None)
 
-    origin, reason = find_origin(tokens, vocab, role)
-    return Replay(role, strict, tuple(messages), fault, origin, reason)
+    found, reason = find_origin(tokens, vocab, role) if origin else (None, None)
+    return Replay(role, strict, tuple(messages), fault, found, reason)
 
 
 def _recovered(

@@ -8,7 +8,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import datetime
 
-from harmony_doctor.diagnose import diagnose, replay_is_clean
+from harmony_doctor.choices import ParseRole
+from harmony_doctor.diagnose import CleanStreams, diagnose
 from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.inputs.timestamps import parse_timestamp
 from harmony_doctor.models import LogError, ScanEvent, TokenInput
@@ -23,8 +24,11 @@ def source_events(
     """The events of one source: its logged errors, then what replaying its completions finds."""
     for error, hit in found.errors:
         yield _log_event(error, hit, found, vocab)
+    if not found.completions:
+        return
+    clean = None if options.verify_clean else CleanStreams(vocab(), options.role)
     for inp, hit in found.completions:
-        yield from _replayed(inp, hit, found, vocab, options)
+        yield from _replayed(inp, hit, found, vocab, options.role, clean)
 
 
 MERGE_WINDOW = 200  # lines between a replayed fault and the traceback the server logged for it
@@ -65,12 +69,15 @@ def _replayed(
     hit: Hit,
     found: SourceScan,
     vocab: Callable[[], Vocab],
-    options: ScanOptions,
+    role: ParseRole,
+    clean: CleanStreams | None,
 ) -> Iterator[ScanEvent]:
-    v = vocab()
-    if not options.verify_clean and replay_is_clean(inp.tokens, v, options.role):
+    """What diagnosing one completion finds; `clean` skips streams our replay finds clean
+    (None: --verify-clean, every stream goes to openai-harmony)."""
+    if clean is not None and clean(inp.tokens):
         return
-    result = diagnose(inp, v, options.role)
+    v = vocab()
+    result = diagnose(inp, v, role)
     for finding in result.findings:
         raise_index = finding.raise_index
         token = None

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from harmony_doctor import rules
-from harmony_doctor.diagnose import diagnose
+from harmony_doctor.diagnose import CleanStreams, clean_key, diagnose, replay_is_clean
 from harmony_doctor.harmony.replay import replay
 from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.models import Message, TokenInput
@@ -100,3 +100,31 @@ def test_diagnose_lenient_messages_equal_the_lenient_parser(vocab: Vocab) -> Non
         assert d.lenient_messages == lenient.messages
         assert d.lenient_error == lenient.error
         assert not d.disagreements, d.disagreements
+
+
+@pytest.mark.parametrize("role", ["assistant", "none"])
+def test_clean_key_keeps_the_clean_verdict(vocab: Vocab, role: str) -> None:
+    """Cutting message content to one token (what scan memoises by) never changes whether our
+    replay finds the stream clean; the streams include special tokens inside content."""
+    prefix = vocab.encode(PROMPT) if role == "none" else []
+    verdicts: Counter[bool] = Counter()
+    shortened = 0
+    for tokens in _streams(vocab, STREAMS, seed=20261201):
+        stream = prefix + tokens
+        key = clean_key(stream)
+        shortened += len(key) < len(stream)
+        verdict = replay_is_clean(stream, vocab, role)  # type: ignore[arg-type]
+        assert replay_is_clean(key, vocab, role) == verdict, stream  # type: ignore[arg-type]
+        verdicts[verdict] += 1
+    assert verdicts[True] > STREAMS // 10 and verdicts[False] > STREAMS // 10, verdicts
+    assert shortened > STREAMS // 2
+
+
+def test_clean_streams_remember_by_key_and_stay_bounded(vocab: Vocab) -> None:
+    clean = CleanStreams(vocab, "assistant", size=8)
+    for tokens in _streams(vocab, 200, seed=5):
+        assert clean(tokens) == replay_is_clean(tokens, vocab, "assistant")
+        assert len(clean.known) <= 8
+    said = vocab.encode("<|channel|>final<|message|>one thing<|return|>")
+    other = vocab.encode("<|channel|>final<|message|>quite another thing to say<|return|>")
+    assert clean_key(said) == clean_key(other)
