@@ -38,6 +38,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from harmony_doctor.inputs.accel import count_lines, may_be_wrapped
 from harmony_doctor.inputs.sources import MAX_LINE
 from harmony_doctor.inputs.timestamps import canonical_epoch, canonical_syslog, canonical_utc
 
@@ -115,24 +116,6 @@ class LineMap:
 
     def _predict(self, index: int, line: int) -> int:
         return self._sources[index] + (line - self._starts[index]) * self._steps[index]
-
-
-# A line that may be wrapped starts like one of these; chunks without any pass through whole.
-# Searched as "a newline, then a start" (a literal first byte the regex engine skips to) plus a
-# match at the chunk's start: a multiline `^` would be tried at every byte.
-_CANDIDATE_START = (
-    rb"(?:\{|\d{4}-\d\d-\d\dT|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d "
-    rb"\d\d:|-- )"
-)
-_CANDIDATE_AT_START = re.compile(_CANDIDATE_START)
-_CANDIDATE_AFTER_NEWLINE = re.compile(rb"\n" + _CANDIDATE_START)
-
-
-def _may_be_wrapped(body: bytes) -> bool:
-    """Whether any line of `body` (whole lines) starts like a wrapped one."""
-    if _CANDIDATE_AT_START.match(body) is not None:
-        return True
-    return _CANDIDATE_AFTER_NEWLINE.search(body) is not None
 
 
 _ISO = rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)"
@@ -273,8 +256,8 @@ class Unwrapper:
         return Unwrapped(b"".join(parts), tuple(meta))
 
     def _lines(self, body: bytes) -> Unwrapped:
-        if not self._partials and self._indent is None and not _may_be_wrapped(body):
-            count = body.count(b"\n")  # nothing wrapped here: the chunk passes through whole
+        if not self._partials and self._indent is None and not may_be_wrapped(body):
+            count = count_lines(body)  # nothing wrapped here: the chunk passes through whole
             self.lines.add(self._inner + 1, self._source + 1, count)
             self._inner += count
             self._source += count

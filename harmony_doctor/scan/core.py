@@ -9,6 +9,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
+from harmony_doctor.inputs.accel import native_available, native_module
+
 Meta = list[tuple[int, bytes | None, int | None]]
 TallyKey = tuple[str, int | None, bytes | None]
 
@@ -473,7 +475,7 @@ class NativeCore:
         max_window: int = 1024 * 1024,
         ids: bool = True,
     ) -> None:
-        self._core: Any = _native_module().Core(before, after, max_line, max_window, ids)
+        self._core: Any = _require_native().Core(before, after, max_line, max_window, ids)
 
     def feed(self, data: bytes, meta: Meta | None = None) -> Batch:
         try:
@@ -493,20 +495,11 @@ def _batch(raw: tuple[list[Any], list[Any]]) -> Batch:
     return Batch([Window(*w) for w in windows], [IdLine(*i) for i in id_lines])
 
 
-def _native_module() -> Any:
-    # By name, not `from harmony_doctor import _native`: that import goes through the package,
-    # whose lazy API names reach scan.run, a cycle for the import graph (tests/test_api.py).
-    import importlib
-
-    return importlib.import_module("harmony_doctor._native")
-
-
-def native_available() -> bool:
-    try:
-        _native_module()
-    except ImportError:
-        return False
-    return True
+def _require_native() -> Any:
+    module = native_module()
+    if module is None:
+        raise ImportError("harmony_doctor._native is not built (see README: Building)")
+    return module
 
 
 def make_core(

@@ -14,7 +14,6 @@ queue, the core's window state, and wrapper metadata for the last few MiB of lin
 
 from __future__ import annotations
 
-import os
 import queue
 import re
 import threading
@@ -24,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from harmony_doctor.errors import InputError
+from harmony_doctor.inputs.accel import count_lines, use_native
 from harmony_doctor.inputs.sources import Readable
 from harmony_doctor.inputs.timestamps import parse_timestamp
 from harmony_doctor.inputs.tokens import RequestStreams, VllmRecord, parse_vllm_line
@@ -36,7 +36,6 @@ from harmony_doctor.scan.core import (
     IdLine,
     Window,
     make_core,
-    native_available,
     own_pid,
     own_stamp,
 )
@@ -50,18 +49,12 @@ MAX_PENDING = 10_000  # vLLM requests waiting for their last log line
 # Wrapper metadata kept for lines this far behind the read position: windows reach back at most
 # BEFORE + MAX_WINDOW bytes, plus the chunks the core has not settled yet.
 META_REACH = BEFORE + MAX_WINDOW + 3 * CHUNK
-NATIVE_ENV = "HARMONY_DOCTOR_NATIVE"  # "0": use the pure-Python core even when Rust is built
 
 _SERVER_HINTS = (
     ("vllm", re.compile(rb"\(APIServer pid=|\[serving(?:_chat)?\.py:|vllm[/.]")),
     ("sglang", re.compile(rb"sglang|h11_impl\.py|tokenizer_manager")),
     ("lmdeploy", re.compile(rb"lmdeploy")),
 )
-
-
-def use_native() -> bool:
-    """Whether scans run on the Rust core: built, and not turned off by HARMONY_DOCTOR_NATIVE=0."""
-    return os.environ.get(NATIVE_ENV, "").strip() != "0" and native_available()
 
 
 def core_name() -> str:
@@ -182,7 +175,7 @@ class _SourceScanner:
             if not item:
                 break
             self.out.bytes += len(item)
-            self.raw_lines += item.count(b"\n")
+            self.raw_lines += count_lines(item)
             self.raw_tail = item[-1:]
             self._feed(self.unwrapper.feed(item))
             if on_progress is not None:
@@ -200,7 +193,7 @@ class _SourceScanner:
             if m.stamp is not None or m.pid is not None:
                 self.meta[m.line] = (m.stamp, m.pid)
         self.offset += len(piece.data)
-        self.unwrapped_lines += piece.data.count(b"\n")
+        self.unwrapped_lines += count_lines(piece.data)
         self._take(self.core.feed(piece.data, piece.core_meta() or None), final=False)
         self._forget()
 

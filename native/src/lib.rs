@@ -1,6 +1,7 @@
 //! harmony-doctor's native scan core. `core` is plain Rust (tested with `cargo test`); the
 //! `python` feature adds the PyO3 module `harmony_doctor._native` exposing it.
 
+pub mod chunk;
 pub mod core;
 
 #[cfg(feature = "python")]
@@ -131,9 +132,23 @@ mod python {
         }
     }
 
+    /// The number of newlines in `data` (the GIL is released meanwhile).
+    #[pyfunction]
+    fn count_lines(py: Python<'_>, data: &[u8]) -> usize {
+        py.allow_threads(|| crate::chunk::count_lines(data))
+    }
+
+    /// Whether any line of `data` starts like a wrapped one (inputs/accel.py's reference).
+    #[pyfunction]
+    fn may_be_wrapped(py: Python<'_>, data: &[u8]) -> bool {
+        py.allow_threads(|| crate::chunk::may_be_wrapped(data))
+    }
+
     #[pymodule]
     fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_class::<Core>()?;
+        m.add_function(wrap_pyfunction!(count_lines, m)?)?;
+        m.add_function(wrap_pyfunction!(may_be_wrapped, m)?)?;
         Ok(())
     }
 }

@@ -1,0 +1,74 @@
+"""The Rust extension (harmony_doctor._native), when built and allowed, and the byte questions
+it answers for every chunk read: the Python code here is the reference and the fallback."""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import cache
+from types import ModuleType
+
+NATIVE_ENV = "HARMONY_DOCTOR_NATIVE"  # "0": use the pure-Python code even when Rust is built
+
+
+@cache
+def native_module() -> ModuleType | None:
+    """The Rust extension if it is built (whatever HARMONY_DOCTOR_NATIVE says), else None."""
+    # By name, not `from harmony_doctor import _native`: that import goes through the package,
+    # whose lazy API names reach scan.run, a cycle for the import graph (tests/test_api.py).
+    import importlib
+
+    try:
+        return importlib.import_module("harmony_doctor._native")
+    except ImportError:
+        return None
+
+
+def native_available() -> bool:
+    """Whether the Rust extension is built (whatever HARMONY_DOCTOR_NATIVE says)."""
+    return native_module() is not None
+
+
+def use_native() -> bool:
+    """Whether this process runs on the Rust code: built, and not turned off by
+    HARMONY_DOCTOR_NATIVE=0."""
+    return os.environ.get(NATIVE_ENV, "").strip() != "0" and native_available()
+
+
+def _native() -> ModuleType | None:
+    return native_module() if use_native() else None
+
+
+def count_lines(data: bytes) -> int:
+    """The number of newlines in `data`."""
+    module = _native()
+    if module is not None:
+        return int(module.count_lines(data))
+    return data.count(b"\n")
+
+
+# A line that may be wrapped starts like one of these; chunks without any pass through whole.
+# Searched as "a newline, then a start" (a literal first byte the regex engine skips to) plus a
+# match at the chunk's start: a multiline `^` would be tried at every byte.
+_CANDIDATE_START = (
+    rb"(?:\{|\d{4}-\d\d-\d\dT|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d "
+    rb"\d\d:|-- )"
+)
+_CANDIDATE_AT_START = re.compile(_CANDIDATE_START)
+_CANDIDATE_AFTER_NEWLINE = re.compile(rb"\n" + _CANDIDATE_START)
+
+
+def may_be_wrapped(body: bytes) -> bool:
+    """Whether the first line of `body`, or any line after a newline, starts like a wrapped one
+    (a Docker/CRI JSON record, an ISO or syslog stamp, a journald note)."""
+    module = _native()
+    if module is not None:
+        return bool(module.may_be_wrapped(body))
+    return may_be_wrapped_reference(body)
+
+
+def may_be_wrapped_reference(body: bytes) -> bool:
+    """`may_be_wrapped` in Python (the Rust version is tested equal to it)."""
+    if _CANDIDATE_AT_START.match(body) is not None:
+        return True
+    return _CANDIDATE_AFTER_NEWLINE.search(body) is not None

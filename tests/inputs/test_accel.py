@@ -1,0 +1,51 @@
+"""The Rust answers to the per-chunk byte questions equal the Python reference."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harmony_doctor.inputs import accel
+
+native = accel.native_module()
+needs_native = pytest.mark.skipif(native is None, reason="the Rust extension is not built")
+
+# Pieces that make up lines near (and not quite) each wrapper's start.
+PIECES = [
+    b"\n",
+    b"{",
+    b"-- ",
+    b"--",
+    b"-",
+    b"2026-11-28T",
+    b"2026-11-28 ",
+    b"2026",
+    b"Nov 12 10:",
+    b"Nov  2 10:41",
+    b"Nov 1",
+    b"Dec 31 23",
+    b"Jun",
+    b" ",
+    b"x",
+    b"7",
+    b"INFO 11-01 00:00:00 ",
+]
+chunks = st.lists(st.sampled_from(PIECES), max_size=30).map(b"".join) | st.binary(max_size=200)
+
+
+@needs_native
+@settings(max_examples=2000, deadline=None)
+@given(chunks)
+def test_native_chunk_answers_equal_the_reference(data: bytes) -> None:
+    assert native is not None
+    assert native.may_be_wrapped(data) == accel.may_be_wrapped_reference(data)
+    assert native.count_lines(data) == data.count(b"\n")
+
+
+def test_python_fallback_when_native_is_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(accel.NATIVE_ENV, "0")
+    assert not accel.use_native()
+    assert accel.count_lines(b"a\nb\n") == 2
+    assert accel.may_be_wrapped(b"plain\nNov 12 10:41:19 host x[1]: y\n")
+    assert not accel.may_be_wrapped(b"plain\n(APIServer pid=1) INFO x\n")
