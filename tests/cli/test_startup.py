@@ -48,3 +48,45 @@ def test_latency_token_explain_does_not_build_tiktoken(tmp_path: Path) -> None:
     env = dict(os.environ, HARMONY_DOCTOR_CACHE=str(tmp_path))
     loaded = _loaded_after(["explain", str(SAMPLES / "tool-call.harmony.txt")], env)
     assert "tiktoken" not in loaded and "polars" not in loaded
+
+
+def test_latency_a_command_run_builds_and_imports_only_that_command() -> None:
+    code = (
+        "import sys\n"
+        "from harmony_doctor.cli import app as cli\n"
+        f"try:\n    cli.main(['explain', {str(SAMPLES / 'vllm-traceback.log')!r}])\n"
+        "except SystemExit:\n    pass\n"
+        "others = [c for c in cli.COMMANDS if f'harmony_doctor.cli.{c}' in sys.modules]\n"
+        "print(others, file=sys.stderr)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stderr.strip().splitlines()[-1] == "['explain']"
+
+
+def test_latency_help_lists_what_typer_lists_with_every_command_built() -> None:
+    """--help lists commands from their docstrings without building them; the listing must be
+    the one typer writes when it builds every command (flags, wrapping, order)."""
+    import typer
+    from typer.main import get_command
+
+    from harmony_doctor.cli import app as cli
+    from harmony_doctor.cli.funnel import command
+    from tests.helpers import run
+
+    eager = typer.Typer(
+        name="harmony-doctor",
+        help="Offline doctor for gpt-oss Harmony format failures.",
+        add_completion=True,
+        no_args_is_help=True,
+        rich_markup_mode=None,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    eager.callback()(cli._root)
+    for name in cli.COMMANDS:
+        eager.command(name)(command(cli._function(name)))
+    group = get_command(eager)
+    context = group.make_context("harmony-doctor", ["--help"], resilient_parsing=True)
+    expected = group.get_help(context)
+    shown = run(["--help"]).stdout
+    assert shown.rstrip("\n") == expected.rstrip("\n")
+    assert all(f"  {name} " in shown for name in cli.COMMANDS)
