@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -81,12 +83,12 @@ def harmony_token_limit() -> int:
     `<|reserved_201088|>`). Only ids at or past VOCAB_SIZE need this, so the encoding is loaded
     only when a stream holds one.
     """
-    harmony = load_vocab().harmony
+    core = load_vocab().harmony_core
     low, high = VOCAB_SIZE - 1, 2 * VOCAB_SIZE  # low decodes, high does not
     while high - low > 1:
         middle = (low + high) // 2
         try:
-            harmony.decode([middle])
+            core.decode_bytes([middle])
         except Exception:  # openai-harmony raises for an id outside its table
             high = middle
         else:
@@ -171,6 +173,43 @@ def _encodings_base(vocab_path: Path) -> Iterator[None]:
                 os.environ[ENCODINGS_BASE_VAR] = previous
 
 
+_CORE = "openai_harmony.openai_harmony"
+_HARMONY_GPT_OSS = "HarmonyGptOss"  # str(openai_harmony.HarmonyEncodingName.HARMONY_GPT_OSS)
+
+
+def harmony_bindings() -> Any:
+    """openai-harmony's compiled core (the `openai_harmony.openai_harmony` extension), loaded
+    without running the `openai_harmony` package.
+
+    The package is a thin Python layer over this core (its encoding and parser classes hold the
+    core's objects and forward every call), plus pydantic models whose import costs ~0.17 s at
+    every token command. The verdicts need only the core's encoding and streaming parser, so
+    they use it directly: the same Rust code and tables, with no pydantic. Loaded this way the
+    module is the one the package itself uses if it is imported later (render does).
+    """
+    loaded = sys.modules.get(_CORE)
+    if loaded is not None:
+        return loaded
+    import importlib.machinery
+    import importlib.util
+
+    package = importlib.util.find_spec("openai_harmony")
+    spec = None
+    if package is not None and package.submodule_search_locations is not None:
+        spec = importlib.machinery.PathFinder.find_spec(_CORE, package.submodule_search_locations)
+    if spec is None or spec.loader is None:  # pragma: no cover - an unusual installation
+        importlib.import_module("openai_harmony")
+        return sys.modules[_CORE]
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[_CORE] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:  # pragma: no cover - a broken installation: let the package report it
+        del sys.modules[_CORE]
+        raise
+    return module
+
+
 class Vocab:
     """o200k_harmony for one verified vocabulary file; every heavy piece is built on first use."""
 
@@ -193,10 +232,9 @@ class Vocab:
             return special_token_name(token).encode()
         if "_ranks" not in self.__dict__:
             # openai-harmony in memory already holds the same table: no second copy is loaded.
-            loaded = getattr(self.__dict__.get("harmony"), "_inner", None)
-            decode_bytes = getattr(loaded, "decode_bytes", None)
-            if decode_bytes is not None:
-                return bytes(decode_bytes([token]))
+            loaded = self.__dict__.get("harmony_core")
+            if loaded is not None:
+                return bytes(loaded.decode_bytes([token]))
         return self._ranks[token]
 
     def is_special(self, token: int) -> bool:
@@ -233,20 +271,39 @@ class Vocab:
         """
         if any(name in text for name in _SPECIALS_NOT_ALIKE):
             return list(self.tiktoken.encode(text, allowed_special="all"))
-        return [int(t) for t in self.harmony.encode(text, allowed_special="all")]
+        # What openai-harmony's HarmonyEncoding.encode(text, allowed_special="all") does: every
+        # special token allowed (so none is refused), and text with lone surrogates retried
+        # with them replaced.
+        core, allowed = self.harmony_core, self._harmony_specials
+        try:
+            tokens = core.encode(text, allowed)
+        except UnicodeEncodeError:
+            text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+            tokens = core.encode(text, allowed)
+        return [int(t) for t in tokens]
+
+    @cached_property
+    def _harmony_specials(self) -> list[str]:
+        return list(self.harmony_core.special_tokens())
+
+    @cached_property
+    def harmony_core(self) -> Any:
+        """openai-harmony's HARMONY_GPT_OSS encoding (its compiled core's object), loaded from
+        this file: what every verdict and encoding goes through."""
+        core = harmony_bindings()
+        with _encodings_base(self.path):
+            try:
+                return core.load_harmony_encoding(_HARMONY_GPT_OSS)
+            except Exception as exc:  # HarmonyError is a RuntimeError subclass in some versions
+                raise VocabError(f"openai-harmony could not load {self.path}: {exc}") from None
 
     @cached_property
     def harmony(self) -> Any:
-        """openai-harmony's HARMONY_GPT_OSS encoding, loaded from this file."""
+        """openai-harmony's HarmonyEncoding (the Python package's class) over `harmony_core`:
+        the package's API for rendering chats, with no second load of the encoding."""
         import openai_harmony
 
-        with _encodings_base(self.path):
-            try:
-                return openai_harmony.load_harmony_encoding(
-                    openai_harmony.HarmonyEncodingName.HARMONY_GPT_OSS
-                )
-            except Exception as exc:  # HarmonyError is a RuntimeError subclass in some versions
-                raise VocabError(f"openai-harmony could not load {self.path}: {exc}") from None
+        return openai_harmony.HarmonyEncoding(self.harmony_core)
 
     def harmony_parse(
         self, tokens: Sequence[int], role: ParseRole, strict: bool, open_stream: bool = False
@@ -255,17 +312,17 @@ class Vocab:
 
         `open_stream` leaves out `process_eos`: a stream that may go on is not at its end.
         """
-        import openai_harmony
-
-        parser_role = openai_harmony.Role.ASSISTANT if role == "assistant" else None
+        # openai-harmony's StreamableParser, without its Python wrapper (a call per token, and
+        # pydantic messages): the compiled parser it wraps, fed the same arguments.
+        core = harmony_bindings()
+        parser_role = "assistant" if role == "assistant" else None
         try:
-            parser = openai_harmony.StreamableParser(self.harmony, parser_role, strict=strict)
+            parser = core.PyStreamableParser(self.harmony_core, parser_role, strict)
         except TypeError:  # openai-harmony < 0.0.5 has no `strict`
             if not strict:
                 raise VocabError("the installed openai-harmony has no lenient mode") from None
-            parser = openai_harmony.StreamableParser(self.harmony, parser_role)
-        # The Rust object's own method: the Python wrapper adds a call per token.
-        process = getattr(getattr(parser, "_inner", None), "process", None) or parser.process
+            parser = core.PyStreamableParser(self.harmony_core, parser_role)
+        process = parser.process
         index = 0
         try:
             for index, token in enumerate(tokens):  # noqa: B007 - index is read after a raise
@@ -273,10 +330,10 @@ class Vocab:
             index = len(tokens)
             if not open_stream:
                 parser.process_eos()
-        except openai_harmony.HarmonyError as exc:
-            messages = tuple(_plain_message(m) for m in parser.messages)
+        except core.HarmonyError as exc:
+            messages = tuple(_plain_message(m) for m in json.loads(parser.messages))
             return HarmonyOutcome(error=str(exc), raise_index=index, messages=messages)
-        messages = tuple(_plain_message(m) for m in parser.messages)
+        messages = tuple(_plain_message(m) for m in json.loads(parser.messages))
         return HarmonyOutcome(error=None, raise_index=None, messages=messages)
 
     def harmony_error(self, tokens: Sequence[int], role: ParseRole, strict: bool) -> str | None:
@@ -285,16 +342,19 @@ class Vocab:
         One call into openai-harmony (no per-token Python loop), for callers that test many
         candidate streams and need only the verdict.
         """
-        import openai_harmony
-
-        parser_role = openai_harmony.Role.ASSISTANT if role == "assistant" else None
-        parse = self.harmony.parse_messages_from_completion_tokens
+        core = harmony_bindings()
+        parser_role = "assistant" if role == "assistant" else None
+        parse = self.harmony_core.parse_messages_from_completion_tokens
         try:
-            if strict:
-                parse(list(tokens), parser_role)
-            else:
-                parse(list(tokens), parser_role, strict=False)
-        except openai_harmony.HarmonyError as exc:
+            try:
+                parsed = parse(list(tokens), parser_role, strict)
+            except TypeError:  # openai-harmony < 0.0.5 has no `strict`
+                if not strict:
+                    raise VocabError("the installed openai-harmony has no lenient mode") from None
+                parsed = parse(list(tokens), parser_role)
+            for message in json.loads(parsed):
+                _plain_message(message)  # what openai-harmony's own reading of them checks
+        except core.HarmonyError as exc:
             return str(exc)
         return None
 
@@ -325,16 +385,32 @@ class Vocab:
         return [int(t) for t in tokens]
 
 
-def _plain_message(message: Any) -> dict[str, Any]:
-    """An openai-harmony Message as plain JSON-able values."""
-    role = message.author.role
+_ROLES = frozenset({"user", "assistant", "system", "developer", "tool"})  # openai_harmony.Role
+_CONTENT_TYPES = frozenset({"text", "system_content", "developer_content"})
+
+
+def _plain_message(message: dict[str, Any]) -> dict[str, Any]:
+    """A message as openai-harmony's parser writes it (JSON), as plain values: what the
+    package's `Message.from_dict` reads of it, refused where that refuses it.
+
+    `text` joins the text parts (system and developer contents have none); the parser writes
+    a single text content as a plain string.
+    """
+    role = message["role"]
+    if role not in _ROLES:
+        raise ValueError(f"Unknown role: {role!r}")
+    content = message["content"]
+    parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    for part in parts:
+        if part.get("type") not in _CONTENT_TYPES:
+            raise ValueError(f"Unknown content variant: {part}")
     return {
-        "role": getattr(role, "value", role),
-        "name": message.author.name,
-        "channel": message.channel,
-        "recipient": message.recipient,
-        "content_type": message.content_type,
-        "text": "".join(getattr(c, "text", "") for c in message.content),
+        "role": role,
+        "name": message.get("name"),
+        "channel": message.get("channel"),
+        "recipient": message.get("recipient"),
+        "content_type": message.get("content_type"),
+        "text": "".join(str(p["text"]) for p in parts if p.get("type") == "text"),
     }
 
 

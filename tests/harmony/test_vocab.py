@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -246,3 +247,111 @@ def test_latency_token_bytes_alike_through_harmony_and_ranks(cache: Path) -> Non
 def test_latency_harmony_encoder_equals_tiktoken(vocab: Vocab, text: str) -> None:
     """encode goes through openai-harmony only where that is exact: tiktoken is the reference."""
     assert vocab.encode(text) == vocab.tiktoken.encode(text, allowed_special="all")
+
+
+# --- issue 12 bullet 3: verdicts through openai-harmony's compiled core, without its package ---
+
+_STREAMS = [
+    "<|channel|>final<|message|>ok<|end|><|return|>",
+    "<|channel|>analysis<|message|>think<|end|><|start|>assistant<|channel|>commentary "
+    'to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}<|call|>',
+    "<|channel|>final<|message|>Héllo 🙂<|return|>",
+    "<|channel|>analysis",
+    "We must refuse.<|channel|>final<|message|>no<|return|>",
+    "<|start|>user<|message|>hi<|end|><|start|>assistant<|channel|>final<|message|>yo<|return|>",
+    "<|channel|>final to=tool<|message|>x<|end|><|start|>critic<|message|>y<|end|>",
+    "<|channel|>final<|message|>x<|start|>",  # strict and lenient differ
+    "<|start|>functions.get_weather to=assistant<|channel|>commentary<|message|>{}<|end|>"
+    "<|start|>system<|message|>sys<|end|>",  # a tool's name, a system message
+]
+
+
+def _packaged_outcome(vocab: Vocab, tokens: list[int], role: str, strict: bool, eos: bool) -> Any:
+    """What openai-harmony's Python package (StreamableParser, Message) makes of a stream."""
+    import openai_harmony as oh
+
+    parser = oh.StreamableParser(
+        vocab.harmony, oh.Role.ASSISTANT if role == "assistant" else None, strict=strict
+    )
+    error, index = None, None
+    try:
+        for index, token in enumerate(tokens):  # noqa: B007
+            parser.process(token)
+        index = len(tokens)
+        if eos:
+            parser.process_eos()
+        index = None
+    except oh.HarmonyError as exc:
+        error = str(exc)
+    messages = [
+        (
+            m.author.role.value,
+            m.author.name,
+            m.channel,
+            m.recipient,
+            m.content_type,
+            "".join(getattr(c, "text", "") for c in m.content),
+        )
+        for m in parser.messages
+    ]
+    return error, index, messages
+
+
+@pytest.mark.parametrize("text", _STREAMS)
+@pytest.mark.parametrize(
+    ("role", "strict", "eos"),
+    [
+        ("assistant", True, True),
+        ("assistant", False, True),
+        ("none", True, True),
+        ("assistant", True, False),
+    ],
+)
+def test_latency_verdicts_through_the_core_equal_the_package(
+    vocab: Vocab, text: str, role: Any, strict: bool, eos: bool
+) -> None:
+    tokens = vocab.encode(text)
+    ours = vocab.harmony_parse(tokens, role, strict, open_stream=not eos)
+    keys = ("role", "name", "channel", "recipient", "content_type", "text")
+    as_rows = [tuple(m[k] for k in keys) for m in ours.messages]
+    assert (ours.error, ours.raise_index, as_rows) == _packaged_outcome(
+        vocab, tokens, role, strict, eos
+    )
+    if eos:  # one call, the verdict only: the package's parse_messages_from_completion_tokens
+        import openai_harmony as oh
+
+        try:
+            vocab.harmony.parse_messages_from_completion_tokens(
+                tokens, oh.Role.ASSISTANT if role == "assistant" else None, strict=strict
+            )
+            theirs = None
+        except oh.HarmonyError as exc:
+            theirs = str(exc)
+        assert vocab.harmony_error(tokens, role, strict) == theirs
+
+
+@pytest.mark.parametrize(
+    "text", [*_STREAMS, "lone \ud800 surrogate", "<|reserved_200099|> and plain text", ""]
+)
+def test_latency_encode_through_the_core_equals_the_package(vocab: Vocab, text: str) -> None:
+    assert vocab.encode(text) == vocab.harmony.encode(text, allowed_special="all")
+
+
+def test_latency_token_explain_loads_the_core_not_the_package(tmp_path: Path) -> None:
+    """The pydantic layer of openai-harmony (~0.17 s to import) is not loaded to judge tokens,
+    and the package, imported later, uses the very core already loaded."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from harmony_doctor.harmony.vocab import load_vocab\n"
+        "v = load_vocab()\n"
+        "v.harmony_parse(v.encode('<|channel|>final<|message|>ok<|return|>'), 'assistant', True)\n"
+        "print('openai_harmony' in sys.modules, 'pydantic' in sys.modules)\n"
+        "core = sys.modules['openai_harmony.openai_harmony']\n"
+        "import openai_harmony\n"
+        "print(openai_harmony.HarmonyError is core.HarmonyError, v.harmony._inner is v.harmony_core)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False", "True", "True"]
