@@ -17,7 +17,6 @@ import contextlib
 import hashlib
 import os
 import sys
-import tempfile
 from array import array
 from pathlib import Path
 
@@ -127,6 +126,8 @@ def _read_cache(path: Path, sha256: str, expected: int) -> Ranks | None:
 def _write_cache(path: Path, sha256: str, ranks: Ranks) -> None:
     """Write the cache atomically (temporary file, then rename); a cache that cannot be
     written is only a slower next run, never an error."""
+    import tempfile  # only a first run writes the cache
+
     body = _MAGIC + bytes.fromhex(sha256) + _little_endian(ranks._offsets) + ranks._blob
     temporary: str | None = None
     try:

@@ -17,11 +17,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harmony_doctor.choices import ParseRole
 from harmony_doctor.errors import InputError, VocabError
-from harmony_doctor.harmony.ranks import Ranks, load_ranks
+
+if TYPE_CHECKING:
+    from harmony_doctor.harmony.ranks import Ranks
 
 VOCAB_FILENAME = "o200k_base.tiktoken"
 VOCAB_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
@@ -219,6 +221,10 @@ class Vocab:
 
     @cached_property
     def _ranks(self) -> Ranks:
+        # The cache reader (hashlib, tempfile) loads only when token bytes are needed: a log's
+        # explain imports this module for its token names and constants alone.
+        from harmony_doctor.harmony.ranks import load_ranks
+
         return load_ranks(self._data, VOCAB_SHA256, self.path, FIRST_SPECIAL)
 
     @property
