@@ -1,0 +1,67 @@
+"""scan/source.py: the core's own thread keeps batches in order and hands its errors back."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from harmony_doctor.scan.core import Batch, Core, IdLine, Meta, Window
+from harmony_doctor.scan.source import _CoreThread
+
+
+class _Failing(Core):
+    """A core that fails on its third chunk (as a bad wrapper line number would)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fed = 0
+
+    def feed(self, data: bytes, meta: Meta | None = None) -> Batch:
+        self.fed += 1
+        if self.fed == 3:
+            raise ValueError("bad meta line")
+        return super().feed(data, meta)
+
+
+def test_core_thread_batches_come_back_in_order() -> None:
+    error = "openai_harmony.HarmonyError: Unknown role: x"
+    chunks = [f"INFO line {n}\n{error}\n".encode() + b"filler\n" * 400 for n in range(40)]
+    thread = _CoreThread(Core())
+    windows: list[Window] = []
+    try:
+        for chunk in chunks:
+            thread.submit(chunk, None)
+            windows += [w for batch in thread.batches(wait=False) for w in batch.windows]
+        windows += [w for batch in thread.batches(wait=True) for w in batch.windows]
+    finally:
+        thread.close()
+    windows += thread.core.finish().windows
+    hits = [line for w in windows for line in w.hit_lines]
+    assert hits == [2 + 402 * n for n in range(40)]
+    assert thread.pending == 0
+
+
+def test_core_thread_error_reaches_the_feeder_and_the_thread_ends() -> None:
+    thread = _CoreThread(_Failing())
+    with pytest.raises(ValueError, match="bad meta"):
+        try:
+            for n in range(10):
+                thread.submit(b"x\n" * (n + 1), None)
+                list(thread.batches(wait=False))
+            list(thread.batches(wait=True))
+        finally:
+            thread.close()
+    assert not thread.thread.is_alive()
+    assert "harmony-doctor-core" not in {t.name for t in threading.enumerate()}
+
+
+def test_idline_type_is_what_batches_carry() -> None:
+    thread = _CoreThread(Core())
+    try:
+        line = b"INFO [logger.py:71] Generated response r: output: '', output_token_ids: [1]\n"
+        thread.submit(line, None)
+        batch = next(thread.batches(wait=True))
+    finally:
+        thread.close()
+    assert [type(i) for i in batch.id_lines] == [IdLine]
