@@ -72,3 +72,33 @@ def may_be_wrapped_reference(body: bytes) -> bool:
     if _CANDIDATE_AT_START.match(body) is not None:
         return True
     return _CANDIDATE_AFTER_NEWLINE.search(body) is not None
+
+
+# glibc's mallopt parameters (malloc.h)
+_M_TRIM_THRESHOLD = -1
+_M_MMAP_THRESHOLD = -3
+
+
+@cache
+def reuse_large_buffers() -> bool:
+    """Ask glibc to serve the 1 MiB chunks a scan reads from the heap, not from fresh mmaps.
+
+    Every chunk read and every slice of one is a new buffer; above glibc's default threshold
+    (128 KiB) each comes from mmap and is zero-filled page by page when first touched, which
+    cost a whole-file scan more system time than the reading itself (0.7 s per GiB). From the
+    heap, freed chunks are reused. Memory stays bounded (only a few chunks live at a time).
+    Returns whether the setting took; elsewhere than glibc (musl, macOS) nothing happens.
+    """
+    import ctypes
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None)
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
+    # 32 MiB is glibc's largest mmap threshold on 64-bit; trimming waits for 64 MiB free.
+    return bool(mallopt(_M_MMAP_THRESHOLD, 32 << 20)) and bool(mallopt(_M_TRIM_THRESHOLD, 64 << 20))

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from harmony_doctor.errors import InputError
-from harmony_doctor.inputs.accel import count_lines, use_native
+from harmony_doctor.inputs.accel import count_lines, reuse_large_buffers, use_native
 from harmony_doctor.inputs.sources import Readable
 from harmony_doctor.inputs.timestamps import parse_timestamp
 from harmony_doctor.inputs.tokens import RequestStreams, VllmRecord, parse_vllm_line
@@ -32,8 +32,10 @@ from harmony_doctor.logs.extract import _Extractor
 from harmony_doctor.models import LogError, TokenInput
 from harmony_doctor.scan.core import (
     HEAD,
+    Batch,
     CoreLike,
     IdLine,
+    Meta,
     Window,
     make_core,
     own_pid,
@@ -46,9 +48,11 @@ BEFORE = 3 * 1024  # context bytes before an error line (the traceback)
 AFTER = 1024  # context bytes after it (wrapped or multi-line messages)
 MAX_WINDOW = 1024 * 1024  # a window of merged hits is emitted once it would grow past this
 MAX_PENDING = 10_000  # vLLM requests waiting for their last log line
+CORE_QUEUE = 2  # unwrapped chunks waiting for the core's thread
 # Wrapper metadata kept for lines this far behind the read position: windows reach back at most
-# BEFORE + MAX_WINDOW bytes, plus the chunks the core has not settled yet.
-META_REACH = BEFORE + MAX_WINDOW + 3 * CHUNK
+# BEFORE + MAX_WINDOW bytes, plus the chunks the core has not settled yet, plus the chunks
+# queued for (or being read by) the core's thread whose batches are not taken yet.
+META_REACH = BEFORE + MAX_WINDOW + (3 + CORE_QUEUE + 1) * CHUNK
 
 _SERVER_HINTS = (
     ("vllm", re.compile(rb"\(APIServer pid=|\[serving(?:_chat)?\.py:|vllm[/.]")),
@@ -100,6 +104,7 @@ def scan_source(
     on_progress: Callable[[int], None] | None = None,
 ) -> SourceScan:
     """Scan one opened source to its end; damaged data stops it with `damage` set."""
+    reuse_large_buffers()
     return _SourceScanner(label, reference, replay).run(stream, on_progress)
 
 
@@ -138,6 +143,51 @@ def _read_ahead(stream: Readable, stop: threading.Event) -> Iterator[bytes | Bas
         reader.join()
 
 
+class _CoreThread:
+    """The core, fed in its own thread: the Rust core releases the GIL, so it scans chunk N
+    while this thread unwraps chunk N+1 and reads the windows and id lines of chunk N-1.
+    Batches come back in the order the chunks went in."""
+
+    def __init__(self, core: CoreLike) -> None:
+        self.core = core
+        self.todo: queue.Queue[tuple[bytes, Meta | None] | None] = queue.Queue(CORE_QUEUE)
+        self.done: queue.Queue[Batch | BaseException] = queue.Queue()
+        self.pending = 0
+        self.thread = threading.Thread(target=self._work, name="harmony-doctor-core", daemon=True)
+        self.thread.start()
+
+    def _work(self) -> None:
+        failed = False
+        while (job := self.todo.get()) is not None:
+            if failed:
+                continue  # keep taking jobs so that the feeding side never blocks
+            try:
+                self.done.put(self.core.feed(*job))
+            except BaseException as exc:  # handed to the feeding side, which raises it
+                self.done.put(exc)
+                failed = True
+
+    def submit(self, data: bytes, meta: Meta | None) -> None:
+        self.todo.put((data, meta))
+        self.pending += 1
+
+    def batches(self, wait: bool) -> Iterator[Batch]:
+        """The batches scanned so far (every outstanding one when `wait`), in order."""
+        while self.pending:
+            try:
+                item = self.done.get(block=wait)
+            except queue.Empty:
+                return
+            self.pending -= 1
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+
+    def close(self) -> None:
+        self.todo.put(None)
+        self.thread.join()
+
+
 class _SourceScanner:
     """The state of one source's scan; see the module docstring."""
 
@@ -165,6 +215,19 @@ class _SourceScanner:
     # -- driving --
 
     def run(self, stream: Readable, on_progress: Callable[[int], None] | None) -> SourceScan:
+        self.core_thread = _CoreThread(self.core)
+        try:
+            self._read(stream, on_progress)
+            self._feed(self.unwrapper.finish())
+            for batch in self.core_thread.batches(wait=True):
+                self._take(batch, final=False)
+        finally:
+            self.core_thread.close()
+        self._take(self.core.finish(), final=True)
+        self._finish()
+        return self.out
+
+    def _read(self, stream: Readable, on_progress: Callable[[int], None] | None) -> None:
         stop = threading.Event()
         for item in _read_ahead(stream, stop):
             if isinstance(item, BaseException):
@@ -180,10 +243,6 @@ class _SourceScanner:
             self._feed(self.unwrapper.feed(item))
             if on_progress is not None:
                 on_progress(self.out.bytes)
-        self._feed(self.unwrapper.finish())
-        self._take(self.core.finish(), final=True)
-        self._finish()
-        return self.out
 
     def _feed(self, piece: Unwrapped) -> None:
         if not piece.data and not piece.meta:
@@ -194,7 +253,9 @@ class _SourceScanner:
                 self.meta[m.line] = (m.stamp, m.pid)
         self.offset += len(piece.data)
         self.unwrapped_lines += count_lines(piece.data)
-        self._take(self.core.feed(piece.data, piece.core_meta() or None), final=False)
+        self.core_thread.submit(piece.data, piece.core_meta() or None)
+        for batch in self.core_thread.batches(wait=False):
+            self._take(batch, final=False)
         self._forget()
 
     def _forget(self) -> None:
@@ -206,7 +267,7 @@ class _SourceScanner:
             self.meta = {n: m for n, m in self.meta.items() if n >= keep}
         self.unwrapper.lines.forget(keep)
 
-    def _take(self, batch: tuple[list[Window], list[IdLine]], final: bool) -> None:
+    def _take(self, batch: Batch, final: bool) -> None:
         windows, id_lines = batch
         # A window and the id lines of one call are independent: errors and completions are
         # events of their own, ordered by line when the events are assembled.

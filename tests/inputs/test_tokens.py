@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import Vocab
@@ -268,3 +270,23 @@ def test_token_range_comes_from_openai_harmony() -> None:
     assert parse_tokens(f"1 2 {limit - 1}", lambda s: [], "auto").tokens[-1] == limit - 1
     with pytest.raises(InputError, match=f"{limit} is outside the range openai-harmony accepts"):
         parse_tokens(f"[1, {limit}]", lambda s: [], "auto")
+
+
+@given(
+    st.lists(st.integers(0, 10**12) | st.integers(199_990, 201_100), max_size=12),
+    st.sampled_from([", ", ",", " ", " ,  "]),
+)
+def test_plain_id_lists_take_the_fast_path_with_the_same_answer(ids: list[int], sep: str) -> None:
+    """A logged list (digits, commas, spaces) parses as the general loop parses it (tabs make
+    the same list take the loop): same ids, same error (huge ids, zero-padded ids)."""
+    from harmony_doctor.inputs.tokens import _parse_id_list
+
+    text = sep.join(str(i) if i % 3 else f"{i:010d}" for i in ids)
+
+    def parsed(shown: str) -> list[int] | str:
+        try:
+            return _parse_id_list(shown, 1, 1)
+        except InputError as exc:
+            return str(exc)
+
+    assert parsed(text) == parsed(text.replace(" ", "\t"))
