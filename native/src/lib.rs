@@ -3,6 +3,7 @@
 
 pub mod chunk;
 pub mod core;
+pub mod vllm;
 
 #[cfg(feature = "python")]
 // PyO3 0.22's #[pymethods] expansion converts PyErr into PyErr (a false positive, fixed in 0.23)
@@ -144,11 +145,35 @@ mod python {
         py.allow_threads(|| crate::chunk::may_be_wrapped(data))
     }
 
+    /// (request id, complete, delta, ids, finish_reason) of a vLLM `Generated response` line
+    /// in its common shape, or None: then Python's `parse_vllm_line` decides (inputs/tokens.py).
+    #[pyfunction]
+    #[allow(clippy::type_complexity)]
+    fn vllm_output_line(
+        py: Python<'_>,
+        line: &[u8],
+        vocab_size: u32,
+    ) -> Option<(String, bool, bool, Option<Vec<u32>>, Option<String>)> {
+        // Most lines take a microsecond: releasing the GIL would cost more than it frees (and
+        // may hand it to a waiting thread). Long lines (huge id lists) release it.
+        let parse = || crate::vllm::output_line(line, vocab_size);
+        let parsed = if line.len() >= LONG_LINE {
+            py.allow_threads(parse)
+        } else {
+            parse()
+        };
+        parsed.map(|p| (p.request_id, p.complete, p.delta, p.ids, p.finish_reason))
+    }
+
+    /// Lines at least this long are parsed with the GIL released.
+    const LONG_LINE: usize = 64 * 1024;
+
     #[pymodule]
     fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_class::<Core>()?;
         m.add_function(wrap_pyfunction!(count_lines, m)?)?;
         m.add_function(wrap_pyfunction!(may_be_wrapped, m)?)?;
+        m.add_function(wrap_pyfunction!(vllm_output_line, m)?)?;
         Ok(())
     }
 }
