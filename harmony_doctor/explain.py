@@ -163,7 +163,7 @@ def explain_text(
         return explain_log(text, found, loaded, role, strict, open_stream)
     known = loaded()
     inp = token_input.parse_tokens(text, known.encode, input_format, request)
-    return diagnose(inp, known, role, strict=strict, open_stream=open_stream)
+    return diagnose(inp, known.ready_to_judge(), role, strict=strict, open_stream=open_stream)
 
 
 def explain_log(
@@ -181,7 +181,7 @@ def explain_log(
     if logged:
         from harmony_doctor.diagnose import diagnose
 
-        known = vocab()
+        known = vocab().ready_to_judge()
         completions = tuple(
             diagnose(inp, known, role, strict=strict, open_stream=open_stream) for inp in logged
         )

@@ -92,7 +92,9 @@ def explain(
 
     vocab = given.vocab()
     inp = parse_tokens(text, vocab.encode, given.input_format, given.request)
-    result = diagnose(inp, vocab, role, strict=not lenient, open_stream=open_stream)
+    result = diagnose(
+        inp, vocab.ready_to_judge(), role, strict=not lenient, open_stream=open_stream
+    )
     check = None
     if checking:
         lark, lark_label = read_text(str(grammar_file)) if grammar_file else (None, "")

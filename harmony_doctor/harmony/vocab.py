@@ -303,6 +303,13 @@ class Vocab:
             except Exception as exc:  # HarmonyError is a RuntimeError subclass in some versions
                 raise VocabError(f"openai-harmony could not load {self.path}: {exc}") from None
 
+    def ready_to_judge(self) -> Vocab:
+        """This vocabulary with openai-harmony's encoding loaded, for a caller about to judge a
+        stream (every verdict needs it): the replay before the verdict then takes its token
+        bytes from that encoding too, and the parsed-ranks table is never loaded beside it."""
+        self.harmony_core  # noqa: B018 - loading is the point
+        return self
+
     @cached_property
     def harmony(self) -> Any:
         """openai-harmony's HarmonyEncoding (the Python package's class) over `harmony_core`:

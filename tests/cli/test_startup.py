@@ -90,3 +90,30 @@ def test_latency_help_lists_what_typer_lists_with_every_command_built() -> None:
     shown = run(["--help"]).stdout
     assert shown.rstrip("\n") == expected.rstrip("\n")
     assert all(f"  {name} " in shown for name in cli.COMMANDS)
+
+
+@pytest.mark.parametrize(
+    "given", ["ids", str(SAMPLES / "tool-call.harmony.txt"), str(SAMPLES / "vllm-requests.log")]
+)
+def test_latency_token_explain_loads_one_table_not_two(tmp_path: Path, given: str) -> None:
+    """openai-harmony's encoding is needed for every verdict: the replay and the view take their
+    token bytes from it, and the parsed ranks (a second copy of the table) are never loaded."""
+    import os
+
+    if given == "ids":
+        source = tmp_path / "ids.txt"
+        source.write_text("200005 35644 200008 23483 316 3684 13 200007 200006 173781 12606\n")
+        given = str(source)
+    code = (
+        "import sys\n"
+        "from harmony_doctor.cli import app as cli\n"
+        "from harmony_doctor.harmony import vocab\n"
+        f"try:\n    cli.main(['explain', {given!r}])\nexcept SystemExit:\n    pass\n"
+        "(loaded,) = vocab._CACHE.values()\n"
+        "print(sorted(k for k in ('_ranks', 'harmony_core') if k in loaded.__dict__))\n"
+    )
+    env = dict(os.environ, HARMONY_DOCTOR_CACHE=str(tmp_path / "cache"))
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    assert out.stdout.strip().splitlines()[-1] == "['harmony_core']"
