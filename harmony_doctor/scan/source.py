@@ -143,6 +143,17 @@ def _read_ahead(stream: Readable, stop: threading.Event) -> Iterator[bytes | Bas
         reader.join()
 
 
+@dataclass(frozen=True)
+class _Read:
+    """A window as read: its lines (bytes), the time carried into it, its wrapper facts."""
+
+    first: int
+    last: int
+    lines: list[bytes]
+    stamp_before: bytes | None
+    meta: dict[int, tuple[bytes | None, int | None]]
+
+
 class _CoreThread:
     """The core, fed in its own thread: the Rust core releases the GIL, so it scans chunk N
     while this thread unwraps chunk N+1 and reads the windows and id lines of chunk N-1.
@@ -200,7 +211,9 @@ class _SourceScanner:
         self.fed_until = 0  # the last line fed to the extractor
         self.reach: deque[tuple[int, int]] = deque()  # (first hit line, last line) of windows
         self.seen_errors: set[tuple[int, str]] = set()
-        self.line_hits: dict[int, Hit] = {}  # time and pid of window lines, by unwrapped line
+        self.read: deque[_Read] = deque()  # the windows read lately, for the errors' `_hit`
+        self.window_lines = 0  # lines in `read`
+        self.hits_from = 0  # lines below this are no longer looked up in `read`
         self.meta: dict[int, tuple[bytes | None, int | None]] = {}  # line -> wrapper stamp, pid
         self.marks: deque[tuple[int, int]] = deque()  # (unwrapped offset, first line) per chunk
         self.offset = 0  # unwrapped bytes fed to the core
@@ -297,22 +310,38 @@ class _SourceScanner:
             self._errors(self.extractor.feed(number, text))
 
     def _stamps(self, window: Window) -> None:
-        """Each window line's time and pid by the core's rules (own, else the wrapper's;
-        the time carried from the lines before)."""
-        carry = window.stamp_before
-        found = self.line_hits
-        if len(found) > 100_000:  # the extractor holds an error back a few hundred lines at most
-            found = self.line_hits = {
-                n: h for n, h in found.items() if n >= self.fed_until - 10_000
-            }
-        raw = window.text.split(b"\n")
-        for number, text in enumerate(raw, start=window.first_line):
-            head = text[:HEAD]
-            wrapper_stamp, wrapper_pid = self.meta.get(number, (None, None))
-            stamp = own_stamp(head) or wrapper_stamp or carry
-            carry = stamp
-            pid = own_pid(head)
-            found[number] = Hit(number, self._parse(stamp), pid if pid is not None else wrapper_pid)
+        """Keep the window's lines (and their wrapper facts) for `_hit`: most lines of a window
+        are context, so their time and pid are worked out only for the lines errors are on."""
+        if self.window_lines > 100_000:  # the extractor holds an error back a few hundred lines
+            self.hits_from = self.fed_until - 10_000
+            while self.read and self.read[0].last < self.hits_from:
+                self.window_lines -= len(self.read.popleft().lines)
+        lines = window.text.split(b"\n")
+        last = window.first_line + len(lines) - 1
+        meta = {n: self.meta[n] for n in range(window.first_line, last + 1) if n in self.meta}
+        self.read.append(_Read(window.first_line, last, lines, window.stamp_before, meta))
+        self.window_lines += len(lines)
+
+    def _hit(self, line: int) -> Hit | None:
+        """The time and pid of a window line by the core's rules: its own stamp, else the
+        wrapper's, else the last one before it (back to the window's `stamp_before`); its own
+        pid, else the wrapper's. The newest window holding the line decides."""
+        if line < self.hits_from:
+            return None
+        read = next((r for r in reversed(self.read) if r.first <= line <= r.last), None)
+        if read is None:
+            return None
+        head = read.lines[line - read.first][:HEAD]
+        wrapper_pid = read.meta.get(line, (None, None))[1]
+        pid = own_pid(head)
+        stamp = read.stamp_before
+        for number in range(line, read.first - 1, -1):
+            found = own_stamp(read.lines[number - read.first][:HEAD])
+            found = found or read.meta.get(number, (None, None))[0]
+            if found:
+                stamp = found
+                break
+        return Hit(line, self._parse(stamp), pid if pid is not None else wrapper_pid)
 
     def _errors(self, errors: Iterator[LogError]) -> None:
         for error in errors:
@@ -324,7 +353,7 @@ class _SourceScanner:
             self.seen_errors.add(key)
             if len(self.seen_errors) > 4 * MAX_PENDING:
                 self.seen_errors = {k for k in self.seen_errors if k[0] >= error.line - 1000}
-            hit = self.line_hits.get(error.line) or self._late_hit(error.line)
+            hit = self._hit(error.line) or self._late_hit(error.line)
             line = self.unwrapper.source_line(error.line)
             first, last = error.span
             span = (self.unwrapper.source_line(first), self.unwrapper.source_line(last))
