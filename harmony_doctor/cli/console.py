@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
@@ -64,6 +63,8 @@ def show(console: Console, renderable: RenderableType, soft_wrap: bool = False) 
 
 
 def print_json(record: dict[str, Any]) -> None:
+    import json  # not for --help
+
     sys.stdout.write(json.dumps(record, indent=2, ensure_ascii=True) + "\n")
 
 

@@ -68,7 +68,6 @@ def explain(
     )
     from harmony_doctor.inputs.reader import read_input, read_text
     from harmony_doctor.inputs.tokens import parse_tokens
-    from harmony_doctor.output import contract
     from harmony_doctor.output.explain_view import explain_view
     from harmony_doctor.output.recover_view import next_steps_view
 
@@ -102,6 +101,8 @@ def explain(
 
         check = check_stream(result, vocab, lark, lark_label)
     if given.output == "json":
+        from harmony_doctor.output import contract
+
         record = contract.explain_record(result, label, vocab)
         if check is not None:
             record["guided_decoding"] = check.record(vocab)
@@ -122,7 +123,6 @@ def explain(
 def _explain_log(
     explanation: LogExplanation, label: str, given: InputArgs, check: LogCheck | None
 ) -> None:
-    from harmony_doctor.output import contract
     from harmony_doctor.output.explain_view import log_explain_view
 
     found = explanation.errors
@@ -132,6 +132,8 @@ def _explain_log(
     wanted = any(e.token is not None or (json_out and e.header_words) for e in found)
     vocab = given.vocab() if wanted or explanation.completions else None
     if json_out:
+        from harmony_doctor.output import contract  # the JSON records only
+
         record = contract.log_explain_record(explanation, label, vocab)
         if check is not None:
             record["guided_decoding"] = check.record()

@@ -19,7 +19,6 @@ from typing import ParamSpec
 import typer
 
 from harmony_doctor.errors import DoctorError, ExitCode
-from harmony_doctor.output.escape import one_line
 
 P = ParamSpec("P")
 PROGRAM = "harmony-doctor"
@@ -27,12 +26,16 @@ PROGRAM = "harmony-doctor"
 
 def fail(message: str) -> int:
     """Write an error as one safe line on stderr; the exit code that goes with it."""
+    from harmony_doctor.output.escape import one_line  # its regexes compile on first message
+
     sys.stderr.write(f"{PROGRAM}: error: {one_line(message)}\n")
     return ExitCode.ERROR
 
 
 def note(message: str) -> None:
     """A one-line notice on stderr (skipped inputs, warnings), escaped like errors."""
+    from harmony_doctor.output.escape import one_line
+
     sys.stderr.write(f"{PROGRAM}: {one_line(message)}\n")
 
 

@@ -117,3 +117,62 @@ def test_latency_token_explain_loads_one_table_not_two(tmp_path: Path, given: st
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
     )
     assert out.stdout.strip().splitlines()[-1] == "['harmony_core']"
+
+
+def _absent_after(args: list[str], names: tuple[str, ...], env: dict[str, str]) -> list[str]:
+    code = (
+        "import sys\n"
+        "from harmony_doctor.cli import app as cli\n"
+        f"try:\n    cli.main({args!r})\nexcept SystemExit:\n    pass\n"
+        f"print([m for m in {names!r} if m in sys.modules], file=sys.stderr)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    return out.stderr.strip().splitlines()[-1:]
+
+
+_NEVER = ("pydantic", "openai_harmony", "importlib.metadata", "harmony_doctor.output.contract")
+
+
+@pytest.mark.parametrize(
+    ("args", "absent"),
+    [
+        (
+            ["--help"],
+            (
+                "rich",
+                "json",
+                "harmony_doctor.models",
+                "harmony_doctor.logs",
+                "harmony_doctor.harmony.vocab",
+                "harmony_doctor.output.escape",
+            ),
+        ),
+        (
+            ["explain", str(SAMPLES / "vllm-traceback.log")],
+            (
+                "openai_harmony.openai_harmony",
+                "harmony_doctor.harmony.ranks",
+                "tempfile",
+                "importlib.resources",
+            ),
+        ),
+        (["explain", "IDS"], ("harmony_doctor.logs", "harmony_doctor.harmony.ranks")),
+    ],
+    ids=["help", "explain-traceback", "explain-ids"],
+)
+def test_latency_each_path_imports_only_what_it_uses(
+    tmp_path: Path, args: list[str], absent: tuple[str, ...]
+) -> None:
+    """--help builds no record and loads no renderer; a log's explain no openai-harmony and no
+    ranks cache; an id list no log reader; none of them the pydantic layer of openai-harmony,
+    package metadata or the JSON records when printing text."""
+    import os
+
+    if args[-1] == "IDS":
+        source = tmp_path / "ids.txt"
+        source.write_text("200005 35644 200008 23483 316 3684 13 200007 200006 173781 12606\n")
+        args = [*args[:-1], str(source)]
+    env = dict(os.environ, HARMONY_DOCTOR_CACHE=str(tmp_path / "cache"))
+    assert _absent_after(args, (*_NEVER, *absent), env) == ["[]"]
