@@ -26,7 +26,7 @@ def recover(
     from harmony_doctor.output.recover_view import recover_view
 
     inp, label, vocab = given.tokens()
-    result = salvage.recover(inp, vocab, role)
+    result = salvage.recover(inp, vocab.ready_to_judge(), role)
     strict, lenient = result.strict.messages, result.lenient.messages
     present(
         given,

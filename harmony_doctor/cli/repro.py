@@ -41,7 +41,7 @@ def repro(
     from harmony_doctor.repro import shrink, write_bundle
 
     inp, label, vocab = given.tokens()
-    result = shrink(inp.tokens, vocab, role, strict=not lenient, budget=budget)
+    result = shrink(inp.tokens, vocab.ready_to_judge(), role, strict=not lenient, budget=budget)
     paths = write_bundle(result, out_dir, vocab, label, inp, copy_vocab=copy_vocab)
     written = [str(p) for p in paths]
     present(
