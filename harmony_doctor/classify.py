@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harmony_doctor import rules
-from harmony_doctor.harmony.spec import KNOWN_ROLES, SPEC_CHANNELS
 from harmony_doctor.harmony.vocab import CALL, RETURN, STOP_TOKENS
 from harmony_doctor.models import ErrorKind
 from harmony_doctor.rules import Rule
@@ -64,6 +63,9 @@ def classify(ctx: FaultContext) -> Rule:
                 return rules.RULES["HD115"]
             return rules.RULES["HD114"]
         case "unknown_role":
+            # spec builds the header grammar at import: only the faults that need it load it.
+            from harmony_doctor.harmony.spec import KNOWN_ROLES
+
             word = ctx.role_word or header
             if "<|start|>" in word or any(word.startswith(r + r) for r in KNOWN_ROLES):
                 return rules.RULES["HD121"]
@@ -97,6 +99,8 @@ def _classify_leftover(leftover: str) -> Rule:
         return rules.RULES["HD102"]
     if "<|constrain|>" in leftover or any(w.lower() == "json" for w in words):
         return rules.RULES["HD104"]
+    from harmony_doctor.harmony.spec import SPEC_CHANNELS
+
     if any(channel in w for w in words for channel in SPEC_CHANNELS) and len(words) <= 3:
         return rules.RULES["HD108"]
     if len(words) > 3 or (len(words) > 1 and all(_prose_word(w) for w in words)):

@@ -154,6 +154,7 @@ _NEVER = ("pydantic", "openai_harmony", "importlib.metadata", "harmony_doctor.ou
             (
                 "openai_harmony.openai_harmony",
                 "harmony_doctor.harmony.ranks",
+                "harmony_doctor.harmony.spec",
                 "tempfile",
                 "importlib.resources",
             ),
