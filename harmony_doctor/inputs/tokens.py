@@ -17,6 +17,7 @@ from typing import Any, Literal
 from harmony_doctor.choices import InputFormat
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import STOP_TOKENS, VOCAB_SIZE, harmony_token_limit
+from harmony_doctor.inputs.accel import native_module, use_native
 from harmony_doctor.models import TokenInput
 
 OUTPUT_KEYS = ("output_token_ids", "token_ids", "output_ids", "completion_token_ids")
@@ -24,7 +25,7 @@ PROMPT_KEYS = ("prompt_token_ids", "input_ids", "prompt_ids")
 
 _IDS_RE = re.compile(r"[\[\(]?\s*-?\d+(?:\s*[,\s]\s*-?\d+)*\s*,?\s*[\]\)]?")
 _INT_RE = re.compile(r"-?\d+")
-_PLAIN_IDS = re.compile(r"[0-9, ]*")  # digits, commas and spaces only (ASCII: no other digits)
+_LONE_SIGN_RE = re.compile(r"-(?!\d)")
 _SPECIAL_TEXT_RE = re.compile(r"<\|(?:start|end|message|channel|return|call|constrain)\|>")
 _LOGPROB_ID_RE = re.compile(r"token_id:(\d+)")
 _LOG_MARKER_RE = re.compile(r"\b(?:output_token_ids|prompt_token_ids)\s*[:=]\s*(?:\[|None)")
@@ -146,14 +147,6 @@ def _position(text: str, offset: int, line: int, column: int) -> tuple[int, int]
 
 def _parse_id_list(text: str, line: int, column: int) -> list[int]:
     """Ints separated by commas/whitespace, brackets optional; errors give line and column."""
-    if _PLAIN_IDS.fullmatch(text) is not None:
-        # The common shape (a logged list): no sign, no stray text. Anything out of range takes
-        # the loop below, which names the offending token.
-        parts = text.replace(",", " ").split()
-        if all(len(digits) <= 9 for digits in parts):
-            plain = [int(digits) for digits in parts]
-            if not plain or max(plain) < VOCAB_SIZE:
-                return plain
     tokens: list[int] = []
     for match in _INT_RE.finditer(text):
         digits = match.group()
@@ -168,7 +161,10 @@ def _parse_id_list(text: str, line: int, column: int) -> list[int]:
         tokens.append(value)
     leftover = _INT_RE.sub("", text).strip(" \t\r\n,[]()")
     if leftover.replace(",", "").strip():
-        offset = next(i for i, c in enumerate(text) if c not in " \t\r\n,[]()-0123456789")
+        offset = next((i for i, c in enumerate(text) if c not in " \t\r\n,[]()-0123456789"), -1)
+        if offset < 0:  # all that is stray is a sign without digits (`[1, -, 2]`)
+            lone = _LONE_SIGN_RE.search(text)  # (every `-` followed by a digit starts an id)
+            offset = lone.start() if lone is not None else 0
         where = _position(text, offset, line, column)
         raise InputError(f"unexpected {text[offset]!r} at line {where[0]}, column {where[1]}")
     return tokens
@@ -339,6 +335,28 @@ def parse_vllm_line(line: str, number: int) -> VllmRecord | None:
         ids, cut = _ids_after(line, "prompt_token_ids", number)
         return VllmRecord(prompt_line["id"], "prompt", ids, cut, None)
     return None
+
+
+def parse_vllm_bytes(raw: bytes, number: int, native: bool | None = None) -> VllmRecord | None:
+    """`parse_vllm_line` of the line's bytes decoded as UTF-8 (with replacement): the Rust
+    extension reads the common `Generated response` line and hands every other or doubtful line
+    to `parse_vllm_line`, the reference it is tested equal to. `native`: whether to try the
+    extension; None asks `use_native()`, which reads the environment (~1 us) at every call, so
+    a caller deciding once per scan passes its answer."""
+    module = native_module() if (use_native() if native is None else native) else None
+    if module is not None:
+        parsed = module.vllm_output_line(raw, VOCAB_SIZE)
+        if parsed is not None:
+            request_id, complete, delta, ids, reason = parsed
+            return VllmRecord(
+                request_id,
+                "complete" if complete else "output",
+                None if ids is None else tuple(ids),
+                False,  # the extension only reads lists with their closing bracket
+                reason,
+                delta,
+            )
+    return parse_vllm_line(raw.decode("utf-8", "replace"), number)
 
 
 class RequestStreams:
