@@ -26,6 +26,7 @@ PROMPT_KEYS = ("prompt_token_ids", "input_ids", "prompt_ids")
 _IDS_RE = re.compile(r"[\[\(]?\s*-?\d+(?:\s*[,\s]\s*-?\d+)*\s*,?\s*[\]\)]?")
 _INT_RE = re.compile(r"-?\d+")
 _LONE_SIGN_RE = re.compile(r"-(?!\d)")
+_PLAIN_IDS = re.compile(r"[0-9, ]*")  # digits, commas and spaces only (ASCII: no other digits)
 _SPECIAL_TEXT_RE = re.compile(r"<\|(?:start|end|message|channel|return|call|constrain)\|>")
 _LOGPROB_ID_RE = re.compile(r"token_id:(\d+)")
 _LOG_MARKER_RE = re.compile(r"\b(?:output_token_ids|prompt_token_ids)\s*[:=]\s*(?:\[|None)")
@@ -147,6 +148,14 @@ def _position(text: str, offset: int, line: int, column: int) -> tuple[int, int]
 
 def _parse_id_list(text: str, line: int, column: int) -> list[int]:
     """Ints separated by commas/whitespace, brackets optional; errors give line and column."""
+    if _PLAIN_IDS.fullmatch(text) is not None:
+        # The common shape (a logged list): no sign, no stray text. Anything out of range takes
+        # the loop below, which names the offending token.
+        parts = text.replace(",", " ").split()
+        if all(len(digits) <= 9 for digits in parts):
+            plain = [int(digits) for digits in parts]
+            if not plain or max(plain) < VOCAB_SIZE:
+                return plain
     tokens: list[int] = []
     for match in _INT_RE.finditer(text):
         digits = match.group()
