@@ -25,13 +25,16 @@ from typing import IO, Any, Protocol
 from harmony_doctor.errors import InputError
 from harmony_doctor.inputs.encodings import HEAD, decoding, detect
 from harmony_doctor.inputs.remote import expand_url, is_url, open_url
+from harmony_doctor.inputs.zstd_blocks import ZstdBlocks
 
 MAX_LINE = 4 * 1024 * 1024  # bytes of one line kept for extraction; the rest is skipped
 CHUNK = 64 * 1024  # small enough that a damaged compressed tail loses little
 STEP_OUTPUT = 1024 * 1024  # most bytes one decompression step makes (bombs stay small)
-# zstd cannot cap its output; its worst ratio is about 32,768:1 (RLE blocks), so 256 bytes
-# of input make at most about 8 MB.
+# zstd cannot cap its output; its worst ratio is about 32,768:1 (RLE blocks). It is fed eight
+# whole blocks at a time (at most 1 MiB out, inputs/zstd_blocks.py); where the framing cannot
+# be read, 256 bytes at a time (at most about 8 MB out).
 ZSTD_PIECE = 256
+ZSTD_BLOCKS = 8
 
 _MAGIC = (
     (b"\x1f\x8b", "gzip"),
@@ -269,6 +272,7 @@ class _Decompressing:
     def __init__(self, raw: IO[bytes], head: bytes, kind: str) -> None:
         self._raw, self._kind = raw, kind
         self._engine = _decompressor(kind)
+        self._blocks = ZstdBlocks(ZSTD_BLOCKS) if kind == "zstd" else None
         self._input = head
         self._output = b""
         self._offset = 0  # bytes of _output already handed out (no copy per read)
@@ -305,14 +309,20 @@ class _Decompressing:
         except Exception as exc:  # zstandard.ZstdError has no common base with the others
             raise OSError(f"corrupt {self._kind} data: {exc}") from None
         if self._at_member_end():
-            self._input = getattr(self._engine, "unused_data", b"") + self._input
+            unused = getattr(self._engine, "unused_data", b"")
+            if unused and self._blocks is not None:
+                self._blocks.broken = True  # fed past a frame's end: the framing was misread
+            self._input = unused + self._input
         self._output = self._output[self._offset :] + out
         self._offset = 0
 
     def _decompress(self, data: bytes) -> bytes:
         """At most about STEP_OUTPUT bytes; input not used yet goes back to `_input`."""
-        if self._kind == "zstd":  # no output limit: feed little enough input instead
-            data, self._input = data[:ZSTD_PIECE], data[ZSTD_PIECE:] + self._input
+        if self._blocks is not None:  # no output limit: feed little enough input instead
+            cut = self._blocks.cut(data)
+            cut = ZSTD_PIECE if cut is None else max(cut, 1)
+            data, self._input = data[:cut], data[cut:] + self._input
+            self._blocks.advance(data)
             out: bytes = self._engine.decompress(data)
             return out
         out = self._engine.decompress(data, STEP_OUTPUT)
