@@ -8,13 +8,14 @@ import os
 import re
 import socket
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import IO
 
+from harmony_doctor.diagnose import CleanStreams
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.inputs.remote import is_url, open_url
@@ -252,11 +253,14 @@ def scan_unit(unit: Unit, options: ScanOptions, now: datetime | None) -> UnitRes
         stream: Readable = open_binary(source)
     except (InputError, OSError) as exc:
         return UnitResult(unit, [], None, str(exc))
+    vocab = _vocab_loader(options.vocab_path)
     try:
-        found = scan_source(stream, source.label, reference, options.replay)
+        found = scan_source(
+            stream, source.label, reference, options.replay, clean=_clean_check(vocab, options)
+        )
     finally:
         stream.close()
-    events = list(source_events(found, _vocab_loader(options.vocab_path), options))
+    events = list(source_events(found, vocab, options))
     found.errors, found.completions = [], []  # now events: keep what crosses processes small
     return UnitResult(unit, merge_duplicates(events), found)
 
@@ -269,6 +273,24 @@ def _vocab_loader(path: Path | None) -> Callable[[], Vocab]:
     from harmony_doctor.harmony.vocab import load_vocab
 
     return functools.cache(lambda: load_vocab(path))
+
+
+def _clean_check(
+    vocab: Callable[[], Vocab], options: ScanOptions
+) -> Callable[[Sequence[int]], bool] | None:
+    """What settles a completion during the scan, so that clean ones are counted, not kept:
+    our replay's verdict, remembered by shape (None with --verify-clean: openai-harmony
+    judges every stream, so every one is kept for it)."""
+    if options.verify_clean or not options.replay:
+        return None
+    checks: list[CleanStreams] = []
+
+    def clean(tokens: Sequence[int]) -> bool:
+        if not checks:  # the vocabulary loads with the first completion, not before
+            checks.append(CleanStreams(vocab(), options.role))
+        return checks[0](tokens)
+
+    return clean
 
 
 def file_scan(result: UnitResult, options: ScanOptions, origin: str) -> FileScan:

@@ -18,7 +18,7 @@ import queue
 import re
 import threading
 from collections import Counter, deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -102,10 +102,11 @@ def scan_source(
     reference: datetime,
     replay: bool,
     on_progress: Callable[[int], None] | None = None,
+    clean: Callable[[Sequence[int]], bool] | None = None,
 ) -> SourceScan:
     """Scan one opened source to its end; damaged data stops it with `damage` set."""
     reuse_large_buffers()
-    return _SourceScanner(label, reference, replay).run(stream, on_progress)
+    return _SourceScanner(label, reference, replay, clean).run(stream, on_progress)
 
 
 def _read_ahead(stream: Readable, stop: threading.Event) -> Iterator[bytes | BaseException]:
@@ -202,9 +203,16 @@ class _CoreThread:
 class _SourceScanner:
     """The state of one source's scan; see the module docstring."""
 
-    def __init__(self, label: str, reference: datetime, replay: bool) -> None:
+    def __init__(
+        self,
+        label: str,
+        reference: datetime,
+        replay: bool,
+        clean: Callable[[Sequence[int]], bool] | None,
+    ) -> None:
         self.out = SourceScan(label, reference)
         self.replay = replay
+        self.clean = clean
         self.core: CoreLike = make_core(BEFORE, AFTER, ids=replay, native=use_native())
         self.unwrapper = Unwrapper()
         self.extractor = _Extractor()
@@ -400,8 +408,7 @@ class _SourceScanner:
         if len(self.finished_requests) > MAX_PENDING:
             self.finished_requests.clear()
         if inp is not None:
-            self.out.completions.append((inp, hit))
-            self.out.replayed += 1
+            self._keep(inp, hit)
 
     # -- the end --
 
@@ -424,8 +431,14 @@ class _SourceScanner:
         for request_id in list(self.streams.streams):
             inp = self.streams.pop(request_id)
             if inp is not None:
-                out.completions.append((inp, Hit(out.lines, None, None)))
-                out.replayed += 1
+                self._keep(inp, Hit(out.lines, None, None))
+
+    def _keep(self, inp: TokenInput, hit: Hit) -> None:
+        """Count a finished completion; keep it for diagnosis unless `clean` settles it
+        (memory then grows with the failures, not with the log)."""
+        self.out.replayed += 1
+        if self.clean is None or not self.clean(inp.tokens):
+            self.out.completions.append((inp, hit))
 
     def _note_server(self, text: bytes) -> None:
         if self.out.server is None:

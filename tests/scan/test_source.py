@@ -6,6 +6,7 @@ import threading
 
 import pytest
 
+from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.scan.core import Batch, Core, IdLine, Meta, Window
 from harmony_doctor.scan.source import _CoreThread
 
@@ -65,3 +66,32 @@ def test_idline_type_is_what_batches_carry() -> None:
     finally:
         thread.close()
     assert [type(i) for i in batch.id_lines] == [IdLine]
+
+
+def test_clean_completions_are_counted_not_kept(vocab: Vocab) -> None:
+    """Memory grows with the failures, not with the log: a completion the replay finds clean
+    is counted as replayed and dropped during the scan; the faulty one is kept."""
+    import io
+    from datetime import datetime
+
+    from harmony_doctor.diagnose import CleanStreams
+    from harmony_doctor.scan.source import scan_source
+
+    good = (
+        "[200005, 35644, 200008, 1844, 200007, 200006, 173781, 200005, 17196, 200008, 525, 200002]"
+    )
+    bad = "[200005, 35644, 200008, 1844, 200007, 12606, 200002]"
+    lines = [
+        f"(APIServer pid=1) INFO 11-01 00:00:0{n} [logger.py:71] Generated response chatcmpl-{n}:"
+        f" output: 'x', output_token_ids: {ids}, finish_reason: stop"
+        for n, ids in enumerate([good, bad, good, good])
+    ]
+    data = ("\n".join(lines) + "\n").encode()
+    reference = datetime(2026, 11, 30)
+    kept_all = scan_source(io.BytesIO(data), "x.log", reference, True)
+    settled = scan_source(
+        io.BytesIO(data), "x.log", reference, True, clean=CleanStreams(vocab, "assistant")
+    )
+    assert kept_all.replayed == settled.replayed == 4
+    assert len(kept_all.completions) == 4
+    assert [inp.request_id for inp, _ in settled.completions] == ["chatcmpl-1"]
