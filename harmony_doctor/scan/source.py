@@ -26,7 +26,7 @@ from harmony_doctor.errors import InputError
 from harmony_doctor.inputs.accel import count_lines, reuse_large_buffers, use_native
 from harmony_doctor.inputs.sources import Readable
 from harmony_doctor.inputs.timestamps import parse_timestamp
-from harmony_doctor.inputs.tokens import RequestStreams, VllmRecord, parse_vllm_line
+from harmony_doctor.inputs.tokens import RequestStreams, VllmRecord, parse_vllm_bytes
 from harmony_doctor.inputs.wrappers import Unwrapped, Unwrapper
 from harmony_doctor.logs.extract import _Extractor
 from harmony_doctor.models import LogError, TokenInput
@@ -213,7 +213,8 @@ class _SourceScanner:
         self.out = SourceScan(label, reference)
         self.replay = replay
         self.clean = clean
-        self.core: CoreLike = make_core(BEFORE, AFTER, ids=replay, native=use_native())
+        self.native = use_native()  # decided once: the environment is read at start only
+        self.core: CoreLike = make_core(BEFORE, AFTER, ids=replay, native=self.native)
         self.unwrapper = Unwrapper()
         self.extractor = _Extractor()
         self.fed_until = 0  # the last line fed to the extractor
@@ -387,7 +388,7 @@ class _SourceScanner:
         line = self.unwrapper.source_line(id_line.line)
         hit = Hit(line, self._parse(id_line.stamp), id_line.pid)
         try:
-            record = parse_vllm_line(id_line.text.decode("utf-8", "replace"), line)
+            record = parse_vllm_bytes(id_line.text, line, self.native)
         except InputError:
             return  # a damaged id list is not a Harmony failure
         if record is not None:
