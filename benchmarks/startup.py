@@ -5,7 +5,11 @@ vocabulary cache); the table gives the best and the median wall time, the median
 system of the child), and the median wall time as a multiple of the reference. The machine load
 (os.getloadavg) before and after is printed too: on a busy machine every number grows.
 
-    python benchmarks/startup.py [--runs 10] [--json]
+    python benchmarks/startup.py [--runs 10] [--json] [--instructions]
+
+`--instructions` counts the instructions each shape executes instead (one run each under
+valgrind's callgrind, ~30x slower): a number the machine's load does not change, for comparing
+two versions on a busy machine, where wall times move by half from one minute to the next.
 
 Targets (issue 12): --help < 0.15 s; explain on a log < 0.25 s; on a 100-id list or a short
 Harmony text < 0.5 s. Not a test: nothing here asserts a time.
@@ -16,7 +20,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -66,11 +72,46 @@ def measure(command: list[str], runs: int) -> dict[str, float]:
     }
 
 
+def instructions(command: list[str]) -> int:
+    """Instructions the command executes (callgrind's `I refs`), after a warm-up run."""
+    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    counted = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+    found = re.search(r"I\s+refs:\s+([\d,]+)", counted.stderr)
+    if found is None:
+        raise SystemExit(f"valgrind gave no count: {counted.stderr[-500:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def count_instructions(as_json: bool) -> None:
+    """The instruction count of every shape, as a table or JSON."""
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind on PATH")
+    with tempfile.TemporaryDirectory(prefix="hd-startup-") as tmp:
+        counts = {name: instructions(cmd) for name, cmd in shapes(Path(tmp)).items()}
+    if as_json:
+        print(json.dumps({"instructions": counts}, indent=2))
+        return
+    reference = counts["python -c pass"]
+    print(f"{'shape':<22} {'instructions':>14} {'x pass':>7}")
+    for name, count in counts.items():
+        print(f"{name:<22} {count:>14,} {count / reference:>7.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--instructions", action="store_true", help="count, not time (valgrind)")
     args = parser.parse_args()
+    if args.instructions:
+        count_instructions(as_json=args.json)
+        return
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="hd-startup-") as tmp:
         results = {name: measure(cmd, args.runs) for name, cmd in shapes(Path(tmp)).items()}
