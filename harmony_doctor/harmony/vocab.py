@@ -177,6 +177,8 @@ def _encodings_base(vocab_path: Path) -> Iterator[None]:
 
 _CORE = "openai_harmony.openai_harmony"
 _HARMONY_GPT_OSS = "HarmonyGptOss"  # str(openai_harmony.HarmonyEncodingName.HARMONY_GPT_OSS)
+# What the import system's module lock would do: one thread loads the extension, once.
+_CORE_LOCK = threading.Lock()
 
 
 def harmony_bindings() -> Any:
@@ -192,6 +194,11 @@ def harmony_bindings() -> Any:
     loaded = sys.modules.get(_CORE)
     if loaded is not None:
         return loaded
+    with _CORE_LOCK:
+        return sys.modules.get(_CORE) or _load_core()
+
+
+def _load_core() -> Any:
     import importlib.machinery
     import importlib.util
 
@@ -202,13 +209,9 @@ def harmony_bindings() -> Any:
     if spec is None or spec.loader is None:  # pragma: no cover - an unusual installation
         importlib.import_module("openai_harmony")
         return sys.modules[_CORE]
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[_CORE] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:  # pragma: no cover - a broken installation: let the package report it
-        del sys.modules[_CORE]
-        raise
+    module = importlib.util.module_from_spec(spec)  # the extension initialises here
+    spec.loader.exec_module(module)
+    sys.modules[_CORE] = module  # only once whole: other threads read it without the lock
     return module
 
 

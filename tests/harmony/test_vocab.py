@@ -355,3 +355,20 @@ def test_latency_token_explain_loads_the_core_not_the_package(tmp_path: Path) ->
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False", "True", "True"]
+
+
+def test_latency_the_core_loads_once_when_threads_ask_together() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import threading\n"
+        "from harmony_doctor.harmony.vocab import harmony_bindings\n"
+        "got = []\n"
+        "threads = [threading.Thread(target=lambda: got.append(harmony_bindings()))"
+        " for _ in range(8)]\n"
+        "[t.start() for t in threads]; [t.join() for t in threads]\n"
+        "print(len(got), len({id(m) for m in got}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["8", "1"]
