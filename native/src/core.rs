@@ -5,7 +5,8 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, LazyLock};
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, Input, MatchKind};
+use aho_corasick::packed::{Config, MatchKind, Searcher};
+use aho_corasick::Span;
 use memchr::{memchr, memchr_iter, memmem, memrchr};
 use regex::bytes::Regex;
 
@@ -116,13 +117,16 @@ const GET: usize = 18;
 const GIN_POST: usize = 19;
 const GIN_GET: usize = 20;
 
-/// Leftmost-first DFA over the pieces; no piece is a prefix of another, so searching again
-/// from a match's start + 1 finds every occurrence of every piece.
-static AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
-    AhoCorasick::builder()
-        .kind(Some(AhoCorasickKind::DFA))
+/// Leftmost-first search over the pieces; no piece is a prefix of another, so searching again
+/// from a match's start + 1 finds every occurrence of every piece. The packed searcher
+/// (Teddy) directly, not an AhoCorasick automaton with Teddy as its prefilter: every search
+/// call is one candidate line, and the automaton's layers around the same Teddy cost ~5%.
+static AC: LazyLock<Searcher> = LazyLock::new(|| {
+    Config::new()
         .match_kind(MatchKind::LeftmostFirst)
-        .build(PIECES.iter().map(|p| p.0))
+        .builder()
+        .extend(PIECES.iter().map(|p| p.0))
+        .build()
         .unwrap()
 });
 
@@ -363,7 +367,7 @@ pub fn classify(text: &[u8]) -> Kinds {
 
 /// The first piece at or after `from` in `hay[..end]`: (start, piece index).
 fn next_piece(hay: &[u8], from: usize, end: usize) -> Option<(usize, usize)> {
-    AC.find(Input::new(&hay[..end]).range(from..end))
+    AC.find_in(&hay[..end], Span::from(from..end))
         .map(|m| (m.start(), m.pattern().as_usize()))
 }
 
