@@ -1,5 +1,6 @@
 """Types of the Rust scan core (native/src/lib.rs); scan/core.py wraps it as NativeCore."""
 
+from collections.abc import Sequence
 from typing import Any
 
 class Core:
@@ -15,3 +16,6 @@ class Core:
 def vllm_output_line(
     line: bytes, vocab_size: int
 ) -> tuple[str, bool, bool, list[int] | None, str | None] | None: ...
+def count_lines(data: bytes) -> int: ...
+def may_be_wrapped(data: bytes) -> bool: ...
+def clean_key(tokens: Sequence[int], first_special: int, message: int) -> tuple[int, ...]: ...

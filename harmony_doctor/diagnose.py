@@ -19,6 +19,7 @@ from harmony_doctor.harmony.vocab import (
     STOP_TOKENS,
     Vocab,
 )
+from harmony_doctor.inputs.accel import native_module, use_native
 from harmony_doctor.models import (
     Diagnosis,
     ErrorKind,
@@ -56,8 +57,20 @@ def clean_key(tokens: Sequence[int]) -> tuple[int, ...]:
     Such a run is message content (or lies past a fault): the replay only tells ordinary from
     special tokens there, and `_warnings` reads headers and the special tokens of content, never
     its text. So `replay_is_clean` gives the same verdict on the key as on the stream, and
-    completions that differ only in what they say share one replay.
+    completions that differ only in what they say share one replay. The Rust extension
+    computes it when built (`clean_key_reference` is this in Python, tested equal).
     """
+    module = native_module() if use_native() else None
+    if module is not None:
+        try:
+            return module.clean_key(tokens, FIRST_SPECIAL, MESSAGE)  # type: ignore[no-any-return]
+        except OverflowError:  # an id past 64 bits: only the reference can hold it
+            pass
+    return clean_key_reference(tokens)
+
+
+def clean_key_reference(tokens: Sequence[int]) -> tuple[int, ...]:
+    """`clean_key` in Python."""
     out: list[int] = []
     body = kept = False
     for token in tokens:

@@ -2,6 +2,7 @@
 //! `python` feature adds the PyO3 module `harmony_doctor._native` exposing it.
 
 pub mod chunk;
+pub mod harmony;
 pub mod core;
 pub mod vllm;
 
@@ -171,8 +172,20 @@ mod python {
     /// Lines at least this long are parsed with the GIL released.
     const LONG_LINE: usize = 64 * 1024;
 
+    /// diagnose.py `clean_key`: the stream with each run of content tokens cut to one 0.
+    #[pyfunction]
+    fn clean_key<'py>(
+        py: Python<'py>,
+        tokens: Vec<i64>,
+        first_special: i64,
+        message: i64,
+    ) -> Bound<'py, PyTuple> {
+        PyTuple::new_bound(py, crate::harmony::clean_key(&tokens, first_special, message))
+    }
+
     #[pymodule]
     fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        m.add_function(wrap_pyfunction!(clean_key, m)?)?;
         m.add_class::<Core>()?;
         m.add_function(wrap_pyfunction!(count_lines, m)?)?;
         m.add_function(wrap_pyfunction!(may_be_wrapped, m)?)?;

@@ -13,11 +13,20 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harmony_doctor import rules
-from harmony_doctor.diagnose import CleanStreams, clean_key, diagnose, replay_is_clean
+from harmony_doctor.diagnose import (
+    CleanStreams,
+    clean_key,
+    clean_key_reference,
+    diagnose,
+    replay_is_clean,
+)
 from harmony_doctor.harmony.replay import replay
-from harmony_doctor.harmony.vocab import Vocab
+from harmony_doctor.harmony.vocab import FIRST_SPECIAL, MESSAGE, Vocab
+from harmony_doctor.inputs import accel
 from harmony_doctor.models import Message, TokenInput
 from tests.generators import mutate, well_formed
 
@@ -128,3 +137,26 @@ def test_clean_streams_remember_by_key_and_stay_bounded(vocab: Vocab) -> None:
     said = vocab.encode("<|channel|>final<|message|>one thing<|return|>")
     other = vocab.encode("<|channel|>final<|message|>quite another thing to say<|return|>")
     assert clean_key(said) == clean_key(other)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([200005, 200006, 200007, 200008, 200002, 200012, 200003, 199998])
+        | st.integers(0, 199_997)
+        | st.integers(200_000, 201_087),
+        max_size=60,
+    )
+)
+def test_native_clean_key_equals_the_reference(tokens: list[int]) -> None:
+    native = accel.native_module()
+    if native is None:
+        pytest.skip("the Rust extension is not built")
+    assert clean_key(tokens) == clean_key_reference(tokens)
+    assert native.clean_key(tokens, FIRST_SPECIAL, MESSAGE) == clean_key_reference(tokens)
+
+
+def test_clean_key_takes_the_reference_when_native_is_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(accel.NATIVE_ENV, "0")
+    stream = [200005, 35644, 200008, 1, 2, 3, 200002]
+    assert clean_key(stream) == (200005, 35644, 200008, 0, 200002)
