@@ -197,3 +197,23 @@ def test_open_stream_replay_has_no_end_of_stream_fault(vocab: Vocab) -> None:
     walk = replay(tokens, vocab, "assistant", open_stream=True)
     assert walk.fault is None
     assert [m.channel for m in walk.messages] == ["analysis"]
+
+
+def test_name_unit_class_allows_what_the_negated_class_allowed() -> None:
+    """The header name's one-byte class, written as the ASCII characters it allows, accepts
+    exactly what `[^<exclude>\\x80-\\uffff]` accepts over every character a header's grammar
+    text can hold (latin-1 bytes, private-use symbols of special tokens: all below U+10000)."""
+    import re
+
+    from harmony_doctor.harmony import spec
+
+    exclude = spec.NAME.exclude
+    new = re.compile(spec._ascii_outside(exclude))
+    old = re.compile(f"[^{exclude}\\x80-\\uffff]")
+    differ = [
+        c for c in range(0x10000) if bool(new.fullmatch(chr(c))) != bool(old.fullmatch(chr(c)))
+    ]
+    assert differ == []
+    assert new.fullmatch("a") and not new.fullmatch("<") and not new.fullmatch("\xe9")
+    symbols = [*spec.SYMBOL.values(), spec.OTHER_SPECIAL]
+    assert all(ord(s) < 0x10000 for s in symbols)
