@@ -412,10 +412,17 @@ fn classify_line(
             beyond = Some((at, pat));
             break;
         }
-        let (_, lit, offset) = PIECES[pat];
+        let (piece, lit, offset) = PIECES[pat];
         let word = PREFILTER[lit].as_bytes();
-        if at >= ls + offset && hay[at - offset..le].starts_with(word) {
-            let after = at - offset + word.len();
+        // the searcher matched the piece itself: compare only the literal's bytes around it
+        // (none for the request literals, which are their own pieces)
+        let (before, rest) = (&word[..offset], &word[offset + piece.len()..]);
+        let after = at + piece.len() + rest.len();
+        if at >= ls + offset
+            && after <= le
+            && (before.is_empty() || hay[at - offset..at] == *before)
+            && (rest.is_empty() || hay[at + piece.len()..after] == *rest)
+        {
             seen[lit] = true;
             match lit {
                 POST | GET => access = access || endpoint_at(&hay[after..le]),
