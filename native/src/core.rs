@@ -1075,6 +1075,22 @@ tail";
         assert!(classify(b"a \"content\": \"x<|").hit);
     }
 
+    /// A found piece is checked against the bytes of its literal on both sides of it, inside
+    /// its own line.
+    #[test]
+    fn pieces_check_the_rest_of_their_literal_within_the_line() {
+        assert!(!classify(b"d EOS").hit); // the literal would start before the line
+        assert!(!classify(b"x Received req").received); // it would end past the line
+        assert!(classify(b"x Received request ").received);
+        assert!(classify(b"tags in the contents").hit);
+        assert!(!classify(b"tags in the conten").hit);
+        assert!(classify(b"Unexpected EOS").hit);
+        let mut c = core(0, 0, 100);
+        let (w, _) = run(&mut c, &[b"Unexpecte\nd EOS\nReceived req\nuest x\n"]);
+        assert!(w.is_empty());
+        assert_eq!(c.stats().received_lines, 0);
+    }
+
     #[test]
     fn classify_lines() {
         assert!(classify(b"openai_harmony.HarmonyError: x").hit);
