@@ -13,12 +13,15 @@ SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 _HEAVY = ("tiktoken", "openai_harmony", "polars")
 
 
-def _loaded_after(args: list[str], env: dict[str, str] | None = None) -> list[str]:
+def _loaded_after(
+    args: list[str], env: dict[str, str] | None = None, names: tuple[str, ...] = _HEAVY
+) -> list[str]:
+    """Which of `names` a fresh process holds after running the CLI with `args`."""
     code = (
         "import sys\n"
         "from harmony_doctor.cli import app as cli\n"
         f"try:\n    cli.main({args!r})\nexcept SystemExit:\n    pass\n"
-        f"print([m for m in {_HEAVY!r} if m in sys.modules], file=sys.stderr)\n"
+        f"print([m for m in {names!r} if m in sys.modules], file=sys.stderr)\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
@@ -119,19 +122,6 @@ def test_latency_token_explain_loads_one_table_not_two(tmp_path: Path, given: st
     assert out.stdout.strip().splitlines()[-1] == "['harmony_core']"
 
 
-def _absent_after(args: list[str], names: tuple[str, ...], env: dict[str, str]) -> list[str]:
-    code = (
-        "import sys\n"
-        "from harmony_doctor.cli import app as cli\n"
-        f"try:\n    cli.main({args!r})\nexcept SystemExit:\n    pass\n"
-        f"print([m for m in {names!r} if m in sys.modules], file=sys.stderr)\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
-    )
-    return out.stderr.strip().splitlines()[-1:]
-
-
 _NEVER = ("pydantic", "openai_harmony", "importlib.metadata", "harmony_doctor.output.contract")
 
 
@@ -176,4 +166,4 @@ def test_latency_each_path_imports_only_what_it_uses(
         source.write_text("200005 35644 200008 23483 316 3684 13 200007 200006 173781 12606\n")
         args = [*args[:-1], str(source)]
     env = dict(os.environ, HARMONY_DOCTOR_CACHE=str(tmp_path / "cache"))
-    assert _absent_after(args, (*_NEVER, *absent), env) == ["[]"]
+    assert _loaded_after(args, env, (*_NEVER, *absent)) == []
