@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from harmony_doctor import rules
@@ -51,16 +51,17 @@ def replay_is_clean(tokens: Sequence[int], vocab: Vocab, role: ParseRole) -> boo
     return walk.fault is None and not _warnings(walk.messages, tokens, vocab)
 
 
-def clean_key(tokens: Sequence[int]) -> tuple[int, ...]:
+def clean_key(tokens: Sequence[int], native: bool | None = None) -> tuple[int, ...]:
     """The stream with every run of ordinary tokens after a `<|message|>` cut to one token, 0.
 
     Such a run is message content (or lies past a fault): the replay only tells ordinary from
     special tokens there, and `_warnings` reads headers and the special tokens of content, never
     its text. So `replay_is_clean` gives the same verdict on the key as on the stream, and
     completions that differ only in what they say share one replay. The Rust extension
-    computes it when built (`clean_key_reference` is this in Python, tested equal).
+    computes it when built (`clean_key_reference` is this in Python, tested equal); `native`
+    says whether to use it (None: `use_native()`, which reads the environment at each call).
     """
-    module = native_module() if use_native() else None
+    module = native_module() if (use_native() if native is None else native) else None
     if module is not None:
         try:
             return module.clean_key(tokens, FIRST_SPECIAL, MESSAGE)  # type: ignore[no-any-return]
@@ -86,19 +87,30 @@ def clean_key_reference(tokens: Sequence[int]) -> tuple[int, ...]:
 
 
 class CleanStreams:
-    """`replay_is_clean` for one vocabulary and role, remembered by `clean_key`."""
+    """`replay_is_clean` for one vocabulary and role, remembered by `clean_key`.
 
-    def __init__(self, vocab: Vocab, role: ParseRole, size: int = 4096) -> None:
-        self.vocab, self.role, self.size = vocab, role, size
+    `vocab` may be a function that loads it: it is called at the first verdict not known yet.
+    """
+
+    def __init__(
+        self, vocab: Vocab | Callable[[], Vocab], role: ParseRole, size: int = 4096
+    ) -> None:
+        self._vocab, self.role, self.size = vocab, role, size
         self.known: dict[tuple[int, ...], bool] = {}
+        self.native = use_native()  # decided once, not at every completion
 
     def __call__(self, tokens: Sequence[int]) -> bool:
-        key = clean_key(tokens)
+        return self.by_key(clean_key(tokens, self.native))
+
+    def by_key(self, key: tuple[int, ...]) -> bool:
+        """The verdict on every stream whose `clean_key` is `key`."""
         verdict = self.known.get(key)
         if verdict is None:
             if len(self.known) >= self.size:
                 self.known.clear()
-            verdict = self.known[key] = replay_is_clean(key, self.vocab, self.role)
+            vocab = self._vocab if isinstance(self._vocab, Vocab) else self._vocab()
+            self._vocab = vocab
+            verdict = self.known[key] = replay_is_clean(key, vocab, self.role)
         return verdict
 
 

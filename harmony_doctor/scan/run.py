@@ -8,7 +8,7 @@ import os
 import re
 import socket
 import stat
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -275,22 +275,13 @@ def _vocab_loader(path: Path | None) -> Callable[[], Vocab]:
     return functools.cache(lambda: load_vocab(path))
 
 
-def _clean_check(
-    vocab: Callable[[], Vocab], options: ScanOptions
-) -> Callable[[Sequence[int]], bool] | None:
+def _clean_check(vocab: Callable[[], Vocab], options: ScanOptions) -> CleanStreams | None:
     """What settles a completion during the scan, so that clean ones are counted, not kept:
-    our replay's verdict, remembered by shape (None with --verify-clean: openai-harmony
-    judges every stream, so every one is kept for it)."""
+    our replay's verdict, remembered by shape; the vocabulary loads with the first completion
+    (None with --verify-clean: openai-harmony judges every stream, so every one is kept)."""
     if options.verify_clean or not options.replay:
         return None
-    checks: list[CleanStreams] = []
-
-    def clean(tokens: Sequence[int]) -> bool:
-        if not checks:  # the vocabulary loads with the first completion, not before
-            checks.append(CleanStreams(vocab(), options.role))
-        return checks[0](tokens)
-
-    return clean
+    return CleanStreams(vocab, options.role)
 
 
 def file_scan(result: UnitResult, options: ScanOptions, origin: str) -> FileScan:

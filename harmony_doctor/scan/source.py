@@ -18,12 +18,14 @@ import queue
 import re
 import threading
 from collections import Counter, deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+from harmony_doctor.diagnose import CleanStreams
 from harmony_doctor.errors import InputError
-from harmony_doctor.inputs.accel import count_lines, reuse_large_buffers, use_native
+from harmony_doctor.harmony.vocab import FIRST_SPECIAL, MESSAGE, VOCAB_SIZE
+from harmony_doctor.inputs.accel import count_lines, native_module, reuse_large_buffers, use_native
 from harmony_doctor.inputs.sources import Readable
 from harmony_doctor.inputs.timestamps import parse_timestamp
 from harmony_doctor.inputs.tokens import RequestStreams, VllmRecord, parse_vllm_bytes
@@ -102,7 +104,7 @@ def scan_source(
     reference: datetime,
     replay: bool,
     on_progress: Callable[[int], None] | None = None,
-    clean: Callable[[Sequence[int]], bool] | None = None,
+    clean: CleanStreams | None = None,
 ) -> SourceScan:
     """Scan one opened source to its end; damaged data stops it with `damage` set."""
     reuse_large_buffers()
@@ -208,11 +210,13 @@ class _SourceScanner:
         label: str,
         reference: datetime,
         replay: bool,
-        clean: Callable[[Sequence[int]], bool] | None,
+        clean: CleanStreams | None,
     ) -> None:
         self.out = SourceScan(label, reference)
         self.replay = replay
         self.clean = clean
+        module = native_module() if clean is not None and use_native() else None
+        self.settle = None if module is None else module.vllm_output_key
         self.native = use_native()  # decided once: the environment is read at start only
         self.core: CoreLike = make_core(BEFORE, AFTER, ids=replay, native=self.native)
         self.unwrapper = Unwrapper()
@@ -385,6 +389,8 @@ class _SourceScanner:
 
     def _ids_line(self, id_line: IdLine) -> None:
         self._note_server(id_line.text)
+        if self.settle is not None and self._settled_by_shape(id_line.text):
+            return
         line = self.unwrapper.source_line(id_line.line)
         hit = Hit(line, self._parse(id_line.stamp), id_line.pid)
         try:
@@ -393,6 +399,28 @@ class _SourceScanner:
             return  # a damaged id list is not a Harmony failure
         if record is not None:
             self._add_record(record, hit)
+
+    def _settled_by_shape(self, text: bytes) -> bool:
+        """A whole completion on one line whose shape our replay finds clean: counted as
+        `_add_record` would count it, without building its tokens, its time or its record.
+        Anything else (a stream already open, a repeat, a fault, a line the Rust parser
+        leaves to Python) takes the general path."""
+        assert self.settle is not None and self.clean is not None
+        found = self.settle(text, VOCAB_SIZE, FIRST_SPECIAL, MESSAGE)
+        if found is None:
+            return False
+        request_id, complete, reason, key = found
+        if not key or (reason is None and not complete) or request_id in self.streams.streams:
+            return False
+        if complete and request_id in self.finished_requests:
+            return False
+        if not self.clean.by_key(key):
+            return False
+        self.finished_requests.add(request_id)
+        if len(self.finished_requests) > MAX_PENDING:
+            self.finished_requests.clear()
+        self.out.replayed += 1
+        return True
 
     def _add_record(self, record: VllmRecord, hit: Hit) -> None:
         if record.request_id in self.finished_requests and record.kind == "complete":

@@ -8,8 +8,7 @@ pub fn count_lines(data: &[u8]) -> usize {
 }
 
 const MONTHS: [&[u8; 3]; 12] = [
-    b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov",
-    b"Dec",
+    b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec",
 ];
 
 /// Whether the line starting at `s` begins like a wrapped one: `{`, an ISO date with `T`,
@@ -69,7 +68,11 @@ mod tests {
             b"plain\nNov  2 10:41:19 host vllm[1]: x\n",
             b"-- Boot 1 --\n",
         ] {
-            assert!(may_be_wrapped(wrapped), "{:?}", String::from_utf8_lossy(wrapped));
+            assert!(
+                may_be_wrapped(wrapped),
+                "{:?}",
+                String::from_utf8_lossy(wrapped)
+            );
         }
         for plain in [
             &b"INFO 11-01 00:00:00 x {\n"[..],
@@ -79,7 +82,11 @@ mod tests {
             b"x\nNov 1",
             b"",
         ] {
-            assert!(!may_be_wrapped(plain), "{:?}", String::from_utf8_lossy(plain));
+            assert!(
+                !may_be_wrapped(plain),
+                "{:?}",
+                String::from_utf8_lossy(plain)
+            );
         }
     }
 }

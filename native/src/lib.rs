@@ -2,8 +2,8 @@
 //! `python` feature adds the PyO3 module `harmony_doctor._native` exposing it.
 
 pub mod chunk;
-pub mod harmony;
 pub mod core;
+pub mod harmony;
 pub mod vllm;
 
 #[cfg(feature = "python")]
@@ -153,11 +153,17 @@ mod python {
     /// in its common shape, or None: then Python's `parse_vllm_line` decides (inputs/tokens.py).
     #[pyfunction]
     #[allow(clippy::type_complexity)]
-    fn vllm_output_line(
-        py: Python<'_>,
+    fn vllm_output_line<'py>(
+        py: Python<'py>,
         line: &[u8],
         vocab_size: u32,
-    ) -> Option<(String, bool, bool, Option<Vec<u32>>, Option<String>)> {
+    ) -> Option<(
+        String,
+        bool,
+        bool,
+        Option<Bound<'py, PyTuple>>,
+        Option<String>,
+    )> {
         // Most lines take a microsecond: releasing the GIL would cost more than it frees (and
         // may hand it to a waiting thread). Long lines (huge id lists) release it.
         let parse = || crate::vllm::output_line(line, vocab_size);
@@ -166,7 +172,36 @@ mod python {
         } else {
             parse()
         };
-        parsed.map(|p| (p.request_id, p.complete, p.delta, p.ids, p.finish_reason))
+        // The ids as a tuple: what the record holds (a list would be copied into one).
+        parsed.map(|p| {
+            let ids = p.ids.map(|ids| PyTuple::new_bound(py, ids));
+            (p.request_id, p.complete, p.delta, ids, p.finish_reason)
+        })
+    }
+
+    /// What the scan needs to settle a `Generated response` line without building its
+    /// tokens: (request id, complete, finish reason, the ids' `clean_key` or None when the
+    /// line logs `None`), or None where `vllm_output_line` would be None (scan/source.py).
+    #[pyfunction]
+    #[allow(clippy::type_complexity)]
+    fn vllm_output_key<'py>(
+        py: Python<'py>,
+        line: &[u8],
+        vocab_size: u32,
+        first_special: i64,
+        message: i64,
+    ) -> Option<(String, bool, Option<String>, Option<Bound<'py, PyTuple>>)> {
+        let parsed = crate::vllm::output_line(line, vocab_size)?;
+        let key = parsed.ids.as_ref().map(|ids| {
+            let wide: Vec<i64> = ids.iter().map(|&t| i64::from(t)).collect();
+            PyTuple::new_bound(py, crate::harmony::clean_key(&wide, first_special, message))
+        });
+        Some((
+            parsed.request_id,
+            parsed.complete,
+            parsed.finish_reason,
+            key,
+        ))
     }
 
     /// Lines at least this long are parsed with the GIL released.
@@ -180,12 +215,16 @@ mod python {
         first_special: i64,
         message: i64,
     ) -> Bound<'py, PyTuple> {
-        PyTuple::new_bound(py, crate::harmony::clean_key(&tokens, first_special, message))
+        PyTuple::new_bound(
+            py,
+            crate::harmony::clean_key(&tokens, first_special, message),
+        )
     }
 
     #[pymodule]
     fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_function(wrap_pyfunction!(clean_key, m)?)?;
+        m.add_function(wrap_pyfunction!(vllm_output_key, m)?)?;
         m.add_class::<Core>()?;
         m.add_function(wrap_pyfunction!(count_lines, m)?)?;
         m.add_function(wrap_pyfunction!(may_be_wrapped, m)?)?;

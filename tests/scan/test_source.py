@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.scan.core import Batch, Core, IdLine, Meta, Window
@@ -95,3 +97,85 @@ def test_clean_completions_are_counted_not_kept(vocab: Vocab) -> None:
     assert kept_all.replayed == settled.replayed == 4
     assert len(kept_all.completions) == 4
     assert [inp.request_id for inp, _ in settled.completions] == ["chatcmpl-1"]
+
+
+_GOOD = "200005, 35644, 200008, 1844, 200007, 200006, 173781, 200005, 17196, 200008, 525, 200002"
+_GOOD_OTHER_TEXT = (
+    "200005, 35644, 200008, 9, 9, 9, 200007, 200006, 173781, 200005, 17196, 200008, 7, 200002"
+)
+_BAD = "200005, 35644, 200008, 1844, 200007, 12606, 200002"
+_LISTS = [f"[{_GOOD}]", f"[{_GOOD_OTHER_TEXT}]", f"[{_BAD}]", "[]", "None", "[200005, 35644"]
+_MODES = ["", " (streaming delta)", " (streaming complete)"]
+_REASONS = [", finish_reason: stop", ", finish_reason: None", ", finish_reason: length", ""]
+
+
+def _id_line(n: int, request: int, mode: str, ids: str, reason: str) -> str:
+    return (
+        f"(APIServer pid=1) INFO 11-01 00:00:{n % 60:02d} [logger.py:71] Generated response "
+        f"chatcmpl-{request}{mode}: output: 'x', output_token_ids: {ids}{reason}"
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 4),
+            st.sampled_from(_MODES),
+            st.sampled_from(_LISTS),
+            st.sampled_from(_REASONS),
+        ),
+        min_size=1,
+        max_size=25,
+    )
+)
+def test_completions_settled_by_shape_count_as_the_general_path(
+    vocab: Vocab, lines: list[tuple[int, str, str, str]]
+) -> None:
+    """Counting a clean one-line completion from its shape (no tokens built) leaves the same
+    replayed count, kept completions (tokens, line, time) and order as the general path, with
+    streaming deltas, repeats of a request, empty, cut and faulty lists mixed in."""
+    import io
+    from datetime import datetime
+
+    from harmony_doctor.diagnose import CleanStreams
+    from harmony_doctor.scan import source
+
+    text = "\n".join(_id_line(n, *line) for n, line in enumerate(lines)) + "\n"
+
+    def scan(shapes: bool) -> tuple[int, list[tuple[object, ...]]]:
+        clean = CleanStreams(vocab, "assistant")
+        scanner = source._SourceScanner("x.log", datetime(2026, 11, 30), True, clean)
+        if not shapes:
+            scanner.settle = None
+        found = scanner.run(io.BytesIO(text.encode()), None)
+        kept = [
+            (i.request_id, i.tokens, i.notes, h.line, h.timestamp) for i, h in found.completions
+        ]
+        return found.replayed, kept
+
+    fast, general = scan(True), scan(False)
+    assert fast == general
+
+
+def test_clean_one_line_completions_are_settled_by_shape(vocab: Vocab) -> None:
+    import io
+    from datetime import datetime
+
+    from harmony_doctor.diagnose import CleanStreams
+    from harmony_doctor.inputs.accel import use_native
+    from harmony_doctor.scan import source
+
+    if not use_native():
+        pytest.skip("the Rust extension is not built (or HARMONY_DOCTOR_NATIVE=0)")
+    lines = [_id_line(n, n, "", f"[{_GOOD}]", ", finish_reason: stop") for n in range(5)]
+    lines.append(_id_line(9, 9, "", f"[{_BAD}]", ", finish_reason: stop"))
+    scanner = source._SourceScanner(
+        "x.log", datetime(2026, 11, 30), True, CleanStreams(vocab, "assistant")
+    )
+    settled = []
+    shape = scanner._settled_by_shape
+    scanner._settled_by_shape = lambda text: settled.append(shape(text)) or settled[-1]  # type: ignore[method-assign]
+    found = scanner.run(io.BytesIO(("\n".join(lines) + "\n").encode()), None)
+    assert settled == [True] * 5 + [False]
+    assert found.replayed == 6 and [i.request_id for i, _ in found.completions] == ["chatcmpl-9"]
