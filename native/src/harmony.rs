@@ -28,7 +28,9 @@ mod tests {
     #[test]
     fn content_runs_become_one_token_headers_stay() {
         const M: i64 = 200_008;
-        let stream = [200_005, 35_644, M, 5, 6, 7, 200_007, 200_006, 9, M, 1, 200_002];
+        let stream = [
+            200_005, 35_644, M, 5, 6, 7, 200_007, 200_006, 9, M, 1, 200_002,
+        ];
         assert_eq!(
             clean_key(&stream, 199_998, M),
             vec![200_005, 35_644, M, 0, 200_007, 200_006, 9, M, 0, 200_002]
