@@ -331,7 +331,8 @@ class _SourceScanner:
                 self.window_lines -= len(self.read.popleft().lines)
         lines = window.text.split(b"\n")
         last = window.first_line + len(lines) - 1
-        meta = {n: self.meta[n] for n in range(window.first_line, last + 1) if n in self.meta}
+        span = range(window.first_line, last + 1)
+        meta = {n: self.meta[n] for n in span if n in self.meta} if self.meta else {}
         self.read.append(_Read(window.first_line, last, lines, window.stamp_before, meta))
         self.window_lines += len(lines)
 
