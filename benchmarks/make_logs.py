@@ -1,11 +1,12 @@
 """Synthetic vLLM server logs for the scan benchmark, with their ground truth beside them.
 
-    python benchmarks/make_logs.py OUT_DIR [--mb 1024] [--every 500] [--gzip] [--zstd]
+    python benchmarks/make_logs.py OUT_DIR [--mb 1024] [--every 500] [--outputs N]
+                                           [--gzip] [--zstd]
 
 Per simulated request (four API server processes, pid 1000..1003, four requests a second from
 2026-11-01 00:00:00): a `Received request` line, a throughput line and an access line; every
-50th request logs its output token ids (`--enable-log-outputs`); one request in every `--every`
-fails with a prefixed traceback (the failing request moves through the pids; the four messages
+50th request logs its output token ids (`--enable-log-outputs`; with `--outputs N` every
+request logs a completion of about N ids); one request in every `--every` fails with a prefixed traceback (the failing request moves through the pids; the four messages
 rotate). Streams to disk, so 4 GiB needs no memory; deterministic for a given size.
 
 Writes OUT_DIR/vllm.log (+ .gz with `gzip -1`, + .zst with `zstd -1`) and OUT_DIR/vllm.truth.json:
@@ -46,8 +47,18 @@ def fails(n: int, every: int) -> bool:
     return n % every == 7 + (n // every) % 4
 
 
-def request_lines(n: int, every: int) -> tuple[list[str], str, int]:
-    """The lines of request n, its "MM-DD HH" hour and its pid."""
+def completion_ids(n: int, size: int) -> str:
+    """A well-formed completion of about `size` ids (analysis, then final), its content ids
+    spread over the ordinary vocabulary and different for every request."""
+    half = max(1, (size - 10) // 2)
+    body = [(n * 7919 + i * 104_729) % 199_000 + 500 for i in range(2 * half)]
+    ids = [200005, 35644, 200008, *body[:half], 200007, 200006, 173781, 200005, 17196, 200008]
+    return "[" + ", ".join(map(str, [*ids, *body[half:], 200002])) + "]"
+
+
+def request_lines(n: int, every: int, outputs: int = 0) -> tuple[list[str], str, int]:
+    """The lines of request n, its "MM-DD HH" hour and its pid; `outputs`: every request logs
+    its completion with about that many ids (0: every 50th logs the short one)."""
     pid = 1000 + n % 4
     p = f"(APIServer pid={pid}) "
     t = START + dt.timedelta(seconds=n // PER_SECOND)
@@ -60,10 +71,11 @@ def request_lines(n: int, every: int) -> tuple[list[str], str, int]:
         p
         + f'INFO:     10.0.{n % 256}.{n % 7}:{30000 + n % 20000} - "POST /v1/chat/completions HTTP/1.1" 200 OK',
     ]
-    if n % 50 == 0:
+    if outputs or n % 50 == 0:
+        ids = completion_ids(n, outputs) if outputs else IDS
         lines.append(
             p
-            + f"INFO {stamp} [logger.py:71] Generated response chatcmpl-{n:08x}: output: 'analysisUser asks weather.assistantfinalok', output_token_ids: {IDS}, finish_reason: stop"
+            + f"INFO {stamp} [logger.py:71] Generated response chatcmpl-{n:08x}: output: 'analysisUser asks weather.assistantfinalok', output_token_ids: {ids}, finish_reason: stop"
         )
     if fails(n, every):
         prefix = p + f"ERROR {stamp} [serving_chat.py:1145] "
@@ -82,7 +94,7 @@ def request_lines(n: int, every: int) -> tuple[list[str], str, int]:
     return lines, stamp[:8], pid
 
 
-def write(out: Path, megabytes: int, every: int = 500) -> dict[str, Any]:
+def write(out: Path, megabytes: int, every: int = 500, outputs: int = 0) -> dict[str, Any]:
     """Write OUT/vllm.log of about `megabytes` MiB and OUT/vllm.truth.json; the truth."""
     out.mkdir(parents=True, exist_ok=True)
     target = megabytes * 1024 * 1024
@@ -95,7 +107,7 @@ def write(out: Path, megabytes: int, every: int = 500) -> dict[str, Any]:
         while written < target:
             block: list[str] = []
             for _ in range(BLOCK):
-                lines, hour, pid = request_lines(n, every)
+                lines, hour, pid = request_lines(n, every, outputs)
                 block += lines
                 by_pid_hour[f"{pid} {hour}"] += 1
                 if fails(n, every):
@@ -150,10 +162,13 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--mb", type=int, default=1024)
     parser.add_argument("--every", type=int, default=500, help="requests per failure")
+    parser.add_argument(
+        "--outputs", type=int, default=0, help="every request logs a completion of this many ids"
+    )
     parser.add_argument("--gzip", action="store_true")
     parser.add_argument("--zstd", action="store_true")
     args = parser.parse_args()
-    truth = write(args.out, args.mb, args.every)
+    truth = write(args.out, args.mb, args.every, args.outputs)
     for kind in ("gzip", "zstd"):
         if getattr(args, kind):
             compress(args.out / "vllm.log", kind)

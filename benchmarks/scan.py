@@ -5,7 +5,7 @@
 
 Logs (benchmarks/make_logs.py, cached in --dir with their ground truth): 1 GiB (--quick:
 256 MiB; --big: 1 GiB and 4 GiB), dense (a failure per 500 requests) and sparse (one per
-10,000), plain, `gzip -1` and `zstd -1`. Every command runs directly under `/usr/bin/time -v`
+10,000; `--densities outputs`: sparse, with every request's 1,000-id completion logged), plain, `gzip -1` and `zstd -1`. Every command runs directly under `/usr/bin/time -v`
 (no Python wrapper): `rg -c HarmonyError FILE` (`rg -z -c` when compressed) and
 `harmony-doctor scan --jobs 2 --format json FILE` on the Rust core and on the pure-Python one
 (HARMONY_DOCTOR_NATIVE=0). Reported per command: best wall of N runs, its CPU time (user+sys),
@@ -36,7 +36,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from make_logs import compress, write
 
 RG_PATTERN = "HarmonyError"  # what operators grep for today
-EVERY = {"dense": 500, "sparse": 10_000}
+EVERY = {"dense": 500, "sparse": 10_000, "outputs": 10_000}
+OUTPUTS = {"outputs": 1000}  # every request logs a 1,000-id completion (--densities outputs)
 TIME = "/usr/bin/time"
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -182,7 +183,7 @@ def ensure_logs(
         truth = json.loads(truth_path.read_text())
     else:
         print(f"generating {out}/vllm.log ...", flush=True)
-        truth = write(out, mib, EVERY[density])
+        truth = write(out, mib, EVERY[density], OUTPUTS.get(density, 0))
     files = {"plain": out / "vllm.log"}
     for kind, suffix in (("gzip", ".gz"), ("zstd", ".zst")):
         if kind in kinds:
@@ -258,7 +259,9 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--cores", default="native,python")
     parser.add_argument("--kinds", default="plain,gzip,zstd")
-    parser.add_argument("--densities", default="dense,sparse")
+    parser.add_argument(
+        "--densities", default="dense,sparse", help="dense, sparse, outputs (1,000-id completions)"
+    )
     parser.add_argument(
         "--check-all", action="store_true", help="--by pid,hour check on compressed files too"
     )
