@@ -5,8 +5,9 @@
 
 Logs (benchmarks/make_logs.py, cached in --dir with their ground truth): 1 GiB (--quick:
 256 MiB; --big: 1 GiB and 4 GiB), dense (a failure per 500 requests) and sparse (one per
-10,000; `--densities outputs`: sparse, with every request's 1,000-id completion logged), plain, `gzip -1` and `zstd -1`. Every command runs directly under `/usr/bin/time -v`
-(no Python wrapper): `rg -c HarmonyError FILE` (`rg -z -c` when compressed) and
+10,000; `--densities outputs`: sparse, with every request's 1,000-id completion logged),
+plain, `gzip -1` and `zstd -1`. Every command runs directly under `/usr/bin/time -v` (no Python
+wrapper): `rg -c HarmonyError FILE` (`rg -z -c` when compressed) and
 `harmony-doctor scan --jobs 2 --format json FILE` on the Rust core and on the pure-Python one
 (HARMONY_DOCTOR_NATIVE=0). Reported per command: best wall of N runs, its CPU time (user+sys),
 both as ratios to rg's, the peak RSS of the largest process (time -v) and of the whole process
