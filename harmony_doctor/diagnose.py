@@ -19,7 +19,7 @@ from harmony_doctor.harmony.vocab import (
     STOP_TOKENS,
     Vocab,
 )
-from harmony_doctor.inputs.accel import native_module, use_native
+from harmony_doctor.inputs.accel import native_for, use_native
 from harmony_doctor.models import (
     Diagnosis,
     ErrorKind,
@@ -61,7 +61,7 @@ def clean_key(tokens: Sequence[int], native: bool | None = None) -> tuple[int, .
     computes it when built (`clean_key_reference` is this in Python, tested equal); `native`
     says whether to use it (None: `use_native()`, which reads the environment at each call).
     """
-    module = native_module() if (use_native() if native is None else native) else None
+    module = native_for(native)
     if module is not None:
         try:
             return module.clean_key(tokens, FIRST_SPECIAL, MESSAGE)  # type: ignore[no-any-return]

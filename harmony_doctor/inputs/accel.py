@@ -35,13 +35,16 @@ def use_native() -> bool:
     return os.environ.get(NATIVE_ENV, "").strip() != "0" and native_available()
 
 
-def _native() -> ModuleType | None:
-    return native_module() if use_native() else None
+def native_for(choice: bool | None = None) -> ModuleType | None:
+    """The Rust extension for a caller that may use it: `choice` when the caller decided once
+    (True: if built), else `use_native()`, which reads the environment at every call."""
+    allowed = use_native() if choice is None else choice
+    return native_module() if allowed else None
 
 
 def count_lines(data: bytes) -> int:
     """The number of newlines in `data`."""
-    module = _native()
+    module = native_for()
     if module is not None:
         return int(module.count_lines(data))
     return data.count(b"\n")
@@ -61,7 +64,7 @@ _CANDIDATE_AFTER_NEWLINE = re.compile(rb"\n" + _CANDIDATE_START)
 def may_be_wrapped(body: bytes) -> bool:
     """Whether the first line of `body`, or any line after a newline, starts like a wrapped one
     (a Docker/CRI JSON record, an ISO or syslog stamp, a journald note)."""
-    module = _native()
+    module = native_for()
     if module is not None:
         return bool(module.may_be_wrapped(body))
     return may_be_wrapped_reference(body)

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from harmony_doctor.choices import InputFormat
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import STOP_TOKENS, VOCAB_SIZE, harmony_token_limit
-from harmony_doctor.inputs.accel import native_module, use_native
+from harmony_doctor.inputs.accel import native_for
 from harmony_doctor.models import TokenInput
 
 OUTPUT_KEYS = ("output_token_ids", "token_ids", "output_ids", "completion_token_ids")
@@ -352,7 +352,7 @@ def parse_vllm_bytes(raw: bytes, number: int, native: bool | None = None) -> Vll
     to `parse_vllm_line`, the reference it is tested equal to. `native`: whether to try the
     extension; None asks `use_native()`, which reads the environment (~1 us) at every call, so
     a caller deciding once per scan passes its answer."""
-    module = native_module() if (use_native() if native is None else native) else None
+    module = native_for(native)
     if module is not None:
         parsed = module.vllm_output_line(raw, VOCAB_SIZE)
         if parsed is not None:

@@ -19,14 +19,18 @@ from harmony_doctor.scan.source import Hit, SourceScan
 
 
 def source_events(
-    found: SourceScan, vocab: Callable[[], Vocab], options: ScanOptions
+    found: SourceScan,
+    vocab: Callable[[], Vocab],
+    options: ScanOptions,
+    clean: CleanStreams | None,
 ) -> Iterator[ScanEvent]:
-    """The events of one source: its logged errors, then what replaying its completions finds."""
+    """The events of one source: its logged errors, then what replaying its completions finds.
+
+    `clean`: the verdicts the scan of this source already gave (the same object, so the
+    completions it kept are not replayed again); None with --verify-clean.
+    """
     for error, hit in found.errors:
         yield _log_event(error, hit, found, vocab)
-    if not found.completions:
-        return
-    clean = None if options.verify_clean else CleanStreams(vocab(), options.role)
     for inp, hit in found.completions:
         yield from _replayed(inp, hit, found, vocab, options.role, clean)
 

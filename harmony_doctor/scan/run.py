@@ -254,13 +254,12 @@ def scan_unit(unit: Unit, options: ScanOptions, now: datetime | None) -> UnitRes
     except (InputError, OSError) as exc:
         return UnitResult(unit, [], None, str(exc))
     vocab = _vocab_loader(options.vocab_path)
+    clean = _clean_check(vocab, options)
     try:
-        found = scan_source(
-            stream, source.label, reference, options.replay, clean=_clean_check(vocab, options)
-        )
+        found = scan_source(stream, source.label, reference, options.replay, clean=clean)
     finally:
         stream.close()
-    events = list(source_events(found, vocab, options))
+    events = list(source_events(found, vocab, options, clean))
     found.errors, found.completions = [], []  # now events: keep what crosses processes small
     return UnitResult(unit, merge_duplicates(events), found)
 
@@ -279,7 +278,7 @@ def _clean_check(vocab: Callable[[], Vocab], options: ScanOptions) -> CleanStrea
     """What settles a completion during the scan, so that clean ones are counted, not kept:
     our replay's verdict, remembered by shape; the vocabulary loads with the first completion
     (None with --verify-clean: openai-harmony judges every stream, so every one is kept)."""
-    if options.verify_clean or not options.replay:
+    if options.verify_clean:
         return None
     return CleanStreams(vocab, options.role)
 

@@ -25,7 +25,7 @@ from datetime import datetime
 from harmony_doctor.diagnose import CleanStreams
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, MESSAGE, VOCAB_SIZE
-from harmony_doctor.inputs.accel import count_lines, native_module, reuse_large_buffers, use_native
+from harmony_doctor.inputs.accel import count_lines, native_for, reuse_large_buffers, use_native
 from harmony_doctor.inputs.sources import Readable
 from harmony_doctor.inputs.timestamps import parse_timestamp
 from harmony_doctor.inputs.tokens import RequestStreams, VllmRecord, parse_vllm_bytes
@@ -215,9 +215,9 @@ class _SourceScanner:
         self.out = SourceScan(label, reference)
         self.replay = replay
         self.clean = clean
-        module = native_module() if clean is not None and use_native() else None
-        self.settle = None if module is None else module.vllm_output_key
         self.native = use_native()  # decided once: the environment is read at start only
+        module = native_for(self.native) if clean is not None else None
+        self.settle = None if module is None else module.vllm_output_key
         self.core: CoreLike = make_core(BEFORE, AFTER, ids=replay, native=self.native)
         self.unwrapper = Unwrapper()
         self.extractor = _Extractor()

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import VOCAB_SIZE
-from harmony_doctor.inputs import accel, tokens
+from harmony_doctor.inputs import accel
 from harmony_doctor.inputs.tokens import VllmRecord, parse_vllm_bytes, parse_vllm_line
 
 native = accel.native_module()
@@ -256,7 +256,7 @@ def test_python_path_when_native_is_turned_off(monkeypatch: pytest.MonkeyPatch) 
         raise AssertionError("the extension was consulted")
 
     monkeypatch.setenv(accel.NATIVE_ENV, "0")
-    monkeypatch.setattr(tokens, "native_module", no_native)
+    monkeypatch.setattr(accel, "native_module", no_native)
     expected = reference(COMMON)
     assert isinstance(expected, VllmRecord) and expected.finish_reason == "stop"
     assert parse_vllm_bytes(COMMON, 7) == expected
@@ -268,7 +268,7 @@ def test_python_path_when_native_is_turned_off(monkeypatch: pytest.MonkeyPatch) 
 
 def test_python_path_when_the_extension_is_not_built(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(accel.NATIVE_ENV, raising=False)
-    monkeypatch.setattr(tokens, "native_module", lambda: None)
+    monkeypatch.setattr(accel, "native_module", lambda: None)
     assert parse_vllm_bytes(COMMON, 7, True) == reference(COMMON)
     assert parse_vllm_bytes(b"no ids here", 7) is None
 
