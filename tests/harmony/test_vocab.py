@@ -75,13 +75,18 @@ def test_eos_error_raises_at_len(vocab: Vocab) -> None:
     assert outcome.raise_index == len(tokens)
 
 
-def test_tampered_file_is_refused(tmp_path: Path) -> None:
+def _tampered_copy(tmp_path: Path) -> Path:
+    """The bundled vocabulary with one bit flipped, under its own name."""
     bad = tmp_path / "o200k_base.tiktoken"
     data = bytearray(locate_vocab().read_bytes())
     data[100] ^= 1
     bad.write_bytes(bytes(data))
+    return bad
+
+
+def test_tampered_file_is_refused(tmp_path: Path) -> None:
     with pytest.raises(VocabError, match="not o200k_base"):
-        Vocab(bad)
+        Vocab(_tampered_copy(tmp_path))
 
 
 def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
@@ -200,12 +205,8 @@ def test_latency_tampered_vocabulary_is_refused_with_a_cache_present(
     cache: Path, tmp_path: Path
 ) -> None:
     Vocab(locate_vocab()).token_bytes(0)
-    bad = tmp_path / "o200k_base.tiktoken"
-    data = bytearray(locate_vocab().read_bytes())
-    data[100] ^= 1
-    bad.write_bytes(bytes(data))
     with pytest.raises(VocabError, match="not o200k_base"):
-        Vocab(bad)
+        Vocab(_tampered_copy(tmp_path))
 
 
 def test_latency_cache_folder_order(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
