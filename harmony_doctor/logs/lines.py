@@ -84,9 +84,11 @@ _PLAIN_RECORDS = (
 )
 # Tried in this order: the first shape that matches is the one read.
 _PREFIXES = (*_KEY_PREFIXES, *_SERVER_RECORDS, *_LIBRARY_RECORDS, *_PLAIN_RECORDS)
-# All prefix shapes in one regex (named groups made plain), to reject text in one call.
+# All prefix shapes in one regex, each a group of its own (their named groups made plain): it
+# rejects text in one call, and the group that matched names the first shape that matches, as
+# trying them in order would (no shape matches empty text, so none is passed over for that).
 _ANY_PREFIX = re.compile(
-    "|".join(f"(?:{re.sub(r'[(][?]P<[a-z0-9]+>', '(?:', p.pattern)})" for p in _PREFIXES)
+    "|".join(f"({re.sub(r'[(][?]P<[a-z0-9]+>', '(?:', p.pattern)})" for p in _PREFIXES)
 )
 _NEVER_PREFIX = frozenset(" \t|+{\"'<.:-")  # no prefix starts so: spare the regexes
 _MONTH_DAY_RECORD = re.compile(rf"^{_LEVEL}\s+{_TS_MONTH_DAY}\s+\[?[\w.-]+\.py:\d+\]")
@@ -166,14 +168,10 @@ def anatomize(number: int, raw: str) -> Line:
             position = indent
     for _ in range(4):
         rest = line[position:]
-        if not rest or rest[0] in _NEVER_PREFIX or not _ANY_PREFIX.match(rest):
+        found = None if not rest or rest[0] in _NEVER_PREFIX else _ANY_PREFIX.match(rest)
+        if found is None or found.lastindex is None:
             break
-        match = None
-        for shape in _PREFIXES:
-            match = shape.match(rest)
-            if match is not None and match.end() > 0:
-                break
-            match = None
+        match = _PREFIXES[found.lastindex - 1].match(rest)  # again, for its named groups
         if match is None:
             break
         if evidence is None and _MONTH_DAY_RECORD.match(rest):

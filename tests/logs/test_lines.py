@@ -102,3 +102,63 @@ def test_indented_code_block_keeps_prefixes() -> None:
         "0.0.1-0.0.2",
     )
     assert error.span == (2, 7)
+
+
+# -- the prefix shapes, tried in one regex ----------------------------------------------------
+
+
+def _first_shape_in_order(rest: str) -> int | None:
+    """The reference: the index of the first shape that matches `rest` with some text."""
+    from harmony_doctor.logs.lines import _PREFIXES
+
+    for index, shape in enumerate(_PREFIXES):
+        found = shape.match(rest)
+        if found is not None and found.end() > 0:
+            return index
+    return None
+
+
+def test_one_group_per_shape_and_no_shape_matches_empty_text() -> None:
+    from harmony_doctor.logs.lines import _ANY_PREFIX, _PREFIXES
+
+    assert _ANY_PREFIX.groups == len(_PREFIXES)
+    assert all(shape.match("") is None for shape in _PREFIXES)
+
+
+_PREFIX_PIECES = [
+    "(APIServer pid=12) ",
+    "INFO 11-01 00:00:01 [logger.py:43] ",
+    "ERROR 2025-08-07 21:37:03 [serving_chat.py:1145] ",
+    "vllm-1  | ",
+    "Aug 10 12:00:01 host ollama[812]: ",
+    "2025-09-15 11:29:27,572 - lmdeploy - ERROR - async_engine.py:657 - ",
+    "2025-01-01 12:00:00.123 | ERROR    | module:function:12 - ",
+    "[ ERROR | logging:handle:1681 ] ",
+    "time=2025-01-01T00:00:00Z level=ERROR source=server.go:1 msg=",
+    "[2025-08-07 21:37:03 TP0] ",
+    "2025-08-07T21:37:03Z [ERROR] ",
+    "[serving_chat.py:1001] ",
+    "ERROR:root:",
+    "2025-08-07T21:37:03.1Z stdout F ",
+    "INFO:     ",
+    "Traceback (most recent call last):",
+    "openai_harmony.HarmonyError: unexpected tokens remaining in message header",
+    '  File "x.py", line 1',
+    "",
+]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_matching_group_names_the_first_shape_that_matches(seed: int) -> None:
+    """Any mix of prefix pieces, cut anywhere: the one-regex choice is the in-order choice."""
+    import random
+
+    from harmony_doctor.logs.lines import _ANY_PREFIX
+
+    chooser = random.Random(seed)
+    for _ in range(3000):
+        text = "".join(chooser.choices(_PREFIX_PIECES, k=chooser.randint(1, 4)))
+        text = text[chooser.randint(0, len(text)) :] if chooser.random() < 0.3 else text
+        found = _ANY_PREFIX.match(text)
+        chosen = None if found is None or found.lastindex is None else found.lastindex - 1
+        assert chosen == _first_shape_in_order(text), text
