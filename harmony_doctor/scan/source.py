@@ -417,9 +417,7 @@ class _SourceScanner:
             return False
         if not self.clean.by_key(key):
             return False
-        self.finished_requests.add(request_id)
-        if len(self.finished_requests) > MAX_PENDING:
-            self.finished_requests.clear()
+        self._finished(request_id)
         self.out.replayed += 1
         return True
 
@@ -434,11 +432,16 @@ class _SourceScanner:
 
     def _complete(self, request_id: str, hit: Hit) -> None:
         inp = self.streams.pop(request_id)
+        self._finished(request_id)
+        if inp is not None:
+            self._keep(inp, hit)
+
+    def _finished(self, request_id: str) -> None:
+        """Remember a finished request, so that vLLM's later `complete` line for it is not a
+        second completion (a bounded memory: it forgets all at MAX_PENDING)."""
         self.finished_requests.add(request_id)
         if len(self.finished_requests) > MAX_PENDING:
             self.finished_requests.clear()
-        if inp is not None:
-            self._keep(inp, hit)
 
     # -- the end --
 
