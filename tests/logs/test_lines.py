@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from harmony_doctor.logs import extract_text
+from harmony_doctor.logs.lines import _ANY_PREFIX, _PREFIXES
 from tests.logs.helpers import LEFTOVER_SOME, only, prefixed, traceback_lines
 
 PREFIXES = {
@@ -109,8 +112,6 @@ def test_indented_code_block_keeps_prefixes() -> None:
 
 def _first_shape_in_order(rest: str) -> int | None:
     """The reference: the index of the first shape that matches `rest` with some text."""
-    from harmony_doctor.logs.lines import _PREFIXES
-
     for index, shape in enumerate(_PREFIXES):
         found = shape.match(rest)
         if found is not None and found.end() > 0:
@@ -119,8 +120,6 @@ def _first_shape_in_order(rest: str) -> int | None:
 
 
 def test_one_group_per_shape_and_no_shape_matches_empty_text() -> None:
-    from harmony_doctor.logs.lines import _ANY_PREFIX, _PREFIXES
-
     assert _ANY_PREFIX.groups == len(_PREFIXES)
     assert all(shape.match("") is None for shape in _PREFIXES)
 
@@ -151,10 +150,6 @@ _PREFIX_PIECES = [
 @pytest.mark.parametrize("seed", range(3))
 def test_the_matching_group_names_the_first_shape_that_matches(seed: int) -> None:
     """Any mix of prefix pieces, cut anywhere: the one-regex choice is the in-order choice."""
-    import random
-
-    from harmony_doctor.logs.lines import _ANY_PREFIX
-
     chooser = random.Random(seed)
     for _ in range(3000):
         text = "".join(chooser.choices(_PREFIX_PIECES, k=chooser.randint(1, 4)))

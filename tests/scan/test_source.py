@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import io
 import threading
+from datetime import datetime
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harmony_doctor.diagnose import CleanStreams
 from harmony_doctor.harmony.vocab import Vocab
+from harmony_doctor.inputs.accel import use_native
+from harmony_doctor.scan import source
 from harmony_doctor.scan.core import Batch, Core, IdLine, Meta, Window
-from harmony_doctor.scan.source import _CoreThread
+from harmony_doctor.scan.source import _CoreThread, scan_source
 
 
 class _Failing(Core):
@@ -70,35 +75,6 @@ def test_idline_type_is_what_batches_carry() -> None:
     assert [type(i) for i in batch.id_lines] == [IdLine]
 
 
-def test_clean_completions_are_counted_not_kept(vocab: Vocab) -> None:
-    """Memory grows with the failures, not with the log: a completion the replay finds clean
-    is counted as replayed and dropped during the scan; the faulty one is kept."""
-    import io
-    from datetime import datetime
-
-    from harmony_doctor.diagnose import CleanStreams
-    from harmony_doctor.scan.source import scan_source
-
-    good = (
-        "[200005, 35644, 200008, 1844, 200007, 200006, 173781, 200005, 17196, 200008, 525, 200002]"
-    )
-    bad = "[200005, 35644, 200008, 1844, 200007, 12606, 200002]"
-    lines = [
-        f"(APIServer pid=1) INFO 11-01 00:00:0{n} [logger.py:71] Generated response chatcmpl-{n}:"
-        f" output: 'x', output_token_ids: {ids}, finish_reason: stop"
-        for n, ids in enumerate([good, bad, good, good])
-    ]
-    data = ("\n".join(lines) + "\n").encode()
-    reference = datetime(2026, 11, 30)
-    kept_all = scan_source(io.BytesIO(data), "x.log", reference, True)
-    settled = scan_source(
-        io.BytesIO(data), "x.log", reference, True, clean=CleanStreams(vocab, "assistant")
-    )
-    assert kept_all.replayed == settled.replayed == 4
-    assert len(kept_all.completions) == 4
-    assert [inp.request_id for inp, _ in settled.completions] == ["chatcmpl-1"]
-
-
 _GOOD = "200005, 35644, 200008, 1844, 200007, 200006, 173781, 200005, 17196, 200008, 525, 200002"
 _GOOD_OTHER_TEXT = (
     "200005, 35644, 200008, 9, 9, 9, 200007, 200006, 173781, 200005, 17196, 200008, 7, 200002"
@@ -114,6 +90,22 @@ def _id_line(n: int, request: int, mode: str, ids: str, reason: str) -> str:
         f"(APIServer pid=1) INFO 11-01 00:00:{n % 60:02d} [logger.py:71] Generated response "
         f"chatcmpl-{request}{mode}: output: 'x', output_token_ids: {ids}{reason}"
     )
+
+
+def test_clean_completions_are_counted_not_kept(vocab: Vocab) -> None:
+    """Memory grows with the failures, not with the log: a completion the replay finds clean
+    is counted as replayed and dropped during the scan; the faulty one is kept."""
+    lists = [_GOOD, _BAD, _GOOD, _GOOD]
+    lines = [_id_line(n, n, "", f"[{ids}]", ", finish_reason: stop") for n, ids in enumerate(lists)]
+    data = ("\n".join(lines) + "\n").encode()
+    reference = datetime(2026, 11, 30)
+    kept_all = scan_source(io.BytesIO(data), "x.log", reference, True)
+    settled = scan_source(
+        io.BytesIO(data), "x.log", reference, True, clean=CleanStreams(vocab, "assistant")
+    )
+    assert kept_all.replayed == settled.replayed == 4
+    assert len(kept_all.completions) == 4
+    assert [inp.request_id for inp, _ in settled.completions] == ["chatcmpl-1"]
 
 
 @settings(max_examples=300, deadline=None)
@@ -135,12 +127,6 @@ def test_completions_settled_by_shape_count_as_the_general_path(
     """Counting a clean one-line completion from its shape (no tokens built) leaves the same
     replayed count, kept completions (tokens, line, time) and order as the general path, with
     streaming deltas, repeats of a request, empty, cut and faulty lists mixed in."""
-    import io
-    from datetime import datetime
-
-    from harmony_doctor.diagnose import CleanStreams
-    from harmony_doctor.scan import source
-
     text = "\n".join(_id_line(n, *line) for n, line in enumerate(lines)) + "\n"
 
     def scan(shapes: bool) -> tuple[int, list[tuple[object, ...]]]:
@@ -159,13 +145,6 @@ def test_completions_settled_by_shape_count_as_the_general_path(
 
 
 def test_clean_one_line_completions_are_settled_by_shape(vocab: Vocab) -> None:
-    import io
-    from datetime import datetime
-
-    from harmony_doctor.diagnose import CleanStreams
-    from harmony_doctor.inputs.accel import use_native
-    from harmony_doctor.scan import source
-
     if not use_native():
         pytest.skip("the Rust extension is not built (or HARMONY_DOCTOR_NATIVE=0)")
     lines = [_id_line(n, n, "", f"[{_GOOD}]", ", finish_reason: stop") for n in range(5)]
