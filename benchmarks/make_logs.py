@@ -6,8 +6,9 @@
 Per simulated request (four API server processes, pid 1000..1003, four requests a second from
 2026-11-01 00:00:00): a `Received request` line, a throughput line and an access line; every
 50th request logs its output token ids (`--enable-log-outputs`; with `--outputs N` every
-request logs a completion of about N ids); one request in every `--every` fails with a prefixed traceback (the failing request moves through the pids; the four messages
-rotate). Streams to disk, so 4 GiB needs no memory; deterministic for a given size.
+request logs a completion of about N ids); one request in every `--every` fails with a prefixed
+traceback (the failing request moves through the pids; the four messages rotate). Streams to
+disk, so 4 GiB needs no memory; deterministic for a given size.
 
 Writes OUT_DIR/vllm.log (+ .gz with `gzip -1`, + .zst with `zstd -1`) and OUT_DIR/vllm.truth.json:
 requests, failures by message and by the code scan should give, requests and failures per
