@@ -20,7 +20,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from harmony_doctor.inputs.accel import native_available
+from harmony_doctor.native import native_available
 from harmony_doctor.scan.core import Core, CoreLike, NativeCore
 
 CHUNK = 1 << 20

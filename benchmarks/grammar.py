@@ -25,8 +25,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for tests.generators
 
-from harmony_doctor import grammar as g
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, MESSAGE, STOP_TOKENS, Vocab, load_vocab
+from harmony_doctor.streams import grammar as g
 from tests import generators
 
 REFERENCE = f"start: <[0-{FIRST_SPECIAL - 1}]>*\n"

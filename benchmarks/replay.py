@@ -21,10 +21,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harmony_doctor.diagnose import diagnose
 from harmony_doctor.harmony.replay import replay
 from harmony_doctor.harmony.vocab import Vocab, load_vocab
 from harmony_doctor.models import TokenInput
+from harmony_doctor.streams.diagnose import diagnose
 
 PROSE = (
     "The user asks about the migration patterns of arctic terns. We should recall that they "

@@ -14,9 +14,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import harmony_doctor as hd
-from harmony_doctor.cli.summary import show_summary
+from harmony_doctor.cli.outputs import show_summary
 from harmony_doctor.errors import ExitCode
-from harmony_doctor.inputs.sources import discover
+from harmony_doctor.inputs.files import discover
 from harmony_doctor.scan.records import FileReport
 from harmony_doctor.scan.summary import group_keys, per_day, scan_totals
 
@@ -81,8 +81,8 @@ def finish(args: argparse.Namespace, run: Callable[[], hd.ScanResult]) -> int:
 def write_events(result: hd.ScanResult, path: Path) -> list[str]:
     """The events and, beside them, the request tallies, as `scan --events PATH` writes them
     (for `harmony-doctor report`); the errors of those that could not be written."""
-    from harmony_doctor.inputs.events import requests_path
-    from harmony_doctor.output.files import write_tables
+    from harmony_doctor.output.tables import write_tables
+    from harmony_doctor.scan.event_files import requests_path
     from harmony_doctor.scan.summary import events_frame, tally_table
 
     return write_tables(

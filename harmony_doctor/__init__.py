@@ -110,7 +110,7 @@ def explain_tokens(
     open_stream: bool = False,
 ) -> Diagnosis:
     """openai-harmony's verdict on a stream, with where it went wrong, why, and the fix."""
-    from harmony_doctor.diagnose import diagnose
+    from harmony_doctor.streams.diagnose import diagnose
 
     inp = _token_input(tokens)
     return diagnose(inp, _vocab(vocab), role, strict=strict, open_stream=open_stream)
@@ -127,7 +127,7 @@ def recover(
     tokens: TokenInput | Sequence[int], vocab: Vocab | None = None, *, role: ParseRole = "assistant"
 ) -> Recovery:
     """What strict and lenient openai-harmony return, and a salvage with its provenance."""
-    from harmony_doctor.salvage import recover as salvage
+    from harmony_doctor.streams.recover import recover as salvage
 
     return salvage(_token_input(tokens), _vocab(vocab), role)
 
@@ -141,7 +141,7 @@ def shrink(
     budget: int = 20_000,
 ) -> Shrink:
     """The smallest stream that fails the same way (delta debugging under openai-harmony)."""
-    from harmony_doctor.repro import shrink as ddmin
+    from harmony_doctor.streams.repro import shrink as ddmin
 
     inp = _token_input(tokens)
     return ddmin(inp.tokens, _vocab(vocab), role, strict=strict, budget=budget)
@@ -157,7 +157,7 @@ def write_repro(
     copy_vocab: bool = True,
 ) -> list[Path]:
     """Write tokens.json, an offline repro.py, versions.json and ISSUE.md into `folder`."""
-    from harmony_doctor.repro import write_bundle
+    from harmony_doctor.streams.repro import write_bundle
 
     original = source if source is not None else _token_input(result.original)
     return write_bundle(result, folder, _vocab(vocab), label, original, copy_vocab=copy_vocab)
@@ -172,10 +172,10 @@ def render_chat(
     keep_analysis: bool = False,
 ) -> RenderedPrompt:
     """The Harmony prompt openai-harmony renders for an OpenAI-style chat request."""
-    from harmony_doctor import prompt
+    from harmony_doctor.streams import render
 
-    request = prompt.load_chat(chat) if isinstance(chat, str) else chat
-    return prompt.render_chat(request, _vocab(vocab), style, date, keep_analysis)
+    request = render.load_chat(chat) if isinstance(chat, str) else chat
+    return render.render_chat(request, _vocab(vocab), style, date, keep_analysis)
 
 
 def grammar_text(
@@ -188,7 +188,7 @@ def grammar_text(
     require_call: bool = False,
 ) -> str:
     """A guided-decoding grammar for a whole completion (llguidance Lark or GBNF)."""
-    from harmony_doctor import grammar
+    from harmony_doctor.streams import grammar
 
     defaults = grammar.GrammarOptions()
     options = grammar.GrammarOptions(
@@ -209,7 +209,7 @@ def scan_paths(
     excludes: Sequence[str] = (),
 ) -> ScanResult:
     """Scan log files and folders (recursive, compressed, wrapped); unreadable ones are reported."""
-    from harmony_doctor.inputs.sources import discover
+    from harmony_doctor.inputs.files import discover
     from harmony_doctor.scan.records import ScanOptions
     from harmony_doctor.scan.run import scan
 
@@ -277,7 +277,7 @@ def summarize(result: ScanResult | FileScan, by: Sequence[str] = ("code",)) -> p
 def summarize_event_files(paths: Sequence[Path], by: Sequence[str] = ("code",)) -> pl.DataFrame:
     """The same table from event files written by `scan --events` (CSV, JSONL, Parquet), with
     rates from the request tallies written beside them."""
-    from harmony_doctor.inputs.events import read_event_files
+    from harmony_doctor.scan.event_files import read_event_files
     from harmony_doctor.scan.summary import (
         events_frame,
         group_keys,

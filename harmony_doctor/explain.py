@@ -150,8 +150,8 @@ def explain_text(
     `vocab` is loaded (the bundled, verified copy) only when the text is a token stream and
     none is given.
     """
-    from harmony_doctor.diagnose import diagnose
     from harmony_doctor.harmony.vocab import load_vocab
+    from harmony_doctor.streams.diagnose import diagnose
 
     refuse_empty_json(text)
 
@@ -179,7 +179,7 @@ def explain_log(
     completions: tuple[Diagnosis, ...] = ()
     logged = token_input.logged_completions(text) if _OUTPUT_IDS.search(text) else []
     if logged:
-        from harmony_doctor.diagnose import diagnose
+        from harmony_doctor.streams.diagnose import diagnose
 
         known = vocab().ready_to_judge()
         completions = tuple(

@@ -38,7 +38,7 @@ def test_every_public_name_exists_and_is_documented() -> None:
 def test_public_functions_are_not_shadowed_by_submodules() -> None:
     """Importing every submodule must leave the API's functions in place."""
     import harmony_doctor.cli.app
-    import harmony_doctor.salvage  # noqa: F401
+    import harmony_doctor.streams.recover  # noqa: F401
 
     for name in hd.__all__:
         assert not isinstance(getattr(hd, name), type(sys)), f"{name} is a module"

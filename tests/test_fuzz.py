@@ -21,11 +21,11 @@ from harmony_doctor import logs
 from harmony_doctor.choices import INPUT_FORMATS
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import VOCAB_SIZE, Vocab, load_vocab
-from harmony_doctor.inputs import events as reading
-from harmony_doctor.inputs.sources import Source
+from harmony_doctor.inputs.files import Source
 from harmony_doctor.inputs.tokens import parse_tokens
 from harmony_doctor.models import LogError
-from harmony_doctor.output import files as export
+from harmony_doctor.output import tables as export
+from harmony_doctor.scan import event_files as reading
 from harmony_doctor.scan import run as scanning
 from harmony_doctor.scan.records import ScanOptions
 from harmony_doctor.scan.source import scan_source

@@ -91,7 +91,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        from harmony_doctor.scan.source import core_name
+        from harmony_doctor.native import core_name
 
         typer.echo(f"{PROGRAM} {__version__} (scan core: {core_name()})")
         raise typer.Exit()

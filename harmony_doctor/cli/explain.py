@@ -16,7 +16,7 @@ from harmony_doctor.errors import ExitCode
 
 if TYPE_CHECKING:
     from harmony_doctor.explain import LogExplanation
-    from harmony_doctor.guided import LogCheck
+    from harmony_doctor.streams.guided import LogCheck
 
 
 @takes_input
@@ -80,14 +80,14 @@ def explain(
         found = place_in_input(found, read)
         log_check = None
         if checking:
-            from harmony_doctor.guided import check_log
+            from harmony_doctor.streams.guided import check_log
 
             log_check = check_log(found, custom=grammar_file is not None)
         explained = explain_log(text, found, given.vocab, role, not lenient, open_stream)
         _explain_log(explained, label, given, log_check)
         faults = found or any(d.findings for d in explained.completions)
         return ExitCode.FINDINGS if faults and not exit_zero else ExitCode.CLEAN
-    from harmony_doctor.diagnose import diagnose
+    from harmony_doctor.streams.diagnose import diagnose
 
     vocab = given.vocab()
     inp = parse_tokens(text, vocab.encode, given.input_format, given.request)
@@ -97,7 +97,7 @@ def explain(
     check = None
     if checking:
         lark, lark_label = read_text(str(grammar_file)) if grammar_file else (None, "")
-        from harmony_doctor.guided import check_stream
+        from harmony_doctor.streams.guided import check_stream
 
         check = check_stream(result, vocab, lark, lark_label)
     if given.output == "json":

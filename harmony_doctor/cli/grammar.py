@@ -67,7 +67,7 @@ def grammar(
     vocab_path: VocabOpt = None,
 ) -> int:
     """A grammar for the whole completion (every channel), for guided decoding."""
-    from harmony_doctor import grammar as g
+    from harmony_doctor.streams import grammar as g
 
     options = g.GrammarOptions(
         channels=tuple(c.value for c in channels) if channels else g.GrammarOptions.channels,
@@ -86,7 +86,7 @@ def grammar(
 
 
 def _declared_tools(names: list[str] | None, path: Path | None) -> tuple[str, ...] | None:
-    from harmony_doctor import grammar as g
+    from harmony_doctor.streams import grammar as g
 
     if names is None and path is None:
         return None

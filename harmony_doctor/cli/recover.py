@@ -21,18 +21,18 @@ def recover(
     ] = False,
 ) -> int:
     """Strict, lenient and salvaged content side by side, each piece with its token span."""
-    from harmony_doctor import salvage
     from harmony_doctor.output import contract
     from harmony_doctor.output.recover_view import recover_view
+    from harmony_doctor.streams import recover as stream_recover
 
     inp, label, vocab = given.tokens()
-    result = salvage.recover(inp, vocab.ready_to_judge(), role)
+    result = stream_recover.recover(inp, vocab.ready_to_judge(), role)
     strict, lenient = result.strict.messages, result.lenient.messages
     present(
         given,
         lambda: contract.recover_record(result, label),
         lambda: recover_view(
-            result, salvage.received(strict), salvage.received(lenient), label, vocab
+            result, stream_recover.received(strict), stream_recover.received(lenient), label, vocab
         ),
     )
     broken = result.strict.error is not None

@@ -54,7 +54,7 @@ def render(
     from harmony_doctor.output import contract
     from harmony_doctor.output.prompt_view import prompt_view
     from harmony_doctor.output.tokens import token_table_view
-    from harmony_doctor.prompt import load_chat, render_chat
+    from harmony_doctor.streams.render import load_chat, render_chat
 
     text, label = read_text(source)
     vocab = load_vocab(vocab_path)

@@ -19,7 +19,7 @@ from harmony_doctor.cli.options import (
     TopOpt,
     WidthOpt,
 )
-from harmony_doctor.cli.summary import check_operator_paths, show_summary, write_operator_outputs
+from harmony_doctor.cli.outputs import check_operator_paths, show_summary, write_operator_outputs
 from harmony_doctor.errors import ExitCode, InputError
 
 
@@ -48,8 +48,8 @@ def report(
     The request counts scan wrote beside each events file (events.requests.csv) give the same
     rates one scan over all the logs would; files without them add failures but no rate.
     """
-    from harmony_doctor.inputs.events import fetched, read_event_files, requests_path
-    from harmony_doctor.output import files as export
+    from harmony_doctor.output import tables as export
+    from harmony_doctor.scan.event_files import fetched, read_event_files, requests_path
     from harmony_doctor.scan.summary import (
         event_file_reports,
         events_frame,

@@ -38,7 +38,7 @@ def repro(
     """Shrink a failing stream (delta debugging); write tokens.json, repro.py, ISSUE.md."""
     from harmony_doctor.output import contract
     from harmony_doctor.output.recover_view import repro_view
-    from harmony_doctor.repro import shrink, write_bundle
+    from harmony_doctor.streams.repro import shrink, write_bundle
 
     inp, label, vocab = given.tokens()
     result = shrink(inp.tokens, vocab.ready_to_judge(), role, strict=not lenient, budget=budget)

@@ -23,9 +23,9 @@ def rules(
     width: WidthOpt = None,
 ) -> int:
     """List every diagnosis code, or show one with its cause and fix."""
+    from harmony_doctor.faults.rules import RULES
     from harmony_doctor.output import contract
     from harmony_doctor.output.catalogue_view import rule_view, rules_view
-    from harmony_doctor.rules import RULES
 
     catalogue = sorted(RULES.values(), key=lambda r: r.code)
     if code is None:

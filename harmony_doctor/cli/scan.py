@@ -25,7 +25,7 @@ from harmony_doctor.cli.options import (
     VocabOpt,
     WidthOpt,
 )
-from harmony_doctor.cli.summary import check_operator_paths, show_summary, write_operator_outputs
+from harmony_doctor.cli.outputs import check_operator_paths, show_summary, write_operator_outputs
 from harmony_doctor.errors import ExitCode, InputError
 
 if TYPE_CHECKING:
@@ -105,10 +105,10 @@ def scan(
     width: WidthOpt = None,
 ) -> int:
     """Batch-scan server logs: how often Harmony parsing fails, in which ways, since when."""
-    from harmony_doctor.inputs.events import requests_path
-    from harmony_doctor.inputs.sources import discover
-    from harmony_doctor.output import files as export
+    from harmony_doctor.inputs.files import discover
+    from harmony_doctor.output import tables as export
     from harmony_doctor.scan import run as scanning
+    from harmony_doctor.scan.event_files import requests_path
     from harmony_doctor.scan.records import ScanOptions
     from harmony_doctor.scan.summary import (
         events_frame,

@@ -2,7 +2,7 @@
 
 `replay` mirrors openai-harmony's StreamableParser (0.0.8, strict and lenient) but keeps every
 position: where each message starts, its header and content spans, its terminator. Its verdict
-is only a cross-check; the verdict users see comes from openai-harmony itself (diagnose.py).
+is only a cross-check; the verdict users see comes from openai-harmony itself (streams/diagnose.py).
 
 `find_origin` answers a different question with a stricter grammar: at which token did the
 stream stop being a viable prefix of a well-formed Harmony completion? A header error surfaces

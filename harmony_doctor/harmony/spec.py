@@ -79,7 +79,7 @@ class Utf8Chars(Node):
     """`low` to `high` UTF-8 characters, none of them one of the ASCII characters `exclude`.
 
     `exclude` is the body of a regex character class (`\\t`-style escapes), valid alike in
-    Python, Rust (llguidance) and GBNF, so grammar.py can write the same class.
+    Python, Rust (llguidance) and GBNF, so streams/grammar.py can write the same class.
     """
 
     exclude: str

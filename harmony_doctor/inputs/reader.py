@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harmony_doctor.errors import InputError
-from harmony_doctor.inputs.sources import CHUNK, Readable, Source, open_binary
+from harmony_doctor.inputs.files import CHUNK, Readable, Source, open_binary
 from harmony_doctor.inputs.wrappers import LineMeta, Unwrapper
 
 DEFAULT_LIMIT = 256 * 1024 * 1024  # bytes of decoded text one input may hold

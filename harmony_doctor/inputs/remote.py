@@ -3,7 +3,7 @@
 Object storage is read through fsspec, an optional extra (`pip install 'harmony-doctor[remote]'`
 brings fsspec and s3fs; gcsfs and adlfs are installed beside it for gs:// and az://). Nothing
 here decompresses or decodes: an object is opened as a binary stream that goes through the same
-reader as a local file (inputs/sources.py). Credentials, endpoints and other storage options are
+reader as a local file (inputs/files.py). Credentials, endpoints and other storage options are
 each filesystem's own (AWS_* variables and ~/.aws for S3, `FSSPEC_S3_ENDPOINT_URL=...` or
 `FSSPEC_S3='{"endpoint_url": ...}'` for any fsspec option), so that a worker process, a Ray task
 or a Dask worker started with the same environment opens the same URL the same way.

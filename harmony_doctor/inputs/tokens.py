@@ -17,8 +17,8 @@ from typing import Any, Literal
 from harmony_doctor.choices import InputFormat
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import STOP_TOKENS, VOCAB_SIZE, harmony_token_limit
-from harmony_doctor.inputs.accel import native_for
 from harmony_doctor.models import TokenInput
+from harmony_doctor.native import native_for
 
 OUTPUT_KEYS = ("output_token_ids", "token_ids", "output_ids", "completion_token_ids")
 PROMPT_KEYS = ("prompt_token_ids", "input_ids", "prompt_ids")

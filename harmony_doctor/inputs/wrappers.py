@@ -38,9 +38,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from harmony_doctor.inputs.accel import count_lines, may_be_wrapped
-from harmony_doctor.inputs.sources import MAX_LINE
+from harmony_doctor.inputs.files import MAX_LINE
 from harmony_doctor.inputs.timestamps import canonical_epoch, canonical_syslog, canonical_utc
+from harmony_doctor.native import count_newlines, may_be_wrapped
 
 DOCUMENT_LIMIT = 256 * 1024 * 1024  # a Loki API response is parsed whole up to this size
 _MAX_WRAPPED = 2 * MAX_LINE + 4096  # a wrapped line (JSON escapes double the text at most)
@@ -257,7 +257,7 @@ class Unwrapper:
 
     def _lines(self, body: bytes) -> Unwrapped:
         if not self._partials and self._indent is None and not may_be_wrapped(body):
-            count = count_lines(body)  # nothing wrapped here: the chunk passes through whole
+            count = count_newlines(body)  # nothing wrapped here: the chunk passes through whole
             self.lines.add(self._inner + 1, self._source + 1, count)
             self._inner += count
             self._source += count

@@ -5,15 +5,15 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from harmony_doctor import rules
-from harmony_doctor.classify import HEADER_SHAPE, FaultContext, classify
+from harmony_doctor.faults import rules
+from harmony_doctor.faults.classify import HEADER_SHAPE, FaultContext, classify
+from harmony_doctor.faults.rules import Rule
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, special_token_name
 from harmony_doctor.logs.lines import Line
-from harmony_doctor.logs.messages import SPECIAL_TEXT, Hit
+from harmony_doctor.logs.messages import SPECIAL_TEXT, MessageHit
 from harmony_doctor.logs.process import ProcessState
 from harmony_doctor.logs.servers import version_label
 from harmony_doctor.models import ErrorKind, Kind, LogError, Server
-from harmony_doctor.rules import Rule
 
 MAX_RAW_CHARS: Final = 4000
 
@@ -54,7 +54,7 @@ _RULE_OF_FORM: dict[str, str] = {
 
 
 def describe(
-    line: Line, hit: Hit, last_line: int, lead: Line | None, state: ProcessState
+    line: Line, hit: MessageHit, last_line: int, lead: Line | None, state: ProcessState
 ) -> LogError:
     """The record of the failure `hit` reports on `line`, its evidence taken from `state`.
 
@@ -115,7 +115,7 @@ def describe(
     )
 
 
-def _form_versions(hit: Hit) -> frozenset[int] | None:
+def _form_versions(hit: MessageHit) -> frozenset[int] | None:
     if hit.name == "leftover_old":
         return frozenset({1})
     if hit.remainder is None:
@@ -127,7 +127,7 @@ def _form_versions(hit: Hit) -> frozenset[int] | None:
     return None
 
 
-def _rule_for(hit: Hit, kind: Kind) -> Rule:
+def _rule_for(hit: MessageHit, kind: Kind) -> Rule:
     if hit.name == "markup_leak":
         return rules.RULES["HD205"]
     code = _RULE_OF_FORM.get(hit.name)
@@ -156,7 +156,7 @@ def _token_text(token: int) -> str:
     return special_token_name(token) if token >= FIRST_SPECIAL else "an ordinary text token"
 
 
-def _expected_found(kind: Kind, hit: Hit, rule: Rule) -> tuple[str, str]:
+def _expected_found(kind: Kind, hit: MessageHit, rule: Rule) -> tuple[str, str]:
     match kind:
         case "header_leftover":
             words = hit.remainder.words if hit.remainder is not None else ()

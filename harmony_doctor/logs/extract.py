@@ -18,7 +18,7 @@ from typing import Final
 
 from harmony_doctor.logs.describe import describe, lmstudio_found
 from harmony_doctor.logs.lines import Line, anatomize, structural
-from harmony_doctor.logs.messages import Hit, find_hit, find_leak, holds_message
+from harmony_doctor.logs.messages import MessageHit, find_hit, find_leak, holds_message
 from harmony_doctor.logs.process import ProcessState
 from harmony_doctor.models import LogError
 
@@ -40,7 +40,7 @@ class _Candidate:
     line: Line
     text: str
     last_line: int
-    hit: Hit
+    hit: MessageHit
     continued: int = 0
     lead: Line | None = None  # a prefix-only line just before (LM Studio's timestamp line)
     stale: bool = False  # text grew since `hit` was read
@@ -54,7 +54,7 @@ def _reread(candidate: _Candidate) -> None:
     candidate.stale = False
 
 
-def _may_close(hit: Hit, text: str) -> bool:
+def _may_close(hit: MessageHit, text: str) -> bool:
     """Whether `text` could end the open message: its closing quote, `]` or `)`."""
     if hit.quote is not None:
         return hit.quote in text

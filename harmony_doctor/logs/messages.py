@@ -115,7 +115,7 @@ _OPENER = re.compile(r"""(?:(?<=[(\[{:=,\s])|^)(\\*)(['"])""")
 
 
 @dataclass(frozen=True)
-class Hit:
+class MessageHit:
     """An error message found in a text, read to its end."""
 
     name: str
@@ -170,7 +170,7 @@ def holds_message(text: str, position: int = 0, bare: bool = True) -> bool:
     return bare and _find_bare(text, position) is not None
 
 
-def find_hit(text: str, position: int = 0) -> Hit | None:
+def find_hit(text: str, position: int = 0) -> MessageHit | None:
     """The first error message in `text` from `position` on, or None."""
     best: tuple[int, str, re.Match[str]] | None = None
     lower = text.lower()
@@ -187,7 +187,7 @@ def find_hit(text: str, position: int = 0) -> Hit | None:
     return _read_hit(text, best[1], best[2])
 
 
-def _find_bare(text: str, position: int, before: int | None = None) -> Hit | None:
+def _find_bare(text: str, position: int, before: int | None = None) -> MessageHit | None:
     """A header remainder quoted on its own, starting before `before`, that carries markup."""
     if "<|" not in text:
         return None
@@ -208,7 +208,7 @@ def _find_bare(text: str, position: int, before: int | None = None) -> Hit | Non
         ):
             continue  # a list of special tokens (a stop list, a tokenizer dump), not a header
         literal = body[: max(used - 2, 0)]
-        return Hit(
+        return MessageHit(
             name="bare_remainder",
             start=start,
             message=_CANONICAL["leftover"] + ": " + literal,
@@ -224,7 +224,7 @@ def _find_bare(text: str, position: int, before: int | None = None) -> Hit | Non
     return None
 
 
-def _read_hit(text: str, name: str, match: re.Match[str]) -> Hit:
+def _read_hit(text: str, name: str, match: re.Match[str]) -> MessageHit:
     """Read the message `match` starts to its end: out of its quoting, to its kind's fields."""
     start = match.start()
     opener = _find_opener(text, start)
@@ -260,7 +260,7 @@ def _read_hit(text: str, name: str, match: re.Match[str]) -> Hit:
         message = _CANONICAL[name]
     else:
         message, context = _read_tail(name, body[:offset], rest, quoted=opener is not None)
-    return Hit(
+    return MessageHit(
         name=name,
         start=start,
         message=message,
@@ -325,13 +325,13 @@ def _read_tail(name: str, matched: str, rest: str, quoted: bool) -> tuple[str, s
     return (_CANONICAL.get(name, matched) + tail).strip(), context
 
 
-def find_leak(text: str) -> Hit | None:
+def find_leak(text: str) -> MessageHit | None:
     """The first JSON or repr string field in `text` whose value holds Harmony markup."""
     for match in _LEAK.finditer(text):
         value = unescape(match["value"])
         if not SPECIAL_TEXT.search(value):
             continue
-        return Hit(
+        return MessageHit(
             name="markup_leak",
             start=match.start(),
             message=value if len(value) <= 300 else value[:299] + "…",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from harmony_doctor import rules
+from harmony_doctor.faults import rules
 from harmony_doctor.logs.lines import anatomize
 from harmony_doctor.models import LogError
 

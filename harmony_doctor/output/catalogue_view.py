@@ -9,8 +9,8 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from harmony_doctor.faults.rules import Rule
 from harmony_doctor.output.styles import DIM, ERROR, LABEL, WARNING
-from harmony_doctor.rules import Rule
 
 
 def rules_view(catalogue: Iterable[Rule]) -> Table:

@@ -7,6 +7,7 @@ from dataclasses import asdict
 from typing import Any
 
 from harmony_doctor.explain import LogExplanation
+from harmony_doctor.faults.rules import RULES, Rule, kind_of_error
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, Vocab, harmony_version
 from harmony_doctor.models import (
     Diagnosis,
@@ -20,7 +21,6 @@ from harmony_doctor.models import (
     Shrink,
     TokenInput,
 )
-from harmony_doctor.rules import RULES, Rule, kind_of_error
 
 EXPLAIN_SCHEMA = "harmony-doctor.explain/1"
 DECODE_SCHEMA = "harmony-doctor.decode/1"

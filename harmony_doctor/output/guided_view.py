@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from harmony_doctor.guided import LogCheck, StreamCheck
 from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.output.escape import safe_text
 from harmony_doctor.output.styles import LABEL, OK, WARNING
 from harmony_doctor.output.tokens import token_label
+from harmony_doctor.streams.guided import LogCheck, StreamCheck
 
 
 def stream_check_view(check: StreamCheck, vocab: Vocab) -> Text:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harmony_doctor.errors import OutputError
-from harmony_doctor.output.files import check_writable
+from harmony_doctor.output.tables import check_writable
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry

@@ -9,7 +9,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
-from harmony_doctor.inputs.accel import native_available, native_module
+from harmony_doctor.native import native_available, native_module
 
 Meta = list[tuple[int, bytes | None, int | None]]
 TallyKey = tuple[str, int | None, bytes | None]
@@ -154,7 +154,7 @@ def is_access(text: bytes) -> bool:
 
 
 @dataclass
-class _Hit:
+class _HitLine:
     line: int
     e: int  # cut-stream offset of the line's end ("\n" or end of stream)
     ws: int  # window start (a line start)
@@ -200,7 +200,7 @@ class Core:
         self._kl: list[int] = [0]
         self._ks: list[bytes | None] = [None]
         self._meta: dict[int, tuple[bytes | None, int | None]] = {}
-        self._hits: deque[_Hit] = deque()
+        self._hits: deque[_HitLine] = deque()
         self._pending: _Pending | None = None
         self._done = False
         self._lines = 0
@@ -377,7 +377,7 @@ class Core:
                 wi = max(0, s - self._before) - self._off
                 ws = buf.rfind(b"\n", 0, wi) + 1
                 ws_line = line - buf.count(b"\n", ws, ls)
-                self._hits.append(_Hit(line, self._off + le, self._off + ws, ws_line))
+                self._hits.append(_HitLine(line, self._off + le, self._off + ws, ws_line))
         return out
 
     def _line_stamp(self, line: int, text: bytes) -> bytes | None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
-import re
 import socket
 import stat
 from collections.abc import Callable, Iterable
@@ -15,31 +14,19 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO
 
-from harmony_doctor.diagnose import CleanStreams
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import Vocab
+from harmony_doctor.inputs.files import Readable, Skipped, Source, open_binary
 from harmony_doctor.inputs.remote import is_url, open_url
-from harmony_doctor.inputs.sources import Readable, Skipped, Source, open_binary
 from harmony_doctor.models import RequestTally, ScanEvent
-from harmony_doctor.scan.events import merge_duplicates, redact, source_events
+from harmony_doctor.scan.event_files import written_by_scan
+from harmony_doctor.scan.findings import merge_duplicates, redact, source_events
 from harmony_doctor.scan.records import FileReport, FileScan, FileStatus, ScanOptions, ScanResult
 from harmony_doctor.scan.source import SourceScan, scan_source
+from harmony_doctor.streams.diagnose import CleanStreams
 
 POOL_BYTES = 16 * 1024 * 1024  # below this, starting worker processes costs more than it saves
 DEFAULT_OPTIONS = ScanOptions()  # frozen, so one shared default is safe
-HEAD = 64 * 1024  # bytes read to tell a file scan wrote from a log
-# What scan writes (scan/summary.py's columns): an events file's first columns, in order, and
-# the summary's; recognised by content, so a renamed or moved export is still not a log.
-_EVENTS_HEADER = b"file,line,timestamp,pid,server,harmony_version,kind,code,severity"
-_EVENTS_KEYS = re.compile(
-    rb'^\{"file": ?"[^\n]*"line": ?[^\n]*"harmony_version": ?[^\n]*"raise_index"'
-)
-# The request tallies written beside an events file (scan/summary.py's REQUEST_COLUMNS).
-_TALLIES_HEADER = b"file,pid,server,hour,count,origin"
-_TALLIES_KEYS = re.compile(rb'^\{"file": ?"[^\n]*"pid": ?[^\n]*"hour": ?[^\n]*"count": ?')
-_SUMMARY_HEADER = re.compile(
-    rb"^[a-z_,]*count,share,requests,rate,(?:rate_note,)?first_seen,last_seen,example\r?\n"
-)
 
 
 @dataclass(frozen=True)
@@ -92,34 +79,10 @@ def _identity(source: Source) -> tuple[int | str, int] | None:
 
 
 def _written_by_scan(source: Source) -> str | None:
-    """Why a regular file is an export of scan (--events, --summary-csv), or None.
-
-    Only regular files are looked at (a pipe's bytes would be lost to the reader)."""
+    """Why a regular file is an export of scan (--events, --summary-csv), or None."""
     if source.path is None or source.stream is not None:
-        return None
-    try:
-        with open(source.path, "rb", buffering=0) as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                return None
-            head = handle.read(HEAD)
-            tail = b""
-            if head.startswith(b"PAR1"):
-                handle.seek(max(0, os.fstat(handle.fileno()).st_size - HEAD))
-                tail = handle.read(HEAD)
-    except OSError:
-        return None
-    head = head.removeprefix(b"\xef\xbb\xbf")
-    if head.startswith(_EVENTS_HEADER) or _EVENTS_KEYS.match(head):
-        return "an events file written by scan; use report"
-    if tail.endswith(b"PAR1") and b"harmony_version" in tail and b"raise_index" in tail:
-        return "an events file written by scan; use report"
-    if head.startswith(_TALLIES_HEADER) or _TALLIES_KEYS.match(head):
-        return "request tallies written by scan --events; use report"
-    if tail.endswith(b"PAR1") and all(w in tail for w in (b"hour", b"count", b"origin")):
-        return "request tallies written by scan --events; use report"
-    if _SUMMARY_HEADER.match(head):
-        return "a summary file written by scan (--summary-csv), not a log"
-    return None
+        return None  # a pipe's bytes would be lost to the reader
+    return written_by_scan(source.path)
 
 
 def _total_size(units: list[Unit]) -> int:

@@ -22,16 +22,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from harmony_doctor.diagnose import CleanStreams
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, MESSAGE, VOCAB_SIZE
-from harmony_doctor.inputs.accel import count_lines, native_for, reuse_large_buffers, use_native
-from harmony_doctor.inputs.sources import Readable
+from harmony_doctor.inputs.files import Readable
 from harmony_doctor.inputs.timestamps import parse_timestamp
 from harmony_doctor.inputs.tokens import RequestStreams, VllmRecord, parse_vllm_bytes
 from harmony_doctor.inputs.wrappers import Unwrapped, Unwrapper
 from harmony_doctor.logs.extract import _Extractor
 from harmony_doctor.models import LogError, TokenInput
+from harmony_doctor.native import count_newlines, native_for, reuse_large_buffers, use_native
 from harmony_doctor.scan.core import (
     HEAD,
     Batch,
@@ -43,6 +42,7 @@ from harmony_doctor.scan.core import (
     own_pid,
     own_stamp,
 )
+from harmony_doctor.streams.diagnose import CleanStreams
 
 CHUNK = 1024 * 1024  # bytes read (and fed to the core) at a time
 QUEUE = 4  # chunks read ahead of the core
@@ -63,13 +63,8 @@ _SERVER_HINTS = (
 )
 
 
-def core_name() -> str:
-    """`native` or `python`: the scan core this process uses (shown by --version)."""
-    return "native" if use_native() else "python"
-
-
 @dataclass(frozen=True)
-class Hit:
+class Place:
     """Where something was found: the line of the file as given, its time and process."""
 
     line: int
@@ -83,8 +78,8 @@ class SourceScan:
 
     label: str
     reference: datetime
-    errors: list[tuple[LogError, Hit]] = field(default_factory=list)
-    completions: list[tuple[TokenInput, Hit]] = field(default_factory=list)
+    errors: list[tuple[LogError, Place]] = field(default_factory=list)
+    completions: list[tuple[TokenInput, Place]] = field(default_factory=list)
     # (pid, ISO hour) -> requests, from access lines or, where a log has none, request lines
     requests: Counter[tuple[int | None, str | None]] = field(default_factory=Counter)
     received: Counter[tuple[int | None, str | None]] = field(default_factory=Counter)
@@ -264,7 +259,7 @@ class _SourceScanner:
             if not item:
                 break
             self.out.bytes += len(item)
-            self.raw_lines += count_lines(item)
+            self.raw_lines += count_newlines(item)
             self.raw_tail = item[-1:]
             self._feed(self.unwrapper.feed(item))
             if on_progress is not None:
@@ -278,7 +273,7 @@ class _SourceScanner:
             if m.stamp is not None or m.pid is not None:
                 self.meta[m.line] = (m.stamp, m.pid)
         self.offset += len(piece.data)
-        self.unwrapped_lines += count_lines(piece.data)
+        self.unwrapped_lines += count_newlines(piece.data)
         self.core_thread.submit(piece.data, piece.core_meta() or None)
         for batch in self.core_thread.batches(wait=False):
             self._take(batch, final=False)
@@ -336,7 +331,7 @@ class _SourceScanner:
         self.read.append(_Read(window.first_line, last, lines, window.stamp_before, meta))
         self.window_lines += len(lines)
 
-    def _hit(self, line: int) -> Hit | None:
+    def _hit(self, line: int) -> Place | None:
         """The time and pid of a window line by the core's rules: its own stamp, else the
         wrapper's, else the last one before it (back to the window's `stamp_before`); its own
         pid, else the wrapper's. The newest window holding the line decides."""
@@ -355,7 +350,7 @@ class _SourceScanner:
             if found:
                 stamp = found
                 break
-        return Hit(line, self._parse(stamp), pid if pid is not None else wrapper_pid)
+        return Place(line, self._parse(stamp), pid if pid is not None else wrapper_pid)
 
     def _errors(self, errors: Iterator[LogError]) -> None:
         for error in errors:
@@ -381,10 +376,10 @@ class _SourceScanner:
             self.reach.popleft()
         return any(first <= line <= last for first, last in self.reach)
 
-    def _late_hit(self, line: int) -> Hit:
+    def _late_hit(self, line: int) -> Place:
         """An error the extractor held back past its window: the wrapper's facts only."""
         stamp, pid = self.meta.get(line, (None, None))
-        return Hit(line, self._parse(stamp), pid)
+        return Place(line, self._parse(stamp), pid)
 
     # -- token ids --
 
@@ -393,7 +388,7 @@ class _SourceScanner:
         if self.settle is not None and self._settled_by_shape(id_line.text):
             return
         line = self.unwrapper.source_line(id_line.line)
-        hit = Hit(line, self._parse(id_line.stamp), id_line.pid)
+        hit = Place(line, self._parse(id_line.stamp), id_line.pid)
         try:
             record = parse_vllm_bytes(id_line.text, line, self.native)
         except InputError:
@@ -421,7 +416,7 @@ class _SourceScanner:
         self.out.replayed += 1
         return True
 
-    def _add_record(self, record: VllmRecord, hit: Hit) -> None:
+    def _add_record(self, record: VllmRecord, hit: Place) -> None:
         if record.request_id in self.finished_requests and record.kind == "complete":
             return
         self.streams.add(record)
@@ -430,7 +425,7 @@ class _SourceScanner:
         if len(self.streams.streams) > MAX_PENDING:
             self._complete(next(iter(self.streams.streams)), hit)
 
-    def _complete(self, request_id: str, hit: Hit) -> None:
+    def _complete(self, request_id: str, hit: Place) -> None:
         inp = self.streams.pop(request_id)
         self._finished(request_id)
         if inp is not None:
@@ -464,9 +459,9 @@ class _SourceScanner:
         for request_id in list(self.streams.streams):
             inp = self.streams.pop(request_id)
             if inp is not None:
-                self._keep(inp, Hit(out.lines, None, None))
+                self._keep(inp, Place(out.lines, None, None))
 
-    def _keep(self, inp: TokenInput, hit: Hit) -> None:
+    def _keep(self, inp: TokenInput, hit: Place) -> None:
         """Count a finished completion; keep it for diagnosis unless `clean` settles it
         (memory then grows with the failures, not with the log)."""
         self.out.replayed += 1

@@ -1,5 +1,5 @@
 //! The shape of a Harmony token stream that our replay's clean verdict depends on
-//! (harmony_doctor/diagnose.py `clean_key` is the reference, tested equal).
+//! (harmony_doctor/streams/diagnose.py `clean_key` is the reference, tested equal).
 
 /// The stream with every run of ordinary tokens after a `<|message|>` cut to one token, 0.
 /// Tokens at or above `first_special` are special; `message` is `<|message|>`.

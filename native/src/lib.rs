@@ -142,7 +142,7 @@ mod python {
         crate::chunk::count_lines(data)
     }
 
-    /// Whether any line of `data` starts like a wrapped one (inputs/accel.py's reference);
+    /// Whether any line of `data` starts like a wrapped one (native.py's reference);
     /// the GIL stays held, as in count_lines.
     #[pyfunction]
     fn may_be_wrapped(data: &[u8]) -> bool {
@@ -207,7 +207,7 @@ mod python {
     /// Lines at least this long are parsed with the GIL released.
     const LONG_LINE: usize = 64 * 1024;
 
-    /// diagnose.py `clean_key`: the stream with each run of content tokens cut to one 0.
+    /// streams/diagnose.py `clean_key`: the stream with each run of content tokens cut to one 0.
     #[pyfunction]
     fn clean_key<'py>(
         py: Python<'py>,

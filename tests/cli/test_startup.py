@@ -167,3 +167,16 @@ def test_latency_each_path_imports_only_what_it_uses(
         args = [*args[:-1], str(source)]
     env = dict(os.environ, HARMONY_DOCTOR_CACHE=str(tmp_path / "cache"))
     assert _loaded_after(args, env, (*_NEVER, *absent)) == []
+
+
+def test_version_imports_nothing_of_the_scan_stack() -> None:
+    """`--version` names the scan core (native or python) without loading the scan itself."""
+    scan_stack = (
+        "harmony_doctor.scan.core",
+        "harmony_doctor.scan.source",
+        "harmony_doctor.scan.run",
+        "harmony_doctor.logs",
+        "harmony_doctor.inputs.wrappers",
+        *_HEAVY,
+    )
+    assert _loaded_after(["--version"], names=scan_stack) == []

@@ -16,18 +16,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harmony_doctor import rules
-from harmony_doctor.diagnose import (
+from harmony_doctor import native as accel
+from harmony_doctor.faults import rules
+from harmony_doctor.harmony.replay import replay
+from harmony_doctor.harmony.vocab import FIRST_SPECIAL, MESSAGE, Vocab
+from harmony_doctor.models import Message, TokenInput
+from harmony_doctor.streams.diagnose import (
     CleanStreams,
     clean_key,
     clean_key_reference,
     diagnose,
     replay_is_clean,
 )
-from harmony_doctor.harmony.replay import replay
-from harmony_doctor.harmony.vocab import FIRST_SPECIAL, MESSAGE, Vocab
-from harmony_doctor.inputs import accel
-from harmony_doctor.models import Message, TokenInput
 from tests.generators import mutate, well_formed
 
 DEEP = os.environ.get("HD_DEEP") == "1" or os.environ.get("HYPOTHESIS_PROFILE") == "deep"

@@ -10,7 +10,7 @@ import pytest
 
 from harmony_doctor.errors import Undecodable
 from harmony_doctor.inputs.encodings import decoding, detect
-from harmony_doctor.inputs.sources import Source, discover, open_binary, plain_size
+from harmony_doctor.inputs.files import Source, discover, open_binary, plain_size
 from harmony_doctor.scan.records import ScanOptions
 from harmony_doctor.scan.run import scan
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from harmony_doctor.errors import InputError
+from harmony_doctor.inputs.files import Source, discover, open_binary, plain_size, read_lines
 from harmony_doctor.inputs.reader import read_input, read_text
-from harmony_doctor.inputs.sources import Source, discover, open_binary, plain_size, read_lines
 from harmony_doctor.scan.records import ScanOptions
 from harmony_doctor.scan.run import scan
 from tests.inputs import wrapping

@@ -174,7 +174,7 @@ def test_year_less_stamps_take_the_objects_year(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(
         "harmony_doctor.scan.run.open_url", lambda url: (io.BytesIO(data), url, modified)
     )
-    from harmony_doctor.inputs.sources import Source
+    from harmony_doctor.inputs.files import Source
     from harmony_doctor.scan.run import scan
 
     result = scan([Source("s3://b/vllm.log", None, url=True)], hd.ScanOptions(jobs=1))

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harmony_doctor import native as accel
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import VOCAB_SIZE
-from harmony_doctor.inputs import accel
 from harmony_doctor.inputs.tokens import VllmRecord, parse_vllm_bytes, parse_vllm_line
 
 native = accel.native_module()

@@ -11,7 +11,7 @@ import zstandard
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harmony_doctor.inputs.sources import Source, open_binary
+from harmony_doctor.inputs.files import Source, open_binary
 from harmony_doctor.inputs.zstd_blocks import ZstdBlocks
 
 BLOCK_OUTPUT = 128 * 1024  # the most one zstd block makes

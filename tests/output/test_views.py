@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from rich.console import Console, RenderableType
 
-from harmony_doctor.diagnose import diagnose
 from harmony_doctor.explain import LogExplanation
+from harmony_doctor.faults.rules import RULES
 from harmony_doctor.harmony.vocab import MESSAGE, Vocab
 from harmony_doctor.inputs.tokens import parse_tokens
 from harmony_doctor.logs import extract_text
@@ -22,9 +22,9 @@ from harmony_doctor.output.prompt_view import prompt_view
 from harmony_doctor.output.recover_view import next_steps_view, recover_view, repro_view
 from harmony_doctor.output.scan_view import scan_view
 from harmony_doctor.output.tokens import stream_text_view, token_table_view
-from harmony_doctor.prompt import load_chat, render_chat
-from harmony_doctor.rules import RULES
-from harmony_doctor.salvage import received, recover
+from harmony_doctor.streams.diagnose import diagnose
+from harmony_doctor.streams.recover import received, recover
+from harmony_doctor.streams.render import load_chat, render_chat
 
 HOSTILE = (
     "[bold]x[/bold] :warning: \x1b[31mred\x1b[0m \x1b]8;;http://x\x07link\x1b]8;;\x07 "

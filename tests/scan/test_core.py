@@ -600,7 +600,7 @@ def test_the_native_core_is_built_wherever_cargo_is() -> None:
     is installed (CI, `make test`), the native core must be the one in use."""
     import shutil
 
-    from harmony_doctor.inputs.accel import native_available
+    from harmony_doctor.native import native_available
 
     if shutil.which("cargo") is None:
         pytest.skip("no Rust toolchain: the Python core is the one in use")

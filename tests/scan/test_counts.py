@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import harmony_doctor
-from harmony_doctor.inputs.sources import discover
+from harmony_doctor.inputs.files import discover
 from harmony_doctor.logs import extract_text
 from harmony_doctor.scan import run as scanning
 from harmony_doctor.scan.records import ScanOptions

@@ -18,7 +18,7 @@ import pytest
 
 import harmony_doctor as hd
 from harmony_doctor.errors import InputError
-from harmony_doctor.inputs.sources import discover
+from harmony_doctor.inputs.files import discover
 from harmony_doctor.scan.records import ScanOptions
 from harmony_doctor.scan.summary import scan_totals
 from tests.helpers import run

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harmony_doctor.harmony.vocab import Vocab
-from harmony_doctor.inputs.sources import discover
+from harmony_doctor.inputs.files import discover
 from harmony_doctor.scan import run as scanning
 from harmony_doctor.scan.summary import summarize, total_requests
 from tests.helpers import run
@@ -66,7 +66,7 @@ def test_cli_scan_bad_group_is_exit_2(logs_dir: Path) -> None:
 
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
 def test_events_export_round_trips(logs_dir: Path, tmp_path: Path, suffix: str) -> None:
-    from harmony_doctor.inputs.events import read_table
+    from harmony_doctor.scan.event_files import read_table
 
     out = tmp_path / f"events{suffix}"
     summary = tmp_path / "summary.csv"

@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harmony_doctor.diagnose import CleanStreams
 from harmony_doctor.harmony.vocab import Vocab
-from harmony_doctor.inputs.accel import use_native
+from harmony_doctor.native import use_native
 from harmony_doctor.scan import source
 from harmony_doctor.scan.core import Batch, Core, IdLine, Meta, Window
 from harmony_doctor.scan.source import _CoreThread, scan_source
+from harmony_doctor.streams.diagnose import CleanStreams
 
 
 class _Failing(Core):

@@ -6,7 +6,7 @@ import gzip
 from datetime import datetime
 from pathlib import Path
 
-from harmony_doctor.inputs.sources import discover
+from harmony_doctor.inputs.files import discover
 from harmony_doctor.scan import run as scanning
 from harmony_doctor.scan.records import ScanOptions, ScanResult
 

@@ -15,8 +15,8 @@ import polars as pl
 import pytest
 
 from harmony_doctor.errors import InputError
-from harmony_doctor.inputs import events as reading
-from harmony_doctor.output import files as export
+from harmony_doctor.output import tables as export
+from harmony_doctor.scan import event_files as reading
 from harmony_doctor.scan import run as scanning
 from harmony_doctor.scan.records import ScanOptions
 from harmony_doctor.scan.summary import events_frame, requests_frame, summarize_frames
@@ -236,7 +236,7 @@ def test_regression_corrupt_parquet_panicked_polars(
 
 def test_csv_to_a_terminal_shows_control_characters() -> None:
     """`--format csv` on a terminal: escapes are shown as text; to a pipe, values are kept."""
-    from harmony_doctor.output.files import write_csv
+    from harmony_doctor.output.tables import write_csv
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

@@ -35,6 +35,11 @@ def use_native() -> bool:
     return os.environ.get(NATIVE_ENV, "").strip() != "0" and native_available()
 
 
+def core_name() -> str:
+    """`native` or `python`: the scan core this process uses (shown by --version)."""
+    return "native" if use_native() else "python"
+
+
 def native_for(choice: bool | None = None) -> ModuleType | None:
     """The Rust extension for a caller that may use it: `choice` when the caller decided once
     (True: if built), else `use_native()`, which reads the environment at every call."""
@@ -42,7 +47,7 @@ def native_for(choice: bool | None = None) -> ModuleType | None:
     return native_module() if allowed else None
 
 
-def count_lines(data: bytes) -> int:
+def count_newlines(data: bytes) -> int:
     """The number of newlines in `data`."""
     module = native_for()
     if module is not None:

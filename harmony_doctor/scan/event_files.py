@@ -1,4 +1,5 @@
-"""Event files written by `scan --events` read back (CSV, JSONL, Parquet), bad files set apart.
+"""The events-file format's one owner: its path convention, reading event files back (CSV,
+JSONL, Parquet) with bad files set apart, and recognising files scan wrote.
 
 Reading is input: a file may be cut, corrupt or not an events file at all, and one bad file must
 not lose the others. Parquet is checked in a child process before polars reads it here, since
@@ -11,7 +12,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -81,7 +84,7 @@ def unknown_format(path: Path) -> str:
     return f"cannot tell the format of {path}: use one of {', '.join(sorted(FORMATS))}"
 
 
-def format_of(path: Path) -> str:
+def read_format(path: Path) -> str:
     kind = table_format(path)
     if kind is None:
         raise InputError(unknown_format(path))
@@ -134,7 +137,7 @@ def read_table(path: Path) -> pl.DataFrame:
 def _read_table(path: Path, checked: bool) -> pl.DataFrame:
     import polars as pl
 
-    kind = format_of(path)
+    kind = read_format(path)
     if kind == "parquet" and not checked:
         problem = check_parquet([path]).get(path)
         if problem is not None:
@@ -357,3 +360,49 @@ def _events_of(path: Path, columns: Mapping[str, Any], empty: pl.DataFrame) -> p
         return frame.select(pl.col(c).cast(t) for c, t in columns.items())
     except pl.exceptions.PolarsError as exc:
         raise InputError(f"cannot read {path}: {_one_line(exc)}") from None
+
+
+# --- recognising what scan wrote ----------------------------------------------------------
+
+SNIFF = 64 * 1024  # bytes read to tell a file scan wrote from a log
+# What scan writes (scan/summary.py's columns): an events file's first columns, in order, and
+# the summary's; recognised by content, so a renamed or moved export is still not a log.
+_EVENTS_HEADER = b"file,line,timestamp,pid,server,harmony_version,kind,code,severity"
+_EVENTS_KEYS = re.compile(
+    rb'^\{"file": ?"[^\n]*"line": ?[^\n]*"harmony_version": ?[^\n]*"raise_index"'
+)
+# The request tallies written beside an events file (scan/summary.py's REQUEST_COLUMNS).
+_TALLIES_HEADER = b"file,pid,server,hour,count,origin"
+_TALLIES_KEYS = re.compile(rb'^\{"file": ?"[^\n]*"pid": ?[^\n]*"hour": ?[^\n]*"count": ?')
+_SUMMARY_HEADER = re.compile(
+    rb"^[a-z_,]*count,share,requests,rate,(?:rate_note,)?first_seen,last_seen,example\r?\n"
+)
+
+
+def written_by_scan(path: Path) -> str | None:
+    """Why a regular file is an export of scan (--events, --summary-csv), or None.
+
+    Only regular files are looked at, by content: a renamed or moved export is still not a log."""
+    try:
+        with open(path, "rb", buffering=0) as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return None
+            head = handle.read(SNIFF)
+            tail = b""
+            if head.startswith(b"PAR1"):
+                handle.seek(max(0, os.fstat(handle.fileno()).st_size - SNIFF))
+                tail = handle.read(SNIFF)
+    except OSError:
+        return None
+    head = head.removeprefix(b"\xef\xbb\xbf")
+    if head.startswith(_EVENTS_HEADER) or _EVENTS_KEYS.match(head):
+        return "an events file written by scan; use report"
+    if tail.endswith(b"PAR1") and b"harmony_version" in tail and b"raise_index" in tail:
+        return "an events file written by scan; use report"
+    if head.startswith(_TALLIES_HEADER) or _TALLIES_KEYS.match(head):
+        return "request tallies written by scan --events; use report"
+    if tail.endswith(b"PAR1") and all(w in tail for w in (b"hour", b"count", b"origin")):
+        return "request tallies written by scan --events; use report"
+    if _SUMMARY_HEADER.match(head):
+        return "a summary file written by scan (--summary-csv), not a log"
+    return None

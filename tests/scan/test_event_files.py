@@ -1,4 +1,4 @@
-"""inputs/events.py: event files read back; bad files set apart, Parquet checked in a child."""
+"""scan/event_files.py: event files read back; bad files set apart, Parquet checked in a child."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from harmony_doctor.inputs import events as reading
-from harmony_doctor.output import files as export
+from harmony_doctor.output import tables as export
+from harmony_doctor.scan import event_files as reading
 from harmony_doctor.scan.summary import events_frame
 from tests.helpers import run
 

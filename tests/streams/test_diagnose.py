@@ -1,13 +1,13 @@
-"""diagnose.py: openai-harmony's verdict, the rule that explains it, and warnings."""
+"""streams/diagnose.py: openai-harmony's verdict, the rule that explains it, and warnings."""
 
 from __future__ import annotations
 
 import pytest
 
-from harmony_doctor.classify import FaultContext, classify
-from harmony_doctor.diagnose import diagnose
+from harmony_doctor.faults.classify import FaultContext, classify
 from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.models import Diagnosis, TokenInput
+from harmony_doctor.streams.diagnose import diagnose
 
 
 def run(vocab: Vocab, text: str, role: str = "assistant", strict: bool = True) -> Diagnosis:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harmony_doctor.errors import OutputError
-from harmony_doctor.output import files as export
+from harmony_doctor.output import tables as export
 from tests.helpers import run
 
 
@@ -93,7 +93,7 @@ def test_exports_follow_the_umask(tmp_path: Path) -> None:
 _SLOW_WRITE = """
 import sys, polars as pl
 from pathlib import Path
-from harmony_doctor.output import files as export
+from harmony_doctor.output import tables as export
 frame = pl.DataFrame({"a": ["=x" * 20] * 3_000_000})
 print("ready", flush=True)
 export.write_table(frame, Path(sys.argv[1]))

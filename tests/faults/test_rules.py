@@ -1,4 +1,4 @@
-"""rules.py: the catalogue's stable codes, text-only classification, `harmony-doctor rules`."""
+"""faults/rules.py: the catalogue's stable codes, text-only classification, `harmony-doctor rules`."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import get_args
 
 import pytest
 
-from harmony_doctor import rules
-from harmony_doctor.classify import FaultContext, classify
+from harmony_doctor.faults import rules
+from harmony_doctor.faults.classify import FaultContext, classify
 from harmony_doctor.models import ErrorKind, Kind
 from tests.helpers import run
 

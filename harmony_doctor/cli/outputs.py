@@ -34,7 +34,7 @@ def show_summary(
 ) -> None:
     """The summary on stdout as a table, JSON, CSV or GitHub annotations (scan and report
     print alike; annotations need the events, in `operator`)."""
-    from harmony_doctor.output import files as export
+    from harmony_doctor.output import tables as export
     from harmony_doctor.output.scan_view import scan_view
 
     if output == "json":
@@ -78,7 +78,7 @@ def write_operator_outputs(
     failed one stops neither the others nor the summary)."""
     from harmony_doctor.errors import OutputError
     from harmony_doctor.output import operator_files
-    from harmony_doctor.output.files import write_text
+    from harmony_doctor.output.tables import write_text
 
     errors: list[str] = []
     now = time.time()

@@ -1,11 +1,11 @@
-"""scan/events.py: logged and replayed failures as events, counted once, redacted on request."""
+"""scan/findings.py: logged and replayed failures as events, counted once, redacted on request."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from harmony_doctor.harmony.vocab import Vocab
-from harmony_doctor.inputs.sources import discover
+from harmony_doctor.inputs.files import discover
 from harmony_doctor.scan.records import ScanOptions
 from harmony_doctor.scan.run import scan
 from tests.helpers import run

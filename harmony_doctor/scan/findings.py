@@ -9,13 +9,13 @@ from dataclasses import replace
 from datetime import datetime
 
 from harmony_doctor.choices import ParseRole
-from harmony_doctor.diagnose import CleanStreams, diagnose
 from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.inputs.timestamps import parse_timestamp
 from harmony_doctor.models import LogError, ScanEvent, TokenInput
 from harmony_doctor.scan import patterns
 from harmony_doctor.scan.records import ScanOptions
-from harmony_doctor.scan.source import Hit, SourceScan
+from harmony_doctor.scan.source import Place, SourceScan
+from harmony_doctor.streams.diagnose import CleanStreams, diagnose
 
 
 def source_events(
@@ -70,7 +70,7 @@ def merge_duplicates(events: list[ScanEvent]) -> list[ScanEvent]:
 
 def _replayed(
     inp: TokenInput,
-    hit: Hit,
+    hit: Place,
     found: SourceScan,
     vocab: Callable[[], Vocab],
     role: ParseRole,
@@ -117,7 +117,7 @@ def _iso(stamp: datetime | None) -> str | None:
 
 
 def _log_event(
-    error: LogError, hit: Hit, found: SourceScan, vocab: Callable[[], Vocab]
+    error: LogError, hit: Place, found: SourceScan, vocab: Callable[[], Vocab]
 ) -> ScanEvent:
     stamp = parse_timestamp(error.timestamp, found.reference) if error.timestamp else None
     return ScanEvent(

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harmony_doctor import rules
+from harmony_doctor.faults import rules
+from harmony_doctor.faults.rules import Rule
 from harmony_doctor.harmony.vocab import CALL, RETURN, STOP_TOKENS
 from harmony_doctor.models import ErrorKind
-from harmony_doctor.rules import Rule
 
 # o200k ids of header words that begin a message when written as plain text: `assistant`,
 # `system`, `developer`, `tool`, and `<` (a `<|start|>` spelled out in ordinary tokens).

@@ -1,4 +1,4 @@
-"""repro.py: delta debugging keeps the failure, and the bundle's repro.py fails as described."""
+"""streams/repro.py: delta debugging keeps the failure, and the bundle's repro.py fails as described."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from harmony_doctor.cli.reading import InputArgs
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import VOCAB_SHA256, Vocab
 from harmony_doctor.inputs import tokens as ingest
-from harmony_doctor.repro import failure_kind, failure_shape, shrink
+from harmony_doctor.streams.repro import failure_kind, failure_shape, shrink
 from tests import generators
 from tests.helpers import SAMPLES, run
 

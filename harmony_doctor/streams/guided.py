@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harmony_doctor import grammar
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.models import Diagnosis, LogError
+from harmony_doctor.streams import grammar
 
 DEFAULT_GRAMMAR = "the default Harmony grammar"
 

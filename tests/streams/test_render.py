@@ -1,4 +1,4 @@
-"""prompt.py: chats rendered token for token as openai-harmony renders them, and the pitfalls."""
+"""streams/render.py: chats rendered token for token as openai-harmony renders them, and the pitfalls."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from openai_harmony import (
 
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import START, Vocab
-from harmony_doctor.prompt import load_chat, render_chat
+from harmony_doctor.streams.render import load_chat, render_chat
 from tests.helpers import SAMPLES, run
 
 ASSISTANT = 173781  # "assistant"

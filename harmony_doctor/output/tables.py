@@ -25,8 +25,8 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, TextIO
 
 from harmony_doctor.errors import OutputError
-from harmony_doctor.inputs.events import table_format, unknown_format
 from harmony_doctor.output.escape import one_line
+from harmony_doctor.scan.event_files import table_format, unknown_format
 
 if TYPE_CHECKING:
     import polars as pl
@@ -39,7 +39,7 @@ class Terminated(KeyboardInterrupt):
     the temporary file is removed on the way out."""
 
 
-def format_of(path: Path) -> str:
+def export_format(path: Path) -> str:
     kind = table_format(path)
     if kind is None:
         raise OutputError(unknown_format(path))
@@ -49,7 +49,7 @@ def format_of(path: Path) -> str:
 def check_output_path(path: Path) -> None:
     """Refuse a table export that cannot work, before any input is read: an unknown extension,
     or a path `check_writable` refuses."""
-    format_of(path)
+    export_format(path)
     check_writable(path)
 
 
@@ -156,7 +156,7 @@ def _atomic(path: Path, binary: bool = False) -> Iterator[Any]:
 
 def write_table(frame: pl.DataFrame, path: Path) -> None:
     """Write a polars frame as CSV, JSONL or Parquet, chosen by the file extension."""
-    kind = format_of(path)
+    kind = export_format(path)
     if kind == "parquet":
         import polars as pl
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from harmony_doctor import grammar as g
 from harmony_doctor.harmony import spec
 from harmony_doctor.harmony.replay import find_origin
 from harmony_doctor.harmony.vocab import CALL, END, RETURN, Vocab
+from harmony_doctor.streams import grammar as g
 from tests import generators
 from tests.helpers import run
 

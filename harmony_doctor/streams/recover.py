@@ -13,9 +13,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from harmony_doctor import rules
 from harmony_doctor.choices import ParseRole
 from harmony_doctor.errors import VocabError
+from harmony_doctor.faults import rules
 from harmony_doctor.harmony.replay import replay
 from harmony_doctor.harmony.spec import KNOWN_ROLES
 from harmony_doctor.harmony.vocab import CALL, CHANNEL, MESSAGE, RETURN, START, STOP_TOKENS, Vocab

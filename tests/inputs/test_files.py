@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from harmony_doctor.inputs.sources import (
+from harmony_doctor.inputs.files import (
     CHUNK,
     MAX_LINE,
     STEP_OUTPUT,

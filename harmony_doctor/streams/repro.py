@@ -16,12 +16,12 @@ import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from harmony_doctor import rules
 from harmony_doctor.choices import ParseRole
-from harmony_doctor.diagnose import describe_token, diagnose
 from harmony_doctor.errors import InputError
+from harmony_doctor.faults import rules
 from harmony_doctor.harmony.vocab import VOCAB_FILENAME, Vocab, harmony_version, package_version
 from harmony_doctor.models import Diagnosis, Shrink, TokenInput
+from harmony_doctor.streams.diagnose import describe_token, diagnose
 from harmony_doctor.version import __version__
 
 DEFAULT_BUDGET = 20_000

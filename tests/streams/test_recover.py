@@ -1,4 +1,4 @@
-"""salvage.py: strict, lenient and our salvage side by side, with provenance."""
+"""streams/recover.py: strict, lenient and our salvage side by side, with provenance."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from harmony_doctor.choices import ParseRole
 from harmony_doctor.harmony.vocab import CHANNEL, RETURN, Vocab
 from harmony_doctor.inputs import tokens as ingest
 from harmony_doctor.models import Recovery, SalvagePiece, TokenInput
-from harmony_doctor.salvage import received, recover
+from harmony_doctor.streams.recover import received, recover
 from tests import generators
 from tests.helpers import SAMPLES, run
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from harmony_doctor import rules
 from harmony_doctor.choices import ParseRole
-from harmony_doctor.classify import HEADER_SHAPE, FaultContext, classify
+from harmony_doctor.faults import rules
+from harmony_doctor.faults.classify import HEADER_SHAPE, FaultContext, classify
 from harmony_doctor.harmony.replay import replay
 from harmony_doctor.harmony.spec import SPEC_CHANNELS
 from harmony_doctor.harmony.vocab import (
@@ -19,7 +19,6 @@ from harmony_doctor.harmony.vocab import (
     STOP_TOKENS,
     Vocab,
 )
-from harmony_doctor.inputs.accel import native_for, use_native
 from harmony_doctor.models import (
     Diagnosis,
     ErrorKind,
@@ -30,6 +29,7 @@ from harmony_doctor.models import (
     Severity,
     TokenInput,
 )
+from harmony_doctor.native import native_for, use_native
 
 ROLE_NOTE = (
     "the stream starts with <|start|>: if it holds whole messages (a prompt and its "

@@ -1,0 +1,1 @@
+"""Failure forms and diagnosis codes: the one catalogue, its rules, and classification."""

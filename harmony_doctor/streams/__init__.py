@@ -1,0 +1,1 @@
+"""Judgements on a token stream: diagnose, recover, repro, render, grammar and its check."""
