@@ -9,10 +9,9 @@ rules (`default_rule`).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from harmony_doctor.models import ErrorKind, Kind, Severity
+from harmony_doctor.models import Kind, Severity
 
 
 @dataclass(frozen=True)
@@ -416,24 +415,3 @@ def rules_for(kind: Kind) -> tuple[Rule, ...]:
 def default_rule(kind: Kind) -> Rule:
     """The catch-all rule of a kind (its last one)."""
     return rules_for(kind)[-1]
-
-
-# Every openai-harmony parser message, across versions, mapped to its kind.
-_ERROR_PATTERNS: tuple[tuple[ErrorKind, re.Pattern[str]], ...] = (
-    ("header_leftover", re.compile(r"unexpected tokens remaining in message header", re.I)),
-    ("header_leftover", re.compile(r"too many tokens remaining after extracting", re.I)),
-    ("unexpected_token", re.compile(r"Unexpected token \d+ while expecting start token", re.I)),
-    ("unknown_role", re.compile(r"Unknown role:", re.I)),
-    ("empty_channel", re.compile(r"channel marker present but no channel value", re.I)),
-    ("header_eos", re.compile(r"Unexpected EOS while waiting for message header", re.I)),
-    ("missing_role", re.compile(r"message header did not contain a role", re.I)),
-    ("header_decode", re.compile(r"could not decode header|invalid utf-8", re.I)),
-)
-
-
-def kind_of_error(message: str) -> ErrorKind | None:
-    """The kind of an openai-harmony parser error message, or None if it is not one."""
-    for kind, pattern in _ERROR_PATTERNS:
-        if pattern.search(message):
-            return kind
-    return None

@@ -6,6 +6,7 @@ import re
 from typing import Final
 
 from harmony_doctor.faults import rules
+from harmony_doctor.faults.catalogue import FORM, Form, is_parser_kind
 from harmony_doctor.faults.classify import HEADER_SHAPE, FaultContext, classify
 from harmony_doctor.faults.rules import Rule
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, special_token_name
@@ -13,44 +14,9 @@ from harmony_doctor.logs.lines import Line
 from harmony_doctor.logs.messages import SPECIAL_TEXT, MessageHit
 from harmony_doctor.logs.process import ProcessState
 from harmony_doctor.logs.servers import version_label
-from harmony_doctor.models import ErrorKind, Kind, LogError, Server
+from harmony_doctor.models import Kind, LogError
 
 MAX_RAW_CHARS: Final = 4000
-
-# The kind of failure each message form reports (messages.py names the forms), and the
-# server or rule a form gives away by itself.
-_KINDS: dict[str, Kind] = {
-    "leftover": "header_leftover",
-    "leftover_old": "header_leftover",
-    "bare_remainder": "header_leftover",
-    "recovered_raw": "recovered_raw_output",
-    "unexpected_token": "unexpected_token",
-    "unknown_role": "unknown_role",
-    "empty_channel": "empty_channel",
-    "header_eos": "header_eos",
-    "missing_role": "missing_role",
-    "header_decode": "header_decode",
-    "vocab_load": "vocab_load",
-    "render_error": "render_error",
-    "ollama_tool": "tool_call_parse",
-    "lmstudio_tool": "tool_call_parse",
-    "llamacpp_input": "input_parse",
-    "template_content": "template_content",
-}
-_SERVER_OF_FORM: dict[str, Server] = {
-    "ollama_tool": "ollama",
-    "llamacpp_input": "llama.cpp",
-    "template_content": "llama.cpp",
-}
-_RULE_OF_FORM: dict[str, str] = {
-    "vocab_load": "HD171",
-    "render_error": "HD175",
-    "ollama_tool": "HD181",
-    "lmstudio_tool": "HD182",
-    "llamacpp_input": "HD183",
-    "template_content": "HD184",
-    "recovered_raw": "HD176",
-}
 
 
 def describe(
@@ -62,17 +28,18 @@ def describe(
     """
     in_traceback = state.ends_traceback(line)
     since = (state.traceback_start or line.number) - 2  # its record line comes just before
-    kind = "markup_leak" if hit.name == "markup_leak" else _KINDS[hit.name]
-    rule = _rule_for(hit, kind)
+    form = FORM[hit.name]
+    kind = form.kind
+    rule = _rule_for(hit, form)
     server = (
-        _SERVER_OF_FORM.get(hit.name)
+        form.server
         or line.evidence
         or (state.traceback_server if in_traceback else None)
         or (state.server if line.key or (in_traceback and state.server_line >= since) else None)
         or (lead.evidence if lead is not None else None)
-        or ("lmstudio" if hit.name == "lmstudio_tool" else None)
+        or form.guess
     )
-    versions = _form_versions(hit)
+    versions = _form_versions(hit, form)
     if in_traceback and state.versions is not None:
         both = state.versions & versions if versions is not None else state.versions
         versions = both or versions
@@ -115,9 +82,9 @@ def describe(
     )
 
 
-def _form_versions(hit: MessageHit) -> frozenset[int] | None:
-    if hit.name == "leftover_old":
-        return frozenset({1})
+def _form_versions(hit: MessageHit, form: Form) -> frozenset[int] | None:
+    if form.versions is not None:
+        return form.versions
     if hit.remainder is None:
         return None
     if hit.remainder.form == "list":
@@ -127,13 +94,12 @@ def _form_versions(hit: MessageHit) -> frozenset[int] | None:
     return None
 
 
-def _rule_for(hit: MessageHit, kind: Kind) -> Rule:
-    if hit.name == "markup_leak":
-        return rules.RULES["HD205"]
-    code = _RULE_OF_FORM.get(hit.name)
-    if code is not None:
-        return rules.RULES[code]
-    parser_kind: ErrorKind = kind  # type: ignore[assignment]  # the rest are parser kinds
+def _rule_for(hit: MessageHit, form: Form) -> Rule:
+    if form.code is not None:
+        return rules.RULES[form.code]
+    parser_kind = form.kind
+    if not is_parser_kind(parser_kind):
+        raise AssertionError(f"form {form.name} reports a {parser_kind} without a code")
     leftover = " ".join(hit.remainder.words) if hit.remainder is not None else None
     return classify(
         FaultContext(kind=parser_kind, leftover=leftover, token=hit.token, role_word=hit.role_word)

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Final
 
+from harmony_doctor.faults.catalogue import FORM, FormName
 from harmony_doctor.logs.describe import describe, lmstudio_found
 from harmony_doctor.logs.lines import Line, anatomize, structural
 from harmony_doctor.logs.messages import MessageHit, find_hit, find_leak, holds_message
@@ -71,6 +72,7 @@ class _Pending:
     """A failure waiting to see whether the log repeats it."""
 
     error: LogError
+    form: FormName
     key: str
     shape: str
     norm: str
@@ -227,7 +229,7 @@ class _Extractor:
     def _attach_model_output(self, line: Line) -> None:
         for item in reversed(self.pending):
             if (
-                item.error.code == "HD182"
+                FORM[item.form].output_follows
                 and line.number - item.last_line <= 3
                 and item.error.context is None
             ):
@@ -256,6 +258,7 @@ class _Extractor:
             state.close_traceback()  # this error line ended it
         item = _Pending(
             error=error,
+            form=candidate.hit.name,
             key=candidate.line.key,
             shape=candidate.hit.shape,
             norm=re.sub(r"\s+", "", error.message).lower(),

@@ -6,102 +6,17 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from harmony_doctor.faults.catalogue import KEYWORDS, MESSAGE_FORMS, FormName
 from harmony_doctor.harmony.vocab import START
 
 OPENER_REACH: Final = 4096  # characters before a message its opening quote may sit
 
 
-def _phrase(text: str) -> str:
-    """A phrase that survives wrapping: any whitespace, or none, between its words."""
-    return r"\s*".join(re.escape(word) for word in text.split())
-
-
-# Each message form by name (describe.py maps the names to kinds and rules).
-_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (name, re.compile(source, re.I))
-    for name, source in (
-        ("leftover", _phrase("unexpected tokens remaining in message header")),
-        (
-            "leftover_old",
-            _phrase("could not parse header:")
-            + r"\s*"
-            + _phrase("too many tokens remaining")
-            + r"(?:\s*"
-            + _phrase("after extracting content-type and recipient")
-            + ")?",
-        ),
-        (
-            "unexpected_token",
-            _phrase("unexpected token")
-            + r"\s*(?P<token>\d+|N)\b\s*"
-            + r"while(?:\s*expecting(?:\s*start\s*token(?:\s*(?P<expected>\d+))?)?)?",
-        ),
-        ("unknown_role", _phrase("unknown role:")),
-        (
-            "empty_channel",
-            _phrase("channel marker present but no channel value")
-            + r"(?:\s*"
-            + _phrase("found in header")
-            + ")?",
-        ),
-        (
-            "header_eos",
-            _phrase("unexpected EOS while waiting for message header")
-            + r"(?:\s*"
-            + _phrase("to complete")
-            + ")?",
-        ),
-        ("missing_role", _phrase("message header did not contain a role")),
-        ("header_decode", _phrase("could not decode header")),
-        ("vocab_load", _phrase("error downloading or loading vocab file")),
-        ("render_error", _phrase("invalid conversation JSON")),
-        ("ollama_tool", _phrase("error parsing tool call")),
-        ("lmstudio_tool", _phrase("failed to parse tool call")),
-        (
-            "llamacpp_input",
-            _phrase("failed to parse input at pos") + r"(?:ition)?\s*(?P<pos>\d+)",
-        ),
-        (
-            # A server that caught openai-harmony's error at the end of the stream and
-            # returned the raw text (vLLM's HarmonyParser.flush since PRs #47062, #47379).
-            "recovered_raw",
-            r"(?:harmony\s*)?"
-            + _phrase("parser ended in a non-terminal state")
-            + r"(?:[;,.:]?\s*"
-            + _phrase("returning the recovered raw output")
-            + r"\.?)?"
-            + "|"
-            + r"(?<![;,.:]\s)(?<![;,.:])"  # not the tail of the first form, wrapped apart
-            + _phrase("returning")
-            + r"\s*(?:the\s*)?"
-            + _phrase("recovered raw output")
-            + r"\.?",
-        ),
-        (
-            "template_content",
-            r"(?:you\s*have\s*)?"
-            + _phrase("passed a message containing <|channel|> tags in the content field"),
-        ),
-    )
+# The message forms (faults/catalogue.py), compiled in the order they are tried.
+_FORMS: tuple[tuple[FormName, re.Pattern[str]], ...] = tuple(
+    (form.name, re.compile(form.pattern, re.I)) for form in MESSAGE_FORMS if form.pattern
 )
-_CANONICAL: dict[str, str] = {
-    "leftover": "unexpected tokens remaining in message header",
-    "leftover_old": "Could not parse header: too many tokens remaining after extracting "
-    "content-type and recipient",
-    "unknown_role": "Unknown role:",
-    "empty_channel": "channel marker present but no channel value found in header",
-    "header_eos": "Unexpected EOS while waiting for message header to complete",
-    "missing_role": "message header did not contain a role",
-    "header_decode": "could not decode header",
-    "vocab_load": "error downloading or loading vocab file",
-    "render_error": "invalid conversation JSON",
-    "ollama_tool": "error parsing tool call",
-    "lmstudio_tool": "Failed to parse tool call",
-    "template_content": "You have passed a message containing <|channel|> tags in the content "
-    "field",
-    "recovered_raw": "Harmony parser ended in a non-terminal state; returning the recovered raw "
-    "output.",
-}
+_CANONICAL: dict[FormName, str] = {f.name: f.canonical for f in MESSAGE_FORMS if f.canonical}
 # All forms in one regex, to reject text in one call.
 ANY_FORM = re.compile("|".join(f"(?:{p.pattern})" for _, p in _FORMS), re.I)
 
@@ -118,7 +33,7 @@ _OPENER = re.compile(r"""(?:(?<=[(\[{:=,\s])|^)(\\*)(['"])""")
 class MessageHit:
     """An error message found in a text, read to its end."""
 
-    name: str
+    name: FormName
     start: int
     message: str  # from the message start to its end, wrapper quoting undone
     closed: bool  # the message's end was seen (closing quote, bracket, parenthesis)
@@ -139,17 +54,7 @@ class Remainder:
 
 
 # Every form holds one of these words whole, so a line without them holds no message.
-_FRAGMENTS = (
-    "unexpected",
-    "parse",
-    "role",
-    "channel",
-    "decode",
-    "vocab",
-    "conversation",
-    "tool",
-    "recovered",
-)
+_FRAGMENTS = KEYWORDS
 
 # A header remainder quoted on its own (pasted into an issue or a chat without the error text
 # before it): Rust Debug `Some("...")` or `["...", ...]`, only where it holds Harmony markup.
@@ -172,7 +77,7 @@ def holds_message(text: str, position: int = 0, bare: bool = True) -> bool:
 
 def find_hit(text: str, position: int = 0) -> MessageHit | None:
     """The first error message in `text` from `position` on, or None."""
-    best: tuple[int, str, re.Match[str]] | None = None
+    best: tuple[int, FormName, re.Match[str]] | None = None
     lower = text.lower()
     if any(fragment in lower for fragment in _FRAGMENTS) and ANY_FORM.search(text, position):
         for name, form in _FORMS:
@@ -224,7 +129,7 @@ def _find_bare(text: str, position: int, before: int | None = None) -> MessageHi
     return None
 
 
-def _read_hit(text: str, name: str, match: re.Match[str]) -> MessageHit:
+def _read_hit(text: str, name: FormName, match: re.Match[str]) -> MessageHit:
     """Read the message `match` starts to its end: out of its quoting, to its kind's fields."""
     start = match.start()
     opener = _find_opener(text, start)
@@ -308,7 +213,7 @@ def _read_plain(text: str, start: int) -> tuple[str, int, bool, str]:
     return body, len(text), True, shape
 
 
-def _read_tail(name: str, matched: str, rest: str, quoted: bool) -> tuple[str, str | None]:
+def _read_tail(name: FormName, matched: str, rest: str, quoted: bool) -> tuple[str, str | None]:
     """A free-text message to its end, and the model output or raw text it quotes, if any."""
     context: str | None = None
     tail = rest.rstrip()

@@ -7,7 +7,8 @@ from dataclasses import asdict
 from typing import Any
 
 from harmony_doctor.explain import LogExplanation
-from harmony_doctor.faults.rules import RULES, Rule, kind_of_error
+from harmony_doctor.faults.catalogue import kind_of_error
+from harmony_doctor.faults.rules import RULES, Rule
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, Vocab, harmony_version
 from harmony_doctor.models import (
     Diagnosis,

@@ -9,6 +9,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
+from harmony_doctor.faults import catalogue
 from harmony_doctor.native import native_available, native_module
 
 Meta = list[tuple[int, bytes | None, int | None]]
@@ -38,23 +39,8 @@ _CONTENT = re.compile(
     re.I,
 )
 
-ERROR_ANCHORS = (
-    b"HarmonyError",
-    b"expecting start token",
-    b"tokens remaining",
-    b"nknown role",
-    b"channel marker",
-    b"Unexpected EOS",
-    b"contain a role",
-    b"decode header",
-    b"vocab file",
-    b"conversation JSON",
-    b"tool call",
-    b"parse input at pos",
-    b"tags in the content",
-    b"non-terminal state",
-    b"recovered raw output",
-)
+# The failure forms' anchors (faults/catalogue.py): a line holding none holds no message.
+ERROR_ANCHORS = catalogue.ERROR_ANCHORS
 MARKUP = b"<|"
 RECEIVED = b"Received request "
 # Every line that can matter contains one of these literals (the regex rules are checked only

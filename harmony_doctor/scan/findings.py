@@ -9,6 +9,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from harmony_doctor.choices import ParseRole
+from harmony_doctor.faults.catalogue import QUOTING_KINDS
 from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.inputs.timestamps import parse_timestamp
 from harmony_doctor.models import LogError, ScanEvent, TokenInput
@@ -146,19 +147,6 @@ def _role_word(message: str) -> str | None:
     return word.strip() if found else None
 
 
-# Kinds whose message ends in text the model wrote (a role, leftover words, a tool call, content).
-_QUOTING_KINDS = frozenset(
-    {
-        "header_leftover",
-        "markup_leak",
-        "leaked_markup",
-        "unknown_role",
-        "tool_call_parse",
-        "input_parse",
-        "template_content",
-        "stripped_markup",
-    }
-)
 # A pattern's parts: special tokens, placeholders (`<name>`, `<prose>`), and other words.
 _PATTERN_PART = re.compile(r"<\|[a-z_0-9]+\|>|<[a-z]+>|[^\s<]+")
 _KNOWN_ROLES = frozenset({"assistant", "user", "system", "developer", "tool", "json"})
@@ -177,7 +165,7 @@ def redact(event: ScanEvent) -> ScanEvent:
     message = event.message
     if event.header_remainder and event.header_remainder in message:
         message = message.replace(event.header_remainder, digest(event.header_remainder) or "")
-    elif event.kind in _QUOTING_KINDS:
+    elif event.kind in QUOTING_KINDS:
         message = _redact_quoted(message, digest)
     token_text = event.token_text
     if token_text is not None and not (token_text.startswith("<|") and token_text.endswith("|>")):

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from harmony_doctor.choices import ParseRole
 from harmony_doctor.faults import rules
+from harmony_doctor.faults.catalogue import kind_of_error
 from harmony_doctor.faults.classify import HEADER_SHAPE, FaultContext, classify
 from harmony_doctor.harmony.replay import replay
 from harmony_doctor.harmony.spec import SPEC_CHANNELS
@@ -138,7 +139,7 @@ def diagnose(
     disagreements: list[str] = []
 
     if truth.error is not None and truth.raise_index is not None:
-        kind = rules.kind_of_error(truth.error)
+        kind = kind_of_error(truth.error)
         ours = walk.fault
         if kind is None:
             kind = ours.kind if ours else "header_leftover"

@@ -15,7 +15,7 @@ from typing import Any
 
 from harmony_doctor.choices import ParseRole
 from harmony_doctor.errors import VocabError
-from harmony_doctor.faults import rules
+from harmony_doctor.faults.catalogue import kind_of_error
 from harmony_doctor.harmony.replay import replay
 from harmony_doctor.harmony.spec import KNOWN_ROLES
 from harmony_doctor.harmony.vocab import CALL, CHANNEL, MESSAGE, RETURN, START, STOP_TOKENS, Vocab
@@ -126,7 +126,7 @@ def salvage(
             break
         raise_at = pos + outcome.raise_index
         done_to = parsed[-1].span[1] if parsed else pos
-        if rules.kind_of_error(outcome.error) == "unexpected_token" and raise_at < len(tokens):
+        if kind_of_error(outcome.error) == "unexpected_token" and raise_at < len(tokens):
             pos = _past_stray(tokens, raise_at, vocab, pieces, skipped)
         else:
             resync = _resync(tokens, vocab, done_to + 1)

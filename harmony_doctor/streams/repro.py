@@ -18,7 +18,7 @@ from pathlib import Path
 
 from harmony_doctor.choices import ParseRole
 from harmony_doctor.errors import InputError
-from harmony_doctor.faults import rules
+from harmony_doctor.faults.catalogue import kind_of_error
 from harmony_doctor.harmony.vocab import VOCAB_FILENAME, Vocab, harmony_version, package_version
 from harmony_doctor.models import Diagnosis, Shrink, TokenInput
 from harmony_doctor.streams.diagnose import describe_token, diagnose
@@ -36,7 +36,7 @@ def failure_shape(error: str) -> str:
 
 
 def failure_kind(error: str) -> str:
-    return rules.kind_of_error(error) or "unknown"
+    return kind_of_error(error) or "unknown"
 
 
 def shrink(

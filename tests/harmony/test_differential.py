@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harmony_doctor import native as accel
-from harmony_doctor.faults import rules
+from harmony_doctor.faults.catalogue import kind_of_error
 from harmony_doctor.harmony.replay import replay
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, MESSAGE, Vocab
 from harmony_doctor.models import Message, TokenInput
@@ -62,7 +62,7 @@ def _check(vocab: Vocab, tokens: list[int], role: str, strict: bool) -> str | No
     walk = replay(tokens, vocab, role, strict)  # type: ignore[arg-type]
     truth = vocab.harmony_parse(tokens, role, strict)  # type: ignore[arg-type]
     ours = (walk.fault.kind, walk.fault.raise_index) if walk.fault else (None, None)
-    theirs = (rules.kind_of_error(truth.error), truth.raise_index) if truth.error else (None, None)
+    theirs = (kind_of_error(truth.error), truth.raise_index) if truth.error else (None, None)
     if ours != theirs:
         return f"fault {ours} != harmony {theirs} ({truth.error})"
     expected = list(truth.messages)

@@ -1,0 +1,385 @@
+"""The one catalogue of failure forms: every message that reports a Harmony failure, once.
+
+A form is one way a failure shows in text: openai-harmony's own error messages (in every
+release's wording) and the Harmony failures servers write in their own words. Each entry says
+how to recognise it (`pattern`), what the byte-level scan searches for to find the lines that
+may hold it (`anchors`), what kind of failure it is, which rule (code) it reports when the form
+alone decides, and who writes it. The log extractor (logs/messages.py, logs/describe.py), the
+scan prefilter and the Rust core (scan/core.py hands the anchors over), and the mapping of
+openai-harmony's errors to kinds all read this table; nothing restates it.
+
+Adding a form: one `Form` below (with a real example of its text), its rule in rules.py when it
+reports a new code, and tests. tests/faults/test_catalogue.py checks every entry against its
+examples, its anchors and the rules.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from typing import Final, Literal, TypeGuard, get_args
+
+from harmony_doctor.models import ErrorKind, Kind, Server
+
+FormName = Literal[
+    "leftover",
+    "leftover_old",
+    "unexpected_token",
+    "unknown_role",
+    "empty_channel",
+    "header_eos",
+    "missing_role",
+    "header_decode",
+    "tokens_decode",
+    "vocab_load",
+    "render_error",
+    "ollama_tool",
+    "lmstudio_tool",
+    "llamacpp_input",
+    "recovered_raw",
+    "template_content",
+    # Found by readers of their own, not by a message pattern:
+    "bare_remainder",  # a header remainder `Some("...")` quoted without its message
+    "markup_leak",  # Harmony markup in a returned message's content
+    "stripped_markup",  # Harmony text whose special tokens were stripped
+]
+Origin = Literal["openai-harmony", "server"]
+
+
+def phrase(text: str) -> str:
+    """A phrase that survives wrapping: any whitespace, or none, between its words."""
+    return r"\s*".join(re.escape(word) for word in text.split())
+
+
+def _optional(text: str) -> str:
+    return r"(?:\s*" + phrase(text) + ")?"
+
+
+@dataclass(frozen=True)
+class Form:
+    """One way a Harmony failure shows in text."""
+
+    name: FormName
+    kind: Kind
+    origin: Origin  # openai-harmony's own error, or a server's
+    writers: str  # who writes it, in which releases
+    examples: tuple[str, ...]  # real texts of the form (tests check the entry against them)
+    pattern: str | None = None  # regex source (case-insensitive); None: found by its own reader
+    canonical: str | None = None  # the message as its writer prints it (before any detail)
+    anchors: tuple[bytes, ...] = ()  # every line that shows the form holds one of these
+    keywords: tuple[str, ...] = ()  # every match holds one of these lowercase words
+    code: str | None = None  # the rule it reports; None: classify decides from the evidence
+    server: Server | None = None  # the server the form alone gives away
+    guess: Server | None = None  # the server named when no line says which
+    versions: frozenset[int] | None = None  # openai-harmony releases (0.0.N as N, 5 = 0.0.5+)
+    output_follows: bool = False  # the model's output may follow on a `Model Output:` line
+
+
+FORMS: Final[tuple[Form, ...]] = (
+    Form(
+        "leftover",
+        "header_leftover",
+        "openai-harmony",
+        'openai-harmony 0.0.1-0.0.8 (a list of words up to 0.0.4, Some("...") from 0.0.5)',
+        (
+            'unexpected tokens remaining in message header: Some("to=functions.get_weather")',
+            'unexpected tokens remaining in message header: ["\u2013\u2013commentary"]',
+        ),
+        pattern=phrase("unexpected tokens remaining in message header"),
+        canonical="unexpected tokens remaining in message header",
+        anchors=(b"tokens remaining",),
+        keywords=("unexpected",),
+    ),
+    Form(
+        "leftover_old",
+        "header_leftover",
+        "openai-harmony",
+        "openai-harmony 0.0.1 and pre-release builds",
+        (
+            "Could not parse header: too many tokens remaining after extracting content-type "
+            "and recipient",
+        ),
+        pattern=phrase("could not parse header:")
+        + r"\s*"
+        + phrase("too many tokens remaining")
+        + _optional("after extracting content-type and recipient"),
+        canonical="Could not parse header: too many tokens remaining after extracting "
+        "content-type and recipient",
+        anchors=(b"tokens remaining",),
+        keywords=("parse",),
+        versions=frozenset({1}),
+    ),
+    Form(
+        "unexpected_token",
+        "unexpected_token",
+        "openai-harmony",
+        "openai-harmony 0.0.1-0.0.8",
+        ("Unexpected token 200002 while expecting start token 200006",),
+        pattern=phrase("unexpected token")
+        + r"\s*(?P<token>\d+|N)\b\s*"
+        + r"while(?:\s*expecting(?:\s*start\s*token(?:\s*(?P<expected>\d+))?)?)?",
+        anchors=(b"expecting start token",),
+        keywords=("unexpected",),
+    ),
+    Form(
+        "unknown_role",
+        "unknown_role",
+        "openai-harmony",
+        "openai-harmony 0.0.1-0.0.8",
+        ("Unknown role: assistantassistant", "Unknown role: <|start|>assistant"),
+        pattern=phrase("unknown role:"),
+        canonical="Unknown role:",
+        anchors=(b"nknown role",),
+        keywords=("role",),
+    ),
+    Form(
+        "empty_channel",
+        "empty_channel",
+        "openai-harmony",
+        "openai-harmony 0.0.1-0.0.8",
+        ("channel marker present but no channel value found in header",),
+        pattern=phrase("channel marker present but no channel value")
+        + _optional("found in header"),
+        canonical="channel marker present but no channel value found in header",
+        anchors=(b"channel marker",),
+        keywords=("channel",),
+    ),
+    Form(
+        "header_eos",
+        "header_eos",
+        "openai-harmony",
+        "openai-harmony 0.0.1-0.0.8",
+        ("Unexpected EOS while waiting for message header to complete",),
+        pattern=phrase("unexpected EOS while waiting for message header")
+        + _optional("to complete"),
+        canonical="Unexpected EOS while waiting for message header to complete",
+        anchors=(b"Unexpected EOS",),
+        keywords=("unexpected",),
+    ),
+    Form(
+        "missing_role",
+        "missing_role",
+        "openai-harmony",
+        "openai-harmony 0.0.1-0.0.8",
+        ("message header did not contain a role",),
+        pattern=phrase("message header did not contain a role"),
+        canonical="message header did not contain a role",
+        anchors=(b"contain a role",),
+        keywords=("role",),
+    ),
+    Form(
+        "header_decode",
+        "header_decode",
+        "openai-harmony",
+        "openai-harmony 0.0.1-0.0.8",
+        ("could not decode header",),
+        pattern=phrase("could not decode header"),
+        canonical="could not decode header",
+        anchors=(b"decode header",),
+        keywords=("decode",),
+    ),
+    Form(
+        # Lenient parsing (strict=False) decodes a header cut short by a stop token as text.
+        "tokens_decode",
+        "header_decode",
+        "openai-harmony",
+        "openai-harmony 0.0.5-0.0.8 with strict=False",
+        (
+            "Could not decode tokens: Invalid utf-8 sequence: invalid utf-8 sequence of 1 bytes "
+            "from index 86",
+        ),
+        pattern=phrase("could not decode tokens"),
+        canonical="Could not decode tokens",
+        anchors=(b"decode tokens",),
+        keywords=("decode",),
+    ),
+    Form(
+        "vocab_load",
+        "vocab_load",
+        "openai-harmony",
+        "openai-harmony's load_harmony_encoding, offline or behind a proxy",
+        ("error downloading or loading vocab file: failed to download or load vocab",),
+        pattern=phrase("error downloading or loading vocab file"),
+        canonical="error downloading or loading vocab file",
+        anchors=(b"vocab file",),
+        keywords=("vocab",),
+        code="HD171",
+    ),
+    Form(
+        "render_error",
+        "render_error",
+        "openai-harmony",
+        "openai-harmony's render_conversation",
+        ("invalid conversation JSON: missing field `role` at line 1 column 2",),
+        pattern=phrase("invalid conversation JSON"),
+        canonical="invalid conversation JSON",
+        anchors=(b"conversation JSON",),
+        keywords=("conversation",),
+        code="HD175",
+    ),
+    Form(
+        "ollama_tool",
+        "tool_call_parse",
+        "server",
+        "Ollama's Harmony parser (harmonyparser.go)",
+        ("error parsing tool call: raw='{\"city\": 1', err=unexpected end of JSON input",),
+        pattern=phrase("error parsing tool call"),
+        canonical="error parsing tool call",
+        anchors=(b"tool call",),
+        keywords=("tool",),
+        code="HD181",
+        server="ollama",
+    ),
+    Form(
+        "lmstudio_tool",
+        "tool_call_parse",
+        "server",
+        "LM Studio's Harmony tool-call parser",
+        ("Failed to parse tool call: Unexpected end of JSON input",),
+        pattern=phrase("failed to parse tool call"),
+        canonical="Failed to parse tool call",
+        anchors=(b"tool call",),
+        keywords=("tool",),
+        code="HD182",
+        guess="lmstudio",
+        output_follows=True,
+    ),
+    Form(
+        "llamacpp_input",
+        "input_parse",
+        "server",
+        "llama.cpp's chat parser (common/chat.cpp)",
+        ("Failed to parse input at pos 42: <|channel|>commentary",),
+        pattern=phrase("failed to parse input at pos") + r"(?:ition)?\s*(?P<pos>\d+)",
+        anchors=(b"parse input at pos",),
+        keywords=("parse",),
+        code="HD183",
+        server="llama.cpp",
+    ),
+    Form(
+        # A server that caught openai-harmony's error at the end of the stream and returned the
+        # raw text (vLLM's HarmonyParser.flush since PRs #47062, #47379).
+        "recovered_raw",
+        "recovered_raw_output",
+        "server",
+        "vLLM's HarmonyParser.flush (PRs #47062, #47379)",
+        (
+            "Harmony parser ended in a non-terminal state; returning the recovered raw output.",
+            "returning the recovered raw output",
+        ),
+        pattern=r"(?:harmony\s*)?"
+        + phrase("parser ended in a non-terminal state")
+        + r"(?:[;,.:]?\s*"
+        + phrase("returning the recovered raw output")
+        + r"\.?)?"
+        + "|"
+        + r"(?<![;,.:]\s)(?<![;,.:])"  # not the tail of the first form, wrapped apart
+        + phrase("returning")
+        + r"\s*(?:the\s*)?"
+        + phrase("recovered raw output")
+        + r"\.?",
+        canonical="Harmony parser ended in a non-terminal state; returning the recovered raw "
+        "output.",
+        anchors=(b"non-terminal state", b"recovered raw output"),
+        keywords=("parse", "recovered"),
+        code="HD176",
+    ),
+    Form(
+        "template_content",
+        "template_content",
+        "server",
+        "llama.cpp's gpt-oss chat template",
+        (
+            "You have passed a message containing <|channel|> tags in the content field. "
+            "Instead of doing this, you should pass analysis messages",
+        ),
+        pattern=r"(?:you\s*have\s*)?"
+        + phrase("passed a message containing <|channel|> tags in the content field"),
+        canonical="You have passed a message containing <|channel|> tags in the content field",
+        anchors=(b"tags in the content",),
+        keywords=("channel",),
+        code="HD184",
+        server="llama.cpp",
+    ),
+    Form(
+        "bare_remainder",
+        "header_leftover",
+        "openai-harmony",
+        "a header remainder pasted without its message (logs/messages.py reads it)",
+        ('Some("<|constrain|>json<|end|><|start|>assistant")',),
+    ),
+    Form(
+        "markup_leak",
+        "markup_leak",
+        "server",
+        "any server that returns unparsed output (logs/messages.py reads it)",
+        ('"content": "<|channel|>final<|message|>Hi"',),
+        code="HD205",
+    ),
+    Form(
+        "stripped_markup",
+        "stripped_markup",
+        "server",
+        "vLLM's `output:` log field, clients decoding with skip_special_tokens (logs/stripped.py)",
+        ("analysisThe user greets.assistantfinalHello!",),
+        code="HD206",
+    ),
+)
+
+FORM: Final[dict[FormName, Form]] = {form.name: form for form in FORMS}
+
+# openai-harmony raises every error above as this exception: a line naming it is read even
+# when its message is one this catalogue does not know yet.
+EXCEPTION_ANCHORS: Final = (b"HarmonyError",)
+
+# What the byte-level scan searches for (both cores, in this order): a line holding none of
+# these holds no failure message.
+ERROR_ANCHORS: Final[tuple[bytes, ...]] = tuple(
+    dict.fromkeys((*EXCEPTION_ANCHORS, *(a for form in FORMS for a in form.anchors)))
+)
+
+# The message forms, by name, in the order they are tried (the earliest match in a text wins;
+# on a tie, the first form here).
+MESSAGE_FORMS: Final[tuple[Form, ...]] = tuple(f for f in FORMS if f.pattern is not None)
+KEYWORDS: Final[tuple[str, ...]] = tuple(
+    dict.fromkeys(k for form in MESSAGE_FORMS for k in form.keywords)
+)
+
+# Kinds whose message ends in text the model wrote (a role, leftover words, a tool call,
+# content): what `scan --redact` hashes.
+QUOTING_KINDS: Final[frozenset[Kind]] = frozenset(
+    {
+        "header_leftover",
+        "markup_leak",
+        "unknown_role",
+        "tool_call_parse",
+        "input_parse",
+        "template_content",
+        "stripped_markup",
+    }
+)
+
+_PARSER_KINDS: Final = frozenset(get_args(ErrorKind))
+
+
+def is_parser_kind(kind: Kind) -> TypeGuard[ErrorKind]:
+    """Whether `kind` is one openai-harmony's parser raises (a token stream can show it)."""
+    return kind in _PARSER_KINDS
+
+
+@cache
+def _harmony_patterns() -> tuple[tuple[ErrorKind, re.Pattern[str]], ...]:
+    return tuple(
+        (form.kind, re.compile(form.pattern, re.I))
+        for form in MESSAGE_FORMS
+        if form.origin == "openai-harmony" and is_parser_kind(form.kind) and form.pattern
+    )
+
+
+def kind_of_error(message: str) -> ErrorKind | None:
+    """The kind of an openai-harmony parser error message, or None if it is not one."""
+    for kind, pattern in _harmony_patterns():
+        if pattern.search(message):
+            return kind
+    return None

@@ -1,0 +1,94 @@
+"""faults/catalogue.py: every failure form is one entry, and every reader takes it from there."""
+
+from __future__ import annotations
+
+import re
+from typing import get_args
+
+import pytest
+
+from harmony_doctor.faults import catalogue
+from harmony_doctor.faults.catalogue import FORMS, MESSAGE_FORMS, Form
+from harmony_doctor.faults.rules import RULES
+from harmony_doctor.logs import messages
+from harmony_doctor.logs.extract import extract_text
+from harmony_doctor.models import Kind
+from harmony_doctor.scan import core
+
+IDS = [f.name for f in FORMS]
+KINDS = {k for part in get_args(Kind) for k in get_args(part)}
+MESSAGE_IDS = [f.name for f in MESSAGE_FORMS]
+
+
+def test_every_form_name_is_declared_once() -> None:
+    assert sorted(IDS) == sorted(get_args(catalogue.FormName))
+    assert len(set(IDS)) == len(IDS)
+
+
+@pytest.mark.parametrize("form", FORMS, ids=IDS)
+def test_a_form_has_a_real_example_and_a_known_kind(form: Form) -> None:
+    assert form.examples, "a form is added with a real text it recognises"
+    assert form.kind in KINDS
+    assert form.writers
+
+
+@pytest.mark.parametrize("form", FORMS, ids=IDS)
+def test_a_fixed_code_is_a_rule_of_the_same_kind(form: Form) -> None:
+    if form.code is None:
+        assert catalogue.is_parser_kind(form.kind), "only parser kinds are classified"
+        return
+    assert form.code in RULES
+    assert RULES[form.code].kind == form.kind
+
+
+@pytest.mark.parametrize("form", MESSAGE_FORMS, ids=MESSAGE_IDS)
+def test_examples_are_recognised_by_pattern_anchor_and_keyword(form: Form) -> None:
+    assert form.pattern is not None and form.anchors and form.keywords
+    for example in form.examples:
+        assert re.search(form.pattern, example, re.I), example
+        assert any(anchor in example.encode() for anchor in form.anchors), example
+        assert any(word in example.lower() for word in form.keywords), example
+        assert core.is_hit(example.encode()), "the byte scan finds the line"
+
+
+@pytest.mark.parametrize("form", MESSAGE_FORMS, ids=MESSAGE_IDS)
+def test_the_log_reader_names_the_form_of_each_example(form: Form) -> None:
+    for example in form.examples:
+        hit = messages.find_hit(example)
+        assert hit is not None and hit.name == form.name, example
+        found = extract_text(f"ERROR {example}\n")
+        assert [e.kind for e in found] == [form.kind], example
+        if form.code is not None:
+            assert [e.code for e in found] == [form.code]
+        if form.server is not None:
+            assert [e.server for e in found] == [form.server]
+
+
+def test_openai_harmony_messages_map_to_their_parser_kind() -> None:
+    for form in MESSAGE_FORMS:
+        for example in form.examples:
+            expected = (
+                form.kind
+                if form.origin == "openai-harmony" and catalogue.is_parser_kind(form.kind)
+                else None
+            )
+            assert catalogue.kind_of_error(example) == expected, example
+
+
+def test_scan_anchors_are_the_catalogue_anchors_once_each() -> None:
+    assert core.ERROR_ANCHORS is catalogue.ERROR_ANCHORS
+    anchors = catalogue.ERROR_ANCHORS
+    assert len(set(anchors)) == len(anchors) and all(anchors)
+    assert set(anchors) == {
+        *catalogue.EXCEPTION_ANCHORS,
+        *(a for f in FORMS for a in f.anchors),
+    }
+
+
+def test_a_line_without_keywords_is_rejected_before_any_pattern_runs() -> None:
+    assert not messages.holds_message("INFO 200 OK: served the request in 12 ms")
+    assert all(word == word.lower() for word in catalogue.KEYWORDS)
+
+
+def test_quoting_kinds_are_kinds() -> None:
+    assert catalogue.QUOTING_KINDS <= KINDS
