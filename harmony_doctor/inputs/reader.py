@@ -10,6 +10,7 @@ with one InputError; `scan` reads logs of any size.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,28 +45,36 @@ def read_text(source: str, limit: int = DEFAULT_LIMIT) -> tuple[str, str]:
 def read_input(source: str, limit: int = DEFAULT_LIMIT) -> TextInput:
     """One input read whole, with its wrapper metadata; see the module docstring."""
     stream, label = _open(source)
-    unwrapper = Unwrapper()
-    parts: list[bytes] = []
-    meta: list[LineMeta] = []
     size = 0
-    try:
-        while True:
-            data = stream.read(CHUNK)
-            if not data:
-                break
+
+    def chunks() -> Iterator[bytes]:
+        nonlocal size
+        while data := stream.read(CHUNK):
             size += len(data)
             if size > limit:
                 raise InputError(
                     f"{label} is larger than {_size(limit)}, the most one input is read for this "
                     "command (scan reads logs of any size)"
                 )
-            out = unwrapper.feed(data)
-            parts.append(out.data)
-            meta.extend(out.meta)
+            yield data
+
+    try:
+        return unwrap_whole(chunks(), label)
     except (OSError, EOFError, ValueError) as exc:
         raise InputError(f"cannot read {label} after {size} bytes: {exc}") from None
     finally:
         stream.close()
+
+
+def unwrap_whole(chunks: Iterable[bytes], label: str) -> TextInput:
+    """An input's bytes (UTF-8, as open_binary gives them) as one text, its wrappers removed."""
+    unwrapper = Unwrapper()
+    parts: list[bytes] = []
+    meta: list[LineMeta] = []
+    for data in chunks:
+        out = unwrapper.feed(data)
+        parts.append(out.data)
+        meta.extend(out.meta)
     out = unwrapper.finish()
     parts.append(out.data)
     meta.extend(out.meta)

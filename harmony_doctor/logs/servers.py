@@ -45,6 +45,20 @@ def text_server(line: str) -> Server | None:
     return _LINE_SERVERS[int(match.lastgroup[1:])][0]
 
 
+_PACKAGE_IN_PATH = re.compile(
+    r"[/\\](" + "|".join(map(re.escape, _PACKAGE_SERVERS)) + r")[/\\][\w/\\]*\.py\b"
+)
+
+
+def server_in(text: str) -> Server | None:
+    """The server a stretch of log names: by a line's words first, else by a source path."""
+    named = text_server(text)
+    if named is not None:
+        return named
+    path = _PACKAGE_IN_PATH.search(text)
+    return _PACKAGE_SERVERS[path.group(1)] if path is not None else None
+
+
 def path_server(path: str) -> Server | None:
     """The server whose installed package holds the file at `path`, or None."""
     parts = re.split(r"[/\\]+", path.strip())

@@ -12,7 +12,7 @@ from harmony_doctor.choices import ParseRole
 from harmony_doctor.faults.catalogue import QUOTING_KINDS
 from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.inputs.timestamps import parse_timestamp
-from harmony_doctor.models import LogError, ScanEvent, TokenInput
+from harmony_doctor.models import Diagnosis, LogError, ScanEvent, Server, TokenInput
 from harmony_doctor.scan import patterns
 from harmony_doctor.scan.records import ScanOptions
 from harmony_doctor.scan.source import Place, SourceScan
@@ -41,7 +41,8 @@ MERGE_WINDOW = 200  # lines between a replayed fault and the traceback the serve
 
 def merge_duplicates(events: list[ScanEvent]) -> list[ScanEvent]:
     """Count each failure once: a logged error that a replayed completion of the same process
-    also shows (same kind, same token, within MERGE_WINDOW lines) is folded into the replay."""
+    also shows (same kind, same token, within MERGE_WINDOW lines) is folded into the replay,
+    which takes the line that carries the error."""
     logged = [e for e in events if e.source == "log"]
     used: set[int] = set()
     out: list[ScanEvent] = []
@@ -55,8 +56,16 @@ def merge_duplicates(events: list[ScanEvent]) -> list[ScanEvent]:
                 continue
             if abs(other.line - event.line) <= MERGE_WINDOW:
                 used.add(index)
-                event_version = other.harmony_version
-                out.append(replace(event, harmony_version=event_version, message=other.message))
+                # one failure, at the line that carries the error (as explain shows it)
+                out.append(
+                    replace(
+                        event,
+                        line=other.line,
+                        timestamp=other.timestamp or event.timestamp,
+                        harmony_version=other.harmony_version,
+                        message=other.message,
+                    )
+                )
                 break
         else:
             out.append(event)
@@ -82,7 +91,18 @@ def _replayed(
     if clean is not None and clean(inp.tokens):
         return
     v = vocab()
-    result = diagnose(inp, v, role)
+    yield from diagnosis_events(inp, diagnose(inp, v, role), v, found.label, hit, found.server)
+
+
+def diagnosis_events(
+    inp: TokenInput,
+    result: Diagnosis,
+    vocab: Vocab,
+    label: str,
+    place: Place,
+    server: Server | None,
+) -> Iterator[ScanEvent]:
+    """The events of one diagnosed stream (a logged completion, or a whole token file)."""
     for finding in result.findings:
         raise_index = finding.raise_index
         token = None
@@ -90,20 +110,20 @@ def _replayed(
             token = inp.tokens[raise_index] if raise_index < len(inp.tokens) else None
         remainder = None
         if finding.kind == "header_leftover" and finding.span is not None:
-            remainder = v.decode(inp.tokens[finding.span[0] : finding.span[1]])
+            remainder = vocab.decode(inp.tokens[finding.span[0] : finding.span[1]])
         yield ScanEvent(
-            file=found.label,
-            line=hit.line,
-            timestamp=_iso(hit.timestamp),
-            pid=hit.pid,
-            server=found.server,
+            file=label,
+            line=place.line,
+            timestamp=_iso(place.timestamp),
+            pid=place.pid,
+            server=server,
             harmony_version=None,
             kind=finding.kind,
             code=finding.code,
             severity=finding.severity,
             pattern=patterns.pattern_of(finding.kind, token, remainder),
             token_id=token,
-            token_text=v.decode([token]) if token is not None else None,
+            token_text=vocab.decode([token]) if token is not None else None,
             header_remainder=remainder,
             message=finding.harmony_error or finding.title,
             request_id=inp.request_id,

@@ -19,10 +19,11 @@ from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.inputs.files import Readable, Skipped, Source, open_binary
 from harmony_doctor.inputs.remote import is_url, open_url
 from harmony_doctor.models import RequestTally, ScanEvent
+from harmony_doctor.scan.documents import Document, as_document, read_head
 from harmony_doctor.scan.event_files import written_by_scan
-from harmony_doctor.scan.findings import merge_duplicates, redact, source_events
+from harmony_doctor.scan.findings import diagnosis_events, merge_duplicates, redact, source_events
 from harmony_doctor.scan.records import FileReport, FileScan, FileStatus, ScanOptions, ScanResult
-from harmony_doctor.scan.source import SourceScan, scan_source
+from harmony_doctor.scan.source import Place, SourceScan, scan_source
 from harmony_doctor.streams.diagnose import CleanStreams
 
 POOL_BYTES = 16 * 1024 * 1024  # below this, starting worker processes costs more than it saves
@@ -217,6 +218,11 @@ def scan_unit(unit: Unit, options: ScanOptions, now: datetime | None) -> UnitRes
     except (InputError, OSError) as exc:
         return UnitResult(unit, [], None, str(exc))
     vocab = _vocab_loader(options.vocab_path)
+    stream, whole = read_head(stream)
+    document = None if whole is None else as_document(whole, source.label, vocab, options.role)
+    if document is not None:
+        stream.close()
+        return _document_result(unit, document, whole or b"", vocab)
     clean = _clean_check(vocab, options)
     try:
         found = scan_source(stream, source.label, reference, options.replay, clean=clean)
@@ -225,6 +231,18 @@ def scan_unit(unit: Unit, options: ScanOptions, now: datetime | None) -> UnitRes
     events = list(source_events(found, vocab, options, clean))
     found.errors, found.completions = [], []  # now events: keep what crosses processes small
     return UnitResult(unit, merge_duplicates(events), found)
+
+
+def _document_result(
+    unit: Unit, document: Document, data: bytes, vocab: Callable[[], Vocab]
+) -> UnitResult:
+    """A whole token-stream input: explain's diagnosis as events at its first line."""
+    label = unit.source.label
+    diagnosis = document.diagnosis
+    place = Place(1, None, None)
+    events = list(diagnosis_events(diagnosis.input, diagnosis, vocab(), label, place, None))
+    found = SourceScan(label, datetime.now(), lines=document.lines, bytes=len(data))
+    return UnitResult(unit, events, found)
 
 
 def _vocab_loader(path: Path | None) -> Callable[[], Vocab]:

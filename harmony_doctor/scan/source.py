@@ -15,7 +15,6 @@ queue, the core's window state, and wrapper metadata for the last few MiB of lin
 from __future__ import annotations
 
 import queue
-import re
 import threading
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
@@ -29,7 +28,8 @@ from harmony_doctor.inputs.timestamps import parse_timestamp
 from harmony_doctor.inputs.tokens import RequestStreams, VllmRecord, parse_vllm_bytes
 from harmony_doctor.inputs.wrappers import Unwrapped, Unwrapper
 from harmony_doctor.logs.extract import _Extractor
-from harmony_doctor.models import LogError, TokenInput
+from harmony_doctor.logs.servers import server_in
+from harmony_doctor.models import LogError, Server, TokenInput
 from harmony_doctor.native import count_newlines, native_for, reuse_large_buffers, use_native
 from harmony_doctor.scan.core import (
     HEAD,
@@ -56,12 +56,6 @@ CORE_QUEUE = 2  # unwrapped chunks waiting for the core's thread
 # queued for (or being read by) the core's thread whose batches are not taken yet.
 META_REACH = BEFORE + MAX_WINDOW + (3 + CORE_QUEUE + 1) * CHUNK
 
-_SERVER_HINTS = (
-    ("vllm", re.compile(rb"\(APIServer pid=|\[serving(?:_chat)?\.py:|vllm[/.]")),
-    ("sglang", re.compile(rb"sglang|h11_impl\.py|tokenizer_manager")),
-    ("lmdeploy", re.compile(rb"lmdeploy")),
-)
-
 
 @dataclass(frozen=True)
 class Place:
@@ -87,7 +81,7 @@ class SourceScan:
     received_lines: int = 0
     lines: int = 0
     cut_lines: int = 0
-    server: str | None = None
+    server: Server | None = None
     damage: str | None = None  # why the stream stopped early (damaged compressed data)
     bytes: int = 0
     replayed: int = 0  # completions replayed here (a request count when access lines lack)
@@ -470,10 +464,7 @@ class _SourceScanner:
 
     def _note_server(self, text: bytes) -> None:
         if self.out.server is None:
-            for name, hint in _SERVER_HINTS:
-                if hint.search(text):
-                    self.out.server = name
-                    return
+            self.out.server = server_in(text.decode("utf-8", "replace"))
 
     def _parse(self, stamp: bytes | None) -> datetime | None:
         if stamp is None:

@@ -31,3 +31,12 @@ def test_releases_by_the_line_of_an_openai_harmony_frame() -> None:
     assert frame_versions(HARMONY_INIT, 612, None) == frozenset({1, 2})
     assert frame_versions(HARMONY_INIT, 1, "process") is None
     assert frame_versions(VLLM_SERVING, 627, "process") is None
+
+
+def test_server_in_a_stretch_of_log_by_words_then_by_path() -> None:
+    from harmony_doctor.logs.servers import server_in
+
+    assert server_in("(APIServer pid=7) ERROR 11-28 10:15:06 [serving_chat.py:1145] x") == "vllm"
+    assert server_in('  File "/opt/sglang/srt/managers/tokenizer_manager.py", line 9') == "sglang"
+    assert server_in('  File "/usr/lib/python3/site-packages/vllm/entrypoints/x.py"') == "vllm"
+    assert server_in("2026-11-20 10:00:01 INFO nothing names a server") is None

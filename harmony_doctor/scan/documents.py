@@ -1,0 +1,98 @@
+"""Whole inputs that are one token stream (ids, JSON, Harmony text), judged as explain does.
+
+A log is read line by line (scan/source.py). A small file that holds one completion instead (a
+JSON list of ids, a `return_token_ids` response, Harmony text) has no log line to find: `scan`
+reads it whole and asks explain's own decision (`explain.explain_text`) what it is, so that
+`explain FILE` and `scan FILE` report the same failures. Anything explain reads as a log, or
+refuses, goes on to the log reader with none of its bytes lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from harmony_doctor.choices import ParseRole
+from harmony_doctor.errors import InputError
+from harmony_doctor.explain import count_lines, explain_text, log_failures
+from harmony_doctor.harmony.vocab import Vocab
+from harmony_doctor.inputs.files import CHUNK, Readable
+from harmony_doctor.inputs.reader import unwrap_whole
+from harmony_doctor.inputs.tokens import detect_format
+from harmony_doctor.models import Diagnosis
+
+# Inputs up to this size are looked at whole; one completion of 100,000 ids as JSON is ~0.8 MB.
+DOCUMENT_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Document:
+    """A whole input that is one token stream, and explain's diagnosis of it."""
+
+    diagnosis: Diagnosis
+    lines: int
+
+
+class Prefixed:
+    """A stream whose first bytes were read already: they come first, then the rest (and a
+    read error met while taking them comes where it was met)."""
+
+    def __init__(self, head: bytes, rest: Readable, error: BaseException | None) -> None:
+        self.head = head
+        self.rest = rest
+        self.error = error
+
+    def read(self, size: int = -1, /) -> bytes:
+        if self.head:
+            cut = len(self.head) if size < 0 else size
+            data, self.head = self.head[:cut], self.head[cut:]
+            return data
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
+        return self.rest.read(size)
+
+    def close(self) -> None:
+        self.rest.close()
+
+
+def read_head(stream: Readable, limit: int = DOCUMENT_BYTES) -> tuple[Prefixed, bytes | None]:
+    """The stream again (nothing lost), and its whole bytes when it ends within `limit`."""
+    parts: list[bytes] = []
+    size = 0
+    try:
+        while size <= limit:
+            data = stream.read(CHUNK)
+            if not data:
+                head = b"".join(parts)
+                return Prefixed(head, stream, None), head
+            parts.append(data)
+            size += len(data)
+    except (OSError, EOFError, ValueError, InputError) as exc:
+        return Prefixed(b"".join(parts), stream, exc), None
+    return Prefixed(b"".join(parts), stream, None), None
+
+
+def as_document(
+    data: bytes, label: str, vocab: Callable[[], Vocab], role: ParseRole
+) -> Document | None:
+    """`data` as explain reads it, when explain reads it as one token stream; else None (a log,
+    or an input explain refuses: the log reader takes it)."""
+    text = unwrap_whole([data], label).text
+    if not text.strip():
+        return None  # nothing to explain: the log reader reports an empty input as it does
+    try:
+        shape = detect_format(text.lstrip("\ufeff"))
+    except InputError:
+        return None
+    if shape == "vllm-log":
+        return None  # completions inside a log: the log reader replays each one
+    try:
+        if log_failures(text) is not None:
+            return None  # explain reads it as a log
+        result = explain_text(text, vocab(), role=role)
+    except InputError:
+        return None
+    if not isinstance(result, Diagnosis):
+        return None
+    return Document(result, count_lines(text))
