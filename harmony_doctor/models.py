@@ -30,6 +30,7 @@ LogKind = Literal[
     "input_parse",
     "template_content",
     "recovered_raw_output",  # a server caught the parser's error and returned raw text
+    "server_rejected",  # the server's own gpt-oss code refused a message openai-harmony parsed
     "stripped_markup",  # Harmony text whose special tokens were stripped (cannot be replayed)
 ]
 Kind = ErrorKind | WarningKind | LogKind

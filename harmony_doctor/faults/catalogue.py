@@ -39,6 +39,7 @@ FormName = Literal[
     "llamacpp_input",
     "recovered_raw",
     "template_content",
+    "vllm_unknown_recipient",
     # Found by readers of their own, not by a message pattern:
     "bare_remainder",  # a header remainder `Some("...")` quoted without its message
     "markup_leak",  # Harmony markup in a returned message's content
@@ -301,6 +302,26 @@ FORMS: Final[tuple[Form, ...]] = (
         keywords=("channel",),
         code="HD184",
         server="llama.cpp",
+    ),
+    Form(
+        # vLLM's Responses API maps each parsed message to an output item and refuses a
+        # recipient it has no route for (entrypoints/harmony_utils.py, parse_output_message).
+        "vllm_unknown_recipient",
+        "server_rejected",
+        "server",
+        "vLLM's Responses API (harmony_utils.py parse_output_message), 0.10.2 to late 2025",
+        (
+            "ValueError: Unknown recipient: <|constrain|>functions.get_horoscope",
+            "Unknown recipient: None",
+        ),
+        # Only the recipients a gpt-oss message has (none, markup, a tool namespace): other
+        # programs write "Unknown recipient: bob" too.
+        pattern=phrase("unknown recipient:")
+        + r"(?=\s*(?:None\b|<\||(?:functions|browser|python|container)\b))",
+        canonical="Unknown recipient:",
+        anchors=(b"nknown recipient",),
+        keywords=("recipient",),
+        code="HD185",
     ),
     Form(
         "bare_remainder",

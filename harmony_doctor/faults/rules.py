@@ -335,6 +335,20 @@ _RULES = (
         ("ggml-org/llama.cpp#15242",),
     ),
     Rule(
+        "HD185",
+        "server_rejected",
+        "error",
+        "vLLM refused the message's recipient (Responses API)",
+        "openai-harmony parsed the message, then vLLM's Responses API found no route for its "
+        "recipient: `None` is a commentary preamble the model wrote before its tool calls "
+        "(no recipient), `<|constrain|>functions.NAME` a content-type marker glued to the tool "
+        "name. The request fails with HTTP 400 or 500 although the model's output was close "
+        "to well-formed: a server check, not the model leaving the format.",
+        "Upgrade vLLM (PR #29972 routes recipient-less preambles); meanwhile retry, or call "
+        "the chat completions endpoint, which does not run this check.",
+        ("vllm-project/vllm#24170", "vllm-project/vllm#29972", "vllm-project/vllm#25003"),
+    ),
+    Rule(
         "HD201",
         "unknown_channel",
         "warning",

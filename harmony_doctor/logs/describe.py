@@ -191,6 +191,10 @@ def _expected_found(kind: Kind, hit: MessageHit, rule: Rule) -> tuple[str, str]:
                 "the parser ended in a non-terminal state; the server returned the raw text "
                 "of the last message instead of parsed messages"
             )
+        case "server_rejected":
+            return "a message the server's own Harmony code accepts", (
+                f"the server refused {_detail(hit.message)!r}"
+            )
         case "stripped_markup":
             return "Harmony text with its special tokens", "text with the special tokens removed"
         case "markup_leak":

@@ -107,3 +107,39 @@ def test_ordinary_text_is_not_stripped_harmony(text: str) -> None:
 
     found = explain_text(text)
     assert isinstance(found, LogExplanation) and found.errors == ()
+
+
+# vLLM's Responses API refusing a recipient (vllm-project/vllm#24170, #25003, #28470): as a
+# traceback's last line behind a CI prefix and an exception-group gutter, and as the body of the
+# 400 a client raised.
+@pytest.mark.parametrize(
+    ("text", "recipient"),
+    [
+        (
+            '[2025-11-11T09:29:33Z] (APIServer pid=10560)     \\|   File "/usr/local/lib/'
+            'python3.12/dist-packages/vllm/entrypoints/harmony_utils.py", line 435, in '
+            "parse_output_message\n"
+            '[2025-11-11T09:29:33Z] (APIServer pid=10560)     \\|     raise ValueError(f"Unknown '
+            'recipient: {recipient}")\n'
+            "[2025-11-11T09:29:33Z] (APIServer pid=10560)     \\| ValueError: Unknown recipient: "
+            "<\\|constrain\\|>functions.get_horoscope",
+            "<|constrain|>functions.get_horoscope",
+        ),
+        (
+            "E               openai.BadRequestError: Error code: 400 - {'error': {'message': "
+            "'Unknown recipient: None', 'type': 'BadRequestError', 'param': None, 'code': 400}}",
+            "None",
+        ),
+    ],
+)
+def test_vllm_unknown_recipient_is_the_servers_refusal(text: str, recipient: str) -> None:
+    errors = [e for e in extract_text(text.replace("\\|", "|")) if e.code == "HD185"]
+    assert len(errors) == 1
+    (error,) = errors
+    assert (error.kind, error.severity) == ("server_rejected", "error")
+    assert error.message == f"Unknown recipient: {recipient}"
+    assert recipient in error.found
+
+
+def test_an_unknown_recipient_of_another_program_is_not_harmony() -> None:
+    assert extract_text("WARN mail: Unknown recipient: bob@example.com, message dropped") == ()
