@@ -37,11 +37,16 @@ test: lint
 	$(BIN)/harmony-doctor --version
 	$(BIN)/python -m pytest -q -n $(JOBS)
 
+# What .pre-commit-config.yaml runs too; the Rust checks where cargo is installed.
 lint: $(STAMP)
 	$(BIN)/ruff check harmony_doctor tests benchmarks examples
 	$(BIN)/ruff format --check harmony_doctor tests benchmarks examples
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
+	@if command -v cargo >/dev/null; then \
+		cargo fmt --manifest-path native/Cargo.toml --check && \
+		cargo clippy --manifest-path native/Cargo.toml --locked --all-targets --quiet -- -D warnings; \
+	fi
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/startup.py

@@ -35,7 +35,6 @@ class Unit:
     """A piece of work: one whole source (results never depend on how work is shared out)."""
 
     source: Source
-    part: int = 0
 
 
 @dataclass

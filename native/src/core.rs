@@ -1,4 +1,4 @@
-//! The scan core (see notes/core-spec.md): the same algorithm as harmony_doctor/scan/core.py.
+//! The scan core: the same algorithm as harmony_doctor/scan/core.py (the reference).
 //! Offsets are in the "cut stream" (every line cut to max_line bytes).
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
