@@ -88,6 +88,67 @@ def test_render_chat_and_grammar(vocab: Vocab) -> None:
     assert "<|channel|>" in hd.grammar_text("gbnf", tools=["get_weather"])
 
 
+def test_read_input_reads_as_the_commands_read(tmp_path: Path) -> None:
+    """Compressed and wrapped: the text comes back unwrapped, with the wrapper's line facts."""
+    import gzip
+    import json
+
+    lines = [
+        json.dumps({"log": f"line {n}\n", "stream": "stderr", "time": "2025-08-07T12:00:0{n}Z"})
+        for n in range(3)
+    ]
+    path = tmp_path / "container.log.gz"
+    path.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+    read = hd.read_input(path)
+    assert isinstance(read, hd.TextInput)
+    assert read.text == "line 0\nline 1\nline 2\n" and read.label == str(path)
+    assert read.wrappers and len(read.meta) == 3
+    assert hd.read_text(str(path)) == (read.text, read.label)
+    with pytest.raises(hd.InputError, match="directory"):
+        hd.read_input(tmp_path)
+
+
+def test_received_is_what_a_client_gets(vocab: Vocab) -> None:
+    inp = hd.parse_tokens((SAMPLES / "tool-call.harmony.txt").read_text(), vocab)
+    result = hd.recover(inp, vocab)
+    got = hd.received(result.strict.messages)
+    assert isinstance(got, hd.Received)
+    assert got.tool_recipient is not None and got.tool_recipient.startswith("functions.")
+    assert hd.received([]) == hd.Received(None, None, None, None)
+
+
+def test_rules_catalogue_and_one_rule() -> None:
+    rules = hd.list_rules()
+    codes = [r.code for r in rules]
+    assert codes == sorted(codes) and "HD101" in codes
+    assert all(isinstance(r, hd.Rule) and r.fix for r in rules)
+    assert hd.find_rule(" hd101 ") == rules[codes.index("HD101")]
+    assert hd.find_rule("HD999") is None
+
+
+def test_scan_core_names_the_core() -> None:
+    assert hd.scan_core() in ("native", "python")
+
+
+def test_grammar_text_tools_from_a_request_and_validation(tmp_path: Path, vocab: Vocab) -> None:
+    import json
+
+    request = tmp_path / "chat.json"
+    request.write_text(json.dumps({"tools": [{"function": {"name": "get_weather"}}]}))
+    text = hd.grammar_text(tools=["browser.search"], tools_from=request)
+    assert '("browser.search" | "functions.get_weather")' in text
+    assert text == hd.grammar_text(tools=["browser.search", "get_weather"])
+    # A request that declares no tools allows no recipient; no tools at all allows any.
+    request.write_text(json.dumps({"tools": []}))
+    assert hd.grammar_text(tools_from=request) != hd.grammar_text()
+    hd.validate_grammar(text, "lark", vocab)
+    hd.validate_grammar(hd.grammar_text("gbnf"), "gbnf", vocab)
+    with pytest.raises(hd.DoctorError, match="llguidance refused"):
+        hd.validate_grammar("start: nonsense_rule", "lark", vocab)
+    with pytest.raises(hd.InputError, match="recipient"):
+        hd.grammar_text(tools=["a b"])
+
+
 def test_bad_input_raises_a_doctor_error(vocab: Vocab) -> None:
     with pytest.raises(hd.InputError):
         hd.parse_tokens("[1, 2, 999999999]", vocab)
