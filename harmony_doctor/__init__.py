@@ -32,7 +32,13 @@ if TYPE_CHECKING:
     import polars as pl
 
     from harmony_doctor.choices import ContentType, Dialect, InputFormat, Style
-    from harmony_doctor.explain import LogExplanation, explain_text
+    from harmony_doctor.explain import (
+        ExplainedLog,
+        ExplainedStream,
+        LogExplanation,
+        explain_input,
+        explain_text,
+    )
     from harmony_doctor.faults.rules import Rule
     from harmony_doctor.harmony.vocab import Vocab
     from harmony_doctor.inputs.reader import TextInput
@@ -48,13 +54,17 @@ if TYPE_CHECKING:
         TokenInput,
     )
     from harmony_doctor.scan.records import FileScan, ScanOptions, ScanResult
+    from harmony_doctor.streams.guided import LogCheck, StreamCheck
 
 __all__ = [
     "Diagnosis",
     "DoctorError",
+    "ExplainedLog",
+    "ExplainedStream",
     "FileScan",
     "Finding",
     "InputError",
+    "LogCheck",
     "LogError",
     "LogExplanation",
     "Received",
@@ -65,12 +75,14 @@ __all__ = [
     "ScanOptions",
     "ScanResult",
     "Shrink",
+    "StreamCheck",
     "TextInput",
     "TokenInput",
     "Vocab",
     "VocabError",
     "__version__",
     "empty_frames",
+    "explain_input",
     "explain_text",
     "explain_tokens",
     "extract_failures",
@@ -398,8 +410,13 @@ _LAZY = {
         ),
         "harmony_doctor.models",  # the records, built on first use: `--help` needs none
     ),
-    "explain_text": "harmony_doctor.explain",  # what `explain` reports for any text
-    "LogExplanation": "harmony_doctor.explain",
+    # what `explain` reports for an input read whole, or for any text
+    **dict.fromkeys(
+        ("explain_input", "explain_text", "ExplainedLog", "ExplainedStream", "LogExplanation"),
+        "harmony_doctor.explain",
+    ),
+    "LogCheck": "harmony_doctor.streams.guided",
+    "StreamCheck": "harmony_doctor.streams.guided",
     "Rule": "harmony_doctor.faults.rules",
     "TextInput": "harmony_doctor.inputs.reader",
     "Vocab": "harmony_doctor.harmony.vocab",

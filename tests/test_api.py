@@ -62,6 +62,47 @@ def test_explain_text_on_a_log_returns_its_failures() -> None:
     assert found.errors and found.lines == text.count("\n")
 
 
+def test_explain_input_places_a_wrapped_logs_failures_on_the_lines_given(tmp_path: Path) -> None:
+    """Docker json-file lines around a traceback: the failures are found in the unwrapped
+    text and reported on the lines of the file as given, as `explain FILE` reports them."""
+    import json
+
+    text = (SAMPLES / "vllm-traceback.log").read_text()
+    header = json.dumps({"log": "starting\n", "stream": "stdout", "time": "2025-08-07T12:00:00Z"})
+    lines = [json.dumps({"log": f"{x}\n", "stream": "stderr"}) for x in text.splitlines()]
+    path = tmp_path / "container.log"
+    path.write_text("\n".join([header, header, *lines]) + "\n")
+    explained = hd.explain_input(hd.read_input(path))
+    assert isinstance(explained, hd.ExplainedLog) and explained.check is None
+    bare = hd.explain_text(text)
+    assert isinstance(bare, hd.LogExplanation)
+    placed = explained.explanation.errors
+    assert [e.code for e in placed] == [e.code for e in bare.errors]
+    assert [e.line for e in placed] == [e.line + 2 for e in bare.errors]
+
+
+def test_explain_input_on_a_stream_with_the_grammar(tmp_path: Path, vocab: Vocab) -> None:
+    path = tmp_path / "ids.json"
+    path.write_text(SEED_IDS)
+    plain = hd.explain_input(hd.read_input(path), vocab)
+    assert isinstance(plain, hd.ExplainedStream) and plain.check is None
+    assert plain.diagnosis.findings == hd.explain_tokens(hd.parse_tokens(SEED_IDS, vocab)).findings
+    checked = hd.explain_input(hd.read_input(path), vocab, check_grammar=True)
+    assert isinstance(checked, hd.ExplainedStream) and isinstance(checked.check, hd.StreamCheck)
+    assert checked.check.tokens == plain.diagnosis.input.tokens
+    with pytest.raises(hd.InputError, match="--role assistant"):
+        hd.explain_input(hd.read_input(path), vocab, role="none", check_grammar=True)
+
+
+def test_explain_input_checks_a_logs_failures_with_the_grammar() -> None:
+    read = hd.read_input(SAMPLES / "vllm-traceback.log")
+    explained = hd.explain_input(read, grammar_file=SAMPLES / "absent.lark")
+    assert isinstance(explained, hd.ExplainedLog) and isinstance(explained.check, hd.LogCheck)
+    assert explained.check.custom  # a Lark file needs token ids: a log's verdicts use the default
+    verdicts = explained.check.verdicts
+    assert [v.line for v in verdicts] == [e.line for e in explained.explanation.errors]
+
+
 def test_scan_stream_equals_scan_paths() -> None:
     path = SAMPLES / "vllm-requests.log"
     by_path = hd.scan_paths([path])
