@@ -31,6 +31,14 @@ from harmony_doctor.version import __version__
 if TYPE_CHECKING:
     import polars as pl
 
+    from harmony_doctor.batch import (
+        InputListing,
+        ScanProgress,
+        Summary,
+        list_inputs,
+        scan_inputs,
+        summarize_scan,
+    )
     from harmony_doctor.choices import ContentType, Dialect, InputFormat, Style
     from harmony_doctor.explain import (
         ExplainedLog,
@@ -53,7 +61,7 @@ if TYPE_CHECKING:
         Shrink,
         TokenInput,
     )
-    from harmony_doctor.scan.records import FileScan, ScanOptions, ScanResult
+    from harmony_doctor.scan.records import FileReport, FileScan, ScanOptions, ScanResult
     from harmony_doctor.streams.guided import LogCheck, StreamCheck
 
 __all__ = [
@@ -61,9 +69,11 @@ __all__ = [
     "DoctorError",
     "ExplainedLog",
     "ExplainedStream",
+    "FileReport",
     "FileScan",
     "Finding",
     "InputError",
+    "InputListing",
     "LogCheck",
     "LogError",
     "LogExplanation",
@@ -73,9 +83,11 @@ __all__ = [
     "Rule",
     "ScanEvent",
     "ScanOptions",
+    "ScanProgress",
     "ScanResult",
     "Shrink",
     "StreamCheck",
+    "Summary",
     "TextInput",
     "TokenInput",
     "Vocab",
@@ -89,6 +101,8 @@ __all__ = [
     "find_rule",
     "frames",
     "grammar_text",
+    "group_keys",
+    "list_inputs",
     "list_rules",
     "load_vocab",
     "merge",
@@ -98,13 +112,17 @@ __all__ = [
     "received",
     "recover",
     "render_chat",
+    "requests_path",
     "scan_core",
     "scan_file",
+    "scan_inputs",
     "scan_paths",
     "scan_stream",
     "shrink",
     "summarize",
     "summarize_event_files",
+    "summarize_scan",
+    "tally_table",
     "validate_grammar",
     "write_repro",
 ]
@@ -309,13 +327,11 @@ def scan_paths(
     globs: Sequence[str] = (),
     excludes: Sequence[str] = (),
 ) -> ScanResult:
-    """Scan log files and folders (recursive, compressed, wrapped); unreadable ones are reported."""
-    from harmony_doctor.inputs.files import discover
-    from harmony_doctor.scan.records import ScanOptions
-    from harmony_doctor.scan.run import scan
+    """Scan log files and folders (recursive, compressed, wrapped); unreadable ones are reported.
+    (`list_inputs` then `scan_inputs`, which can also report progress.)"""
+    from harmony_doctor.batch import list_inputs, scan_inputs
 
-    sources, skipped = discover([str(p) for p in paths], globs, excludes)
-    return scan(sources, options or ScanOptions(), skipped)
+    return scan_inputs(list_inputs(paths, globs, excludes), options)
 
 
 def scan_file(path_or_url: str | Path, options: ScanOptions | None = None) -> FileScan:
@@ -368,11 +384,36 @@ def empty_frames() -> tuple[pl.DataFrame, pl.DataFrame]:
 
 
 def summarize(result: ScanResult | FileScan, by: Sequence[str] = ("code",)) -> pl.DataFrame:
-    """The grouped table `scan` prints: count, share, requests, rate, first/last seen, example."""
+    """The grouped table `scan` prints: count, share, requests, rate, first/last seen, example
+    (`summarize_scan` gives it with the totals and days too)."""
     from harmony_doctor.scan.summary import group_keys
     from harmony_doctor.scan.summary import summarize as group
 
     return group(result, group_keys(by))
+
+
+def group_keys(by: Sequence[str]) -> tuple[str, ...]:
+    """`--by` values (comma-separated or repeated) as group keys, each once; `code` when none
+    are given. InputError for a key summaries cannot group by."""
+    from harmony_doctor.scan.summary import group_keys as keys
+
+    return keys(by)
+
+
+def requests_path(events: Path) -> Path:
+    """Where the request tallies of an events file go (`scan --events`) and are looked for
+    (`report`): the same name with `.requests` before the extension."""
+    from harmony_doctor.scan.event_files import requests_path as beside
+
+    return beside(events)
+
+
+def tally_table(result: ScanResult | FileScan) -> pl.DataFrame:
+    """The request tallies as `scan --events` writes them beside the events (file, pid, server,
+    hour, count, origin; nothing derived), for `report` to read back."""
+    from harmony_doctor.scan.summary import tally_table as table
+
+    return table(result.requests)
 
 
 def summarize_event_files(paths: Sequence[Path], by: Sequence[str] = ("code",)) -> pl.DataFrame:
@@ -420,9 +461,14 @@ _LAZY = {
     "Rule": "harmony_doctor.faults.rules",
     "TextInput": "harmony_doctor.inputs.reader",
     "Vocab": "harmony_doctor.harmony.vocab",
-    "ScanOptions": "harmony_doctor.scan.records",
-    "FileScan": "harmony_doctor.scan.records",
-    "ScanResult": "harmony_doctor.scan.records",
+    **dict.fromkeys(
+        ("ScanOptions", "FileReport", "FileScan", "ScanResult"), "harmony_doctor.scan.records"
+    ),
+    # inputs listed, a scan with progress, and the one summary scan and report print
+    **dict.fromkeys(
+        ("InputListing", "ScanProgress", "Summary", "list_inputs", "scan_inputs", "summarize_scan"),
+        "harmony_doctor.batch",
+    ),
 }
 
 

@@ -114,6 +114,67 @@ def test_scan_stream_equals_scan_paths() -> None:
     assert int(table["count"].sum()) == len(by_path.events)
 
 
+def _fleet_logs(root: Path) -> Path:
+    """Two days of vLLM logs with requests, a log with a failure and no requests, and a link
+    to nothing (listed, then skipped)."""
+    from tests.scan.vllm_logs import build_logs, traceback
+
+    root.mkdir()
+    build_logs(root)
+    lines = traceback(9, "11-29 12:00:00", "Unknown role: assistantassistant")
+    (root / "no-requests.log").write_text("\n".join(lines) + "\n")
+    (root / "gone.log").symlink_to(root / "missing")
+    return root
+
+
+def test_list_inputs_then_scan_inputs_with_progress(tmp_path: Path) -> None:
+    logs = _fleet_logs(tmp_path / "logs")
+    listing = hd.list_inputs([logs, tmp_path / "absent.log"], excludes=["quiet.log"])
+    assert isinstance(listing, hd.InputListing)
+    names = sorted(Path(s.label).name for s in listing.sources)
+    assert names == ["no-requests.log", "vllm.log.1", "vllm.log.gz"]
+    assert [Path(s.label).name for s in listing.skipped] == ["gone.log", "absent.log"]
+    assert listing.bytes == sum(Path(s.label).stat().st_size for s in listing.sources)
+    seen: list[hd.ScanProgress] = []
+    result = hd.scan_inputs(listing, hd.ScanOptions(jobs=1), seen.append)
+    assert sorted(Path(p.label).name for p in seen) == names
+    assert sum(p.bytes for p in seen) == listing.bytes
+    assert sum(p.failures for p in seen) == len(result.events) == 4
+    assert [f.status for f in result.files].count("skipped") == 2
+    again = hd.scan_paths([logs, tmp_path / "absent.log"], excludes=["quiet.log"])
+    assert again.events == result.events and again.files == result.files
+
+
+def test_summarize_scan_is_scans_table_totals_and_days(tmp_path: Path) -> None:
+    from harmony_doctor.scan.summary import per_day, scan_totals
+
+    result = hd.scan_paths([_fleet_logs(tmp_path / "logs")])
+    summary = hd.summarize_scan(result, ["code,file"])
+    assert isinstance(summary, hd.Summary) and summary.keys == ("code", "file")
+    assert summary.table.equals(hd.summarize(result, ["code", "file"]))
+    # One way to count for scan and report: the frames give what the records gave.
+    assert summary.totals == scan_totals(result)
+    assert summary.totals["rate"] == pytest.approx(3 / 13) and summary.totals["skipped"] == 1
+    assert list(summary.days) == per_day(result) and len(summary.days) == 3
+    events, requests = hd.frames(result)
+    assert summary.events.equals(events) and summary.requests.equals(requests)
+    assert summary.files == result.files
+    empty = hd.summarize_scan(hd.merge([]))
+    assert empty.days == () and empty.totals["failures"] == 0 and empty.table.height == 0
+
+
+def test_group_keys_requests_path_and_tally_table(tmp_path: Path) -> None:
+    assert hd.group_keys([]) == ("code",)
+    assert hd.group_keys(["day,code", "code"]) == ("day", "code")
+    with pytest.raises(hd.InputError, match="cannot group by 'colour'"):
+        hd.group_keys(["colour"])
+    assert hd.requests_path(Path("out/events.csv")) == Path("out/events.requests.csv")
+    result = hd.scan_paths([_fleet_logs(tmp_path / "logs")])
+    tallies = hd.tally_table(result)
+    assert tallies.columns == ["file", "pid", "server", "hour", "count", "origin"]
+    assert int(tallies["count"].sum()) == sum(t.count for t in result.requests) == 13
+
+
 def test_recover_shrink_and_write_repro(tmp_path: Path, vocab: Vocab) -> None:
     inp = hd.parse_tokens(SEED_IDS, vocab)
     assert hd.recover(inp, vocab).strict.error is not None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, replace
+from dataclasses import replace
 from typing import Annotated
 
 import typer
@@ -48,16 +48,16 @@ def report(
     The request counts scan wrote beside each events file (events.requests.csv) give the same
     rates one scan over all the logs would; files without them add failures but no rate.
     """
+    from harmony_doctor.batch import summary_of
     from harmony_doctor.output import tables as export
+    from harmony_doctor.output.operator import operator_summary
     from harmony_doctor.scan.event_files import fetched, read_event_files, requests_path
     from harmony_doctor.scan.summary import (
         event_file_reports,
         events_frame,
-        frame_totals,
         group_keys,
         requests_frame,
         requests_view,
-        summarize_frames,
     )
 
     keys = group_keys(by or [])
@@ -78,17 +78,11 @@ def report(
         for bad in read.bad[1:]:
             note(bad.reason)
         raise InputError(read.bad[0].reason)
-    frame = read.frame
     requests = requests_view(read.tallies) if read.tallies is not None else requests_frame(())
-    table = summarize_frames(frame, requests, keys)
-    failed = export.write_tables([(summary, lambda: table)])
-    totals = frame_totals(reports, frame, requests)
-    files = [asdict(f) for f in reports]
-    days = [(d, n) for d, n in frame["day"].drop_nulls().value_counts().sort("day").rows()]
-    from harmony_doctor.output.operator import OperatorSummary
-
-    operator = OperatorSummary("report", keys, totals, table.to_dicts(), files, frame, requests)
-    show_summary(table, keys, totals, days, files, output, top, color, width, "report", operator)
+    found = summary_of(reports, read.frame, requests, keys)
+    failed = export.write_tables([(summary, lambda: found.table)])
+    operator = operator_summary("report", found)
+    show_summary(found, output, top, color, width, "report", operator)
     failed += write_operator_outputs(operator, output, prometheus, html, top)
     for bad in read.bad:  # the good files are summed all the same
         note(bad.reason)
@@ -102,4 +96,4 @@ def report(
         fail(error)
     if read.bad or failed:
         return ExitCode.ERROR
-    return ExitCode.FINDINGS if frame.height and not exit_zero else ExitCode.CLEAN
+    return ExitCode.FINDINGS if found.events.height and not exit_zero else ExitCode.CLEAN
