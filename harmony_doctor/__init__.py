@@ -32,11 +32,14 @@ if TYPE_CHECKING:
     import polars as pl
 
     from harmony_doctor.batch import (
+        EventFilesSummary,
         InputListing,
         ScanProgress,
         Summary,
+        UnreadFile,
         list_inputs,
         scan_inputs,
+        summarize_event_files,
         summarize_scan,
     )
     from harmony_doctor.choices import ContentType, Dialect, InputFormat, Style
@@ -67,6 +70,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Diagnosis",
     "DoctorError",
+    "EventFilesSummary",
     "ExplainedLog",
     "ExplainedStream",
     "FileReport",
@@ -90,6 +94,7 @@ __all__ = [
     "Summary",
     "TextInput",
     "TokenInput",
+    "UnreadFile",
     "Vocab",
     "VocabError",
     "__version__",
@@ -416,25 +421,6 @@ def tally_table(result: ScanResult | FileScan) -> pl.DataFrame:
     return table(result.requests)
 
 
-def summarize_event_files(paths: Sequence[Path], by: Sequence[str] = ("code",)) -> pl.DataFrame:
-    """The same table from event files written by `scan --events` (CSV, JSONL, Parquet), with
-    rates from the request tallies written beside them."""
-    from harmony_doctor.scan.event_files import read_event_files
-    from harmony_doctor.scan.summary import (
-        events_frame,
-        group_keys,
-        requests_frame,
-        requests_view,
-        summarize_frames,
-    )
-
-    read = read_event_files(list(paths), events_frame(()).schema, requests_frame(()).schema)
-    if read.bad:
-        raise InputError(read.bad[0].reason)
-    tallies = requests_view(read.tallies) if read.tallies is not None else requests_frame(())
-    return summarize_frames(read.frame, tallies, group_keys(by))
-
-
 # Names of the API defined in their own modules, imported on first use (PEP 562).
 _LAZY = {
     **dict.fromkeys(
@@ -466,7 +452,17 @@ _LAZY = {
     ),
     # inputs listed, a scan with progress, and the one summary scan and report print
     **dict.fromkeys(
-        ("InputListing", "ScanProgress", "Summary", "list_inputs", "scan_inputs", "summarize_scan"),
+        (
+            "EventFilesSummary",
+            "InputListing",
+            "ScanProgress",
+            "Summary",
+            "UnreadFile",
+            "list_inputs",
+            "scan_inputs",
+            "summarize_event_files",
+            "summarize_scan",
+        ),
         "harmony_doctor.batch",
     ),
 }

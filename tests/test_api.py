@@ -175,6 +175,37 @@ def test_group_keys_requests_path_and_tally_table(tmp_path: Path) -> None:
     assert int(tallies["count"].sum()) == sum(t.count for t in result.requests) == 13
 
 
+def test_summarize_event_files_sums_the_good_files_and_names_the_bad(tmp_path: Path) -> None:
+    """What `report` prints, from what `scan --events` wrote: the same table, totals and days;
+    a corrupt file and a file without tallies beside it are reported, not fatal."""
+    from harmony_doctor.output.tables import write_tables
+
+    result = hd.scan_paths([_fleet_logs(tmp_path / "logs")])
+    events = tmp_path / "events.parquet"
+    write_tables([(events, lambda: hd.frames(result)[0])])
+    write_tables([(hd.requests_path(events), lambda: hd.tally_table(result))])
+    alone = tmp_path / "alone" / "events.csv"  # copied without its tallies
+    alone.parent.mkdir()
+    write_tables([(alone, lambda: hd.frames(hd.merge([]))[0])])
+    corrupt = tmp_path / "corrupt.parquet"
+    corrupt.write_bytes(b"PAR1 not parquet at all PAR1")
+    found = hd.summarize_event_files([events, corrupt, str(alone)], ["code"])
+    assert isinstance(found, hd.EventFilesSummary)
+    scanned = hd.summarize_scan(result, ["code"])
+    assert found.summary.table.equals(scanned.table)
+    for key in ("requests", "failures", "rate", "rate_note"):
+        assert found.summary.totals[key] == scanned.totals[key]
+    assert found.summary.days == scanned.days
+    assert [f.path for f in found.summary.files] == [str(events), str(alone)]
+    (bad,) = found.unread
+    assert isinstance(bad, hd.UnreadFile) and bad.path == str(corrupt)
+    assert bad.reason.startswith(f"cannot read {corrupt}: ")
+    assert found.untallied == (str(alone),)
+    nothing = hd.summarize_event_files([corrupt])
+    assert nothing.summary.files == () and nothing.summary.table.height == 0
+    assert [u.path for u in nothing.unread] == [str(corrupt)]
+
+
 def test_recover_shrink_and_write_repro(tmp_path: Path, vocab: Vocab) -> None:
     inp = hd.parse_tokens(SEED_IDS, vocab)
     assert hd.recover(inp, vocab).strict.error is not None
