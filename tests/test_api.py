@@ -296,6 +296,30 @@ def test_readme_api_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     exec(compile(code.group(1), "README.md", "exec"), {})
 
 
+def test_the_cli_imports_only_the_api_output_and_the_records() -> None:
+    """The contract in pyproject.toml (`make lint`) forbids cli/ the internal packages; this is
+    the same rule as an allowlist, so that a package added later is not reachable either."""
+    import grimp
+
+    graph = grimp.build_graph("harmony_doctor")
+    shared = {"harmony_doctor.models", "harmony_doctor.errors", "harmony_doctor.choices"}
+    allowed = {"harmony_doctor", "harmony_doctor.version", *shared}
+    cli = {"harmony_doctor.cli", *graph.find_descendants("harmony_doctor.cli")}
+    wrong = {
+        (importer, imported)
+        for importer in cli
+        for imported in graph.find_modules_directly_imported_by(importer)
+        if imported not in allowed
+        and imported not in cli
+        and not imported.startswith("harmony_doctor.output.")
+    }
+    assert wrong == set()
+    # and it does go through the API (decode through the input options it shares, in reading)
+    users = {m for m in cli if "harmony_doctor" in graph.find_modules_directly_imported_by(m)}
+    commands = ("explain", "grammar", "recover", "render", "report", "repro", "rules", "scan")
+    assert users >= {"harmony_doctor.cli.reading", *(f"harmony_doctor.cli.{c}" for c in commands)}
+
+
 def test_no_module_imports_back_into_itself() -> None:
     """No import cycle between modules: an import A -> B never has a way back B -> ... -> A."""
     import grimp
