@@ -63,15 +63,15 @@ def scan_inputs(
     called in this process as each input is done. What could not be read is reported."""
     from harmony_doctor.scan.run import scan
 
-    def done(unit: UnitResult) -> None:
-        assert progress is not None
-        source = unit.unit.source
-        read = file_size(source.path) if unit.found is not None else 0
-        progress(ScanProgress(source.label, read, len(unit.events)))
+    told = None if progress is None else lambda unit: progress(_progress_of(unit))
+    return scan(listing.sources, options or ScanOptions(), listing.skipped, progress=told)
 
-    chosen = options or ScanOptions()
-    told = done if progress is not None else None
-    return scan(listing.sources, chosen, listing.skipped, progress=told)
+
+def _progress_of(unit: UnitResult) -> ScanProgress:
+    """The record of one input done, from the scan's own (which crosses processes)."""
+    source = unit.unit.source
+    read = file_size(source.path) if unit.found is not None else 0
+    return ScanProgress(source.label, read, len(unit.events))
 
 
 @dataclass(frozen=True)
