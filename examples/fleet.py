@@ -10,15 +10,12 @@ import argparse
 import socket
 import sys
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import harmony_doctor as hd
 from harmony_doctor.cli.outputs import show_summary
 from harmony_doctor.errors import ExitCode
-from harmony_doctor.inputs.files import discover
-from harmony_doctor.scan.records import FileReport
-from harmony_doctor.scan.summary import group_keys, per_day, scan_totals
 
 
 @dataclass(frozen=True)
@@ -31,12 +28,13 @@ class Listing:
 
 def listing(inputs: list[str], engine: str) -> Listing:
     """The inputs as `harmony-doctor scan` lists them (folders, URLs, prefixes, globs)."""
-    sources, skipped = discover(inputs)
-    if any(s.path is None and not s.url for s in sources):
+    found = hd.list_inputs(inputs)
+    if any(s.path is None and not s.url for s in found.sources):
         raise hd.InputError(f"standard input cannot be sent to {engine}: name files or URLs")
-    labels = list(dict.fromkeys(s.label for s in sources))  # a file named twice is read once
+    labels = list(dict.fromkeys(s.label for s in found.sources))  # a file named twice: once
     unread = [
-        hd.FileScan((), (), FileReport(s.label, "skipped", s.reason, 0, 0, 0)) for s in skipped
+        hd.FileScan((), (), hd.FileReport(s.label, "skipped", s.reason, 0, 0, 0))
+        for s in found.skipped
     ]
     return Listing(labels, unread)
 
@@ -82,24 +80,19 @@ def write_events(result: hd.ScanResult, path: Path) -> list[str]:
     """The events and, beside them, the request tallies, as `scan --events PATH` writes them
     (for `harmony-doctor report`); the errors of those that could not be written."""
     from harmony_doctor.output.tables import write_tables
-    from harmony_doctor.scan.event_files import requests_path
-    from harmony_doctor.scan.summary import events_frame, tally_table
 
     return write_tables(
         [
-            (path, lambda: events_frame(result.events)),
-            (requests_path(path), lambda: tally_table(result.requests)),
+            (path, lambda: hd.frames(result)[0]),
+            (hd.requests_path(path), lambda: hd.tally_table(result)),
         ]
     )
 
 
 def show(result: hd.ScanResult, by: list[str], output: str, top: int) -> int:
     """The summary `scan` prints, and scan's exit code."""
-    keys = group_keys(by)
-    table = hd.summarize(result, keys)
-    files = [asdict(f) for f in result.files]
-    totals, days = scan_totals(result), per_day(result)
-    show_summary(table, keys, totals, days, files, output, top, "auto")  # type: ignore[arg-type]
+    summary = hd.summarize_scan(result, by)
+    show_summary(summary, output, top, "auto")  # type: ignore[arg-type]
     for f in result.files:
         if f.status != "ok":
             print(f"harmony-doctor: {f.status} {f.path}: {f.reason}", file=sys.stderr)

@@ -12,6 +12,9 @@ CLI's typer and rich are never imported.
     diagnosis.verdict                       # "ok" or "fault"
     for failure in hd.extract_failures(open("vllm.log").read()):
         print(failure.line, failure.code, failure.title)
+
+The `harmony-doctor` command is a thin layer over these functions: it parses options, calls
+them and renders what they return, so an input gives the same findings here and there.
 """
 
 from __future__ import annotations
@@ -28,64 +31,131 @@ from harmony_doctor.version import __version__
 if TYPE_CHECKING:
     import polars as pl
 
+    from harmony_doctor.batch import (
+        EventFilesSummary,
+        InputListing,
+        ScanProgress,
+        Summary,
+        UnreadFile,
+        list_inputs,
+        scan_inputs,
+        summarize_event_files,
+        summarize_scan,
+    )
     from harmony_doctor.choices import ContentType, Dialect, InputFormat, Style
-    from harmony_doctor.explain import LogExplanation, explain_text
+    from harmony_doctor.explain import (
+        ExplainedLog,
+        ExplainedStream,
+        LogExplanation,
+        explain_input,
+        explain_text,
+    )
+    from harmony_doctor.faults.rules import Rule
     from harmony_doctor.harmony.vocab import Vocab
+    from harmony_doctor.inputs.reader import TextInput
     from harmony_doctor.models import (
         Diagnosis,
         Finding,
         LogError,
+        Received,
         Recovery,
         RenderedPrompt,
         ScanEvent,
         Shrink,
         TokenInput,
     )
-    from harmony_doctor.scan.records import FileScan, ScanOptions, ScanResult
+    from harmony_doctor.scan.records import FileReport, FileScan, ScanOptions, ScanResult
+    from harmony_doctor.streams.guided import LogCheck, StreamCheck
 
 __all__ = [
     "Diagnosis",
     "DoctorError",
+    "EventFilesSummary",
+    "ExplainedLog",
+    "ExplainedStream",
+    "FileReport",
     "FileScan",
     "Finding",
     "InputError",
+    "InputListing",
+    "LogCheck",
     "LogError",
     "LogExplanation",
+    "Received",
     "Recovery",
     "RenderedPrompt",
+    "Rule",
     "ScanEvent",
     "ScanOptions",
+    "ScanProgress",
     "ScanResult",
     "Shrink",
+    "StreamCheck",
+    "Summary",
+    "TextInput",
     "TokenInput",
+    "UnreadFile",
+    "Vocab",
     "VocabError",
     "__version__",
     "empty_frames",
+    "explain_input",
     "explain_text",
     "explain_tokens",
     "extract_failures",
+    "find_rule",
     "frames",
     "grammar_text",
+    "group_keys",
+    "list_inputs",
+    "list_rules",
     "load_vocab",
     "merge",
     "parse_tokens",
+    "read_input",
+    "read_text",
+    "received",
     "recover",
     "render_chat",
+    "requests_path",
+    "scan_core",
     "scan_file",
+    "scan_inputs",
     "scan_paths",
     "scan_stream",
     "shrink",
     "summarize",
     "summarize_event_files",
+    "summarize_scan",
+    "tally_table",
+    "validate_grammar",
     "write_repro",
 ]
 
 
 def load_vocab(path: Path | None = None) -> Vocab:
-    """The o200k_harmony vocabulary: the bundled copy (SHA-256 checked) or the file given."""
+    """The o200k_harmony vocabulary: the bundled copy (SHA-256 checked) or the file given
+    (an o200k_base.tiktoken file, or the folder holding one); loaded once per process."""
     from harmony_doctor.harmony.vocab import load_vocab as load
 
     return load(path)
+
+
+def read_input(source: str | Path = "-") -> TextInput:
+    """One input read whole, as every command that takes one input reads it: a path, or `-`
+    (or "") for standard input; decompressed (gzip, bzip2, xz, zstd), decoded, and unwrapped
+    from Docker, CRI, journald or Loki lines, with what the wrapper said of each line (for
+    `explain_input` to place failures in the input as given). InputError past 256 MiB."""
+    from harmony_doctor.inputs.reader import read_input as read
+
+    return read(str(source))
+
+
+def read_text(source: str | Path = "-") -> tuple[str, str]:
+    """`read_input`'s text and label (the path, or `<stdin>`) alone."""
+    from harmony_doctor.inputs.reader import read_text as read
+
+    return read(str(source))
 
 
 def parse_tokens(
@@ -113,7 +183,8 @@ def explain_tokens(
     from harmony_doctor.streams.diagnose import diagnose
 
     inp = _token_input(tokens)
-    return diagnose(inp, _vocab(vocab), role, strict=strict, open_stream=open_stream)
+    judge = _vocab(vocab).ready_to_judge()
+    return diagnose(inp, judge, role, strict=strict, open_stream=open_stream)
 
 
 def extract_failures(text: str) -> tuple[LogError, ...]:
@@ -129,7 +200,15 @@ def recover(
     """What strict and lenient openai-harmony return, and a salvage with its provenance."""
     from harmony_doctor.streams.recover import recover as salvage
 
-    return salvage(_token_input(tokens), _vocab(vocab), role)
+    return salvage(_token_input(tokens), _vocab(vocab).ready_to_judge(), role)
+
+
+def received(messages: Sequence[dict[str, Any]]) -> Received:
+    """What a client gets from openai-harmony's messages (a Recovery's `strict.messages` or
+    `lenient.messages`): the reasoning, the final answer and the last tool call."""
+    from harmony_doctor.streams.recover import received as as_received
+
+    return as_received(messages)
 
 
 def shrink(
@@ -144,7 +223,8 @@ def shrink(
     from harmony_doctor.streams.repro import shrink as ddmin
 
     inp = _token_input(tokens)
-    return ddmin(inp.tokens, _vocab(vocab), role, strict=strict, budget=budget)
+    judge = _vocab(vocab).ready_to_judge()
+    return ddmin(inp.tokens, judge, role, strict=strict, budget=budget)
 
 
 def write_repro(
@@ -183,22 +263,66 @@ def grammar_text(
     *,
     channels: Sequence[str] | None = None,
     tools: Sequence[str] | None = None,
+    tools_from: str | Path | None = None,
     content_types: Sequence[ContentType] | None = None,
     require_return: bool = False,
     require_call: bool = False,
 ) -> str:
-    """A guided-decoding grammar for a whole completion (llguidance Lark or GBNF)."""
+    """A guided-decoding grammar for a whole completion (llguidance Lark or GBNF).
+
+    `tools` (NAME means functions.NAME; dotted names as written) and the `tools` of the chat
+    request in the file `tools_from` are the recipients allowed; with neither, any name is.
+    An empty `content_types` allows no content type at all. InputError for a tool name no
+    header can hold, or a `tools_from` file that is not a chat request or a list of tools."""
     from harmony_doctor.streams import grammar
 
+    declared = None
+    if tools or tools_from is not None:
+        names = [grammar.recipient_for(t) for t in tools or ()]
+        if tools_from is not None:
+            names += grammar.tools_from_request(*read_text(tools_from))
+        declared = grammar.narrow_tools(names)
     defaults = grammar.GrammarOptions()
     options = grammar.GrammarOptions(
         channels=tuple(channels) if channels is not None else defaults.channels,
-        tools=grammar.narrow_tools([grammar.recipient_for(t) for t in tools]) if tools else None,
+        tools=declared,
         content_types=tuple(content_types) if content_types is not None else defaults.content_types,
         require_return=require_return,
         require_call=require_call,
     )
     return grammar.emit(options, dialect, __version__)
+
+
+def validate_grammar(text: str, dialect: Dialect, vocab: Vocab | Path | None = None) -> None:
+    """Compile a grammar with llguidance over the vocabulary (a Vocab, the path of one, or the
+    bundled copy), GBNF through llguidance's converter; GrammarEngineError if it is refused."""
+    from harmony_doctor.streams.grammar import validate
+
+    validate(text, dialect, _vocab(vocab))
+
+
+def list_rules() -> tuple[Rule, ...]:
+    """The diagnosis catalogue: every code with its kind, severity, title, cause and fix, in
+    code order."""
+    from harmony_doctor.faults.rules import RULES
+
+    return tuple(sorted(RULES.values(), key=lambda rule: rule.code))
+
+
+def find_rule(code: str) -> Rule | None:
+    """One rule of the catalogue by its code (`HD101`, ` hd205 `: case and spaces do not
+    matter); None when no rule has that code."""
+    from harmony_doctor.faults.rules import RULES
+
+    return RULES.get(code.strip().upper())
+
+
+def scan_core() -> str:
+    """`native` or `python`: the scan core this process runs (the Rust extension when it was
+    built at install time and works, else the Python reference)."""
+    from harmony_doctor.native import core_name
+
+    return core_name()
 
 
 def scan_paths(
@@ -208,13 +332,11 @@ def scan_paths(
     globs: Sequence[str] = (),
     excludes: Sequence[str] = (),
 ) -> ScanResult:
-    """Scan log files and folders (recursive, compressed, wrapped); unreadable ones are reported."""
-    from harmony_doctor.inputs.files import discover
-    from harmony_doctor.scan.records import ScanOptions
-    from harmony_doctor.scan.run import scan
+    """Scan log files and folders (recursive, compressed, wrapped); unreadable ones are reported.
+    (`list_inputs` then `scan_inputs`, which can also report progress.)"""
+    from harmony_doctor.batch import list_inputs, scan_inputs
 
-    sources, skipped = discover([str(p) for p in paths], globs, excludes)
-    return scan(sources, options or ScanOptions(), skipped)
+    return scan_inputs(list_inputs(paths, globs, excludes), options)
 
 
 def scan_file(path_or_url: str | Path, options: ScanOptions | None = None) -> FileScan:
@@ -267,30 +389,36 @@ def empty_frames() -> tuple[pl.DataFrame, pl.DataFrame]:
 
 
 def summarize(result: ScanResult | FileScan, by: Sequence[str] = ("code",)) -> pl.DataFrame:
-    """The grouped table `scan` prints: count, share, requests, rate, first/last seen, example."""
+    """The grouped table `scan` prints: count, share, requests, rate, first/last seen, example
+    (`summarize_scan` gives it with the totals and days too)."""
     from harmony_doctor.scan.summary import group_keys
     from harmony_doctor.scan.summary import summarize as group
 
     return group(result, group_keys(by))
 
 
-def summarize_event_files(paths: Sequence[Path], by: Sequence[str] = ("code",)) -> pl.DataFrame:
-    """The same table from event files written by `scan --events` (CSV, JSONL, Parquet), with
-    rates from the request tallies written beside them."""
-    from harmony_doctor.scan.event_files import read_event_files
-    from harmony_doctor.scan.summary import (
-        events_frame,
-        group_keys,
-        requests_frame,
-        requests_view,
-        summarize_frames,
-    )
+def group_keys(by: Sequence[str]) -> tuple[str, ...]:
+    """`--by` values (comma-separated or repeated) as group keys, each once; `code` when none
+    are given. InputError for a key summaries cannot group by."""
+    from harmony_doctor.scan.summary import group_keys as keys
 
-    read = read_event_files(list(paths), events_frame(()).schema, requests_frame(()).schema)
-    if read.bad:
-        raise InputError(read.bad[0].reason)
-    tallies = requests_view(read.tallies) if read.tallies is not None else requests_frame(())
-    return summarize_frames(read.frame, tallies, group_keys(by))
+    return keys(by)
+
+
+def requests_path(events: Path) -> Path:
+    """Where the request tallies of an events file go (`scan --events`) and are looked for
+    (`report`): the same name with `.requests` before the extension."""
+    from harmony_doctor.scan.event_files import requests_path as beside
+
+    return beside(events)
+
+
+def tally_table(result: ScanResult | FileScan) -> pl.DataFrame:
+    """The request tallies as `scan --events` writes them beside the events (file, pid, server,
+    hour, count, origin; nothing derived), for `report` to read back."""
+    from harmony_doctor.scan.summary import tally_table as table
+
+    return table(result.requests)
 
 
 # Names of the API defined in their own modules, imported on first use (PEP 562).
@@ -300,6 +428,7 @@ _LAZY = {
             "Diagnosis",
             "Finding",
             "LogError",
+            "Received",
             "Recovery",
             "RenderedPrompt",
             "ScanEvent",
@@ -308,11 +437,34 @@ _LAZY = {
         ),
         "harmony_doctor.models",  # the records, built on first use: `--help` needs none
     ),
-    "explain_text": "harmony_doctor.explain",  # what `explain` reports for any text
-    "LogExplanation": "harmony_doctor.explain",
-    "ScanOptions": "harmony_doctor.scan.records",
-    "FileScan": "harmony_doctor.scan.records",
-    "ScanResult": "harmony_doctor.scan.records",
+    # what `explain` reports for an input read whole, or for any text
+    **dict.fromkeys(
+        ("explain_input", "explain_text", "ExplainedLog", "ExplainedStream", "LogExplanation"),
+        "harmony_doctor.explain",
+    ),
+    "LogCheck": "harmony_doctor.streams.guided",
+    "StreamCheck": "harmony_doctor.streams.guided",
+    "Rule": "harmony_doctor.faults.rules",
+    "TextInput": "harmony_doctor.inputs.reader",
+    "Vocab": "harmony_doctor.harmony.vocab",
+    **dict.fromkeys(
+        ("ScanOptions", "FileReport", "FileScan", "ScanResult"), "harmony_doctor.scan.records"
+    ),
+    # inputs listed, a scan with progress, and the one summary scan and report print
+    **dict.fromkeys(
+        (
+            "EventFilesSummary",
+            "InputListing",
+            "ScanProgress",
+            "Summary",
+            "UnreadFile",
+            "list_inputs",
+            "scan_inputs",
+            "summarize_event_files",
+            "summarize_scan",
+        ),
+        "harmony_doctor.batch",
+    ),
 }
 
 
@@ -324,8 +476,9 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _vocab(vocab: Vocab | None) -> Vocab:
-    return vocab if vocab is not None else load_vocab()
+def _vocab(vocab: Vocab | Path | None) -> Vocab:
+    """The vocabulary given, or loaded from the path given (None: the bundled copy)."""
+    return load_vocab(vocab) if vocab is None or isinstance(vocab, Path) else vocab
 
 
 def _token_input(tokens: TokenInput | Sequence[int]) -> TokenInput:

@@ -1,9 +1,9 @@
-"""Any text -> what `explain` reports: the failures a log records, or the diagnosis of a stream.
+"""Any input -> what `explain` reports: the failures a log records, or the diagnosis of a stream.
 
-The decision between the two is the CLI's auto-detection, kept here so that the library and
-the command line explain the same input the same way: a text that holds Harmony failures and
+The decision between the two is made here, once, for the library and the command line alike
+(`explain_input`; the CLI only renders what it returns): a text that holds Harmony failures and
 no token stream to replay is a log; anything else is read as token ids (or Harmony text) and
-diagnosed.
+diagnosed. Either may be checked against the guided-decoding grammar.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harmony_doctor.choices import InputFormat, ParseRole
@@ -21,6 +22,7 @@ from harmony_doctor.models import Diagnosis, LogError
 if TYPE_CHECKING:
     from harmony_doctor.harmony.vocab import Vocab
     from harmony_doctor.inputs.reader import TextInput
+    from harmony_doctor.streams.guided import LogCheck, StreamCheck
 
 _OUTPUT_IDS = re.compile(r"\boutput_token_ids\s*[:=]\s*\[")
 
@@ -39,6 +41,25 @@ class LogExplanation:
     lines: int
     completions: tuple[Diagnosis, ...] = ()
     related: bool = True
+
+
+@dataclass(frozen=True)
+class ExplainedLog:
+    """What `explain` reports for an input that is a log: its failures (placed on the lines of
+    the input as given, when a wrapper was removed) and, when asked, the grammar's verdict on
+    each of them (`check`)."""
+
+    explanation: LogExplanation
+    check: LogCheck | None = None
+
+
+@dataclass(frozen=True)
+class ExplainedStream:
+    """What `explain` reports for an input that is a token stream: openai-harmony's diagnosis
+    and, when asked, where guided decoding with the grammar would have stopped it (`check`)."""
+
+    diagnosis: Diagnosis
+    check: StreamCheck | None = None
 
 
 # What shows a text has to do with Harmony or with a server's log, when no failure does:
@@ -135,6 +156,68 @@ def count_lines(text: str) -> int:
     return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
 
 
+def explain_input(
+    given: TextInput,
+    vocab: Vocab | Path | None = None,
+    *,
+    input_format: InputFormat = "auto",
+    request: str | None = None,
+    role: ParseRole = "assistant",
+    strict: bool = True,
+    open_stream: bool = False,
+    check_grammar: bool = False,
+    grammar_file: str | Path | None = None,
+) -> ExplainedLog | ExplainedStream:
+    """What `harmony-doctor explain` reports for an input read whole (`read_input`): a log's
+    failures, or a token stream's diagnosis; with `check_grammar` (or a Lark `grammar_file`,
+    which implies it), the guided-decoding grammar's verdict too.
+
+    `vocab` (a Vocab, or the path of one; None: the bundled copy) is loaded only when a stream
+    is judged, or a log carries completions as token ids to replay.
+    """
+    text = given.text
+    refuse_empty_json(text)
+    loaded = _loader(vocab)
+    checking = check_grammar or grammar_file is not None
+    found = log_failures(text, input_format, request)
+    if found is not None:  # a log of errors, not a token stream
+        found = place_in_input(found, given)
+        log_check = None
+        if checking:
+            from harmony_doctor.streams.guided import check_log
+
+            log_check = check_log(found, custom=grammar_file is not None)
+        explained = explain_log(text, found, loaded, role, strict, open_stream)
+        return ExplainedLog(explained, log_check)
+    from harmony_doctor.streams.diagnose import diagnose
+
+    known = loaded()
+    inp = token_input.parse_tokens(text, known.encode, input_format, request)
+    result = diagnose(inp, known.ready_to_judge(), role, strict=strict, open_stream=open_stream)
+    stream_check = None
+    if checking:
+        from harmony_doctor.inputs.reader import read_text
+        from harmony_doctor.streams.guided import check_stream
+
+        lark, source = read_text(str(grammar_file)) if grammar_file is not None else (None, "")
+        stream_check = check_stream(result, known, lark, source)
+    return ExplainedStream(result, stream_check)
+
+
+def _loader(vocab: Vocab | Path | None) -> Callable[[], Vocab]:
+    """The vocabulary given, or a loader of the one at the path given (None: the bundled copy),
+    for the moment one is needed: a log without token ids never loads one."""
+
+    def loaded() -> Vocab:
+        if vocab is None or isinstance(vocab, Path):
+            from harmony_doctor.harmony.vocab import load_vocab
+
+            return load_vocab(vocab)
+        return vocab
+
+    return loaded
+
+
 def explain_text(
     text: str,
     vocab: Vocab | None = None,
@@ -145,25 +228,26 @@ def explain_text(
     strict: bool = True,
     open_stream: bool = False,
 ) -> LogExplanation | Diagnosis:
-    """What `harmony-doctor explain` reports for a text: a log's failures or a diagnosis.
+    """What `harmony-doctor explain` reports for a text: a log's failures or a diagnosis
+    (`explain_input` for a text that was never wrapped, without the grammar check).
 
     `vocab` is loaded (the bundled, verified copy) only when the text is a token stream and
     none is given.
     """
-    from harmony_doctor.harmony.vocab import load_vocab
-    from harmony_doctor.streams.diagnose import diagnose
+    from harmony_doctor.inputs.reader import TextInput
 
-    refuse_empty_json(text)
-
-    def loaded() -> Vocab:
-        return vocab if vocab is not None else load_vocab()
-
-    found = log_failures(text, input_format, request)
-    if found is not None:
-        return explain_log(text, found, loaded, role, strict, open_stream)
-    known = loaded()
-    inp = token_input.parse_tokens(text, known.encode, input_format, request)
-    return diagnose(inp, known.ready_to_judge(), role, strict=strict, open_stream=open_stream)
+    explained = explain_input(
+        TextInput(text, "<text>"),
+        vocab,
+        input_format=input_format,
+        request=request,
+        role=role,
+        strict=strict,
+        open_stream=open_stream,
+    )
+    if isinstance(explained, ExplainedLog):
+        return explained.explanation
+    return explained.diagnosis
 
 
 def explain_log(

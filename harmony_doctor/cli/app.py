@@ -91,9 +91,9 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        from harmony_doctor.native import core_name
+        from harmony_doctor import scan_core
 
-        typer.echo(f"{PROGRAM} {__version__} (scan core: {core_name()})")
+        typer.echo(f"{PROGRAM} {__version__} (scan core: {scan_core()})")
         raise typer.Exit()
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+import harmony_doctor as hd
 from harmony_doctor.choices import ParseRole
 from harmony_doctor.cli.console import make_console, print_json, show
 from harmony_doctor.cli.options import RoleOpt
@@ -15,8 +16,7 @@ from harmony_doctor.cli.reading import InputArgs, takes_input
 from harmony_doctor.errors import ExitCode
 
 if TYPE_CHECKING:
-    from harmony_doctor.explain import LogExplanation
-    from harmony_doctor.streams.guided import LogCheck
+    from harmony_doctor import ExplainedLog
 
 
 @takes_input
@@ -60,56 +60,38 @@ def explain(
     INPUT is token ids (JSON, lists, vLLM request logs), Harmony text, or any log excerpt:
     tracebacks, wrapped errors and JSON error bodies of any server are explained too.
     """
-    from harmony_doctor.explain import (
-        explain_log,
-        log_failures,
-        place_in_input,
-        refuse_empty_json,
-    )
-    from harmony_doctor.inputs.reader import read_input, read_text
-    from harmony_doctor.inputs.tokens import parse_tokens
     from harmony_doctor.output.explain_view import explain_view
     from harmony_doctor.output.recover_view import next_steps_view
 
-    read = read_input(given.source)
-    text, label = read.text, read.label
-    refuse_empty_json(text)
-    checking = grammar_check or grammar_file is not None
-    found = log_failures(text, given.input_format, given.request)
-    if found is not None:  # a log of errors, not a token stream
-        found = place_in_input(found, read)
-        log_check = None
-        if checking:
-            from harmony_doctor.streams.guided import check_log
-
-            log_check = check_log(found, custom=grammar_file is not None)
-        explained = explain_log(text, found, given.vocab, role, not lenient, open_stream)
-        _explain_log(explained, label, given, log_check)
-        faults = found or any(d.findings for d in explained.completions)
-        return ExitCode.FINDINGS if faults and not exit_zero else ExitCode.CLEAN
-    from harmony_doctor.streams.diagnose import diagnose
-
-    vocab = given.vocab()
-    inp = parse_tokens(text, vocab.encode, given.input_format, given.request)
-    result = diagnose(
-        inp, vocab.ready_to_judge(), role, strict=not lenient, open_stream=open_stream
+    read = hd.read_input(given.source)
+    explained = hd.explain_input(
+        read,
+        given.vocab_path,
+        input_format=given.input_format,
+        request=given.request,
+        role=role,
+        strict=not lenient,
+        open_stream=open_stream,
+        check_grammar=grammar_check,
+        grammar_file=grammar_file,
     )
-    check = None
-    if checking:
-        lark, lark_label = read_text(str(grammar_file)) if grammar_file else (None, "")
-        from harmony_doctor.streams.guided import check_stream
-
-        check = check_stream(result, vocab, lark, lark_label)
+    if isinstance(explained, hd.ExplainedLog):  # a log of errors, not a token stream
+        _explain_log(explained, read.label, given)
+        found = explained.explanation
+        faults = found.errors or any(d.findings for d in found.completions)
+        return ExitCode.FINDINGS if faults and not exit_zero else ExitCode.CLEAN
+    result, check = explained.diagnosis, explained.check
+    vocab = given.vocab()  # the one the stream was judged with (loaded once per process)
     if given.output == "json":
         from harmony_doctor.output import contract
 
-        record = contract.explain_record(result, label, vocab)
+        record = contract.explain_record(result, read.label, vocab)
         if check is not None:
             record["guided_decoding"] = check.record(vocab)
         print_json(record)
     else:
         console = make_console(given.color, given.width)
-        show(console, explain_view(result, label, vocab, window))
+        show(console, explain_view(result, read.label, vocab, window))
         if check is not None:
             from harmony_doctor.output.guided_view import stream_check_view
 
@@ -120,11 +102,10 @@ def explain(
     return ExitCode.FINDINGS if result.findings and not exit_zero else ExitCode.CLEAN
 
 
-def _explain_log(
-    explanation: LogExplanation, label: str, given: InputArgs, check: LogCheck | None
-) -> None:
+def _explain_log(explained: ExplainedLog, label: str, given: InputArgs) -> None:
     from harmony_doctor.output.explain_view import log_explain_view
 
+    explanation, check = explained.explanation, explained.check
     found = explanation.errors
     # The vocabulary names tokens, re-tokenizes leftover words and replays logged completions:
     # load it only when one of those is needed.

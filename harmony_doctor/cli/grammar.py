@@ -9,10 +9,10 @@ from typing import Annotated, get_args
 
 import typer
 
+import harmony_doctor as hd
 from harmony_doctor.choices import CONTENT_TYPES, Channel, ContentType, Dialect
 from harmony_doctor.cli.options import VocabOpt
 from harmony_doctor.errors import ExitCode, InputError
-from harmony_doctor.version import __version__
 
 # typer reads lists of choices only as enums: these are built from the core's own tuples.
 ChannelChoice = StrEnum("ChannelChoice", {c: c for c in get_args(Channel)})  # type: ignore[misc]
@@ -67,40 +67,22 @@ def grammar(
     vocab_path: VocabOpt = None,
 ) -> int:
     """A grammar for the whole completion (every channel), for guided decoding."""
-    from harmony_doctor.streams import grammar as g
-
-    options = g.GrammarOptions(
-        channels=tuple(c.value for c in channels) if channels else g.GrammarOptions.channels,
-        tools=_declared_tools(tools, tools_from),
+    text = hd.grammar_text(
+        fmt,
+        channels=[c.value for c in channels] if channels else None,
+        tools=tools,
+        tools_from=tools_from,
         content_types=_content_types(content_types),
         require_return=require_return,
         require_call=require_call,
     )
-    text = g.emit(options, fmt, __version__)
     if check:
-        from harmony_doctor.harmony.vocab import load_vocab
-
-        g.validate(text, fmt, load_vocab(vocab_path))
+        hd.validate_grammar(text, fmt, vocab_path)
     sys.stdout.write(text)
     return ExitCode.CLEAN
 
 
-def _declared_tools(names: list[str] | None, path: Path | None) -> tuple[str, ...] | None:
-    from harmony_doctor.streams import grammar as g
-
-    if names is None and path is None:
-        return None
-    declared = [g.recipient_for(n) for n in names or ()]
-    if path is not None:
-        from harmony_doctor.inputs.reader import read_text
-
-        text, label = read_text(str(path))
-        declared += g.tools_from_request(text, label)
-    return g.narrow_tools(declared)
-
-
 def _content_types(values: list[ContentTypeChoice] | None) -> tuple[ContentType, ...]:
-
     if not values:
         return CONTENT_TYPES
     chosen = {v.value for v in values}

@@ -6,25 +6,21 @@ from __future__ import annotations
 import os
 import sys
 import time
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harmony_doctor.cli.console import make_console, print_json, show
 from harmony_doctor.cli.options import Color, SummaryFormat
 
 if TYPE_CHECKING:
-    import polars as pl
-
+    from harmony_doctor import Summary
     from harmony_doctor.output.operator import OperatorSummary
 
 
 def show_summary(
-    table: pl.DataFrame,
-    keys: tuple[str, ...],
-    totals: dict[str, Any],
-    days: list[tuple[str, int]],
-    files: list[dict[str, Any]],
+    summary: Summary,
     output: SummaryFormat,
     top: int,
     color: Color,
@@ -37,6 +33,8 @@ def show_summary(
     from harmony_doctor.output import tables as export
     from harmony_doctor.output.scan_view import scan_view
 
+    table, keys, totals = summary.table, summary.keys, summary.totals
+    files = [asdict(f) for f in summary.files]
     if output == "json":
         schema = f"harmony-doctor.{title}/1"
         groups = table.to_dicts()
@@ -53,7 +51,7 @@ def show_summary(
     else:
         console = make_console(color, width)
         groups = table.to_dicts()
-        view = scan_view(groups, keys, totals, days, files, top, title)
+        view = scan_view(groups, keys, totals, summary.days, files, top, title)
         show(console, view)
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import harmony_doctor as hd
 from harmony_doctor.choices import InputFormat
 from harmony_doctor.cli.options import (
     Color,
@@ -28,8 +29,7 @@ from harmony_doctor.cli.options import (
 )
 
 if TYPE_CHECKING:
-    from harmony_doctor.harmony.vocab import Vocab
-    from harmony_doctor.models import TokenInput
+    from harmony_doctor import TokenInput, Vocab
 
 
 @dataclass(frozen=True)
@@ -45,18 +45,14 @@ class InputArgs:
     width: int | None
 
     def vocab(self) -> Vocab:
-        from harmony_doctor.harmony.vocab import load_vocab
-
-        return load_vocab(self.vocab_path)
+        return hd.load_vocab(self.vocab_path)
 
     def tokens(self) -> tuple[TokenInput, str, Vocab]:
         """The token stream the input holds, its label, and the vocabulary."""
-        from harmony_doctor.inputs.reader import read_text
-        from harmony_doctor.inputs.tokens import parse_tokens
-
-        text, label = read_text(self.source)
+        text, label = hd.read_text(self.source)
         vocab = self.vocab()
-        return parse_tokens(text, vocab.encode, self.input_format, self.request), label, vocab
+        found = hd.parse_tokens(text, vocab, input_format=self.input_format, request=self.request)
+        return found, label, vocab
 
 
 _SHARED = (

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+import harmony_doctor as hd
 from harmony_doctor.cli.console import present
 from harmony_doctor.cli.options import RoleOpt
 from harmony_doctor.cli.reading import InputArgs, takes_input
@@ -23,17 +24,14 @@ def recover(
     """Strict, lenient and salvaged content side by side, each piece with its token span."""
     from harmony_doctor.output import contract
     from harmony_doctor.output.recover_view import recover_view
-    from harmony_doctor.streams import recover as stream_recover
 
     inp, label, vocab = given.tokens()
-    result = stream_recover.recover(inp, vocab.ready_to_judge(), role)
+    result = hd.recover(inp, vocab, role=role)
     strict, lenient = result.strict.messages, result.lenient.messages
     present(
         given,
         lambda: contract.recover_record(result, label),
-        lambda: recover_view(
-            result, stream_recover.received(strict), stream_recover.received(lenient), label, vocab
-        ),
+        lambda: recover_view(result, hd.received(strict), hd.received(lenient), label, vocab),
     )
     broken = result.strict.error is not None
     return ExitCode.FINDINGS if broken and not exit_zero else ExitCode.CLEAN

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+import harmony_doctor as hd
 from harmony_doctor.choices import Style
 from harmony_doctor.cli.console import make_console, print_json, show
 from harmony_doctor.cli.options import ColorOpt, FormatOpt, VocabOpt, WidthOpt
@@ -49,17 +50,13 @@ def render(
     width: WidthOpt = None,
 ) -> int:
     """Render a chat with openai-harmony: the prompt tokens, ending with <|start|>assistant."""
-    from harmony_doctor.harmony.vocab import load_vocab
-    from harmony_doctor.inputs.reader import read_text
     from harmony_doctor.output import contract
     from harmony_doctor.output.prompt_view import prompt_view
     from harmony_doctor.output.tokens import token_table_view
-    from harmony_doctor.streams.render import load_chat, render_chat
 
-    text, label = read_text(source)
-    vocab = load_vocab(vocab_path)
-    chat = load_chat(text)
-    prompt = render_chat(chat, vocab, style, date, keep_analysis)
+    text, label = hd.read_text(source)
+    vocab = hd.load_vocab(vocab_path)
+    prompt = hd.render_chat(text, vocab, style=style, date=date, keep_analysis=keep_analysis)
     if output == "json":
         print_json(contract.render_record(prompt, label))
     else:

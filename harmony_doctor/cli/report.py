@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, replace
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
+import harmony_doctor as hd
 from harmony_doctor.cli.funnel import fail, note
 from harmony_doctor.cli.options import (
     ByOpt,
@@ -49,57 +50,29 @@ def report(
     rates one scan over all the logs would; files without them add failures but no rate.
     """
     from harmony_doctor.output import tables as export
-    from harmony_doctor.scan.event_files import fetched, read_event_files, requests_path
-    from harmony_doctor.scan.summary import (
-        event_file_reports,
-        events_frame,
-        frame_totals,
-        group_keys,
-        requests_frame,
-        requests_view,
-        summarize_frames,
-    )
+    from harmony_doctor.output.operator import operator_summary
 
-    keys = group_keys(by or [])
+    keys = hd.group_keys(by or [])
     if summary is not None:
         export.check_output_path(summary)
     check_operator_paths(prometheus, html)
-    with fetched(inputs) as (paths, labels):  # URLs are read from local copies, named as URLs
-        read = read_event_files(paths, events_frame(()).schema, requests_frame(()).schema)
-        reports = [
-            replace(r, path=labels.get(r.path, r.path))
-            for r in event_file_reports(read.paths, read.counts)
-        ]
-    for local, url in labels.items():
-        read = replace(
-            read, bad=tuple(replace(b, reason=b.reason.replace(local, url)) for b in read.bad)
-        )
-    if read.bad and not read.paths:  # nothing to sum: the first reason is the error
-        for bad in read.bad[1:]:
+    read = hd.summarize_event_files(inputs, keys)
+    found = read.summary
+    if read.unread and not found.files:  # nothing to sum: the first reason is the error
+        for bad in read.unread[1:]:
             note(bad.reason)
-        raise InputError(read.bad[0].reason)
-    frame = read.frame
-    requests = requests_view(read.tallies) if read.tallies is not None else requests_frame(())
-    table = summarize_frames(frame, requests, keys)
-    failed = export.write_tables([(summary, lambda: table)])
-    totals = frame_totals(reports, frame, requests)
-    files = [asdict(f) for f in reports]
-    days = [(d, n) for d, n in frame["day"].drop_nulls().value_counts().sort("day").rows()]
-    from harmony_doctor.output.operator import OperatorSummary
-
-    operator = OperatorSummary("report", keys, totals, table.to_dicts(), files, frame, requests)
-    show_summary(table, keys, totals, days, files, output, top, color, width, "report", operator)
+        raise InputError(read.unread[0].reason)
+    failed = export.write_tables([(summary, lambda: found.table)])
+    operator = operator_summary("report", found)
+    show_summary(found, output, top, color, width, "report", operator)
     failed += write_operator_outputs(operator, output, prometheus, html, top)
-    for bad in read.bad:  # the good files are summed all the same
+    for bad in read.unread:  # the good files are summed all the same
         note(bad.reason)
-    for path in read.untallied:
-        named = labels.get(str(path), path)
-        note(
-            f"no request counts beside {named} (no {requests_path(path).name}): "
-            "its failures count in no rate"
-        )
+    for named in read.untallied:
+        tallies = hd.requests_path(Path(named)).name
+        note(f"no request counts beside {named} (no {tallies}): its failures count in no rate")
     for error in failed:
         fail(error)
-    if read.bad or failed:
+    if read.unread or failed:
         return ExitCode.ERROR
-    return ExitCode.FINDINGS if frame.height and not exit_zero else ExitCode.CLEAN
+    return ExitCode.FINDINGS if found.events.height and not exit_zero else ExitCode.CLEAN

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+import harmony_doctor as hd
 from harmony_doctor.cli.console import present
 from harmony_doctor.cli.options import RoleOpt
 from harmony_doctor.cli.reading import InputArgs, takes_input
@@ -38,11 +39,10 @@ def repro(
     """Shrink a failing stream (delta debugging); write tokens.json, repro.py, ISSUE.md."""
     from harmony_doctor.output import contract
     from harmony_doctor.output.recover_view import repro_view
-    from harmony_doctor.streams.repro import shrink, write_bundle
 
     inp, label, vocab = given.tokens()
-    result = shrink(inp.tokens, vocab.ready_to_judge(), role, strict=not lenient, budget=budget)
-    paths = write_bundle(result, out_dir, vocab, label, inp, copy_vocab=copy_vocab)
+    result = hd.shrink(inp, vocab, role=role, strict=not lenient, budget=budget)
+    paths = hd.write_repro(result, out_dir, vocab, label=label, source=inp, copy_vocab=copy_vocab)
     written = [str(p) for p in paths]
     present(
         given,

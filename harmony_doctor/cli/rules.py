@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+import harmony_doctor as hd
 from harmony_doctor.cli.console import make_console, print_json, show
 from harmony_doctor.cli.options import ColorOpt, FormatOpt, WidthOpt
 from harmony_doctor.errors import ExitCode, InputError
@@ -23,19 +24,18 @@ def rules(
     width: WidthOpt = None,
 ) -> int:
     """List every diagnosis code, or show one with its cause and fix."""
-    from harmony_doctor.faults.rules import RULES
     from harmony_doctor.output import contract
     from harmony_doctor.output.catalogue_view import rule_view, rules_view
 
-    catalogue = sorted(RULES.values(), key=lambda r: r.code)
     if code is None:
+        catalogue = hd.list_rules()
         if output == "json":
             records = [contract.rule_record(r) for r in catalogue]
             print_json({"schema": "harmony-doctor.rules/1", "rules": records})
         else:
             show(make_console(color, width), rules_view(catalogue))
         return ExitCode.CLEAN
-    rule = RULES.get(code.strip().upper())
+    rule = hd.find_rule(code)
     if rule is None:
         raise InputError(f"unknown rule {code!r}; 'harmony-doctor rules' lists them")
     if output == "json":

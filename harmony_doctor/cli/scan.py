@@ -6,12 +6,12 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+import harmony_doctor as hd
 from harmony_doctor.cli.funnel import fail, note
 from harmony_doctor.cli.options import (
     ByOpt,
@@ -29,10 +29,7 @@ from harmony_doctor.cli.outputs import check_operator_paths, show_summary, write
 from harmony_doctor.errors import ExitCode, InputError
 
 if TYPE_CHECKING:
-    import polars as pl
-
-    from harmony_doctor.output.operator import OperatorSummary
-    from harmony_doctor.scan.records import ScanResult
+    from harmony_doctor import ScanProgress
 
 
 def scan(
@@ -105,23 +102,11 @@ def scan(
     width: WidthOpt = None,
 ) -> int:
     """Batch-scan server logs: how often Harmony parsing fails, in which ways, since when."""
-    from harmony_doctor.inputs.files import discover
     from harmony_doctor.output import tables as export
-    from harmony_doctor.scan import run as scanning
-    from harmony_doctor.scan.event_files import requests_path
-    from harmony_doctor.scan.records import ScanOptions
-    from harmony_doctor.scan.summary import (
-        events_frame,
-        file_size,
-        group_keys,
-        per_day,
-        scan_totals,
-        summarize,
-        tally_table,
-    )
+    from harmony_doctor.output.operator import operator_summary
 
-    keys = group_keys(by or [])
-    tallies = requests_path(events) if events is not None else None
+    keys = hd.group_keys(by or [])
+    tallies = hd.requests_path(events) if events is not None else None
     for target in (events, tallies, summary):  # a bad output path costs nothing: no input read
         if target is not None:
             export.check_output_path(target)
@@ -129,10 +114,11 @@ def scan(
     paths = inputs or ["-"]
     if paths == ["-"] and (sys.stdin is None or sys.stdin.isatty()):
         raise InputError("no input: give files or folders, or pipe a log to standard input")
-    sources, skipped = discover(paths, glob or [], exclude or [])
-    if not sources and skipped:
-        raise InputError(f"nothing to read: {skipped[0].label}: {skipped[0].reason}")
-    options = ScanOptions(
+    listing = hd.list_inputs(paths, glob or [], exclude or [])
+    if not listing.sources and listing.skipped:
+        first = listing.skipped[0]
+        raise InputError(f"nothing to read: {first.label}: {first.reason}")
+    options = hd.ScanOptions(
         replay=replay,
         redact=redact,
         jobs=jobs or os.cpu_count() or 1,
@@ -140,21 +126,18 @@ def scan(
         verify_clean=verify_clean,
         origin=origin,
     )
-    with _progress(sum(file_size(s.path) for s in sources)) as progress:
-        result = scanning.scan(sources, options, skipped, progress=progress)
-    table = summarize(result, keys)
+    with _progress(listing.bytes) as progress:
+        result = hd.scan_inputs(listing, options, progress)
+    found = hd.summarize_scan(result, keys)
     failed = export.write_tables(
         [
-            (events, lambda: events_frame(result.events)),
-            (tallies, lambda: tally_table(result.requests)),
-            (summary, lambda: table),
+            (events, lambda: found.events),
+            (tallies, lambda: hd.tally_table(result)),
+            (summary, lambda: found.table),
         ]
     )
-    totals = scan_totals(result)
-    files = [asdict(f) for f in result.files]
-    days = per_day(result)
-    operator = _operator_summary("scan", keys, totals, table, files, result)
-    show_summary(table, keys, totals, days, files, output, top, color, width, operator=operator)
+    operator = operator_summary("scan", found)
+    show_summary(found, output, top, color, width, "scan", operator)
     failed += write_operator_outputs(operator, output, prometheus, html, top)
     for f in result.files:
         if f.status != "ok":
@@ -164,29 +147,14 @@ def scan(
     if result.skipped or failed:
         return ExitCode.ERROR
     failing = bool(result.events)
-    if max_rate is not None and totals["rate"] is not None:
-        failing = totals["rate"] > max_rate
+    rate = found.totals["rate"]
+    if max_rate is not None and rate is not None:
+        failing = rate > max_rate
     return ExitCode.FINDINGS if failing and not exit_zero else ExitCode.CLEAN
 
 
-def _operator_summary(
-    title: str,
-    keys: tuple[str, ...],
-    totals: dict[str, Any],
-    table: pl.DataFrame,
-    files: list[dict[str, Any]],
-    result: ScanResult,
-) -> OperatorSummary:
-    """What the operator outputs read: the summary and the rows behind it."""
-    from harmony_doctor.output.operator import OperatorSummary
-    from harmony_doctor.scan.summary import events_frame, requests_frame
-
-    frames = events_frame(result.events), requests_frame(result.requests)
-    return OperatorSummary(title, keys, totals, table.to_dicts(), files, *frames)
-
-
 @contextmanager
-def _progress(total_bytes: int) -> Iterator[Callable[[Any], None] | None]:
+def _progress(total_bytes: int) -> Iterator[Callable[[ScanProgress], None] | None]:
     """Bytes and files done and failures so far, as a rich progress bar on stderr; nothing
     when stderr is not a terminal (a log or a pipe gets no control codes)."""
     if not sys.stderr.isatty():
@@ -194,8 +162,6 @@ def _progress(total_bytes: int) -> Iterator[Callable[[Any], None] | None]:
         return
     from rich.console import Console
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from harmony_doctor.scan.summary import file_size
 
     bar = Progress(
         TextColumn("scanning"),
@@ -209,13 +175,10 @@ def _progress(total_bytes: int) -> Iterator[Callable[[Any], None] | None]:
     task = bar.add_task("scan", total=total_bytes or None, files=0, failures=0)
     counts = {"files": 0, "failures": 0}
 
-    def advance(unit: Any) -> None:
+    def advance(done: ScanProgress) -> None:
         counts["files"] += 1
-        counts["failures"] += len(unit.events)
-        found = unit.found
-        source = unit.unit.source
-        done = file_size(source.path) if found is not None else 0
-        bar.update(task, advance=done, files=counts["files"], failures=counts["failures"])
+        counts["failures"] += done.failures
+        bar.update(task, advance=done.bytes, files=counts["files"], failures=counts["failures"])
 
     with bar:
         yield advance

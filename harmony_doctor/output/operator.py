@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from harmony_doctor.batch import Summary
 
 # Where a row has no origin (files scanned before the origin column existed, or a frame
 # without it), its failures and requests still count, under an empty origin.
@@ -28,6 +30,15 @@ class OperatorSummary:
     files: list[dict[str, Any]]
     events: pl.DataFrame
     requests: pl.DataFrame
+
+
+def operator_summary(title: str, summary: Summary) -> OperatorSummary:
+    """The operator outputs' view of the summary `title` (scan or report) printed."""
+    files = [asdict(f) for f in summary.files]
+    groups = summary.table.to_dicts()
+    return OperatorSummary(
+        title, summary.keys, summary.totals, groups, files, summary.events, summary.requests
+    )
 
 
 def text(value: Any) -> str:

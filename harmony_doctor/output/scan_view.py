@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -27,7 +28,7 @@ def scan_view(
     groups: list[dict[str, Any]],
     by: tuple[str, ...],
     totals: dict[str, Any],
-    days: list[tuple[str, int]],
+    days: Sequence[tuple[str, int]],
     files: list[dict[str, Any]],
     top: int,
     title: str = "scan",
@@ -167,7 +168,7 @@ def _short_time(stamp: str | None) -> str:
     return (stamp or "")[:16].replace("T", " ")
 
 
-def _days_chart(days: list[tuple[str, int]]) -> RenderableType:
+def _days_chart(days: Sequence[tuple[str, int]]) -> RenderableType:
     table = Table(box=None, pad_edge=False, show_edge=False, show_header=False)
     table.add_column(style=DIM, no_wrap=True)
     table.add_column(justify="right")

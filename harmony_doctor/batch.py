@@ -1,0 +1,179 @@
+"""The library face of `scan` and `report`: inputs listed as scan lists them, a scan that says
+how far it has got, and the one summary both commands print (the grouped table, the totals line,
+failures per day), built the same way from a scan and from event files read back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harmony_doctor.inputs.files import Skipped, Source
+from harmony_doctor.scan.records import FileReport, FileScan, ScanOptions, ScanResult
+from harmony_doctor.scan.summary import file_size
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from harmony_doctor.scan.run import UnitResult
+
+
+@dataclass(frozen=True)
+class InputListing:
+    """The inputs a scan reads, listed as `scan` lists them (folders walked, URLs, prefixes and
+    globs expanded), and those that could not be listed, with why."""
+
+    sources: tuple[Source, ...]
+    skipped: tuple[Skipped, ...]
+
+    @property
+    def bytes(self) -> int:
+        """Bytes on disk of the files listed (standard input and URLs count 0)."""
+        return sum(file_size(s.path) for s in self.sources)
+
+
+def list_inputs(
+    paths: Sequence[str | Path], globs: Sequence[str] = (), excludes: Sequence[str] = ()
+) -> InputListing:
+    """Files and folders (recursive), `-` for standard input, URLs (the remote extra) as `scan`
+    lists them; `globs` keep matching names inside folders, `excludes` drop names or paths."""
+    from harmony_doctor.inputs.files import discover
+
+    sources, skipped = discover([str(p) for p in paths], globs, excludes)
+    return InputListing(tuple(sources), tuple(skipped))
+
+
+@dataclass(frozen=True)
+class ScanProgress:
+    """One input done, as a running scan reports it."""
+
+    label: str
+    bytes: int  # its bytes on disk (0 when it could not be opened, for stdin and URLs)
+    failures: int  # the failures found in it
+
+
+def scan_inputs(
+    listing: InputListing,
+    options: ScanOptions | None = None,
+    progress: Callable[[ScanProgress], None] | None = None,
+) -> ScanResult:
+    """Scan what `list_inputs` listed (over `options.jobs` processes); `progress`, if given, is
+    called in this process as each input is done. What could not be read is reported."""
+    from harmony_doctor.scan.run import scan
+
+    told = None if progress is None else lambda unit: progress(_progress_of(unit))
+    return scan(listing.sources, options or ScanOptions(), listing.skipped, progress=told)
+
+
+def _progress_of(unit: UnitResult) -> ScanProgress:
+    """The record of one input done, from the scan's own (which crosses processes)."""
+    source = unit.unit.source
+    read = file_size(source.path) if unit.found is not None else 0
+    return ScanProgress(source.label, read, len(unit.events))
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What `scan` and `report` print: the grouped table, the totals line (a JSON contract:
+    files, bytes, lines, requests, failures, rate, skipped, partial, rate_note), failures per
+    day, the inputs, and the events and request tallies behind them (`frames`' schema)."""
+
+    keys: tuple[str, ...]
+    table: pl.DataFrame
+    totals: dict[str, Any]
+    days: tuple[tuple[str, int], ...]
+    files: tuple[FileReport, ...]
+    events: pl.DataFrame
+    requests: pl.DataFrame
+
+
+def summary_of(
+    files: Sequence[FileReport],
+    events: pl.DataFrame,
+    requests: pl.DataFrame,
+    keys: tuple[str, ...],
+) -> Summary:
+    """The one way a summary is made, from a scan's frames or event files read back: the table
+    and the totals by scan/summary.py's rule (a rate counts only failures from files whose
+    requests were counted), the days from the events' `day` column."""
+    from harmony_doctor.scan.summary import frame_totals, summarize_frames
+
+    table = summarize_frames(events, requests, keys)
+    totals = frame_totals(files, events, requests)
+    return Summary(keys, table, totals, failures_per_day(events), tuple(files), events, requests)
+
+
+def failures_per_day(events: pl.DataFrame) -> tuple[tuple[str, int], ...]:
+    """(day, failures) in date order; events without a time count in no day."""
+    days = events["day"].drop_nulls().value_counts().sort("day")
+    return tuple((str(day), int(count)) for day, count in days.rows())
+
+
+def summarize_scan(result: ScanResult | FileScan, by: Sequence[str] = ("code",)) -> Summary:
+    """The summary `scan` prints for a scan (or a merge of FileScans), grouped `by`."""
+    from harmony_doctor.scan.summary import events_frame, group_keys, requests_frame
+
+    events, requests = events_frame(result.events), requests_frame(result.requests)
+    return summary_of(result.files, events, requests, group_keys(by))
+
+
+@dataclass(frozen=True)
+class UnreadFile:
+    """An events file (or the tallies beside one) that could not be read, and why."""
+
+    path: str  # as named: a path, or the URL it was fetched from
+    reason: str
+
+
+@dataclass(frozen=True)
+class EventFilesSummary:
+    """Event files read back: the summary of those that could be read (as one scan over the
+    same logs would print it), the files that could not be, and the events files read without
+    request tallies beside them (their failures count in no rate)."""
+
+    summary: Summary
+    unread: tuple[UnreadFile, ...]
+    untallied: tuple[str, ...]  # as named, like UnreadFile.path
+
+
+def summarize_event_files(
+    paths: Sequence[str | Path], by: Sequence[str] = ("code",)
+) -> EventFilesSummary:
+    """The summary `report` prints for event files written by `scan --events` (CSV, JSONL,
+    Parquet, any mix; URLs and globs with the remote extra), with rates from the request
+    tallies beside each. A file that cannot be read is set apart, not fatal: the others are
+    summed all the same. InputError for a URL that cannot be listed or fetched."""
+    from harmony_doctor.scan.event_files import fetched, read_event_files
+    from harmony_doctor.scan.summary import (
+        event_file_reports,
+        events_frame,
+        group_keys,
+        requests_frame,
+        requests_view,
+    )
+
+    keys = group_keys(by)
+    with fetched([str(p) for p in paths]) as (local, labels):  # URLs: local copies, named as URLs
+        read = read_event_files(local, events_frame(()).schema, requests_frame(()).schema)
+        # sized while the copies exist
+        reports = [
+            replace(r, path=labels.get(r.path, r.path))
+            for r in event_file_reports(read.paths, read.counts)
+        ]
+    requests = requests_view(read.tallies) if read.tallies is not None else requests_frame(())
+    summary = summary_of(reports, read.frame, requests, keys)
+    unread = tuple(
+        UnreadFile(labels.get(str(b.path), str(b.path)), _as_named(b.reason, labels))
+        for b in read.bad
+    )
+    untallied = tuple(labels.get(str(p), str(p)) for p in read.untallied)
+    return EventFilesSummary(summary, unread, untallied)
+
+
+def _as_named(text: str, labels: dict[str, str]) -> str:
+    """A message about local copies, with each copy named by the URL it stands for."""
+    for local, url in labels.items():
+        text = text.replace(local, url)
+    return text
