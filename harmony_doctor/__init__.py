@@ -31,17 +31,6 @@ from harmony_doctor.version import __version__
 if TYPE_CHECKING:
     import polars as pl
 
-    from harmony_doctor.batch import (
-        EventFilesSummary,
-        InputListing,
-        ScanProgress,
-        Summary,
-        UnreadFile,
-        list_inputs,
-        scan_inputs,
-        summarize_event_files,
-        summarize_scan,
-    )
     from harmony_doctor.choices import ContentType, Dialect, InputFormat, Style
     from harmony_doctor.explain import (
         ExplainedLog,
@@ -65,6 +54,17 @@ if TYPE_CHECKING:
         TokenInput,
     )
     from harmony_doctor.scan.records import FileReport, FileScan, ScanOptions, ScanResult
+    from harmony_doctor.scan.service import (
+        EventFilesSummary,
+        InputListing,
+        ScanProgress,
+        Summary,
+        UnreadFile,
+        list_inputs,
+        scan_inputs,
+        summarize_event_files,
+        summarize_scan,
+    )
     from harmony_doctor.streams.guided import LogCheck, StreamCheck
 
 __all__ = [
@@ -334,7 +334,7 @@ def scan_paths(
 ) -> ScanResult:
     """Scan log files and folders (recursive, compressed, wrapped); unreadable ones are reported.
     (`list_inputs` then `scan_inputs`, which can also report progress.)"""
-    from harmony_doctor.batch import list_inputs, scan_inputs
+    from harmony_doctor.scan.service import list_inputs, scan_inputs
 
     return scan_inputs(list_inputs(paths, globs, excludes), options)
 
@@ -463,7 +463,7 @@ _LAZY = {
             "summarize_event_files",
             "summarize_scan",
         ),
-        "harmony_doctor.batch",
+        "harmony_doctor.scan.service",
     ),
 }
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import polars as pl
 
-    from harmony_doctor.batch import Summary
+    from harmony_doctor.scan.service import Summary
 
 # Where a row has no origin (files scanned before the origin column existed, or a frame
 # without it), its failures and requests still count, under an empty origin.
