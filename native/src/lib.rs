@@ -1,10 +1,17 @@
-//! harmony-doctor's native scan core. `core` is plain Rust (tested with `cargo test`); the
-//! `python` feature adds the PyO3 module `harmony_doctor._native` exposing it.
+//! harmony-doctor's native scan core. The modules are plain Rust (tested with `cargo test`);
+//! the `python` feature adds the PyO3 module `harmony_doctor._native` binding them, here.
 
+pub mod anchors;
 pub mod chunk;
 pub mod core;
 pub mod harmony;
+mod lines;
+pub mod stamps;
+mod tallies;
+#[cfg(test)]
+mod testing;
 pub mod vllm;
+pub mod windows;
 
 #[cfg(feature = "python")]
 // PyO3 0.22's #[pymethods] expansion converts PyErr into PyErr (a false positive, fixed in 0.23)
