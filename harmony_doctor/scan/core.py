@@ -6,6 +6,7 @@ import builtins
 import re
 from bisect import bisect_right
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
@@ -57,11 +58,10 @@ ERROR_ANCHORS = (
 )
 MARKUP = b"<|"
 RECEIVED = b"Received request "
-# Every line that can matter contains one of these literals (the regex rules are checked only
-# on such lines); the bit says which rule the literal belongs to.
+# Every line that can matter contains one of these literals or an error anchor (the regex rules
+# are checked only on such lines); the bit says which rule the literal belongs to.
 _ANCHOR, _MARKUP, _IDS_BIT, _ACCESS_BIT, _GIN_BIT, _RECEIVED_BIT = 1, 2, 4, 8, 16, 32
-PREFILTER = (
-    *((a, _ANCHOR) for a in ERROR_ANCHORS),
+_STRUCTURAL = (
     (MARKUP, _MARKUP),
     (b"_token_ids", _IDS_BIT),
     (b'"POST /v1/', _ACCESS_BIT),
@@ -170,8 +170,19 @@ class _Pending:
     hits: list[int] = field(default_factory=list)
 
 
+def _check_anchors(anchors: Sequence[bytes]) -> None:
+    """ValueError for error anchors no core can search line by line (the Rust core refuses
+    these and, rarely, duplicated short ones: native/src/anchors.rs)."""
+    for a in anchors:
+        if not a:
+            raise ValueError("an error anchor is empty: every line would be a hit")
+        if b"\n" in a:
+            raise ValueError(f"error anchor {a!r} holds a newline: no line does")
+
+
 class Core:
-    """One stream's scan state; feed() it bytes in any chunking, then finish()."""
+    """One stream's scan state; feed() it bytes in any chunking, then finish(). A line holding
+    one of the error `anchors` is a hit."""
 
     def __init__(
         self,
@@ -180,9 +191,12 @@ class Core:
         max_line: int = 4 * 1024 * 1024,
         max_window: int = 1024 * 1024,
         ids: bool = True,
+        anchors: Sequence[bytes] = ERROR_ANCHORS,
     ) -> None:
         if before < 0 or after < 0 or max_line < 1 or max_window < 1:
             raise ValueError("before/after must be >= 0, max_line/max_window >= 1")
+        _check_anchors(anchors)
+        self._prefilter = (*((bytes(a), _ANCHOR) for a in anchors), *_STRUCTURAL)
         self._before = before
         self._after = after
         self._max_line = max_line
@@ -324,7 +338,7 @@ class Core:
         self._lines += nlines
         self._pos += len(region)
         cands: dict[int, int] = {}  # line start -> rule bits of the literals it holds
-        for pat, bit in PREFILTER:
+        for pat, bit in self._prefilter:
             i = buf.find(pat, base, end)
             while i >= 0:
                 j = buf.rfind(b"\n", base, i)
@@ -474,8 +488,10 @@ class NativeCore:
         max_line: int = 4 * 1024 * 1024,
         max_window: int = 1024 * 1024,
         ids: bool = True,
+        anchors: Sequence[bytes] = ERROR_ANCHORS,
     ) -> None:
-        self._core: Any = _require_native().Core(before, after, max_line, max_window, ids)
+        native = _require_native()
+        self._core: Any = native.Core(list(anchors), before, after, max_line, max_window, ids)
 
     def feed(self, data: bytes, meta: Meta | None = None) -> Batch:
         try:

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use crate::anchors::{classify_line, next_piece, MARKUP_FINDER};
+use crate::anchors::{find_markup, Prefilter};
 use crate::lines::{count_nl, find_nl, line_start, CutStream, Taken};
 use crate::stamps::{own_pid, stamp_vec, KnownStamps, HEAD};
 use crate::tallies::{Tallies, TallyKey};
@@ -46,6 +46,7 @@ pub type MetaEntry = (u64, Option<Vec<u8>>, Option<i64>);
 
 /// One stream's scan state; feed() it bytes in any chunking, then finish().
 pub struct Core {
+    prefilter: Prefilter,
     ids: bool,
     stream: CutStream,
     known: KnownStamps,
@@ -57,7 +58,10 @@ pub struct Core {
 }
 
 impl Core {
-    pub fn new(
+    /// A core finding the lines that hold one of the error `anchors` (failure text: the
+    /// caller's, see `Prefilter::new` for the ones it refuses).
+    pub fn new<A: AsRef<[u8]>>(
+        anchors: &[A],
         before: usize,
         after: usize,
         max_line: usize,
@@ -68,6 +72,7 @@ impl Core {
             return Err("before/after must be >= 0, max_line/max_window >= 1".into());
         }
         Ok(Core {
+            prefilter: Prefilter::new(anchors)?,
             ids,
             stream: CutStream::new(max_line),
             known: KnownStamps::new(),
@@ -76,6 +81,11 @@ impl Core {
             stats: Stats::default(),
             done: false,
         })
+    }
+
+    /// The error anchors, as given.
+    pub fn anchors(&self) -> &[Vec<u8>] {
+        self.prefilter.anchors()
     }
 
     pub fn stats(&self) -> Stats {
@@ -132,13 +142,11 @@ impl Core {
         let line0 = self.stats.lines + 1;
         let mut out = Vec::new();
         let (mut at, mut at_line) = (base, line0);
-        let markup_from = |buf: &[u8], from: usize| {
-            MARKUP_FINDER
-                .find(&buf[from..end])
-                .map_or(end, |j| from + j)
-        };
+        let markup_from =
+            |buf: &[u8], from: usize| find_markup(&buf[from..end]).map_or(end, |j| from + j);
         let with_meta = self.known.has_meta();
-        let mut piece = next_piece(&self.stream.buf, base, end);
+        let prefilter = &self.prefilter;
+        let mut piece = prefilter.next_piece(&self.stream.buf, base, end);
         let mut mk = markup_from(&self.stream.buf, base);
         loop {
             let buf = &self.stream.buf;
@@ -152,7 +160,8 @@ impl Core {
                 Some((s, p)) if s < le => (s, p),
                 _ => (0, usize::MAX),
             };
-            let (mut k, beyond) = classify_line(buf, ls, le, first_at, first_pat, mk < le, end);
+            let (mut k, beyond) =
+                prefilter.classify_line(buf, ls, le, first_at, first_pat, mk < le, end);
             let from = (le + 1).min(end);
             if first_pat != usize::MAX {
                 piece = beyond;
@@ -227,7 +236,7 @@ impl Core {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{core, run};
+    use crate::testing::{core, run, ANCHORS};
 
     const LOG: &[u8] = b"(APIServer pid=7) INFO 11-27 10:00:01 [a.py:1] 127.0.0.1:5 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK\n\
 Traceback (most recent call last):\n  File \"x.py\", line 1\n\
@@ -324,7 +333,7 @@ tail";
 
     #[test]
     fn memory_is_bounded() {
-        let mut c = Core::new(64, 64, 128, 256, true).unwrap();
+        let mut c = Core::new(ANCHORS, 64, 64, 128, 256, true).unwrap();
         let chunk = [
             b"INFO 11-27 10:00:01 HarmonyError\n".repeat(3),
             b"INFO 11-27 10:00:01 filler\n".repeat(200),

@@ -6,6 +6,7 @@ pub mod chunk;
 pub mod core;
 pub mod harmony;
 mod lines;
+mod pieces;
 pub mod stamps;
 mod tallies;
 #[cfg(test)]
@@ -19,6 +20,7 @@ pub mod windows;
 mod python {
     use pyo3::exceptions::PyValueError;
     use pyo3::prelude::*;
+    use pyo3::pybacked::PyBackedBytes;
     use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
     use crate::core::{Batch, MetaEntry};
@@ -71,9 +73,11 @@ mod python {
 
     #[pymethods]
     impl Core {
+        /// `anchors`: the error anchors (bytes; ValueError for ones the core cannot search).
         #[new]
-        #[pyo3(signature = (before=3072, after=1024, max_line=4*1024*1024, max_window=1024*1024, ids=true))]
+        #[pyo3(signature = (anchors, before=3072, after=1024, max_line=4*1024*1024, max_window=1024*1024, ids=true))]
         fn new(
+            anchors: Vec<PyBackedBytes>,
             before: i64,
             after: i64,
             max_line: i64,
@@ -83,10 +87,18 @@ mod python {
             let bad =
                 || PyValueError::new_err("before/after must be >= 0, max_line/max_window >= 1");
             let u = |v: i64| usize::try_from(v).map_err(|_| bad());
-            let inner =
-                crate::core::Core::new(u(before)?, u(after)?, u(max_line)?, u(max_window)?, ids)
-                    .map_err(PyValueError::new_err)?;
+            let (before, after, max_line, max_window) =
+                (u(before)?, u(after)?, u(max_line)?, u(max_window)?);
+            let inner = crate::core::Core::new(&anchors, before, after, max_line, max_window, ids)
+                .map_err(PyValueError::new_err)?;
             Ok(Core { inner })
+        }
+
+        /// The error anchors, as given.
+        #[getter]
+        fn anchors<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyBytes>> {
+            let anchors = self.inner.anchors().iter();
+            anchors.map(|a| PyBytes::new_bound(py, a)).collect()
         }
 
         /// Scan one chunk (the GIL is released meanwhile); returns (windows, id_lines).

@@ -17,9 +17,30 @@ pub(crate) fn run(core: &mut Core, chunks: &[&[u8]]) -> (Vec<Window>, Vec<IdLine
     (w, i)
 }
 
-/// A core with these window and line bounds (max_window 1 MiB, id lines on).
+/// The error anchors harmony_doctor/scan/core.py hands the core (`ERROR_ANCHORS`), copied as
+/// a fixture: the tests' own, not the crate's.
+pub(crate) const ANCHORS: &[&[u8]] = &[
+    b"HarmonyError",
+    b"expecting start token",
+    b"tokens remaining",
+    b"nknown role",
+    b"channel marker",
+    b"Unexpected EOS",
+    b"contain a role",
+    b"decode header",
+    b"vocab file",
+    b"conversation JSON",
+    b"tool call",
+    b"parse input at pos",
+    b"tags in the content",
+    b"non-terminal state",
+    b"recovered raw output",
+];
+
+/// A core with the fixture's anchors and these window and line bounds (max_window 1 MiB, id
+/// lines on).
 pub(crate) fn core(before: usize, after: usize, max_line: usize) -> Core {
-    Core::new(before, after, max_line, 1 << 20, true).unwrap()
+    Core::new(ANCHORS, before, after, max_line, 1 << 20, true).unwrap()
 }
 
 /// Pieces of every rule the hand-written matchers replace a regex for.
@@ -73,9 +94,14 @@ const FRAGMENTS: &[&[u8]] = &[
     b"(APIServer ",
 ];
 
-/// `n` lines of up to 11 fragments glued at random (a fixed xorshift seed: the same lines at
-/// every call).
+/// `n` lines of up to 11 of the fragments above glued at random.
 pub(crate) fn soup(n: usize) -> impl Iterator<Item = Vec<u8>> {
+    glue(FRAGMENTS.iter().map(|f| f.to_vec()).collect(), n)
+}
+
+/// `n` lines of up to 11 of `frags` glued at random (a fixed xorshift seed: the same lines at
+/// every call).
+pub(crate) fn glue(frags: Vec<Vec<u8>>, n: usize) -> impl Iterator<Item = Vec<u8>> {
     let mut state = 0x2545F4914F6CDD1Du64;
     let mut next = move |n: usize| {
         state ^= state << 13;
@@ -86,7 +112,26 @@ pub(crate) fn soup(n: usize) -> impl Iterator<Item = Vec<u8>> {
     (0..n).map(move |_| {
         let k = next(12);
         (0..k)
-            .flat_map(|_| FRAGMENTS[next(FRAGMENTS.len())].to_vec())
+            .flat_map(|_| frags[next(frags.len())].clone())
             .collect()
     })
+}
+
+/// `n` lines glued from the starts and ends of `literals` (every piece of one, and every piece
+/// without the bytes of its literal before it, is among them), blanks, markup and content.
+pub(crate) fn literal_soup(literals: &[&[u8]], n: usize) -> impl Iterator<Item = Vec<u8>> {
+    let mut frags: Vec<Vec<u8>> = Vec::new();
+    for lit in literals {
+        for i in 0..=lit.len() {
+            frags.push(lit[..i].to_vec());
+            frags.push(lit[i..].to_vec());
+        }
+    }
+    frags.extend([
+        b" ".to_vec(),
+        b"x".to_vec(),
+        b"<|".to_vec(),
+        b"\"text\":'".to_vec(),
+    ]);
+    glue(frags, n)
 }
