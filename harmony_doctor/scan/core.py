@@ -8,6 +8,7 @@ from bisect import bisect_right
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any, NamedTuple, Protocol
 
 from harmony_doctor.inputs.accel import native_available, native_module
@@ -490,6 +491,8 @@ class NativeCore:
         ids: bool = True,
         anchors: Sequence[bytes] = ERROR_ANCHORS,
     ) -> None:
+        # Any: harmony_doctor/_native.pyi types it, but importing the module even for its types
+        # puts a cycle in the import graph (see inputs/accel.py native_module)
         native = _require_native()
         self._core: Any = native.Core(list(anchors), before, after, max_line, max_window, ids)
 
@@ -503,15 +506,27 @@ class NativeCore:
         return _batch(self._core.finish())
 
     def stats(self) -> Stats:
-        return Stats(*self._core.stats())
+        s = self._core.stats()
+        return Stats(
+            s.lines,
+            s.cut_lines,
+            s.bytes,
+            s.access_lines,
+            s.received_lines,
+            s.tallies,
+            s.first_access_line,
+        )
 
 
-def _batch(raw: tuple[list[Any], list[Any]]) -> Batch:
-    windows, id_lines = raw
-    return Batch([Window(*w) for w in windows], [IdLine(*i) for i in id_lines])
+def _batch(raw: Any) -> Batch:
+    """Our records of the extension's (harmony_doctor/_native.pyi `Batch`)."""
+    return Batch(
+        [Window(w.first_line, w.text, w.hit_lines, w.stamp_before) for w in raw.windows],
+        [IdLine(i.line, i.text, i.stamp, i.pid, i.cut) for i in raw.id_lines],
+    )
 
 
-def _require_native() -> Any:
+def _require_native() -> ModuleType:
     module = native_module()
     if module is None:
         raise ImportError("harmony_doctor._native is not built (see README: Building)")
