@@ -29,7 +29,7 @@ mod python {
     // a field as a struct member, as fast as a tuple item, where other fields take a getter
     // call. Their types are in harmony_doctor/_native.pyi.
 
-    /// A hit window: scan/core.py `Window`.
+    /// A hit window: harmony_doctor/scan/core.py `Window`.
     #[pyclass(frozen, get_all, module = "harmony_doctor._native")]
     struct Window {
         first_line: PyObject,
@@ -38,7 +38,7 @@ mod python {
         stamp_before: PyObject,
     }
 
-    /// A line holding token ids: scan/core.py `IdLine`.
+    /// A line holding token ids: harmony_doctor/scan/core.py `IdLine`.
     #[pyclass(frozen, get_all, module = "harmony_doctor._native")]
     struct IdLine {
         line: PyObject,
@@ -48,14 +48,15 @@ mod python {
         cut: PyObject,
     }
 
-    /// The windows and id lines one feed() or finish() settled: scan/core.py `Batch`.
+    /// The windows and id lines one feed() or finish() settled: harmony_doctor/scan/core.py
+    /// `Batch`.
     #[pyclass(frozen, get_all, module = "harmony_doctor._native")]
     struct Batch {
         windows: PyObject,
         id_lines: PyObject,
     }
 
-    /// The counts so far: scan/core.py `Stats`.
+    /// The counts so far: harmony_doctor/scan/core.py `Stats`.
     #[pyclass(frozen, get_all, module = "harmony_doctor._native")]
     struct Stats {
         lines: PyObject,
@@ -218,15 +219,15 @@ mod python {
         crate::chunk::count_lines(data)
     }
 
-    /// Whether any line of `data` starts like a wrapped one (inputs/accel.py's reference);
-    /// the GIL stays held, as in count_lines.
+    /// Whether any line of `data` starts like a wrapped one (the reference:
+    /// harmony_doctor/inputs/accel.py); the GIL stays held, as in count_lines.
     #[pyfunction]
     fn may_be_wrapped(data: &[u8]) -> bool {
         crate::chunk::may_be_wrapped(data)
     }
 
     /// A vLLM `Generated response` line in its common shape, or None: then Python's
-    /// `parse_vllm_line` decides (inputs/tokens.py).
+    /// `parse_vllm_line` decides (harmony_doctor/inputs/tokens.py).
     #[pyfunction]
     fn vllm_output_line(py: Python<'_>, line: &[u8], vocab_size: u32) -> Option<OutputLine> {
         // Most lines take a microsecond: releasing the GIL would cost more than it frees (and
@@ -252,7 +253,7 @@ mod python {
 
     /// What the scan needs to settle a `Generated response` line without building its
     /// tokens: the ids' `clean_key` (None when the line logs `None`) instead of the ids; None
-    /// where `vllm_output_line` would be None (scan/source.py).
+    /// where `vllm_output_line` would be None (harmony_doctor/scan/source.py).
     #[pyfunction]
     fn vllm_output_key(
         py: Python<'_>,
@@ -278,7 +279,8 @@ mod python {
     /// Lines at least this long are parsed with the GIL released.
     const LONG_LINE: usize = 64 * 1024;
 
-    /// diagnose.py `clean_key`: the stream with each run of content tokens cut to one 0.
+    /// harmony_doctor/diagnose.py `clean_key`: the stream with each run of content tokens cut
+    /// to one 0.
     #[pyfunction]
     fn clean_key<'py>(
         py: Python<'py>,
