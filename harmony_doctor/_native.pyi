@@ -1,24 +1,133 @@
 """Types of the Rust scan core (native/src/lib.rs); scan/core.py wraps it as NativeCore."""
 
+import builtins
 from collections.abc import Sequence
-from typing import Any
+from typing import final
 
+__all__ = [
+    "Batch",
+    "Core",
+    "IdLine",
+    "OutputKey",
+    "OutputLine",
+    "Stats",
+    "Window",
+    "clean_key",
+    "count_lines",
+    "may_be_wrapped",
+    "vllm_output_key",
+    "vllm_output_line",
+]
+
+@final
+class Window:
+    """A hit window: scan/core.py `Window`."""
+
+    @property
+    def first_line(self) -> int: ...
+    @property
+    def text(self) -> bytes: ...
+    @property
+    def hit_lines(self) -> tuple[int, ...]: ...
+    @property
+    def stamp_before(self) -> bytes | None: ...
+
+@final
+class IdLine:
+    """A line holding token ids: scan/core.py `IdLine`."""
+
+    @property
+    def line(self) -> int: ...
+    @property
+    def text(self) -> bytes: ...
+    @property
+    def stamp(self) -> bytes | None: ...
+    @property
+    def pid(self) -> int | None: ...
+    @property
+    def cut(self) -> bool: ...
+
+@final
+class Batch:
+    """The windows and id lines one feed() or finish() settled: scan/core.py `Batch`."""
+
+    @property
+    def windows(self) -> list[Window]: ...
+    @property
+    def id_lines(self) -> list[IdLine]: ...
+
+@final
+class Stats:
+    """The counts so far: scan/core.py `Stats`."""
+
+    @property
+    def lines(self) -> int: ...
+    @property
+    def cut_lines(self) -> int: ...
+    @property
+    def bytes(self) -> int: ...
+    @property
+    def access_lines(self) -> int: ...
+    @property
+    def received_lines(self) -> int: ...
+    @property
+    def tallies(self) -> dict[tuple[str, int | None, builtins.bytes | None], int]: ...
+    @property
+    def first_access_line(self) -> builtins.bytes | None: ...
+
+@final
 class Core:
-    def __init__(
-        self, before: int, after: int, max_line: int, max_window: int, ids: bool
-    ) -> None: ...
-    def feed(
-        self, data: bytes, meta: list[tuple[int, bytes | None, int | None]] | None = None
-    ) -> tuple[list[Any], list[Any]]: ...
-    def finish(self) -> tuple[list[Any], list[Any]]: ...
-    def stats(self) -> tuple[Any, ...]: ...
+    """The scan core: feed(data, meta=None) -> Batch, finish() -> Batch, stats() -> Stats."""
 
-def vllm_output_line(
-    line: bytes, vocab_size: int
-) -> tuple[str, bool, bool, tuple[int, ...] | None, str | None] | None: ...
+    def __new__(
+        cls,
+        anchors: Sequence[bytes],
+        before: int = 3072,
+        after: int = 1024,
+        max_line: int = 4194304,
+        max_window: int = 1048576,
+        ids: bool = True,
+    ) -> Core: ...
+    @property
+    def anchors(self) -> list[bytes]: ...
+    def feed(
+        self, data: bytes, meta: Sequence[tuple[int, bytes | None, int | None]] | None = None
+    ) -> Batch: ...
+    def finish(self) -> Batch: ...
+    def stats(self) -> Stats: ...
+
+@final
+class OutputLine:
+    """A vLLM `Generated response` line in its common shape (see vllm_output_line)."""
+
+    @property
+    def request_id(self) -> str: ...
+    @property
+    def complete(self) -> bool: ...
+    @property
+    def delta(self) -> bool: ...
+    @property
+    def ids(self) -> tuple[int, ...] | None: ...
+    @property
+    def finish_reason(self) -> str | None: ...
+
+@final
+class OutputKey:
+    """What settles a `Generated response` line (see vllm_output_key)."""
+
+    @property
+    def request_id(self) -> str: ...
+    @property
+    def complete(self) -> bool: ...
+    @property
+    def finish_reason(self) -> str | None: ...
+    @property
+    def key(self) -> tuple[int, ...] | None: ...
+
+def vllm_output_line(line: bytes, vocab_size: int) -> OutputLine | None: ...
+def vllm_output_key(
+    line: bytes, vocab_size: int, first_special: int, message: int
+) -> OutputKey | None: ...
 def count_lines(data: bytes) -> int: ...
 def may_be_wrapped(data: bytes) -> bool: ...
 def clean_key(tokens: Sequence[int], first_special: int, message: int) -> tuple[int, ...]: ...
-def vllm_output_key(
-    line: bytes, vocab_size: int, first_special: int, message: int
-) -> tuple[str, bool, str | None, tuple[int, ...] | None] | None: ...

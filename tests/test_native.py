@@ -49,3 +49,23 @@ def test_python_fallback_when_native_is_turned_off(monkeypatch: pytest.MonkeyPat
     assert accel.count_newlines(b"a\nb\n") == 2
     assert accel.may_be_wrapped(b"plain\nNov 12 10:41:19 host x[1]: y\n")
     assert not accel.may_be_wrapped(b"plain\n(APIServer pid=1) INFO x\n")
+
+
+@needs_native
+def test_the_stub_types_the_extension() -> None:
+    """harmony_doctor/_native.pyi names every function, class and field of the built extension,
+    with its parameters and defaults (mypy's stubtest compares them)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    args = ["--mypy-config-file", str(root / "pyproject.toml"), "harmony_doctor._native"]
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy.stubtest", *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -356,14 +356,13 @@ def parse_vllm_bytes(raw: bytes, number: int, native: bool | None = None) -> Vll
     if module is not None:
         parsed = module.vllm_output_line(raw, VOCAB_SIZE)
         if parsed is not None:
-            request_id, complete, delta, ids, reason = parsed
             return VllmRecord(
-                request_id,
-                "complete" if complete else "output",
-                None if ids is None else tuple(ids),
+                parsed.request_id,
+                "complete" if parsed.complete else "output",
+                parsed.ids,
                 False,  # the extension only reads lists with their closing bracket
-                reason,
-                delta,
+                parsed.finish_reason,
+                parsed.delta,
             )
     return parse_vllm_line(raw.decode("utf-8", "replace"), number)
 

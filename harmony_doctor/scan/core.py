@@ -6,7 +6,9 @@ import builtins
 import re
 from bisect import bisect_right
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any, NamedTuple, Protocol
 
 from harmony_doctor.faults import catalogue
@@ -43,11 +45,10 @@ _CONTENT = re.compile(
 ERROR_ANCHORS = catalogue.ERROR_ANCHORS
 MARKUP = b"<|"
 RECEIVED = b"Received request "
-# Every line that can matter contains one of these literals (the regex rules are checked only
-# on such lines); the bit says which rule the literal belongs to.
+# Every line that can matter contains one of these literals or an error anchor (the regex rules
+# are checked only on such lines); the bit says which rule the literal belongs to.
 _ANCHOR, _MARKUP, _IDS_BIT, _ACCESS_BIT, _GIN_BIT, _RECEIVED_BIT = 1, 2, 4, 8, 16, 32
-PREFILTER = (
-    *((a, _ANCHOR) for a in ERROR_ANCHORS),
+_STRUCTURAL = (
     (MARKUP, _MARKUP),
     (b"_token_ids", _IDS_BIT),
     (b'"POST /v1/', _ACCESS_BIT),
@@ -156,8 +157,19 @@ class _Pending:
     hits: list[int] = field(default_factory=list)
 
 
+def _check_anchors(anchors: Sequence[bytes]) -> None:
+    """ValueError for error anchors no core can search line by line (the Rust core refuses
+    these and, rarely, duplicated short ones: native/src/anchors.rs)."""
+    for a in anchors:
+        if not a:
+            raise ValueError("an error anchor is empty: every line would be a hit")
+        if b"\n" in a:
+            raise ValueError(f"error anchor {a!r} holds a newline: no line does")
+
+
 class Core:
-    """One stream's scan state; feed() it bytes in any chunking, then finish()."""
+    """One stream's scan state; feed() it bytes in any chunking, then finish(). A line holding
+    one of the error `anchors` is a hit."""
 
     def __init__(
         self,
@@ -166,9 +178,12 @@ class Core:
         max_line: int = 4 * 1024 * 1024,
         max_window: int = 1024 * 1024,
         ids: bool = True,
+        anchors: Sequence[bytes] = ERROR_ANCHORS,
     ) -> None:
         if before < 0 or after < 0 or max_line < 1 or max_window < 1:
             raise ValueError("before/after must be >= 0, max_line/max_window >= 1")
+        _check_anchors(anchors)
+        self._prefilter = (*((bytes(a), _ANCHOR) for a in anchors), *_STRUCTURAL)
         self._before = before
         self._after = after
         self._max_line = max_line
@@ -310,7 +325,7 @@ class Core:
         self._lines += nlines
         self._pos += len(region)
         cands: dict[int, int] = {}  # line start -> rule bits of the literals it holds
-        for pat, bit in PREFILTER:
+        for pat, bit in self._prefilter:
             i = buf.find(pat, base, end)
             while i >= 0:
                 j = buf.rfind(b"\n", base, i)
@@ -460,8 +475,12 @@ class NativeCore:
         max_line: int = 4 * 1024 * 1024,
         max_window: int = 1024 * 1024,
         ids: bool = True,
+        anchors: Sequence[bytes] = ERROR_ANCHORS,
     ) -> None:
-        self._core: Any = _require_native().Core(before, after, max_line, max_window, ids)
+        # Any: harmony_doctor/_native.pyi types it, but importing the module even for its types
+        # puts a cycle in the import graph (see native.py native_module)
+        native = _require_native()
+        self._core: Any = native.Core(list(anchors), before, after, max_line, max_window, ids)
 
     def feed(self, data: bytes, meta: Meta | None = None) -> Batch:
         try:
@@ -473,15 +492,27 @@ class NativeCore:
         return _batch(self._core.finish())
 
     def stats(self) -> Stats:
-        return Stats(*self._core.stats())
+        s = self._core.stats()
+        return Stats(
+            s.lines,
+            s.cut_lines,
+            s.bytes,
+            s.access_lines,
+            s.received_lines,
+            s.tallies,
+            s.first_access_line,
+        )
 
 
-def _batch(raw: tuple[list[Any], list[Any]]) -> Batch:
-    windows, id_lines = raw
-    return Batch([Window(*w) for w in windows], [IdLine(*i) for i in id_lines])
+def _batch(raw: Any) -> Batch:
+    """Our records of the extension's (harmony_doctor/_native.pyi `Batch`)."""
+    return Batch(
+        [Window(w.first_line, w.text, w.hit_lines, w.stamp_before) for w in raw.windows],
+        [IdLine(i.line, i.text, i.stamp, i.pid, i.cut) for i in raw.id_lines],
+    )
 
 
-def _require_native() -> Any:
+def _require_native() -> ModuleType:
     module = native_module()
     if module is None:
         raise ImportError("harmony_doctor._native is not built (see README: Building)")

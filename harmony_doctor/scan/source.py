@@ -399,7 +399,8 @@ class _SourceScanner:
         found = self.settle(text, VOCAB_SIZE, FIRST_SPECIAL, MESSAGE)
         if found is None:
             return False
-        request_id, complete, reason, key = found
+        request_id, complete, key = found.request_id, found.complete, found.key
+        reason = found.finish_reason
         if not key or (reason is None and not complete) or request_id in self.streams.streams:
             return False
         if complete and request_id in self.finished_requests:

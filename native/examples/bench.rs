@@ -1,13 +1,55 @@
 //! Feed a file to the core in 1 MiB chunks and print MB/s (CPU profile target):
-//! `cargo run --release --example bench -- FILE`.
+//! `cargo run --release --example bench -- FILE [ANCHOR...]`.
+//!
+//! The error anchors are the Python package's (this crate holds no failure text): without
+//! ANCHOR arguments, `$PYTHON` (default `python3`) prints harmony_doctor.scan.core's
+//! `ERROR_ANCHORS` from this checkout.
 
 use std::io::Read;
+use std::path::Path;
+use std::process::Command;
 use std::time::Instant;
 
+/// The anchors `ERROR_ANCHORS` of the checkout around this crate, asked of Python (hex, one
+/// per line: no quoting to undo).
+fn python_anchors() -> Vec<Vec<u8>> {
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = Command::new(&python)
+        .current_dir(&root)
+        .args([
+            "-c",
+            "from harmony_doctor.scan.core import ERROR_ANCHORS\n\
+             print('\\n'.join(a.hex() for a in ERROR_ANCHORS))",
+        ])
+        .output()
+        .unwrap_or_else(|e| panic!("{python}: {e} (pass the anchors as arguments instead)"));
+    assert!(
+        out.status.success(),
+        "{python}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|hex| {
+            (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+                .collect()
+        })
+        .collect()
+}
+
 fn main() {
-    let path = std::env::args().nth(1).expect("usage: bench FILE");
+    let mut args = std::env::args().skip(1);
+    let path = args.next().expect("usage: bench FILE [ANCHOR...]");
+    let mut anchors: Vec<Vec<u8>> = args.map(String::into_bytes).collect();
+    if anchors.is_empty() {
+        anchors = python_anchors();
+    }
     let mut f = std::fs::File::open(&path).unwrap();
-    let mut core = _native::core::Core::new(3072, 1024, 4 << 20, 1 << 20, true).unwrap();
+    let mut core = _native::core::Core::new(&anchors, 3072, 1024, 4 << 20, 1 << 20, true).unwrap();
     let mut buf = vec![0u8; 1 << 20];
     let (mut windows, mut ids, mut size) = (0, 0, 0u64);
     let t0 = Instant::now();

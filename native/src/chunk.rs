@@ -12,7 +12,8 @@ const MONTHS: [&[u8; 3]; 12] = [
 ];
 
 /// Whether the line starting at `s` begins like a wrapped one: `{`, an ISO date with `T`,
-/// a syslog `Mon DD HH:` stamp, or `-- ` (the reference: native.py `_CANDIDATE_START`).
+/// a syslog `Mon DD HH:` stamp, or `-- ` (the reference: `_CANDIDATE_START` in
+/// harmony_doctor/native.py).
 fn candidate(s: &[u8]) -> bool {
     let digit = |i: usize| s.get(i).is_some_and(u8::is_ascii_digit);
     let byte = |i: usize, b: u8| s.get(i) == Some(&b);

@@ -1,10 +1,18 @@
-//! harmony-doctor's native scan core. `core` is plain Rust (tested with `cargo test`); the
-//! `python` feature adds the PyO3 module `harmony_doctor._native` exposing it.
+//! harmony-doctor's native scan core. The modules are plain Rust (tested with `cargo test`);
+//! the `python` feature adds the PyO3 module `harmony_doctor._native` binding them, here.
 
+pub mod anchors;
 pub mod chunk;
 pub mod core;
 pub mod harmony;
+mod lines;
+mod pieces;
+pub mod stamps;
+mod tallies;
+#[cfg(test)]
+mod testing;
 pub mod vllm;
+pub mod windows;
 
 #[cfg(feature = "python")]
 // PyO3 0.22's #[pymethods] expansion converts PyErr into PyErr (a false positive, fixed in 0.23)
@@ -12,51 +20,113 @@ pub mod vllm;
 mod python {
     use pyo3::exceptions::PyValueError;
     use pyo3::prelude::*;
+    use pyo3::pybacked::PyBackedBytes;
     use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
-    use crate::core::{Batch, MetaEntry};
+    use crate::core::MetaEntry;
+
+    // The records below are frozen classes whose fields are Python objects: Python reads such
+    // a field as a struct member, as fast as a tuple item, where other fields take a getter
+    // call. Their types are in harmony_doctor/_native.pyi.
+
+    /// A hit window: harmony_doctor/scan/core.py `Window`.
+    #[pyclass(frozen, get_all, module = "harmony_doctor._native")]
+    struct Window {
+        first_line: PyObject,
+        text: PyObject,
+        hit_lines: PyObject,
+        stamp_before: PyObject,
+    }
+
+    /// A line holding token ids: harmony_doctor/scan/core.py `IdLine`.
+    #[pyclass(frozen, get_all, module = "harmony_doctor._native")]
+    struct IdLine {
+        line: PyObject,
+        text: PyObject,
+        stamp: PyObject,
+        pid: PyObject,
+        cut: PyObject,
+    }
+
+    /// The windows and id lines one feed() or finish() settled: harmony_doctor/scan/core.py
+    /// `Batch`.
+    #[pyclass(frozen, get_all, module = "harmony_doctor._native")]
+    struct Batch {
+        windows: PyObject,
+        id_lines: PyObject,
+    }
+
+    /// The counts so far: harmony_doctor/scan/core.py `Stats`.
+    #[pyclass(frozen, get_all, module = "harmony_doctor._native")]
+    struct Stats {
+        lines: PyObject,
+        cut_lines: PyObject,
+        bytes: PyObject,
+        access_lines: PyObject,
+        received_lines: PyObject,
+        tallies: PyObject,
+        first_access_line: PyObject,
+    }
+
+    /// A vLLM `Generated response` line in its common shape (see vllm_output_line).
+    #[pyclass(frozen, get_all, module = "harmony_doctor._native")]
+    struct OutputLine {
+        request_id: PyObject,
+        complete: PyObject,
+        delta: PyObject,
+        ids: PyObject,
+        finish_reason: PyObject,
+    }
+
+    /// What settles a `Generated response` line (see vllm_output_key).
+    #[pyclass(frozen, get_all, module = "harmony_doctor._native")]
+    struct OutputKey {
+        request_id: PyObject,
+        complete: PyObject,
+        finish_reason: PyObject,
+        key: PyObject,
+    }
+
+    fn bytes(py: Python<'_>, b: &[u8]) -> PyObject {
+        PyBytes::new_bound(py, b).into_any().unbind()
+    }
 
     fn opt_bytes(py: Python<'_>, b: &Option<Vec<u8>>) -> PyObject {
         match b {
-            Some(b) => PyBytes::new_bound(py, b).into_any().unbind(),
+            Some(b) => bytes(py, b),
             None => py.None(),
         }
     }
 
-    fn batch(py: Python<'_>, b: Batch) -> PyObject {
-        let windows = PyList::empty_bound(py);
+    fn batch(py: Python<'_>, b: crate::core::Batch) -> PyResult<Batch> {
+        let mut windows = Vec::with_capacity(b.windows.len());
         for w in &b.windows {
-            let t = PyTuple::new_bound(
-                py,
-                [
-                    w.first_line.into_py(py),
-                    PyBytes::new_bound(py, &w.text).into_any().unbind(),
-                    PyTuple::new_bound(py, &w.hit_lines).into_any().unbind(),
-                    opt_bytes(py, &w.stamp_before),
-                ],
-            );
-            windows.append(t).unwrap();
+            let window = Window {
+                first_line: w.first_line.into_py(py),
+                text: bytes(py, &w.text),
+                hit_lines: PyTuple::new_bound(py, &w.hit_lines).into_any().unbind(),
+                stamp_before: opt_bytes(py, &w.stamp_before),
+            };
+            windows.push(Py::new(py, window)?);
         }
-        let ids = PyList::empty_bound(py);
+        let mut id_lines = Vec::with_capacity(b.id_lines.len());
         for i in &b.id_lines {
-            let t = PyTuple::new_bound(
-                py,
-                [
-                    i.line.into_py(py),
-                    PyBytes::new_bound(py, &i.text).into_any().unbind(),
-                    opt_bytes(py, &i.stamp),
-                    i.pid.into_py(py),
-                    i.cut.into_py(py),
-                ],
-            );
-            ids.append(t).unwrap();
+            let id_line = IdLine {
+                line: i.line.into_py(py),
+                text: bytes(py, &i.text),
+                stamp: opt_bytes(py, &i.stamp),
+                pid: i.pid.into_py(py),
+                cut: i.cut.into_py(py),
+            };
+            id_lines.push(Py::new(py, id_line)?);
         }
-        PyTuple::new_bound(py, [windows.into_any(), ids.into_any()])
-            .into_any()
-            .unbind()
+        Ok(Batch {
+            windows: PyList::new_bound(py, windows).into_any().unbind(),
+            id_lines: PyList::new_bound(py, id_lines).into_any().unbind(),
+        })
     }
 
-    /// The scan core: feed(data, meta=None) -> (windows, id_lines), finish(), stats().
+    /// The scan core: feed(data, meta=None) -> Batch, finish() -> Batch, stats() -> Stats.
     #[pyclass(name = "Core", module = "harmony_doctor._native")]
     struct Core {
         inner: crate::core::Core,
@@ -64,9 +134,12 @@ mod python {
 
     #[pymethods]
     impl Core {
+        /// `anchors`: the error anchors (bytes; ValueError for ones the core cannot search).
         #[new]
-        #[pyo3(signature = (before=3072, after=1024, max_line=4*1024*1024, max_window=1024*1024, ids=true))]
+        // max_line 4 MiB, max_window 1 MiB (literals: Python's signature of the class shows them)
+        #[pyo3(signature = (anchors, before=3072, after=1024, max_line=4194304, max_window=1048576, ids=true))]
         fn new(
+            anchors: Vec<PyBackedBytes>,
             before: i64,
             after: i64,
             max_line: i64,
@@ -76,39 +149,47 @@ mod python {
             let bad =
                 || PyValueError::new_err("before/after must be >= 0, max_line/max_window >= 1");
             let u = |v: i64| usize::try_from(v).map_err(|_| bad());
-            let inner =
-                crate::core::Core::new(u(before)?, u(after)?, u(max_line)?, u(max_window)?, ids)
-                    .map_err(PyValueError::new_err)?;
+            let (before, after, max_line, max_window) =
+                (u(before)?, u(after)?, u(max_line)?, u(max_window)?);
+            let inner = crate::core::Core::new(&anchors, before, after, max_line, max_window, ids)
+                .map_err(PyValueError::new_err)?;
             Ok(Core { inner })
         }
 
-        /// Scan one chunk (the GIL is released meanwhile); returns (windows, id_lines).
+        /// The error anchors, as given.
+        #[getter]
+        fn anchors<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyBytes>> {
+            let anchors = self.inner.anchors().iter();
+            anchors.map(|a| PyBytes::new_bound(py, a)).collect()
+        }
+
+        /// Scan one chunk (the GIL is released meanwhile).
         #[pyo3(signature = (data, meta=None))]
         fn feed(
             &mut self,
             py: Python<'_>,
             data: &[u8],
             meta: Option<Vec<MetaEntry>>,
-        ) -> PyResult<PyObject> {
+        ) -> PyResult<Batch> {
             let meta = meta.unwrap_or_default();
             let inner = &mut self.inner;
             let b = py
                 .allow_threads(|| inner.feed(data, &meta))
                 .map_err(PyValueError::new_err)?;
-            Ok(batch(py, b))
+            batch(py, b)
         }
 
         /// End of stream: flush the last line and every pending window.
-        fn finish(&mut self, py: Python<'_>) -> PyResult<PyObject> {
+        fn finish(&mut self, py: Python<'_>) -> PyResult<Batch> {
             let inner = &mut self.inner;
             let b = py
                 .allow_threads(|| inner.finish())
                 .map_err(PyValueError::new_err)?;
-            Ok(batch(py, b))
+            batch(py, b)
         }
 
-        /// (lines, cut_lines, bytes, access_lines, received_lines, tallies, first_access_line)
-        fn stats(&self, py: Python<'_>) -> PyResult<PyObject> {
+        /// The counts so far; tallies: {(kind, pid, hour key): count}.
+        fn stats(&self, py: Python<'_>) -> PyResult<Stats> {
             let s = self.inner.stats();
             let tallies = PyDict::new_bound(py);
             for ((kind, pid, hour), n) in &s.tallies {
@@ -118,19 +199,15 @@ mod python {
                 );
                 tallies.set_item(key, n)?;
             }
-            let t = PyTuple::new_bound(
-                py,
-                [
-                    s.lines.into_py(py),
-                    s.cut_lines.into_py(py),
-                    s.bytes.into_py(py),
-                    s.access_lines.into_py(py),
-                    s.received_lines.into_py(py),
-                    tallies.into_any().unbind(),
-                    opt_bytes(py, &s.first_access_line),
-                ],
-            );
-            Ok(t.into_any().unbind())
+            Ok(Stats {
+                lines: s.lines.into_py(py),
+                cut_lines: s.cut_lines.into_py(py),
+                bytes: s.bytes.into_py(py),
+                access_lines: s.access_lines.into_py(py),
+                received_lines: s.received_lines.into_py(py),
+                tallies: tallies.into_any().unbind(),
+                first_access_line: opt_bytes(py, &s.first_access_line),
+            })
         }
     }
 
@@ -142,28 +219,17 @@ mod python {
         crate::chunk::count_lines(data)
     }
 
-    /// Whether any line of `data` starts like a wrapped one (native.py's reference);
-    /// the GIL stays held, as in count_lines.
+    /// Whether any line of `data` starts like a wrapped one (the reference:
+    /// harmony_doctor/native.py); the GIL stays held, as in count_lines.
     #[pyfunction]
     fn may_be_wrapped(data: &[u8]) -> bool {
         crate::chunk::may_be_wrapped(data)
     }
 
-    /// (request id, complete, delta, ids, finish_reason) of a vLLM `Generated response` line
-    /// in its common shape, or None: then Python's `parse_vllm_line` decides (inputs/tokens.py).
+    /// A vLLM `Generated response` line in its common shape, or None: then Python's
+    /// `parse_vllm_line` decides (harmony_doctor/inputs/tokens.py).
     #[pyfunction]
-    #[allow(clippy::type_complexity)]
-    fn vllm_output_line<'py>(
-        py: Python<'py>,
-        line: &[u8],
-        vocab_size: u32,
-    ) -> Option<(
-        String,
-        bool,
-        bool,
-        Option<Bound<'py, PyTuple>>,
-        Option<String>,
-    )> {
+    fn vllm_output_line(py: Python<'_>, line: &[u8], vocab_size: u32) -> Option<OutputLine> {
         // Most lines take a microsecond: releasing the GIL would cost more than it frees (and
         // may hand it to a waiting thread). Long lines (huge id lists) release it.
         let parse = || crate::vllm::output_line(line, vocab_size);
@@ -173,41 +239,48 @@ mod python {
             parse()
         };
         // The ids as a tuple: what the record holds (a list would be copied into one).
-        parsed.map(|p| {
-            let ids = p.ids.map(|ids| PyTuple::new_bound(py, ids));
-            (p.request_id, p.complete, p.delta, ids, p.finish_reason)
+        parsed.map(|p| OutputLine {
+            request_id: p.request_id.into_py(py),
+            complete: p.complete.into_py(py),
+            delta: p.delta.into_py(py),
+            ids: p
+                .ids
+                .map(|ids| PyTuple::new_bound(py, ids).into_any().unbind())
+                .into_py(py),
+            finish_reason: p.finish_reason.into_py(py),
         })
     }
 
     /// What the scan needs to settle a `Generated response` line without building its
-    /// tokens: (request id, complete, finish reason, the ids' `clean_key` or None when the
-    /// line logs `None`), or None where `vllm_output_line` would be None (scan/source.py).
+    /// tokens: the ids' `clean_key` (None when the line logs `None`) instead of the ids; None
+    /// where `vllm_output_line` would be None (harmony_doctor/scan/source.py).
     #[pyfunction]
-    #[allow(clippy::type_complexity)]
-    fn vllm_output_key<'py>(
-        py: Python<'py>,
+    fn vllm_output_key(
+        py: Python<'_>,
         line: &[u8],
         vocab_size: u32,
         first_special: i64,
         message: i64,
-    ) -> Option<(String, bool, Option<String>, Option<Bound<'py, PyTuple>>)> {
+    ) -> Option<OutputKey> {
         let parsed = crate::vllm::output_line(line, vocab_size)?;
         let key = parsed.ids.as_ref().map(|ids| {
             let wide: Vec<i64> = ids.iter().map(|&t| i64::from(t)).collect();
-            PyTuple::new_bound(py, crate::harmony::clean_key(&wide, first_special, message))
+            let key = crate::harmony::clean_key(&wide, first_special, message);
+            PyTuple::new_bound(py, key).into_any().unbind()
         });
-        Some((
-            parsed.request_id,
-            parsed.complete,
-            parsed.finish_reason,
-            key,
-        ))
+        Some(OutputKey {
+            request_id: parsed.request_id.into_py(py),
+            complete: parsed.complete.into_py(py),
+            finish_reason: parsed.finish_reason.into_py(py),
+            key: key.into_py(py),
+        })
     }
 
     /// Lines at least this long are parsed with the GIL released.
     const LONG_LINE: usize = 64 * 1024;
 
-    /// streams/diagnose.py `clean_key`: the stream with each run of content tokens cut to one 0.
+    /// harmony_doctor/streams/diagnose.py `clean_key`: the stream with each run of content tokens cut
+    /// to one 0.
     #[pyfunction]
     fn clean_key<'py>(
         py: Python<'py>,
@@ -226,6 +299,12 @@ mod python {
         m.add_function(wrap_pyfunction!(clean_key, m)?)?;
         m.add_function(wrap_pyfunction!(vllm_output_key, m)?)?;
         m.add_class::<Core>()?;
+        m.add_class::<Window>()?;
+        m.add_class::<IdLine>()?;
+        m.add_class::<Batch>()?;
+        m.add_class::<Stats>()?;
+        m.add_class::<OutputLine>()?;
+        m.add_class::<OutputKey>()?;
         m.add_function(wrap_pyfunction!(count_lines, m)?)?;
         m.add_function(wrap_pyfunction!(may_be_wrapped, m)?)?;
         m.add_function(wrap_pyfunction!(vllm_output_line, m)?)?;

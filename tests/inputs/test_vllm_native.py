@@ -213,14 +213,13 @@ def test_common_generated_lines_take_the_native_path(raw: bytes) -> None:
     assert found is not None, raw
     expected = reference(raw)
     assert isinstance(expected, VllmRecord)
-    request_id, complete, delta, ids, reason = found
-    assert (request_id, complete, delta, reason) == (
+    assert (found.request_id, found.complete, found.delta, found.finish_reason) == (
         expected.request_id,
         expected.kind == "complete",
         expected.delta,
         expected.finish_reason,
     )
-    assert (None if ids is None else tuple(ids)) == expected.ids
+    assert found.ids == expected.ids
     assert parse_vllm_bytes(raw, 7, True) == expected
 
 

@@ -1,0 +1,440 @@
+//! The prefilter: the literals a line must hold to matter, searched as rare pieces; line rules.
+//!
+//! Two kinds of literal. The error anchors are failure text: the caller hands them over (the
+//! Python package's `ERROR_ANCHORS`, harmony_doctor/scan/core.py) and this crate holds none.
+//! The structural literals of the other rules (markup, id lines, access and request lines)
+//! are named by `Structural`.
+
+use std::sync::LazyLock;
+
+use memchr::{memchr, memmem};
+use regex::bytes::Regex;
+
+use crate::lines::{skip_ws, WS};
+use crate::pieces::{self, Piece, Search};
+
+/// The literals of the rules that are not failure text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Structural {
+    /// Harmony markup: a hit when the line also logs content (`CONTENT`). Searched apart.
+    Markup,
+    /// An id line, when `\s*[:=]` follows.
+    Ids,
+    /// An OpenAI-style access line, when a chat/completions/responses endpoint follows.
+    Post,
+    Get,
+    /// A gin access line (ollama), when the whole line matches `GIN`.
+    GinPost,
+    GinGet,
+    /// A received-request line (unless the line is an access line too).
+    Received,
+}
+
+impl Structural {
+    /// The literals searched as pieces (markup is searched apart, with memmem).
+    const SEARCHED: [Structural; 6] = [
+        Structural::Ids,
+        Structural::Post,
+        Structural::Get,
+        Structural::GinPost,
+        Structural::GinGet,
+        Structural::Received,
+    ];
+
+    pub fn literal(self) -> &'static [u8] {
+        match self {
+            Structural::Markup => b"<|",
+            Structural::Ids => b"_token_ids",
+            Structural::Post => b"\"POST /v1/",
+            Structural::Get => b"\"GET /v1/",
+            Structural::GinPost => b"| POST",
+            Structural::GinGet => b"| GET",
+            Structural::Received => b"Received request ",
+        }
+    }
+}
+
+/// What a literal is: an error anchor (any one makes a hit) or a structural literal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Of {
+    Anchor,
+    Rule(Structural),
+}
+
+/// A bytes regex (`(?-u)`: `\s`, `[a-z]` and case folding on ASCII bytes, as Python's).
+pub(crate) fn re(pattern: &str) -> Regex {
+    Regex::new(&format!("(?-u){pattern}")).unwrap()
+}
+
+static MARKUP: LazyLock<memmem::Finder<'static>> =
+    LazyLock::new(|| memmem::Finder::new(Structural::Markup.literal()));
+static GIN: LazyLock<Regex> = LazyLock::new(|| {
+    re(&format!(
+        r#"\| (?:POST|GET){WS}+"/(?:api/chat|api/generate|v1/[a-z/]+)""#
+    ))
+});
+static CONTENT: LazyLock<Regex> = LazyLock::new(|| {
+    re(&format!(
+        r#"(?i)(?:content|reasoning|text|output_text|name)["']?{WS}*[:=]{WS}*["']"#
+    ))
+});
+
+/// The first markup literal in `hay`.
+pub(crate) fn find_markup(hay: &[u8]) -> Option<usize> {
+    MARKUP.find(hay)
+}
+
+/// Which rules a line (already cut to max_line) matches.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Kinds {
+    pub hit: bool,
+    pub access: bool,
+    pub received: bool,
+    pub ids: bool,
+}
+
+/// The searcher of the error anchors it was given and of the structural literals.
+pub struct Prefilter {
+    anchors: Vec<Vec<u8>>,
+    /// by pattern index in `search`
+    pieces: Vec<Piece<Of>>,
+    search: Search,
+}
+
+impl Prefilter {
+    /// Err for anchors that cannot be searched as the Python reference does: an empty one
+    /// (every line would be a hit), one holding a newline (the rules are per line), one with
+    /// no piece of its own (see `pieces::choose`).
+    pub fn new<A: AsRef<[u8]>>(anchors: &[A]) -> Result<Prefilter, String> {
+        let mut literals: Vec<(&[u8], Of)> = Structural::SEARCHED
+            .iter()
+            .map(|&s| (s.literal(), Of::Rule(s)))
+            .collect();
+        for a in anchors {
+            let a = a.as_ref();
+            if a.is_empty() {
+                return Err("an error anchor is empty: every line would be a hit".into());
+            }
+            if memchr(b'\n', a).is_some() {
+                return Err(format!(
+                    "error anchor b\"{}\" holds a newline: no line does",
+                    a.escape_ascii()
+                ));
+            }
+            literals.push((a, Of::Anchor));
+        }
+        let pieces = pieces::choose(&literals).map_err(|literal| {
+            format!(
+                "error anchors: every piece of b\"{}\" would start, or start with, another \
+                 literal's piece (an anchor listed twice?)",
+                literal.escape_ascii()
+            )
+        })?;
+        let search = Search::new(&pieces)?;
+        Ok(Prefilter {
+            anchors: anchors.iter().map(|a| a.as_ref().to_vec()).collect(),
+            pieces,
+            search,
+        })
+    }
+
+    /// The error anchors, as given.
+    pub fn anchors(&self) -> &[Vec<u8>] {
+        &self.anchors
+    }
+
+    /// The rules `text`, one line, matches.
+    pub fn classify(&self, text: &[u8]) -> Kinds {
+        let markup = find_markup(text).is_some();
+        let (at, pat) = self
+            .next_piece(text, 0, text.len())
+            .unwrap_or((0, usize::MAX));
+        self.classify_line(text, 0, text.len(), at, pat, markup, text.len())
+            .0
+    }
+
+    /// The first piece at or after `from` in `hay[..end]`: (start, piece index).
+    #[inline]
+    pub(crate) fn next_piece(&self, hay: &[u8], from: usize, end: usize) -> Option<(usize, usize)> {
+        self.search.find(hay, from, end)
+    }
+
+    /// The rules for the line `hay[ls..le]`, whose first piece is piece `pat` at `at` (none
+    /// before it in the line; `pat == usize::MAX`: no piece) and which holds `<|` iff
+    /// `markup`. Also returns the first piece after the line in `hay[..end]` when it searched
+    /// past it (one search call per line fewer).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn classify_line(
+        &self,
+        hay: &[u8],
+        ls: usize,
+        le: usize,
+        at: usize,
+        pat: usize,
+        markup: bool,
+        end: usize,
+    ) -> (Kinds, Option<(usize, usize)>) {
+        let (mut anchor, mut access, mut ids, mut gin, mut received) =
+            (false, false, false, false, false);
+        let mut next = (pat != usize::MAX).then_some((at, pat));
+        let mut beyond = None;
+        while let Some((at, pat)) = next {
+            if at >= le {
+                beyond = Some((at, pat));
+                break;
+            }
+            let p = &self.pieces[pat];
+            // the searcher matched the piece itself: compare only the literal's bytes before it
+            let before = &p.literal[..p.offset];
+            let after = at + p.literal.len() - p.offset;
+            if at >= ls + p.offset
+                && after <= le
+                && (before.is_empty() || hay[at - p.offset..at] == *before)
+            {
+                match p.kind {
+                    Of::Anchor => anchor = true,
+                    Of::Rule(Structural::Post | Structural::Get) => {
+                        access = access || endpoint_at(&hay[after..le]);
+                    }
+                    Of::Rule(Structural::Ids) => ids = ids || ids_at(&hay[after..le]),
+                    Of::Rule(Structural::GinPost | Structural::GinGet) => gin = true,
+                    Of::Rule(Structural::Received) => received = true,
+                    Of::Rule(Structural::Markup) => {} // searched apart, never a piece
+                }
+            }
+            next = self.next_piece(hay, at + 1, end);
+        }
+        let text = &hay[ls..le];
+        let hit = anchor || (markup && CONTENT.is_match(text));
+        let access = access || gin && GIN.is_match(text);
+        let kinds = Kinds {
+            hit,
+            access,
+            received: !access && received,
+            ids,
+        };
+        (kinds, beyond)
+    }
+}
+
+/// `(?:chat/completions|responses|completions)[ ?"]` at the start of `r`.
+fn endpoint_at(r: &[u8]) -> bool {
+    [&b"chat/completions"[..], b"responses", b"completions"]
+        .iter()
+        .any(|ep| r.starts_with(ep) && matches!(r.get(ep.len()), Some(b' ' | b'?' | b'"')))
+}
+
+/// `\s*[:=]` at the start of `r` (the rest of `_token_ids\s*[:=]`).
+fn ids_at(r: &[u8]) -> bool {
+    let i = skip_ws(r, 0);
+    matches!(r.get(i), Some(b':' | b'='))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{core, literal_soup, run, soup, ANCHORS};
+
+    fn prefilter() -> Prefilter {
+        Prefilter::new(ANCHORS).unwrap()
+    }
+
+    fn classify(text: &[u8]) -> Kinds {
+        prefilter().classify(text)
+    }
+
+    /// What the rule makes of the anchors in use today (a change of rank shows here).
+    #[test]
+    fn pieces_follow_the_rule() {
+        let pf = prefilter();
+        let pieces: Vec<String> = pf
+            .pieces
+            .iter()
+            .map(|p| String::from_utf8_lossy(p.piece()).into_owned())
+            .collect();
+        let want = [
+            "n_ids",
+            "\"POST /v1/",
+            "\"GET /v1/",
+            "| POST",
+            "| GET",
+            "ved request ",
+            "HarmonyError",
+            "xpecting start token",
+            " remaining",
+            "own role",
+            "el marker",
+            " EOS",
+            " role",
+            "de header",
+            "cab file",
+            " JSON",
+            "ol call",
+            "put at pos",
+            "he content",
+            "nal state",
+            "w output",
+        ];
+        assert_eq!(pieces, want);
+        assert!(matches!(pf.search, Search::Teddy(_)));
+        let anchors: Vec<&[u8]> = pf.anchors().iter().map(|a| &a[..]).collect();
+        assert_eq!(anchors, ANCHORS);
+    }
+
+    #[test]
+    fn anchors_that_cannot_be_searched_are_refused() {
+        let err = |a: &[&[u8]]| Prefilter::new(a).err().unwrap();
+        assert!(err(&[b"tool call", b""]).contains("empty"));
+        assert!(err(&[b"a\nb"]).contains("newline"));
+        assert!(err(&[b"abcd", b"abcd"]).contains("b\"abcd\""));
+        assert!(err(&[b"| GET", b"| GET"]).contains("listed twice"));
+        // twins, anchors in anchors, structural literals in anchors: pieces of their own
+        let anchors: [&[u8]; 5] = [b"tool call", b"tool call", b"tool", b"| GET x", b"| GET"];
+        let pf = Prefilter::new(&anchors).unwrap();
+        for line in [
+            &b"a tool"[..],
+            b"| GET x",
+            b"| GET",
+            b"tool call",
+            b"| GE",
+            b"tOol",
+        ] {
+            assert_eq!(pf.classify(line).hit, reference_hit(&anchors, line));
+        }
+    }
+
+    /// Over 64 pieces leave Teddy for the automaton, which finds the same.
+    #[test]
+    fn the_automaton_finds_what_teddy_finds() {
+        let teddy = prefilter();
+        let mut automaton = prefilter();
+        automaton.search = Search::automaton(&automaton.pieces).unwrap();
+        assert!(matches!(teddy.search, Search::Teddy(_)));
+        let mut many: Vec<Vec<u8>> = ANCHORS.iter().map(|a| a.to_vec()).collect();
+        many.extend((0..60).map(|i| format!("anchor {i:02}").into_bytes()));
+        let many = Prefilter::new(&many).unwrap();
+        assert!(matches!(many.search, Search::Automaton(_)));
+        assert!(many.classify(b"x anchor 42 y").hit);
+        for line in soup(20_000).chain(literals(20_000)) {
+            let want = teddy.classify(&line);
+            assert_eq!(automaton.classify(&line), want);
+            assert_eq!(many.classify(&line), want);
+        }
+    }
+
+    /// Anchors shorter than a fingerprint shorten every fingerprint, and are found all the same.
+    #[test]
+    fn short_anchors_are_searched_too() {
+        let anchors: [&[u8]; 2] = [b"EOS", b"\""];
+        let pf = Prefilter::new(&anchors).unwrap();
+        assert!(matches!(pf.search, Search::Teddy(_)));
+        for line in soup(20_000).chain(literals(20_000)) {
+            assert_eq!(pf.classify(&line).hit, reference_hit(&anchors, &line));
+        }
+    }
+
+    /// The reference's hit rule: an error anchor in the line, or markup and content.
+    fn reference_hit(anchors: &[&[u8]], line: &[u8]) -> bool {
+        anchors.iter().any(|a| contains(line, a))
+            || find_markup(line).is_some() && CONTENT.is_match(line)
+    }
+
+    fn contains(hay: &[u8], literal: &[u8]) -> bool {
+        memmem::find(hay, literal).is_some()
+    }
+
+    /// Lines glued from the starts and ends of the anchors and the structural literals.
+    fn literals(n: usize) -> impl Iterator<Item = Vec<u8>> {
+        let structural = Structural::SEARCHED.iter().map(|s| s.literal());
+        let all: Vec<&[u8]> = ANCHORS.iter().copied().chain(structural).collect();
+        literal_soup(&all, n)
+    }
+
+    /// A line is a hit iff it holds an error anchor (or markup and content), whatever the
+    /// pieces; a received line iff it holds the literal (and is no access line).
+    #[test]
+    fn classify_sees_exactly_the_literals() {
+        let pf = prefilter();
+        let mut hits = 0;
+        for line in literals(100_000) {
+            let k = pf.classify(&line);
+            let want = reference_hit(ANCHORS, &line);
+            assert_eq!(k.hit, want, "{:?}", String::from_utf8_lossy(&line));
+            hits += usize::from(want);
+            let received = contains(&line, Structural::Received.literal());
+            assert_eq!(k.received, received && !k.access);
+        }
+        assert!(hits > 1000 && hits < 90_000, "{hits}");
+    }
+
+    /// Every literal of a line counts, also when a piece shows up without its literal, when
+    /// literals overlap ("<| POST") or repeat.
+    #[test]
+    fn classify_sees_every_literal_occurrence() {
+        assert!(classify(b"<| POST \"/api/chat\"").access);
+        assert!(classify(b"\"POST /v1/models \"POST /v1/responses?").access);
+        assert!(classify(b"_token_ids [1] input_token_ids=[2]").ids);
+        assert!(!classify(b"HarmonyE rror tool cal Received req").hit);
+        assert!(!classify(b"x EOS Unexpected EO").hit);
+        assert!(classify(b"Unexpected EOS").hit);
+        assert!(classify(b"Received request x").received);
+        assert!(!classify(b"Received requests").received);
+        assert!(classify(b"a \"content\": \"x<|").hit);
+    }
+
+    /// A found piece is checked against the bytes of its literal before it, inside its own
+    /// line.
+    #[test]
+    fn pieces_check_the_rest_of_their_literal_within_the_line() {
+        let pf = prefilter();
+        // the literal would start before the line
+        for p in pf.pieces.iter().filter(|p| p.offset > 0) {
+            let k = pf.classify(p.piece());
+            assert_eq!(k, Kinds::default(), "{:?}", p.piece());
+        }
+        assert!(!classify(b"x Received req").received); // it would end past the line
+        assert!(classify(b"x Received request ").received);
+        assert!(classify(b"tags in the contents").hit);
+        assert!(!classify(b"tags in the conten").hit);
+        let mut c = core(0, 0, 100);
+        let (w, _) = run(&mut c, &[b"Unexpected\n EOS\nRecei\nved request x\n"]);
+        assert!(w.is_empty());
+        assert_eq!(c.stats().received_lines, 0);
+    }
+
+    #[test]
+    fn classify_lines() {
+        assert!(classify(b"openai_harmony.HarmonyError: x").hit);
+        assert!(classify(b"{\"content\": \"<|start|>\"}").hit);
+        assert!(!classify(b"<|start|>assistant").hit);
+        assert!(classify(b"\"GET /v1/responses?x HTTP/1.1\"").access);
+        assert!(!classify(b"\"GET /v1/models HTTP/1.1\"").access);
+        assert!(classify(b"| 200 | ::1 | POST  \"/api/generate\"").access);
+        let k = classify(b"\"POST /v1/completions\" Received request x");
+        assert!(k.access && !k.received);
+        assert!(classify(b"Received request x").received);
+        assert!(classify(b"output_token_ids = [1]").ids);
+        assert!(!classify(b"output_token_ids [1]").ids);
+    }
+
+    /// The hand-written access and id-line rules agree with the reference's regexes
+    /// (harmony_doctor/scan/core.py `_ACCESS`, `_IDS`) on fragment soup.
+    #[test]
+    fn rules_agree_with_the_regexes() {
+        let pf = prefilter();
+        let ids = re(&format!("_token_ids{WS}*[:=]"));
+        let access = re(r#""(?:POST|GET) /v1/(?:chat/completions|responses|completions)[ ?"]"#);
+        let mut agreed = [0usize; 2];
+        for line in soup(200_000) {
+            let k = pf.classify(&line);
+            let want = access.is_match(&line);
+            assert_eq!(k.access, want, "{:?}", String::from_utf8_lossy(&line));
+            agreed[0] += usize::from(want);
+            let want = ids.is_match(&line);
+            assert_eq!(k.ids, want, "{:?}", String::from_utf8_lossy(&line));
+            agreed[1] += usize::from(want);
+        }
+        // the soup does exercise the positive cases
+        assert!(agreed.iter().all(|&n| n > 100), "{agreed:?}");
+    }
+}

@@ -1,0 +1,428 @@
+//! Stamps and pids: a line's own stamp and pid, hour keys, and every line's effective stamp.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, LazyLock};
+
+#[cfg(not(target_arch = "x86_64"))]
+use memchr::memchr_iter;
+use memchr::memmem;
+
+use crate::lines::{is_ws, line_start, skip_ws, CutStream};
+
+/// Stamps and pids are looked for in a line's first HEAD bytes.
+pub const HEAD: usize = 200;
+
+/// A canonical stamp: own stamps inline (no allocation per line), wrapper stamps from meta
+/// (any length) shared.
+#[derive(Debug, Clone)]
+pub enum St {
+    Own(OwnSt),
+    Meta(Arc<[u8]>),
+}
+
+/// An own stamp's canonical bytes (19 or 14 of them). Word-aligned so that moving one is a
+/// few aligned word copies: the odd-sized (u8, [u8; 19]) it replaces was copied in unaligned
+/// pieces and read back whole, a store-forwarding stall per copy (~10% of the scan in perf).
+#[derive(Debug, Clone, Copy)]
+#[repr(C, align(8))]
+pub struct OwnSt {
+    b: [u8; 19],
+    n: u8,
+}
+
+impl St {
+    pub(crate) fn bytes(&self) -> &[u8] {
+        match self {
+            St::Own(o) => &o.b[..o.n as usize],
+            St::Meta(b) => b,
+        }
+    }
+}
+
+/// A line's effective stamp, if any.
+pub(crate) type Stamp = Option<St>;
+
+pub(crate) fn stamp_vec(s: &Stamp) -> Option<Vec<u8>> {
+    s.as_ref().map(|s| s.bytes().to_vec())
+}
+
+static PID_FINDER: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new("pid"));
+
+fn two(b: &[u8]) -> u32 {
+    (b[0] - b'0') as u32 * 10 + (b[1] - b'0') as u32
+}
+
+fn valid(mo: &[u8], d: &[u8], h: &[u8], mi: &[u8], s: &[u8]) -> bool {
+    (1..=12).contains(&two(mo))
+        && (1..=31).contains(&two(d))
+        && two(h) <= 23
+        && two(mi) <= 59
+        && two(s) <= 59
+}
+
+fn dig(b: u8) -> bool {
+    b.is_ascii_digit()
+}
+
+fn within(b: u8, lo: u8, hi: u8) -> bool {
+    (lo..=hi).contains(&b)
+}
+
+/// `((?:19|20)\d\d)-([01]\d)-([0-3]\d)[ T]([0-2]\d):([0-5]\d):([0-6]\d)` at `p` (19 bytes).
+fn iso_at(h: &[u8], p: usize) -> bool {
+    let g = &h[p..p + 19];
+    ((g[0] == b'1' && g[1] == b'9') || (g[0] == b'2' && g[1] == b'0'))
+        && dig(g[2])
+        && dig(g[3])
+        && g[4] == b'-'
+        && within(g[5], b'0', b'1')
+        && dig(g[6])
+        && g[7] == b'-'
+        && within(g[8], b'0', b'3')
+        && dig(g[9])
+        && (g[10] == b' ' || g[10] == b'T')
+        && hms_at(&g[11..])
+}
+
+/// `([0-2]\d):([0-5]\d):([0-6]\d)` at the start of `t`.
+fn hms_at(t: &[u8]) -> bool {
+    t.len() >= 8
+        && within(t[0], b'0', b'2')
+        && dig(t[1])
+        && t[2] == b':'
+        && within(t[3], b'0', b'5')
+        && dig(t[4])
+        && t[5] == b':'
+        && within(t[6], b'0', b'6')
+        && dig(t[7])
+}
+
+/// `([01]\d)-([0-3]\d)\s+HH:MM:SS` at `q`: the offsets of MM-DD and of HH:MM:SS.
+fn vllm_core(h: &[u8], q: usize) -> Option<(usize, usize)> {
+    let g = h.get(q..q + 5)?;
+    if !(within(g[0], b'0', b'1')
+        && dig(g[1])
+        && g[2] == b'-'
+        && within(g[3], b'0', b'3')
+        && dig(g[4]))
+    {
+        return None;
+    }
+    let i = skip_ws(h, q + 5);
+    (i > q + 5 && hms_at(&h[i..])).then_some((q, i))
+}
+
+const LEVELS: [&[u8]; 6] = [
+    b"INFO",
+    b"ERROR",
+    b"WARNING",
+    b"DEBUG",
+    b"CRITICAL",
+    b"WARN",
+];
+
+/// Whether a vLLM core `MM-DD\s+HH:MM:SS` at `q` is a match of
+/// `(?:(?:LEVELS)\s+|^\s*)MM-DD...`: only blanks before it, or a level word then blanks.
+fn vllm_prefix(h: &[u8], q: usize) -> bool {
+    let mut j = q;
+    while j > 0 && is_ws(h[j - 1]) {
+        j -= 1;
+    }
+    j == 0 || (j < q && LEVELS.iter().any(|w| h[..j].ends_with(w)))
+}
+
+/// The canonical stamp a line carries in `head` (its first HEAD bytes), if a valid one.
+pub fn own_stamp(head: &[u8]) -> Option<Vec<u8>> {
+    own_st(head).map(|s| s.bytes().to_vec())
+}
+
+/// One pass over the `-` of `head`: the leftmost ISO match decides; else the leftmost vLLM
+/// match. (The vLLM match whose MM-DD comes first starts first: a level word and its blanks
+/// hold no digit, so they cannot reach back over an earlier MM-DD.)
+pub(crate) fn own_st(head: &[u8]) -> Option<St> {
+    // SSE2's memchr directly: a head is short, and the generic memchr_iter dispatches each
+    // call through AVX2 detection (three calls per `-`, ~60% of the stamp search)
+    #[cfg(target_arch = "x86_64")]
+    let dash = memchr::arch::x86_64::sse2::memchr::One::new(b'-').expect("SSE2 is in x86_64");
+    #[cfg(target_arch = "x86_64")]
+    let dashes = dash.iter(head);
+    #[cfg(not(target_arch = "x86_64"))]
+    let dashes = memchr_iter(b'-', head);
+    let mut vllm: Option<(usize, usize)> = None;
+    for k in dashes {
+        // an ISO stamp's month and day are 3 bytes apart: most `-` fail that at once
+        if k >= 4 && k + 15 <= head.len() && head[k + 3] == b'-' {
+            let p = k - 4;
+            if (p == 0 || !dig(head[p - 1])) && iso_at(head, p) {
+                let g = &head[p..p + 19];
+                if !valid(&g[5..7], &g[8..10], &g[11..13], &g[14..16], &g[17..19]) {
+                    return None;
+                }
+                let mut out = [0u8; 19];
+                out.copy_from_slice(g);
+                out[10] = b' ';
+                return Some(St::Own(OwnSt { b: out, n: 19 }));
+            }
+        }
+        if vllm.is_none() && k >= 2 {
+            vllm = vllm_core(head, k - 2).filter(|&(q, _)| vllm_prefix(head, q));
+        }
+    }
+    let (md, t) = vllm?;
+    let (md, hms) = (&head[md..md + 5], &head[t..t + 8]);
+    if !valid(&md[0..2], &md[3..5], &hms[0..2], &hms[3..5], &hms[6..8]) {
+        return None;
+    }
+    let mut out = [0u8; 19];
+    out[..5].copy_from_slice(md);
+    out[5] = b' ';
+    out[6..14].copy_from_slice(hms);
+    Some(St::Own(OwnSt { b: out, n: 14 }))
+}
+
+/// The digits at the start of `d` as a pid: None when none or past 18 (`Err`: no digit).
+fn pid_digits(d: &[u8]) -> Result<Option<i64>, ()> {
+    // one pass: count the digits, and add up the first 18 (enough when there are no more)
+    let (mut n, mut v) = (0, 0i64);
+    for &b in d {
+        if !dig(b) {
+            break;
+        }
+        if n < 18 {
+            v = v * 10 + (b - b'0') as i64;
+        }
+        n += 1;
+    }
+    match n {
+        0 => Err(()),
+        19.. => Ok(None),
+        _ => Ok(Some(v)),
+    }
+}
+
+/// `\bpid[=:]\s*(\d+)`, first match; None past 18 digits.
+pub fn own_pid(head: &[u8]) -> Option<i64> {
+    // vLLM's prefix: "(APIServer " holds no "pid", so this one is the first candidate
+    const VLLM: &[u8] = b"(APIServer pid=";
+    if head.starts_with(VLLM) {
+        if let Ok(pid) = pid_digits(&head[VLLM.len()..]) {
+            return pid;
+        }
+    }
+    for i in PID_FINDER.find_iter(head) {
+        if i > 0 && (head[i - 1].is_ascii_alphanumeric() || head[i - 1] == b'_') {
+            continue;
+        }
+        if !matches!(head.get(i + 3), Some(b'=' | b':')) {
+            continue;
+        }
+        if let Ok(pid) = pid_digits(&head[skip_ws(head, i + 4)..]) {
+            return pid;
+        }
+    }
+    None
+}
+
+/// `YYYY-MM-DD HH` / `MM-DD HH`: the stamp without its last 6 bytes (`:MM:SS`).
+pub fn hour_key(stamp: &[u8]) -> &[u8] {
+    &stamp[..stamp.len().saturating_sub(6)]
+}
+
+/// The effective stamps known so far (a line's own stamp, else its wrapper's from meta, else
+/// the effective stamp of the line before it), and the wrapper's meta per line.
+pub(crate) struct KnownStamps {
+    /// (stream offset just past a line, effective stamp of that line) points known, sorted;
+    /// the first is the line before the buffer (offset `off`; 0: the empty start of the stream).
+    points: Vec<(usize, Stamp)>,
+    /// line -> (wrapper stamp, wrapper pid)
+    meta: BTreeMap<u64, (Stamp, Option<i64>)>,
+}
+
+impl KnownStamps {
+    pub(crate) fn new() -> KnownStamps {
+        KnownStamps {
+            points: vec![(0, None)],
+            meta: BTreeMap::new(),
+        }
+    }
+
+    /// The stamp of the point `k` (as `eff` returns it).
+    pub(crate) fn stamp(&self, k: usize) -> &Stamp {
+        &self.points[k].1
+    }
+
+    pub(crate) fn has_meta(&self) -> bool {
+        !self.meta.is_empty()
+    }
+
+    pub(crate) fn add_meta(&mut self, line: u64, stamp: Option<&[u8]>, pid: Option<i64>) {
+        self.meta
+            .insert(line, (stamp.map(|s| St::Meta(Arc::from(s))), pid));
+    }
+
+    /// The wrapper's pid for `line`, if any.
+    pub(crate) fn meta_pid(&self, line: u64) -> Option<i64> {
+        self.meta.get(&line).and_then(|m| m.1)
+    }
+
+    fn line_stamp(&self, line: u64, text: &[u8]) -> Stamp {
+        match own_st(&text[..text.len().min(HEAD)]) {
+            Some(st) => Some(st),
+            None if self.meta.is_empty() => None,
+            None => self.meta.get(&line).and_then(|m| m.0.clone()),
+        }
+    }
+
+    /// Effective stamp of `line`, which ends at buffer index `end` and starts at `start`
+    /// (usize::MAX: not known), as its point index (see `stamp`; `line` matters only for meta
+    /// lookups: it may be anything when there is no meta).
+    pub(crate) fn eff(&mut self, s: &CutStream, line: u64, end: usize, start: usize) -> usize {
+        let key = s.off + end.wrapping_add(1);
+        let last = self.points.len() - 1;
+        let k = if self.points[last].0 <= key {
+            last
+        } else {
+            self.points.partition_point(|(o, _)| *o <= key) - 1
+        };
+        let known = self.points[k].0;
+        if known == key {
+            return k;
+        }
+        let mut found = None;
+        let (mut cur, mut cur_key, mut end, mut st) = (line, key, end, start);
+        while cur_key > known {
+            if st == usize::MAX {
+                st = line_start(&s.buf, 0, end);
+            }
+            found = self.line_stamp(cur, &s.buf[st..end]);
+            if found.is_some() {
+                break;
+            }
+            cur = cur.wrapping_sub(1);
+            cur_key = s.off + st;
+            end = st.wrapping_sub(1);
+            st = usize::MAX;
+        }
+        let stamp = match found {
+            Some(st) => Some(st),
+            None => self.points[k].1.clone(),
+        };
+        self.points.insert(k + 1, (key, stamp));
+        k + 1
+    }
+
+    /// Forget the points before stream offset `keep` and the meta of lines before `keep_line`
+    /// (the point of the line before `keep` must be known: `eff` of it first).
+    pub(crate) fn forget_before(&mut self, keep: usize, keep_line: u64) {
+        let k = self.points.partition_point(|(o, _)| *o < keep);
+        self.points.drain(..k);
+        if !self.meta.is_empty() {
+            self.meta = self.meta.split_off(&keep_line);
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.points.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::anchors::re;
+    use crate::lines::WS;
+    use crate::testing::soup;
+
+    #[test]
+    fn stamps() {
+        assert_eq!(
+            own_stamp(b"2026-11-27T10:00:01 x"),
+            Some(b"2026-11-27 10:00:01".to_vec())
+        );
+        assert_eq!(
+            own_stamp(b"INFO 11-27 10:00:01"),
+            Some(b"11-27 10:00:01".to_vec())
+        );
+        assert_eq!(
+            own_stamp(b" \t11-27 10:00:01"),
+            Some(b"11-27 10:00:01".to_vec())
+        );
+        assert_eq!(own_stamp(b"x 11-27 10:00:01"), None);
+        assert_eq!(own_stamp(b"12026-11-27 10:00:01"), None);
+        assert_eq!(
+            own_stamp(b"12026-11-27 10:00:01 2025-01-01 01:01:01"),
+            Some(b"2025-01-01 01:01:01".to_vec())
+        );
+        // the leftmost ISO match decides, even when out of range
+        assert_eq!(own_stamp(b"2026-13-01 10:00:01 INFO 11-27 10:00:01"), None);
+        assert_eq!(own_stamp(b"2026-11-27 10:00:60"), None);
+        assert_eq!(own_stamp(b"INFO 11-27 24:00:00"), None);
+    }
+
+    #[test]
+    fn pids_and_hour_keys() {
+        assert_eq!(own_pid(b"(APIServer pid=123)"), Some(123));
+        assert_eq!(own_pid(b"xpid=1 pid: 2"), Some(2));
+        assert_eq!(own_pid(b"pid=1234567890123456789"), None);
+        assert_eq!(own_pid(b"(APIServer pid=42) x"), Some(42));
+        assert_eq!(own_pid(b"(APIServer pid=x) pid=5"), Some(5));
+        assert_eq!(own_pid(b"(APIServer pid=1234567890123456789) pid=5"), None);
+        assert_eq!(hour_key(b"2026-11-27 10:00:01"), b"2026-11-27 10");
+        assert_eq!(hour_key(b"11-27 10:00:01"), b"11-27 10");
+    }
+
+    /// The hand-written stamp and pid matchers agree with the reference's regexes
+    /// (harmony_doctor/scan/core.py `_ISO`, `_VLLM`, `_PID`) on fragment soup.
+    #[test]
+    fn matchers_agree_with_the_regexes() {
+        let iso = re(
+            r"((?:19|20)[0-9][0-9])-([01][0-9])-([0-3][0-9])[ T]([0-2][0-9]):([0-5][0-9]):([0-6][0-9])",
+        );
+        let vllm = re(&format!(
+            "(?:(?:INFO|ERROR|WARNING|DEBUG|CRITICAL|WARN){WS}+|^{WS}*)([01][0-9])-([0-3][0-9]){WS}+([0-2][0-9]):([0-5][0-9]):([0-6][0-9])"
+        ));
+        let pid = re(&format!(r"\bpid[=:]{WS}*([0-9]+)"));
+        let stamp_ref = |h: &[u8]| -> Option<Vec<u8>> {
+            let mut at = 0;
+            while let Some(c) = iso.captures_at(h, at) {
+                let st = c.get(0).unwrap().start();
+                if st > 0 && h[st - 1].is_ascii_digit() {
+                    at = st + 1;
+                    continue;
+                }
+                let g: Vec<&[u8]> = (1..=6).map(|i| c.get(i).unwrap().as_bytes()).collect();
+                return valid(g[1], g[2], g[3], g[4], g[5]).then(|| {
+                    [
+                        g[0], b"-", g[1], b"-", g[2], b" ", g[3], b":", g[4], b":", g[5],
+                    ]
+                    .concat()
+                });
+            }
+            let c = vllm.captures(h)?;
+            let g: Vec<&[u8]> = (1..=5).map(|i| c.get(i).unwrap().as_bytes()).collect();
+            valid(g[0], g[1], g[2], g[3], g[4])
+                .then(|| [g[0], b"-", g[1], b" ", g[2], b":", g[3], b":", g[4]].concat())
+        };
+        let pid_ref = |h: &[u8]| -> Option<i64> {
+            let d = pid.captures(h)?.get(1).unwrap().as_bytes();
+            (d.len() <= 18).then(|| std::str::from_utf8(d).unwrap().parse().unwrap())
+        };
+        let mut agreed = [0usize; 2];
+        for line in soup(200_000) {
+            let want = stamp_ref(&line);
+            assert_eq!(
+                own_stamp(&line),
+                want,
+                "{:?}",
+                String::from_utf8_lossy(&line)
+            );
+            agreed[0] += usize::from(want.is_some());
+            let want = pid_ref(&line);
+            assert_eq!(own_pid(&line), want, "{:?}", String::from_utf8_lossy(&line));
+            agreed[1] += usize::from(want.is_some());
+        }
+        // the soup does exercise the positive cases
+        assert!(agreed.iter().all(|&n| n > 100), "{agreed:?}");
+    }
+}

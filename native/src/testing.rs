@@ -1,0 +1,137 @@
+//! Test fixtures shared by the modules' unit tests: a core run over chunks, fragment soup.
+
+use crate::core::{Core, IdLine};
+use crate::windows::Window;
+
+/// Feed `chunks` to `core`, then finish it: every window and id line, in order.
+pub(crate) fn run(core: &mut Core, chunks: &[&[u8]]) -> (Vec<Window>, Vec<IdLine>) {
+    let (mut w, mut i) = (Vec::new(), Vec::new());
+    for c in chunks {
+        let b = core.feed(c, &[]).unwrap();
+        w.extend(b.windows);
+        i.extend(b.id_lines);
+    }
+    let b = core.finish().unwrap();
+    w.extend(b.windows);
+    i.extend(b.id_lines);
+    (w, i)
+}
+
+/// The error anchors harmony_doctor/scan/core.py hands the core (`ERROR_ANCHORS`), copied as
+/// a fixture: the tests' own, not the crate's.
+pub(crate) const ANCHORS: &[&[u8]] = &[
+    b"HarmonyError",
+    b"expecting start token",
+    b"tokens remaining",
+    b"nknown role",
+    b"channel marker",
+    b"Unexpected EOS",
+    b"contain a role",
+    b"decode header",
+    b"vocab file",
+    b"conversation JSON",
+    b"tool call",
+    b"parse input at pos",
+    b"tags in the content",
+    b"non-terminal state",
+    b"recovered raw output",
+];
+
+/// A core with the fixture's anchors and these window and line bounds (max_window 1 MiB, id
+/// lines on).
+pub(crate) fn core(before: usize, after: usize, max_line: usize) -> Core {
+    Core::new(ANCHORS, before, after, max_line, 1 << 20, true).unwrap()
+}
+
+/// Pieces of every rule the hand-written matchers replace a regex for.
+const FRAGMENTS: &[&[u8]] = &[
+    b"INFO",
+    b"WARN",
+    b"WARNING",
+    b"ERROR",
+    b"CRITICAL",
+    b" ",
+    b"\t",
+    b"\x0b",
+    b"\r",
+    b"11-27",
+    b"13-01",
+    b"00-12",
+    b"01-32",
+    b"10:00:01",
+    b"24:00:00",
+    b"23:59:60",
+    b"2026-11-27",
+    b"T",
+    b"-",
+    b":",
+    b"1",
+    b"20",
+    b"1999",
+    b"pid",
+    b"pid=",
+    b"pid:",
+    b"_",
+    b"x",
+    b"7",
+    b"1234567890",
+    b"\"POST /v1/",
+    b"\"GET /v1/",
+    b"chat/completions",
+    b"responses",
+    b"completions",
+    b"\"",
+    b"?",
+    b"2026-11-27T10:00:01",
+    b"INFO 11-27 10:00:01",
+    b" 11-27\t10:00:01",
+    b"12-31 23:59:59",
+    b"1999-12-32 00:00:00",
+    b"_token_ids",
+    b"_token_i",
+    b"=",
+    b"(APIServer pid=",
+    b"(APIServer ",
+];
+
+/// `n` lines of up to 11 of the fragments above glued at random.
+pub(crate) fn soup(n: usize) -> impl Iterator<Item = Vec<u8>> {
+    glue(FRAGMENTS.iter().map(|f| f.to_vec()).collect(), n)
+}
+
+/// `n` lines of up to 11 of `frags` glued at random (a fixed xorshift seed: the same lines at
+/// every call).
+pub(crate) fn glue(frags: Vec<Vec<u8>>, n: usize) -> impl Iterator<Item = Vec<u8>> {
+    let mut state = 0x2545F4914F6CDD1Du64;
+    let mut next = move |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    (0..n).map(move |_| {
+        let k = next(12);
+        (0..k)
+            .flat_map(|_| frags[next(frags.len())].clone())
+            .collect()
+    })
+}
+
+/// `n` lines glued from the starts and ends of `literals` (every piece of one, and every piece
+/// without the bytes of its literal before it, is among them), blanks, markup and content.
+pub(crate) fn literal_soup(literals: &[&[u8]], n: usize) -> impl Iterator<Item = Vec<u8>> {
+    let mut frags: Vec<Vec<u8>> = Vec::new();
+    for lit in literals {
+        for i in 0..=lit.len() {
+            frags.push(lit[..i].to_vec());
+            frags.push(lit[i..].to_vec());
+        }
+    }
+    frags.extend([
+        b" ".to_vec(),
+        b"x".to_vec(),
+        b"<|".to_vec(),
+        b"\"text\":'".to_vec(),
+    ]);
+    glue(frags, n)
+}

@@ -1,0 +1,86 @@
+"""The Rust core searches the error anchors Python hands it, and no others of its own."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harmony_doctor.native import native_module
+from harmony_doctor.scan.core import ERROR_ANCHORS, Core, NativeCore, make_core
+from tests.scan.test_core import PARAMS, chunkings, run
+
+native = native_module()
+pytestmark = pytest.mark.skipif(native is None, reason="the Rust extension is not built")
+
+# A list unlike the catalogue's: two of its anchors, a new one, one inside another and one
+# holding a structural literal.
+OTHER = (b"HarmonyError", b"tool call", b"TEST ANCHOR 7", b"ANCHOR", b"| GET x")
+
+
+def test_the_native_core_uses_the_anchors_python_hands_it() -> None:
+    assert native is not None
+    assert native.Core(list(ERROR_ANCHORS)).anchors == list(ERROR_ANCHORS)
+    assert NativeCore()._core.anchors == list(ERROR_ANCHORS)
+    assert native.Core(list(OTHER)).anchors == list(OTHER)
+    assert make_core(native=True)._core.anchors == list(ERROR_ANCHORS)  # type: ignore[attr-defined]
+
+
+def test_without_anchors_only_the_structural_rules_remain() -> None:
+    data = b'HarmonyError\n{"content": "<|x"}\nReceived request a\n'
+    windows, _, stats = run(NativeCore(before=0, after=0, anchors=()), [data])
+    assert [w.hit_lines for w in windows] == [(2,)]  # markup with content: not an anchor's
+    assert stats.received_lines == 1
+
+
+@pytest.mark.parametrize("anchors", [[b""], [b"a\nb"], [b"ok", b""]])
+def test_both_cores_refuse_anchors_no_line_can_hold_alike(anchors: list[bytes]) -> None:
+    with pytest.raises(ValueError, match="error anchor"):
+        Core(anchors=anchors)
+    with pytest.raises(ValueError, match="error anchor"):
+        NativeCore(anchors=anchors)
+
+
+def test_the_native_core_refuses_anchors_it_cannot_tell_apart() -> None:
+    with pytest.raises(ValueError, match="listed twice"):
+        NativeCore(anchors=[b"abcd", b"abcd"])
+    with pytest.raises(TypeError):
+        NativeCore(anchors=["HarmonyError"])  # type: ignore[list-item]
+
+
+def _fragments(anchors: tuple[bytes, ...]) -> list[bytes]:
+    """Every start and end of every anchor (so every piece the Rust core may search for, with
+    and without the rest of its anchor), blanks and a stamp."""
+    out = [b" ", b"x", b"\t", b"INFO 11-27 10:00:01 ", b'"POST /v1/responses ', b"<|", b"text='"]
+    for a in anchors:
+        out += [a[:i] for i in range(1, len(a) + 1)] + [a[i:] for i in range(len(a))]
+    return out
+
+
+def _logs(anchors: tuple[bytes, ...]) -> st.SearchStrategy[bytes]:
+    line = st.lists(st.sampled_from(_fragments(anchors)), max_size=10).map(b"".join)
+    return st.lists(line, max_size=30).map(b"\n".join)
+
+
+@pytest.mark.parametrize("anchors", [OTHER, (*ERROR_ANCHORS, b"TEST ANCHOR")])
+@given(data=st.data(), params=PARAMS)
+def test_native_matches_reference_with_other_anchors(
+    anchors: tuple[bytes, ...], data: st.DataObject, params: dict[str, Any]
+) -> None:
+    log = data.draw(_logs(anchors))
+    chunks = data.draw(chunkings(log))
+    want = run(Core(**params, anchors=anchors), chunks)
+    assert run(NativeCore(**params, anchors=anchors), chunks) == want
+
+
+def test_a_new_anchor_makes_hits_on_both_cores() -> None:
+    data = b"INFO 11-27 10:00:01 x\nTEST ANCHOR here\nHarmonyError\n"
+    anchors = (*ERROR_ANCHORS, b"TEST ANCHOR")
+    for core in (Core, NativeCore):
+        windows, _, _ = run(core(before=0, after=0, anchors=anchors), [data])
+        assert [w.hit_lines for w in windows] == [(2,), (3,)]
+        assert windows[0].stamp_before == b"11-27 10:00:01"
+        windows, _, _ = run(core(before=0, after=0, anchors=OTHER[2:]), [data])
+        assert [w.hit_lines for w in windows] == [(2,)]
