@@ -82,6 +82,7 @@ class Core:
     def __new__(
         cls,
         anchors: Sequence[bytes],
+        markup_line: str,
         before: int = 3072,
         after: int = 1024,
         max_line: int = 4194304,
@@ -90,6 +91,8 @@ class Core:
     ) -> Core: ...
     @property
     def anchors(self) -> list[bytes]: ...
+    @property
+    def markup_line(self) -> str: ...
     def feed(
         self, data: bytes, meta: Sequence[tuple[int, bytes | None, int | None]] | None = None
     ) -> Batch: ...

@@ -360,6 +360,17 @@ ERROR_ANCHORS: Final[tuple[bytes, ...]] = tuple(
     dict.fromkeys((*EXCEPTION_ANCHORS, *(a for form in FORMS for a in form.anchors)))
 )
 
+# The fields whose value a server returns to the client: Harmony markup in one is a leak.
+LEAK_FIELDS: Final = ("content", "reasoning_content", "reasoning", "text", "output_text", "name")
+_WS = r"[ \t\n\r\x0C\x0B]"
+# A line holding Harmony markup (`<|`) matters when it also shows a form found on such lines:
+# a logged field that returns text (markup_leak), or a header remainder quoted on its own
+# (bare_remainder: `Some("...` or `["...`). Both byte-level cores take this rule from here.
+MARKUP_LINE: Final = (
+    "(?i)(?:" + "|".join(LEAK_FIELDS) + ")[\"']?" + _WS + "*[:=]" + _WS + "*[\"']"
+    "|(?:Some\\(|\\[)" + _WS + '*\\\\*"'
+).encode()
+
 # The message forms, by name, in the order they are tried (the earliest match in a text wins;
 # on a tie, the first form here).
 MESSAGE_FORMS: Final[tuple[Form, ...]] = tuple(f for f in FORMS if f.pattern is not None)

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from harmony_doctor.faults.catalogue import KEYWORDS, MESSAGE_FORMS, FormName
+from harmony_doctor.faults.catalogue import KEYWORDS, LEAK_FIELDS, MESSAGE_FORMS, FormName
 from harmony_doctor.harmony.vocab import START
 
 OPENER_REACH: Final = 4096  # characters before a message its opening quote may sit
@@ -22,7 +22,7 @@ ANY_FORM = re.compile("|".join(f"(?:{p.pattern})" for _, p in _FORMS), re.I)
 
 SPECIAL_TEXT = re.compile(r"<\|(?:start|end|message|channel|constrain|return|call|reserved_\d+)\|>")
 _LEAK = re.compile(
-    r"""(?P<q0>["']?)(?P<field>content|reasoning_content|reasoning|text|output_text|name)(?P=q0)"""
+    rf"""(?P<q0>["']?)(?P<field>{"|".join(LEAK_FIELDS)})(?P=q0)"""
     r"""\s*:\s*(?P<q>["'])(?P<value>(?:\\.|(?!(?P=q)).)*)"""
 )
 

@@ -36,13 +36,11 @@ _PID = re.compile(rb"\bpid[=:]" + _WS + rb"*(\d+)")
 _ACCESS = re.compile(rb'"(?:POST|GET) /v1/(?:chat/completions|responses|completions)[ ?"]')
 _GIN = re.compile(rb"\| (?:POST|GET)" + _WS + rb'+"/(?:api/chat|api/generate|v1/[a-z/]+)"')
 _IDS = re.compile(rb"_token_ids" + _WS + rb"*[:=]")
-_CONTENT = re.compile(
-    rb"(?:content|reasoning|text|output_text|name)[\"']?" + _WS + rb"*[:=]" + _WS + rb"*[\"']",
-    re.I,
-)
-
-# The failure forms' anchors (faults/catalogue.py): a line holding none holds no message.
+# The failure forms' anchors (faults/catalogue.py): a line holding none holds no message; and
+# what a line holding markup must show besides.
 ERROR_ANCHORS = catalogue.ERROR_ANCHORS
+MARKUP_LINE = catalogue.MARKUP_LINE
+_MARKUP_RULE = re.compile(MARKUP_LINE)
 MARKUP = b"<|"
 RECEIVED = b"Received request "
 # Every line that can matter contains one of these literals or an error anchor (the regex rules
@@ -132,7 +130,7 @@ def hour_key(stamp: bytes | None) -> bytes | None:
 
 def is_hit(text: bytes) -> bool:
     return any(a in text for a in ERROR_ANCHORS) or (
-        MARKUP in text and _CONTENT.search(text) is not None
+        MARKUP in text and _MARKUP_RULE.search(text) is not None
     )
 
 
@@ -179,11 +177,13 @@ class Core:
         max_window: int = 1024 * 1024,
         ids: bool = True,
         anchors: Sequence[bytes] = ERROR_ANCHORS,
+        markup_line: bytes = MARKUP_LINE,
     ) -> None:
         if before < 0 or after < 0 or max_line < 1 or max_window < 1:
             raise ValueError("before/after must be >= 0, max_line/max_window >= 1")
         _check_anchors(anchors)
         self._prefilter = (*((bytes(a), _ANCHOR) for a in anchors), *_STRUCTURAL)
+        self._markup_rule = re.compile(markup_line)
         self._before = before
         self._after = after
         self._max_line = max_line
@@ -344,7 +344,7 @@ class Core:
                 le = end
             text = buf[ls:le]
             hit = bool(bits & _ANCHOR) or (
-                bool(bits & _MARKUP) and _CONTENT.search(text) is not None
+                bool(bits & _MARKUP) and self._markup_rule.search(text) is not None
             )
             access = (bool(bits & _ACCESS_BIT) and _ACCESS.search(text) is not None) or (
                 bool(bits & _GIN_BIT) and _GIN.search(text) is not None
@@ -476,11 +476,14 @@ class NativeCore:
         max_window: int = 1024 * 1024,
         ids: bool = True,
         anchors: Sequence[bytes] = ERROR_ANCHORS,
+        markup_line: bytes = MARKUP_LINE,
     ) -> None:
         # Any: harmony_doctor/_native.pyi types it, but importing the module even for its types
         # puts a cycle in the import graph (see native.py native_module)
         native = _require_native()
-        self._core: Any = native.Core(list(anchors), before, after, max_line, max_window, ids)
+        self._core: Any = native.Core(
+            list(anchors), markup_line.decode(), before, after, max_line, max_window, ids
+        )
 
     def feed(self, data: bytes, meta: Meta | None = None) -> Batch:
         try:

@@ -41,6 +41,29 @@ fn python_anchors() -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// The markup-line rule `MARKUP_LINE` of the checkout around this crate, asked of Python.
+fn python_markup_line() -> String {
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = Command::new(&python)
+        .current_dir(&root)
+        .args([
+            "-c",
+            "from harmony_doctor.scan.core import MARKUP_LINE\nprint(MARKUP_LINE.decode())",
+        ])
+        .output()
+        .unwrap_or_else(|e| panic!("{python}: {e}"));
+    assert!(
+        out.status.success(),
+        "{python}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .trim_end()
+        .to_string()
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let path = args.next().expect("usage: bench FILE [ANCHOR...]");
@@ -49,7 +72,10 @@ fn main() {
         anchors = python_anchors();
     }
     let mut f = std::fs::File::open(&path).unwrap();
-    let mut core = _native::core::Core::new(&anchors, 3072, 1024, 4 << 20, 1 << 20, true).unwrap();
+    let markup_line = python_markup_line();
+    let mut core =
+        _native::core::Core::new(&anchors, &markup_line, 3072, 1024, 4 << 20, 1 << 20, true)
+            .unwrap();
     let mut buf = vec![0u8; 1 << 20];
     let (mut windows, mut ids, mut size) = (0, 0, 0u64);
     let t0 = Instant::now();

@@ -16,7 +16,8 @@ use crate::pieces::{self, Piece, Search};
 /// The literals of the rules that are not failure text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Structural {
-    /// Harmony markup: a hit when the line also logs content (`CONTENT`). Searched apart.
+    /// Harmony markup: a hit when the line also matches the caller's markup-line rule (a
+    /// logged content field, a header remainder quoted on its own). Searched apart.
     Markup,
     /// An id line, when `\s*[:=]` follows.
     Ids,
@@ -73,11 +74,6 @@ static GIN: LazyLock<Regex> = LazyLock::new(|| {
         r#"\| (?:POST|GET){WS}+"/(?:api/chat|api/generate|v1/[a-z/]+)""#
     ))
 });
-static CONTENT: LazyLock<Regex> = LazyLock::new(|| {
-    re(&format!(
-        r#"(?i)(?:content|reasoning|text|output_text|name)["']?{WS}*[:=]{WS}*["']"#
-    ))
-});
 
 /// The first markup literal in `hay`.
 pub(crate) fn find_markup(hay: &[u8]) -> Option<usize> {
@@ -96,6 +92,9 @@ pub struct Kinds {
 /// The searcher of the error anchors it was given and of the structural literals.
 pub struct Prefilter {
     anchors: Vec<Vec<u8>>,
+    /// what else a line holding `<|` must show to be a hit (the caller's rule, as given)
+    markup_source: String,
+    markup_line: Regex,
     /// by pattern index in `search`
     pieces: Vec<Piece<Of>>,
     search: Search,
@@ -105,7 +104,10 @@ impl Prefilter {
     /// Err for anchors that cannot be searched as the Python reference does: an empty one
     /// (every line would be a hit), one holding a newline (the rules are per line), one with
     /// no piece of its own (see `pieces::choose`).
-    pub fn new<A: AsRef<[u8]>>(anchors: &[A]) -> Result<Prefilter, String> {
+    /// `markup_line`: the caller's rule (a regex, ASCII bytes semantics) for lines with `<|`.
+    pub fn new<A: AsRef<[u8]>>(anchors: &[A], markup_line: &str) -> Result<Prefilter, String> {
+        let markup = Regex::new(&format!("(?-u){markup_line}"))
+            .map_err(|e| format!("markup-line rule: {e}"))?;
         let mut literals: Vec<(&[u8], Of)> = Structural::SEARCHED
             .iter()
             .map(|&s| (s.literal(), Of::Rule(s)))
@@ -133,6 +135,8 @@ impl Prefilter {
         let search = Search::new(&pieces)?;
         Ok(Prefilter {
             anchors: anchors.iter().map(|a| a.as_ref().to_vec()).collect(),
+            markup_source: markup_line.to_string(),
+            markup_line: markup,
             pieces,
             search,
         })
@@ -141,6 +145,11 @@ impl Prefilter {
     /// The error anchors, as given.
     pub fn anchors(&self) -> &[Vec<u8>] {
         &self.anchors
+    }
+
+    /// The markup-line rule, as given.
+    pub fn markup_line(&self) -> &str {
+        &self.markup_source
     }
 
     /// The rules `text`, one line, matches.
@@ -205,7 +214,7 @@ impl Prefilter {
             next = self.next_piece(hay, at + 1, end);
         }
         let text = &hay[ls..le];
-        let hit = anchor || (markup && CONTENT.is_match(text));
+        let hit = anchor || (markup && self.markup_line.is_match(text));
         let access = access || gin && GIN.is_match(text);
         let kinds = Kinds {
             hit,
@@ -233,10 +242,10 @@ fn ids_at(r: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{core, literal_soup, run, soup, ANCHORS};
+    use crate::testing::{core, literal_soup, run, soup, ANCHORS, MARKUP_LINE};
 
     fn prefilter() -> Prefilter {
-        Prefilter::new(ANCHORS).unwrap()
+        Prefilter::new(ANCHORS, MARKUP_LINE).unwrap()
     }
 
     fn classify(text: &[u8]) -> Kinds {
@@ -283,14 +292,14 @@ mod tests {
 
     #[test]
     fn anchors_that_cannot_be_searched_are_refused() {
-        let err = |a: &[&[u8]]| Prefilter::new(a).err().unwrap();
+        let err = |a: &[&[u8]]| Prefilter::new(a, MARKUP_LINE).err().unwrap();
         assert!(err(&[b"tool call", b""]).contains("empty"));
         assert!(err(&[b"a\nb"]).contains("newline"));
         assert!(err(&[b"abcd", b"abcd"]).contains("b\"abcd\""));
         assert!(err(&[b"| GET", b"| GET"]).contains("listed twice"));
         // twins, anchors in anchors, structural literals in anchors: pieces of their own
         let anchors: [&[u8]; 5] = [b"tool call", b"tool call", b"tool", b"| GET x", b"| GET"];
-        let pf = Prefilter::new(&anchors).unwrap();
+        let pf = Prefilter::new(&anchors, MARKUP_LINE).unwrap();
         for line in [
             &b"a tool"[..],
             b"| GET x",
@@ -312,7 +321,7 @@ mod tests {
         assert!(matches!(teddy.search, Search::Teddy(_)));
         let mut many: Vec<Vec<u8>> = ANCHORS.iter().map(|a| a.to_vec()).collect();
         many.extend((0..60).map(|i| format!("anchor {i:02}").into_bytes()));
-        let many = Prefilter::new(&many).unwrap();
+        let many = Prefilter::new(&many, MARKUP_LINE).unwrap();
         assert!(matches!(many.search, Search::Automaton(_)));
         assert!(many.classify(b"x anchor 42 y").hit);
         for line in soup(20_000).chain(literals(20_000)) {
@@ -326,7 +335,7 @@ mod tests {
     #[test]
     fn short_anchors_are_searched_too() {
         let anchors: [&[u8]; 2] = [b"EOS", b"\""];
-        let pf = Prefilter::new(&anchors).unwrap();
+        let pf = Prefilter::new(&anchors, MARKUP_LINE).unwrap();
         assert!(matches!(pf.search, Search::Teddy(_)));
         for line in soup(20_000).chain(literals(20_000)) {
             assert_eq!(pf.classify(&line).hit, reference_hit(&anchors, &line));
@@ -336,7 +345,7 @@ mod tests {
     /// The reference's hit rule: an error anchor in the line, or markup and content.
     fn reference_hit(anchors: &[&[u8]], line: &[u8]) -> bool {
         anchors.iter().any(|a| contains(line, a))
-            || find_markup(line).is_some() && CONTENT.is_match(line)
+            || find_markup(line).is_some() && re(MARKUP_LINE).is_match(line)
     }
 
     fn contains(hay: &[u8], literal: &[u8]) -> bool {

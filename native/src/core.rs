@@ -62,6 +62,7 @@ impl Core {
     /// caller's, see `Prefilter::new` for the ones it refuses).
     pub fn new<A: AsRef<[u8]>>(
         anchors: &[A],
+        markup_line: &str,
         before: usize,
         after: usize,
         max_line: usize,
@@ -72,7 +73,7 @@ impl Core {
             return Err("before/after must be >= 0, max_line/max_window >= 1".into());
         }
         Ok(Core {
-            prefilter: Prefilter::new(anchors)?,
+            prefilter: Prefilter::new(anchors, markup_line)?,
             ids,
             stream: CutStream::new(max_line),
             known: KnownStamps::new(),
@@ -86,6 +87,11 @@ impl Core {
     /// The error anchors, as given.
     pub fn anchors(&self) -> &[Vec<u8>] {
         self.prefilter.anchors()
+    }
+
+    /// The markup-line rule, as given.
+    pub fn markup_line(&self) -> &str {
+        self.prefilter.markup_line()
     }
 
     pub fn stats(&self) -> Stats {
@@ -236,7 +242,7 @@ impl Core {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{core, run, ANCHORS};
+    use crate::testing::{core, run, ANCHORS, MARKUP_LINE};
 
     const LOG: &[u8] = b"(APIServer pid=7) INFO 11-27 10:00:01 [a.py:1] 127.0.0.1:5 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK\n\
 Traceback (most recent call last):\n  File \"x.py\", line 1\n\
@@ -333,7 +339,7 @@ tail";
 
     #[test]
     fn memory_is_bounded() {
-        let mut c = Core::new(ANCHORS, 64, 64, 128, 256, true).unwrap();
+        let mut c = Core::new(ANCHORS, MARKUP_LINE, 64, 64, 128, 256, true).unwrap();
         let chunk = [
             b"INFO 11-27 10:00:01 HarmonyError\n".repeat(3),
             b"INFO 11-27 10:00:01 filler\n".repeat(200),

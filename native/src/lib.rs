@@ -134,12 +134,14 @@ mod python {
 
     #[pymethods]
     impl Core {
-        /// `anchors`: the error anchors (bytes; ValueError for ones the core cannot search).
+        /// `anchors`: the error anchors (bytes; ValueError for ones the core cannot search);
+        /// `markup_line`: the rule (a regex) a line holding `<|` must also match to be a hit.
         #[new]
         // max_line 4 MiB, max_window 1 MiB (literals: Python's signature of the class shows them)
-        #[pyo3(signature = (anchors, before=3072, after=1024, max_line=4194304, max_window=1048576, ids=true))]
+        #[pyo3(signature = (anchors, markup_line, before=3072, after=1024, max_line=4194304, max_window=1048576, ids=true))]
         fn new(
             anchors: Vec<PyBackedBytes>,
+            markup_line: &str,
             before: i64,
             after: i64,
             max_line: i64,
@@ -151,8 +153,16 @@ mod python {
             let u = |v: i64| usize::try_from(v).map_err(|_| bad());
             let (before, after, max_line, max_window) =
                 (u(before)?, u(after)?, u(max_line)?, u(max_window)?);
-            let inner = crate::core::Core::new(&anchors, before, after, max_line, max_window, ids)
-                .map_err(PyValueError::new_err)?;
+            let inner = crate::core::Core::new(
+                &anchors,
+                markup_line,
+                before,
+                after,
+                max_line,
+                max_window,
+                ids,
+            )
+            .map_err(PyValueError::new_err)?;
             Ok(Core { inner })
         }
 
@@ -161,6 +171,12 @@ mod python {
         fn anchors<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyBytes>> {
             let anchors = self.inner.anchors().iter();
             anchors.map(|a| PyBytes::new_bound(py, a)).collect()
+        }
+
+        /// The markup-line rule, as given.
+        #[getter]
+        fn markup_line(&self) -> &str {
+            self.inner.markup_line()
         }
 
         /// Scan one chunk (the GIL is released meanwhile).

@@ -37,10 +37,17 @@ pub(crate) const ANCHORS: &[&[u8]] = &[
     b"recovered raw output",
 ];
 
+/// The markup-line rule harmony_doctor/scan/core.py hands the core (`MARKUP_LINE`), copied.
+pub(crate) const MARKUP_LINE: &str = concat!(
+    r#"(?i)(?:content|reasoning_content|reasoning|text|output_text|name)["']?"#,
+    r#"[ \t\n\r\x0C\x0B]*[:=][ \t\n\r\x0C\x0B]*["']"#,
+    r#"|(?:Some\(|\[)[ \t\n\r\x0C\x0B]*\\*""#,
+);
+
 /// A core with the fixture's anchors and these window and line bounds (max_window 1 MiB, id
 /// lines on).
 pub(crate) fn core(before: usize, after: usize, max_line: usize) -> Core {
-    Core::new(ANCHORS, before, after, max_line, 1 << 20, true).unwrap()
+    Core::new(ANCHORS, MARKUP_LINE, before, after, max_line, 1 << 20, true).unwrap()
 }
 
 /// Pieces of every rule the hand-written matchers replace a regex for.

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harmony_doctor.native import native_module
-from harmony_doctor.scan.core import ERROR_ANCHORS, Core, NativeCore, make_core
+from harmony_doctor.scan.core import ERROR_ANCHORS, MARKUP_LINE, Core, NativeCore, make_core
 from tests.scan.test_core import PARAMS, chunkings, run
 
 native = native_module()
@@ -18,14 +18,32 @@ pytestmark = pytest.mark.skipif(native is None, reason="the Rust extension is no
 # A list unlike the catalogue's: two of its anchors, a new one, one inside another and one
 # holding a structural literal.
 OTHER = (b"HarmonyError", b"tool call", b"TEST ANCHOR 7", b"ANCHOR", b"| GET x")
+RULE = MARKUP_LINE.decode()
 
 
 def test_the_native_core_uses_the_anchors_python_hands_it() -> None:
     assert native is not None
-    assert native.Core(list(ERROR_ANCHORS)).anchors == list(ERROR_ANCHORS)
+    assert native.Core(list(ERROR_ANCHORS), RULE).anchors == list(ERROR_ANCHORS)
     assert NativeCore()._core.anchors == list(ERROR_ANCHORS)
-    assert native.Core(list(OTHER)).anchors == list(OTHER)
+    assert native.Core(list(OTHER), RULE).anchors == list(OTHER)
     assert make_core(native=True)._core.anchors == list(ERROR_ANCHORS)  # type: ignore[attr-defined]
+    assert NativeCore()._core.markup_line == RULE
+
+
+def test_a_line_with_markup_is_a_hit_by_the_rule_python_hands_over() -> None:
+    """The catalogue's markup-line rule: a content field, or a header remainder quoted on its
+    own (`Some("...`), in both cores alike; another rule changes what is a hit."""
+    data = b'x Some("<|constrain|>json")\n"stop": 1 <|call|>\n{"content": "<|x"}\n'
+    for core in (Core(before=0, after=0), NativeCore(before=0, after=0)):
+        windows, _, _ = run(core, [data])
+        assert [w.hit_lines for w in windows] == [(1,), (3,)]
+    content_only = MARKUP_LINE.split(b"|(?:Some")[0]  # the content-field rule alone
+    for core in (
+        Core(before=0, after=0, markup_line=content_only),
+        NativeCore(before=0, after=0, markup_line=content_only),
+    ):
+        windows, _, _ = run(core, [data])
+        assert [w.hit_lines for w in windows] == [(3,)]
 
 
 def test_without_anchors_only_the_structural_rules_remain() -> None:

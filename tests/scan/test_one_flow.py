@@ -131,3 +131,19 @@ def test_a_token_file_keeps_every_byte_when_it_is_a_log_after_all(tmp_path: Path
     path.write_text(text)
     found = hd.scan_file(path)
     assert found.report.lines == 5000 and found.report.bytes == len(text.encode())
+
+
+def test_a_bare_remainder_line_is_found_by_scan_as_by_explain(tmp_path: Path) -> None:
+    """A header remainder quoted on its own (`Some("...")`) before a logged error: explain found
+    HD107 and HD122, scan HD122 only (the line was no hit of the byte-level pass)."""
+    path = tmp_path / "bare.log"
+    path.write_text(
+        "2026-11-20 10:00:01 INFO served request\n"
+        'the header was Some("<|constrain|>json<|end|><|start|>assistant")\n'
+        "2026-11-20 10:00:02 ERROR openai_harmony.HarmonyError: Unknown role: bash\n"
+    )
+    _agree(path, tmp_path)
+    assert sorted((e.code, e.line) for e in hd.scan_file(path).events) == [
+        ("HD107", 2),
+        ("HD122", 3),
+    ]
