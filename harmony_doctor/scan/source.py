@@ -191,8 +191,261 @@ class _CoreThread:
         self.thread.join()
 
 
+class _Clock:
+    """Log stamps as times, dated from the source's reference time; parsed once each."""
+
+    def __init__(self, reference: datetime) -> None:
+        self.reference = reference
+        self._parsed: dict[bytes, datetime | None] = {}
+        self._hours: dict[bytes, str | None] = {}
+
+    def parse(self, stamp: bytes | None) -> datetime | None:
+        if stamp is None:
+            return None
+        if stamp not in self._parsed:
+            if len(self._parsed) > 4096:
+                self._parsed.clear()
+            self._parsed[stamp] = parse_timestamp(stamp.decode("ascii", "replace"), self.reference)
+        return self._parsed[stamp]
+
+    def hour(self, key: bytes | None) -> str | None:
+        """The ISO hour (`2026-11-28T10`) of a core hour key (b"2026-11-28 10" or b"11-28 10")."""
+        if key is None:
+            return None
+        if key not in self._hours:
+            stamp = self.parse(key + b":00:00")
+            self._hours[key] = stamp.strftime("%Y-%m-%dT%H") if stamp is not None else None
+        return self._hours[key]
+
+
+class _LineFacts:
+    """What the wrapper said of each unwrapped line (its stamp and pid), and where each chunk
+    started, for the lines a later window can still reach (bounded by META_REACH)."""
+
+    def __init__(self, unwrapper: Unwrapper) -> None:
+        self.unwrapper = unwrapper
+        self.meta: dict[int, tuple[bytes | None, int | None]] = {}  # line -> stamp, pid
+        self.marks: deque[tuple[int, int]] = deque()  # (unwrapped offset, first line) per chunk
+        self.offset = 0  # unwrapped bytes fed to the core
+        self.lines = 0  # unwrapped lines fed to the core
+
+    def add(self, piece: Unwrapped) -> None:
+        self.marks.append((self.offset, self.lines + 1))
+        for m in piece.meta:
+            if m.stamp is not None or m.pid is not None:
+                self.meta[m.line] = (m.stamp, m.pid)
+        self.offset += len(piece.data)
+        self.lines += count_newlines(piece.data)
+
+    def get(self, line: int) -> tuple[bytes | None, int | None]:
+        return self.meta.get(line, (None, None))
+
+    def forget(self) -> None:
+        """Drop wrapper metadata and line-map runs no later window can reach."""
+        while len(self.marks) > 1 and self.marks[1][0] <= self.offset - META_REACH:
+            self.marks.popleft()
+        keep = self.marks[0][1]
+        if self.meta and min(self.meta) < keep:
+            self.meta = {n: m for n, m in self.meta.items() if n >= keep}
+        self.unwrapper.lines.forget(keep)
+
+
+class _ErrorReader:
+    """The core's windows through the extractor `explain` uses: each failure once, placed on
+    the line of the source as given, with its time and process."""
+
+    def __init__(self, out: SourceScan, facts: _LineFacts, clock: _Clock) -> None:
+        self.out = out
+        self.facts = facts
+        self.clock = clock
+        self.extractor = _Extractor()
+        self.fed_until = 0  # the last line fed to the extractor
+        self.reach: deque[tuple[int, int]] = deque()  # (first hit line, last line) of windows
+        self.seen: set[tuple[int, str]] = set()
+        self.read: deque[_Read] = deque()  # the windows read lately, for the errors' `_place`
+        self.window_lines = 0  # lines in `read`
+        self.hits_from = 0  # lines below this are no longer looked up in `read`
+
+    def window(self, window: Window) -> None:
+        lines = window.text.decode("utf-8", "replace").split("\n")
+        last = window.first_line + len(lines) - 1
+        self.reach.append((window.hit_lines[0], last))
+        if window.first_line > self.fed_until + 1 and self.fed_until:
+            # Lines between two windows were not read: end what was open, as a blank line would.
+            self._errors(self.extractor.feed(window.first_line - 1, ""))
+        self._keep(window)
+        for number, text in enumerate(lines, start=window.first_line):
+            if number <= self.fed_until:
+                continue  # a window cut by MAX_WINDOW repeats context already read
+            self.fed_until = number
+            self._errors(self.extractor.feed(number, text))
+
+    def close(self) -> None:
+        self._errors(self.extractor.close(self.fed_until))
+
+    def _keep(self, window: Window) -> None:
+        """Keep the window's lines (and their wrapper facts) for `_place`: most lines of a
+        window are context, so their time and pid are worked out only for the lines errors are
+        on."""
+        if self.window_lines > 100_000:  # the extractor holds an error back a few hundred lines
+            self.hits_from = self.fed_until - 10_000
+            while self.read and self.read[0].last < self.hits_from:
+                self.window_lines -= len(self.read.popleft().lines)
+        lines = window.text.split(b"\n")
+        last = window.first_line + len(lines) - 1
+        span = range(window.first_line, last + 1)
+        known = self.facts.meta
+        meta = {n: known[n] for n in span if n in known} if known else {}
+        self.read.append(_Read(window.first_line, last, lines, window.stamp_before, meta))
+        self.window_lines += len(lines)
+
+    def _place(self, line: int) -> Place | None:
+        """The time and pid of a window line by the core's rules: its own stamp, else the
+        wrapper's, else the last one before it (back to the window's `stamp_before`); its own
+        pid, else the wrapper's. The newest window holding the line decides."""
+        if line < self.hits_from:
+            return None
+        read = next((r for r in reversed(self.read) if r.first <= line <= r.last), None)
+        if read is None:
+            return None
+        head = read.lines[line - read.first][:HEAD]
+        wrapper_pid = read.meta.get(line, (None, None))[1]
+        pid = own_pid(head)
+        stamp = read.stamp_before
+        for number in range(line, read.first - 1, -1):
+            found = own_stamp(read.lines[number - read.first][:HEAD])
+            found = found or read.meta.get(number, (None, None))[0]
+            if found:
+                stamp = found
+                break
+        return Place(line, self.clock.parse(stamp), pid if pid is not None else wrapper_pid)
+
+    def _late_place(self, line: int) -> Place:
+        """An error the extractor held back past its window: the wrapper's facts only."""
+        stamp, pid = self.facts.get(line)
+        return Place(line, self.clock.parse(stamp), pid)
+
+    def _errors(self, errors: Iterator[LogError]) -> None:
+        unwrapper = self.facts.unwrapper
+        for error in errors:
+            if not self._in_reach(error.line):
+                continue
+            key = (error.line, error.kind)
+            if key in self.seen:
+                continue
+            self.seen.add(key)
+            if len(self.seen) > 4 * MAX_PENDING:
+                self.seen = {k for k in self.seen if k[0] >= error.line - 1000}
+            place = self._place(error.line) or self._late_place(error.line)
+            line = unwrapper.source_line(error.line)
+            first, last = error.span
+            span = (unwrapper.source_line(first), unwrapper.source_line(last))
+            placed = replace(error, line=line, span=span)
+            self.out.errors.append((placed, replace(place, line=line)))
+
+    def _in_reach(self, line: int) -> bool:
+        """Whether `line` lies between a window's first hit and its end (errors the extractor
+        finds in the context before a window's first hit belong to no hit)."""
+        while len(self.reach) > 64:
+            self.reach.popleft()
+        return any(first <= line <= last for first, last in self.reach)
+
+
+class _CompletionReader:
+    """The core's id lines as completions: streamed deltas joined per request, each finished
+    completion counted once, and kept for diagnosis unless our replay finds it clean."""
+
+    def __init__(
+        self,
+        out: SourceScan,
+        unwrapper: Unwrapper,
+        clock: _Clock,
+        clean: CleanStreams | None,
+        native: bool,
+    ) -> None:
+        self.out = out
+        self.unwrapper = unwrapper
+        self.clock = clock
+        self.clean = clean
+        self.native = native
+        module = native_for(native) if clean is not None else None
+        self.settle = None if module is None else module.vllm_output_key
+        self.streams = RequestStreams()
+        self.finished_requests: set[str] = set()
+
+    def id_line(self, id_line: IdLine) -> None:
+        if self.settle is not None and self._settled_by_shape(id_line.text):
+            return
+        line = self.unwrapper.source_line(id_line.line)
+        place = Place(line, self.clock.parse(id_line.stamp), id_line.pid)
+        try:
+            record = parse_vllm_bytes(id_line.text, line, self.native)
+        except InputError:
+            return  # a damaged id list is not a Harmony failure
+        if record is not None:
+            self._add_record(record, place)
+
+    def close(self, lines: int) -> None:
+        """The end of the source: requests still open are completions as far as they got."""
+        for request_id in list(self.streams.streams):
+            inp = self.streams.pop(request_id)
+            if inp is not None:
+                self._keep(inp, Place(lines, None, None))
+
+    def _settled_by_shape(self, text: bytes) -> bool:
+        """A whole completion on one line whose shape our replay finds clean: counted as
+        `_add_record` would count it, without building its tokens, its time or its record.
+        Anything else (a stream already open, a repeat, a fault, a line the Rust parser
+        leaves to Python) takes the general path."""
+        assert self.settle is not None and self.clean is not None
+        found = self.settle(text, VOCAB_SIZE, FIRST_SPECIAL, MESSAGE)
+        if found is None:
+            return False
+        request_id, complete, key = found.request_id, found.complete, found.key
+        reason = found.finish_reason
+        if not key or (reason is None and not complete) or request_id in self.streams.streams:
+            return False
+        if complete and request_id in self.finished_requests:
+            return False
+        if not self.clean.by_key(key):
+            return False
+        self._finished(request_id)
+        self.out.replayed += 1
+        return True
+
+    def _add_record(self, record: VllmRecord, place: Place) -> None:
+        if record.request_id in self.finished_requests and record.kind == "complete":
+            return
+        self.streams.add(record)
+        if record.finish_reason is not None or record.kind == "complete":
+            self._complete(record.request_id, place)
+        if len(self.streams.streams) > MAX_PENDING:
+            self._complete(next(iter(self.streams.streams)), place)
+
+    def _complete(self, request_id: str, place: Place) -> None:
+        inp = self.streams.pop(request_id)
+        self._finished(request_id)
+        if inp is not None:
+            self._keep(inp, place)
+
+    def _finished(self, request_id: str) -> None:
+        """Remember a finished request, so that vLLM's later `complete` line for it is not a
+        second completion (a bounded memory: it forgets all at MAX_PENDING)."""
+        self.finished_requests.add(request_id)
+        if len(self.finished_requests) > MAX_PENDING:
+            self.finished_requests.clear()
+
+    def _keep(self, inp: TokenInput, place: Place) -> None:
+        """Count a finished completion; keep it for diagnosis unless `clean` settles it
+        (memory then grows with the failures, not with the log)."""
+        self.out.replayed += 1
+        if self.clean is None or not self.clean(inp.tokens):
+            self.out.completions.append((inp, place))
+
+
 class _SourceScanner:
-    """The state of one source's scan; see the module docstring."""
+    """One source's scan, driven: bytes read ahead and unwrapped, the core fed in its thread,
+    its batches handed to the error and completion readers, the tallies read at the end."""
 
     def __init__(
         self,
@@ -203,31 +456,15 @@ class _SourceScanner:
     ) -> None:
         self.out = SourceScan(label, reference)
         self.replay = replay
-        self.clean = clean
-        self.native = use_native()  # decided once: the environment is read at start only
-        module = native_for(self.native) if clean is not None else None
-        self.settle = None if module is None else module.vllm_output_key
-        self.core: CoreLike = make_core(BEFORE, AFTER, ids=replay, native=self.native)
+        native = use_native()  # decided once: the environment is read at start only
+        self.core: CoreLike = make_core(BEFORE, AFTER, ids=replay, native=native)
         self.unwrapper = Unwrapper()
-        self.extractor = _Extractor()
-        self.fed_until = 0  # the last line fed to the extractor
-        self.reach: deque[tuple[int, int]] = deque()  # (first hit line, last line) of windows
-        self.seen_errors: set[tuple[int, str]] = set()
-        self.read: deque[_Read] = deque()  # the windows read lately, for the errors' `_hit`
-        self.window_lines = 0  # lines in `read`
-        self.hits_from = 0  # lines below this are no longer looked up in `read`
-        self.meta: dict[int, tuple[bytes | None, int | None]] = {}  # line -> wrapper stamp, pid
-        self.marks: deque[tuple[int, int]] = deque()  # (unwrapped offset, first line) per chunk
-        self.offset = 0  # unwrapped bytes fed to the core
-        self.unwrapped_lines = 0
+        self.facts = _LineFacts(self.unwrapper)
+        self.clock = _Clock(reference)
+        self.errors = _ErrorReader(self.out, self.facts, self.clock)
+        self.completions = _CompletionReader(self.out, self.unwrapper, self.clock, clean, native)
         self.raw_lines = 0
         self.raw_tail = b""  # the last byte read (does the last line end with a newline?)
-        self.streams = RequestStreams()
-        self.finished_requests: set[str] = set()
-        self._parsed: dict[bytes, datetime | None] = {}
-        self._hours: dict[bytes, str | None] = {}
-
-    # -- driving --
 
     def run(self, stream: Readable, on_progress: Callable[[int], None] | None) -> SourceScan:
         self.core_thread = _CoreThread(self.core)
@@ -262,178 +499,25 @@ class _SourceScanner:
     def _feed(self, piece: Unwrapped) -> None:
         if not piece.data and not piece.meta:
             return
-        self.marks.append((self.offset, self.unwrapped_lines + 1))
-        for m in piece.meta:
-            if m.stamp is not None or m.pid is not None:
-                self.meta[m.line] = (m.stamp, m.pid)
-        self.offset += len(piece.data)
-        self.unwrapped_lines += count_newlines(piece.data)
+        self.facts.add(piece)
         self.core_thread.submit(piece.data, piece.core_meta() or None)
         for batch in self.core_thread.batches(wait=False):
             self._take(batch, final=False)
-        self._forget()
-
-    def _forget(self) -> None:
-        """Drop wrapper metadata and line-map runs no later window can reach."""
-        while len(self.marks) > 1 and self.marks[1][0] <= self.offset - META_REACH:
-            self.marks.popleft()
-        keep = self.marks[0][1]
-        if self.meta and min(self.meta) < keep:
-            self.meta = {n: m for n, m in self.meta.items() if n >= keep}
-        self.unwrapper.lines.forget(keep)
+        self.facts.forget()
 
     def _take(self, batch: Batch, final: bool) -> None:
         windows, id_lines = batch
         # A window and the id lines of one call are independent: errors and completions are
         # events of their own, ordered by line when the events are assembled.
         for window in windows:
-            self._window(window)
+            self._note_server(window.text)
+            self.errors.window(window)
         if self.replay:
             for id_line in id_lines:
-                self._ids_line(id_line)
+                self._note_server(id_line.text)
+                self.completions.id_line(id_line)
         if final:
-            self._errors(self.extractor.close(self.fed_until))
-
-    # -- errors --
-
-    def _window(self, window: Window) -> None:
-        lines = window.text.decode("utf-8", "replace").split("\n")
-        last = window.first_line + len(lines) - 1
-        self.reach.append((window.hit_lines[0], last))
-        self._note_server(window.text)
-        if window.first_line > self.fed_until + 1 and self.fed_until:
-            # Lines between two windows were not read: end what was open, as a blank line would.
-            self._errors(self.extractor.feed(window.first_line - 1, ""))
-        self._stamps(window)
-        for number, text in enumerate(lines, start=window.first_line):
-            if number <= self.fed_until:
-                continue  # a window cut by MAX_WINDOW repeats context already read
-            self.fed_until = number
-            self._errors(self.extractor.feed(number, text))
-
-    def _stamps(self, window: Window) -> None:
-        """Keep the window's lines (and their wrapper facts) for `_hit`: most lines of a window
-        are context, so their time and pid are worked out only for the lines errors are on."""
-        if self.window_lines > 100_000:  # the extractor holds an error back a few hundred lines
-            self.hits_from = self.fed_until - 10_000
-            while self.read and self.read[0].last < self.hits_from:
-                self.window_lines -= len(self.read.popleft().lines)
-        lines = window.text.split(b"\n")
-        last = window.first_line + len(lines) - 1
-        span = range(window.first_line, last + 1)
-        meta = {n: self.meta[n] for n in span if n in self.meta} if self.meta else {}
-        self.read.append(_Read(window.first_line, last, lines, window.stamp_before, meta))
-        self.window_lines += len(lines)
-
-    def _hit(self, line: int) -> Place | None:
-        """The time and pid of a window line by the core's rules: its own stamp, else the
-        wrapper's, else the last one before it (back to the window's `stamp_before`); its own
-        pid, else the wrapper's. The newest window holding the line decides."""
-        if line < self.hits_from:
-            return None
-        read = next((r for r in reversed(self.read) if r.first <= line <= r.last), None)
-        if read is None:
-            return None
-        head = read.lines[line - read.first][:HEAD]
-        wrapper_pid = read.meta.get(line, (None, None))[1]
-        pid = own_pid(head)
-        stamp = read.stamp_before
-        for number in range(line, read.first - 1, -1):
-            found = own_stamp(read.lines[number - read.first][:HEAD])
-            found = found or read.meta.get(number, (None, None))[0]
-            if found:
-                stamp = found
-                break
-        return Place(line, self._parse(stamp), pid if pid is not None else wrapper_pid)
-
-    def _errors(self, errors: Iterator[LogError]) -> None:
-        for error in errors:
-            if not self._in_reach(error.line):
-                continue
-            key = (error.line, error.kind)
-            if key in self.seen_errors:
-                continue
-            self.seen_errors.add(key)
-            if len(self.seen_errors) > 4 * MAX_PENDING:
-                self.seen_errors = {k for k in self.seen_errors if k[0] >= error.line - 1000}
-            hit = self._hit(error.line) or self._late_hit(error.line)
-            line = self.unwrapper.source_line(error.line)
-            first, last = error.span
-            span = (self.unwrapper.source_line(first), self.unwrapper.source_line(last))
-            placed = replace(error, line=line, span=span)
-            self.out.errors.append((placed, replace(hit, line=line)))
-
-    def _in_reach(self, line: int) -> bool:
-        """Whether `line` lies between a window's first hit and its end (errors the extractor
-        finds in the context before a window's first hit belong to no hit)."""
-        while len(self.reach) > 64:
-            self.reach.popleft()
-        return any(first <= line <= last for first, last in self.reach)
-
-    def _late_hit(self, line: int) -> Place:
-        """An error the extractor held back past its window: the wrapper's facts only."""
-        stamp, pid = self.meta.get(line, (None, None))
-        return Place(line, self._parse(stamp), pid)
-
-    # -- token ids --
-
-    def _ids_line(self, id_line: IdLine) -> None:
-        self._note_server(id_line.text)
-        if self.settle is not None and self._settled_by_shape(id_line.text):
-            return
-        line = self.unwrapper.source_line(id_line.line)
-        hit = Place(line, self._parse(id_line.stamp), id_line.pid)
-        try:
-            record = parse_vllm_bytes(id_line.text, line, self.native)
-        except InputError:
-            return  # a damaged id list is not a Harmony failure
-        if record is not None:
-            self._add_record(record, hit)
-
-    def _settled_by_shape(self, text: bytes) -> bool:
-        """A whole completion on one line whose shape our replay finds clean: counted as
-        `_add_record` would count it, without building its tokens, its time or its record.
-        Anything else (a stream already open, a repeat, a fault, a line the Rust parser
-        leaves to Python) takes the general path."""
-        assert self.settle is not None and self.clean is not None
-        found = self.settle(text, VOCAB_SIZE, FIRST_SPECIAL, MESSAGE)
-        if found is None:
-            return False
-        request_id, complete, key = found.request_id, found.complete, found.key
-        reason = found.finish_reason
-        if not key or (reason is None and not complete) or request_id in self.streams.streams:
-            return False
-        if complete and request_id in self.finished_requests:
-            return False
-        if not self.clean.by_key(key):
-            return False
-        self._finished(request_id)
-        self.out.replayed += 1
-        return True
-
-    def _add_record(self, record: VllmRecord, hit: Place) -> None:
-        if record.request_id in self.finished_requests and record.kind == "complete":
-            return
-        self.streams.add(record)
-        if record.finish_reason is not None or record.kind == "complete":
-            self._complete(record.request_id, hit)
-        if len(self.streams.streams) > MAX_PENDING:
-            self._complete(next(iter(self.streams.streams)), hit)
-
-    def _complete(self, request_id: str, hit: Place) -> None:
-        inp = self.streams.pop(request_id)
-        self._finished(request_id)
-        if inp is not None:
-            self._keep(inp, hit)
-
-    def _finished(self, request_id: str) -> None:
-        """Remember a finished request, so that vLLM's later `complete` line for it is not a
-        second completion (a bounded memory: it forgets all at MAX_PENDING)."""
-        self.finished_requests.add(request_id)
-        if len(self.finished_requests) > MAX_PENDING:
-            self.finished_requests.clear()
-
-    # -- the end --
+            self.errors.close()
 
     def _finish(self) -> None:
         stats = self.core.stats()
@@ -448,41 +532,11 @@ class _SourceScanner:
         out.received_lines = stats.received_lines
         for (kind, pid, key), n in stats.tallies.items():
             target = out.requests if kind == "access" else out.received
-            target[(pid, self._hour(key))] += n
+            target[(pid, self.clock.hour(key))] += n
         if out.server is None and stats.first_access_line is not None:
             self._note_server(stats.first_access_line)
-        for request_id in list(self.streams.streams):
-            inp = self.streams.pop(request_id)
-            if inp is not None:
-                self._keep(inp, Place(out.lines, None, None))
-
-    def _keep(self, inp: TokenInput, hit: Place) -> None:
-        """Count a finished completion; keep it for diagnosis unless `clean` settles it
-        (memory then grows with the failures, not with the log)."""
-        self.out.replayed += 1
-        if self.clean is None or not self.clean(inp.tokens):
-            self.out.completions.append((inp, hit))
+        self.completions.close(out.lines)
 
     def _note_server(self, text: bytes) -> None:
         if self.out.server is None:
             self.out.server = server_in(text.decode("utf-8", "replace"))
-
-    def _parse(self, stamp: bytes | None) -> datetime | None:
-        if stamp is None:
-            return None
-        if stamp not in self._parsed:
-            if len(self._parsed) > 4096:
-                self._parsed.clear()
-            self._parsed[stamp] = parse_timestamp(
-                stamp.decode("ascii", "replace"), self.out.reference
-            )
-        return self._parsed[stamp]
-
-    def _hour(self, key: bytes | None) -> str | None:
-        """The ISO hour (`2026-11-28T10`) of a core hour key (b"2026-11-28 10" or b"11-28 10")."""
-        if key is None:
-            return None
-        if key not in self._hours:
-            stamp = self._parse(key + b":00:00")
-            self._hours[key] = stamp.strftime("%Y-%m-%dT%H") if stamp is not None else None
-        return self._hours[key]

@@ -133,7 +133,7 @@ def test_completions_settled_by_shape_count_as_the_general_path(
         clean = CleanStreams(vocab, "assistant")
         scanner = source._SourceScanner("x.log", datetime(2026, 11, 30), True, clean)
         if not shapes:
-            scanner.settle = None
+            scanner.completions.settle = None
         found = scanner.run(io.BytesIO(text.encode()), None)
         kept = [
             (i.request_id, i.tokens, i.notes, h.line, h.timestamp) for i, h in found.completions
@@ -153,8 +153,8 @@ def test_clean_one_line_completions_are_settled_by_shape(vocab: Vocab) -> None:
         "x.log", datetime(2026, 11, 30), True, CleanStreams(vocab, "assistant")
     )
     settled = []
-    shape = scanner._settled_by_shape
-    scanner._settled_by_shape = lambda text: settled.append(shape(text)) or settled[-1]  # type: ignore[method-assign]
+    shape = scanner.completions._settled_by_shape
+    scanner.completions._settled_by_shape = lambda text: settled.append(shape(text)) or settled[-1]  # type: ignore[method-assign]
     found = scanner.run(io.BytesIO(("\n".join(lines) + "\n").encode()), None)
     assert settled == [True] * 5 + [False]
     assert found.replayed == 6 and [i.request_id for i, _ in found.completions] == ["chatcmpl-9"]
