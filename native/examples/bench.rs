@@ -3,25 +3,20 @@
 //!
 //! The error anchors are the Python package's (this crate holds no failure text): without
 //! ANCHOR arguments, `$PYTHON` (default `python3`) prints harmony_doctor.scan.core's
-//! `ERROR_ANCHORS` from this checkout.
+//! `ERROR_ANCHORS` from this checkout; it gives the markup-line rule `MARKUP_LINE` too.
 
 use std::io::Read;
 use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
-/// The anchors `ERROR_ANCHORS` of the checkout around this crate, asked of Python (hex, one
-/// per line: no quoting to undo).
-fn python_anchors() -> Vec<Vec<u8>> {
+/// What `code` prints, run by `$PYTHON` (default `python3`) in the checkout around this crate.
+fn ask_python(code: &str) -> String {
     let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let out = Command::new(&python)
         .current_dir(&root)
-        .args([
-            "-c",
-            "from harmony_doctor.scan.core import ERROR_ANCHORS\n\
-             print('\\n'.join(a.hex() for a in ERROR_ANCHORS))",
-        ])
+        .args(["-c", code])
         .output()
         .unwrap_or_else(|e| panic!("{python}: {e} (pass the anchors as arguments instead)"));
     assert!(
@@ -29,37 +24,28 @@ fn python_anchors() -> Vec<Vec<u8>> {
         "{python}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|hex| {
-            (0..hex.len())
-                .step_by(2)
-                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
-                .collect()
-        })
-        .collect()
+    String::from_utf8(out.stdout).unwrap()
 }
 
-/// The markup-line rule `MARKUP_LINE` of the checkout around this crate, asked of Python.
+/// The anchors `ERROR_ANCHORS` of the checkout (hex, one per line: no quoting to undo).
+fn python_anchors() -> Vec<Vec<u8>> {
+    ask_python(
+        "from harmony_doctor.scan.core import ERROR_ANCHORS\n\
+         print('\\n'.join(a.hex() for a in ERROR_ANCHORS))",
+    )
+    .lines()
+    .map(|hex| {
+        (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+            .collect()
+    })
+    .collect()
+}
+
+/// The markup-line rule `MARKUP_LINE` of the checkout.
 fn python_markup_line() -> String {
-    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let out = Command::new(&python)
-        .current_dir(&root)
-        .args([
-            "-c",
-            "from harmony_doctor.scan.core import MARKUP_LINE\nprint(MARKUP_LINE.decode())",
-        ])
-        .output()
-        .unwrap_or_else(|e| panic!("{python}: {e}"));
-    assert!(
-        out.status.success(),
-        "{python}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .unwrap()
+    ask_python("from harmony_doctor.scan.core import MARKUP_LINE\nprint(MARKUP_LINE.decode())")
         .trim_end()
         .to_string()
 }
