@@ -23,6 +23,10 @@ from harmony_doctor.models import Diagnosis
 
 # Inputs up to this size are looked at whole; one completion of 100,000 ids as JSON is ~0.8 MB.
 DOCUMENT_BYTES = 4 * 1024 * 1024
+# Text that holds Harmony markup is a completion or a log quoting markup: telling which runs the
+# log reader over it whole, so only texts of a completion's size are asked (a larger one is a
+# log, read as logs are).
+TEXT_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,8 @@ def as_document(
         return None
     if shape == "vllm-log":
         return None  # completions inside a log: the log reader replays each one
+    if shape == "text" and len(data) > TEXT_BYTES:
+        return None
     try:
         if log_failures(text) is not None:
             return None  # explain reads it as a log

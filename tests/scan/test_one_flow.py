@@ -147,3 +147,19 @@ def test_a_bare_remainder_line_is_found_by_scan_as_by_explain(tmp_path: Path) ->
         ("HD107", 2),
         ("HD122", 3),
     ]
+
+
+def test_a_large_text_with_markup_is_read_as_a_log(tmp_path: Path) -> None:
+    """Telling a completion from a log that quotes markup runs the log reader over the whole
+    text: only texts of a completion's size are asked; a larger one is read as a log."""
+    from harmony_doctor.scan.documents import TEXT_BYTES
+
+    path = tmp_path / "chat.log"
+    line = '2026-11-20 10:00:01 INFO reply "content": "<|channel|>final<|message|>Hi"\n'
+    path.write_text(line * (TEXT_BYTES // len(line) + 1))
+    found = hd.scan_file(path)
+    assert {e.code for e in found.events} == {"HD205"}  # markup returned, line by line
+    assert all(e.source == "log" for e in found.events)
+    small = tmp_path / "small.log"
+    small.write_text(line * 3)
+    assert {e.source for e in hd.scan_file(small).events} == {"log"}
