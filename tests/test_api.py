@@ -325,6 +325,8 @@ def test_no_module_imports_back_into_itself() -> None:
     import grimp
 
     graph = grimp.build_graph("harmony_doctor")
+    # native.py imports the compiled extension, which the graph takes for the package itself
+    graph.remove_import(importer="harmony_doctor.native", imported="harmony_doctor")
     modules = graph.modules - {"harmony_doctor"}
     cycles = []
     for importer in sorted(modules):

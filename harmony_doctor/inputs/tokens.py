@@ -18,7 +18,7 @@ from harmony_doctor.choices import InputFormat
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import STOP_TOKENS, VOCAB_SIZE, harmony_token_limit
 from harmony_doctor.models import TokenInput
-from harmony_doctor.native import native_for
+from harmony_doctor.native import native_for, vllm_output_line
 
 OUTPUT_KEYS = ("output_token_ids", "token_ids", "output_ids", "completion_token_ids")
 PROMPT_KEYS = ("prompt_token_ids", "input_ids", "prompt_ids")
@@ -352,9 +352,8 @@ def parse_vllm_bytes(raw: bytes, number: int, native: bool | None = None) -> Vll
     to `parse_vllm_line`, the reference it is tested equal to. `native`: whether to try the
     extension; None asks `use_native()`, which reads the environment (~1 us) at every call, so
     a caller deciding once per scan passes its answer."""
-    module = native_for(native)
-    if module is not None:
-        parsed = module.vllm_output_line(raw, VOCAB_SIZE)
+    if native_for(native):
+        parsed = vllm_output_line(raw, VOCAB_SIZE)
         if parsed is not None:
             return VllmRecord(
                 parsed.request_id,

@@ -8,11 +8,13 @@ from bisect import bisect_right
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from types import ModuleType
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from harmony_doctor.faults import catalogue
-from harmony_doctor.native import native_available, native_module
+from harmony_doctor.native import native_available, new_core
+
+if TYPE_CHECKING:
+    from harmony_doctor.native import Batch as NativeBatch
 
 Meta = list[tuple[int, bytes | None, int | None]]
 TallyKey = tuple[str, int | None, bytes | None]
@@ -478,11 +480,8 @@ class NativeCore:
         anchors: Sequence[bytes] = ERROR_ANCHORS,
         markup_line: bytes = MARKUP_LINE,
     ) -> None:
-        # Any: harmony_doctor/_native.pyi types it, but importing the module even for its types
-        # puts a cycle in the import graph (see native.py native_module)
-        native = _require_native()
-        self._core: Any = native.Core(
-            list(anchors), markup_line.decode(), before, after, max_line, max_window, ids
+        self._core = new_core(
+            anchors, markup_line.decode(), before, after, max_line, max_window, ids
         )
 
     def feed(self, data: bytes, meta: Meta | None = None) -> Batch:
@@ -507,19 +506,12 @@ class NativeCore:
         )
 
 
-def _batch(raw: Any) -> Batch:
+def _batch(raw: NativeBatch) -> Batch:
     """Our records of the extension's (harmony_doctor/_native.pyi `Batch`)."""
     return Batch(
         [Window(w.first_line, w.text, w.hit_lines, w.stamp_before) for w in raw.windows],
         [IdLine(i.line, i.text, i.stamp, i.pid, i.cut) for i in raw.id_lines],
     )
-
-
-def _require_native() -> ModuleType:
-    module = native_module()
-    if module is None:
-        raise ImportError("harmony_doctor._native is not built (see README: Building)")
-    return module
 
 
 def make_core(

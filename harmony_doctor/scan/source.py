@@ -20,6 +20,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, MESSAGE, VOCAB_SIZE
@@ -30,7 +31,13 @@ from harmony_doctor.inputs.wrappers import Unwrapped, Unwrapper
 from harmony_doctor.logs.extract import _Extractor
 from harmony_doctor.logs.servers import server_in
 from harmony_doctor.models import LogError, Server, TokenInput
-from harmony_doctor.native import count_newlines, native_for, reuse_large_buffers, use_native
+from harmony_doctor.native import (
+    count_newlines,
+    native_for,
+    reuse_large_buffers,
+    use_native,
+    vllm_output_key,
+)
 from harmony_doctor.scan.core import (
     HEAD,
     Batch,
@@ -43,6 +50,9 @@ from harmony_doctor.scan.core import (
     own_stamp,
 )
 from harmony_doctor.streams.diagnose import CleanStreams
+
+if TYPE_CHECKING:
+    from harmony_doctor.native import OutputKey
 
 CHUNK = 1024 * 1024  # bytes read (and fed to the core) at a time
 QUEUE = 4  # chunks read ahead of the core
@@ -368,8 +378,9 @@ class _CompletionReader:
         self.clock = clock
         self.clean = clean
         self.native = native
-        module = native_for(native) if clean is not None else None
-        self.settle = None if module is None else module.vllm_output_key
+        self.settle: Callable[[bytes, int, int, int], OutputKey | None] | None = None
+        if clean is not None and native_for(native):
+            self.settle = vllm_output_key
         self.streams = RequestStreams()
         self.finished_requests: set[str] = set()
 

@@ -30,6 +30,7 @@ from harmony_doctor.models import (
     Severity,
     TokenInput,
 )
+from harmony_doctor.native import clean_key as native_clean_key
 from harmony_doctor.native import native_for, use_native
 
 ROLE_NOTE = (
@@ -62,10 +63,9 @@ def clean_key(tokens: Sequence[int], native: bool | None = None) -> tuple[int, .
     computes it when built (`clean_key_reference` is this in Python, tested equal); `native`
     says whether to use it (None: `use_native()`, which reads the environment at each call).
     """
-    module = native_for(native)
-    if module is not None:
+    if native_for(native):
         try:
-            return module.clean_key(tokens, FIRST_SPECIAL, MESSAGE)  # type: ignore[no-any-return]
+            return native_clean_key(tokens, FIRST_SPECIAL, MESSAGE)
         except OverflowError:  # an id past 64 bits: only the reference can hold it
             pass
     return clean_key_reference(tokens)
