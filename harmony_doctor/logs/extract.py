@@ -10,9 +10,9 @@ Two sightings with compatible messages are one event only when their places say 
 - a chained re-raise: the exception a process was handling when `During handling of the above
   exception...` (or `The above exception was the direct cause...`) began, shown again by the
   traceback that follows, with no unchained traceback in between;
-- a summary line (a record quoting the error in words of its own) just before the head of the
-  traceback whose last line it sums up (the same process, and the same stamp where both have
-  one);
+- a summary line (a log record that states the error, as `logger.exception` writes it) right
+  above the head of the traceback whose last line it sums up (the same process, and the same
+  stamp where both have one);
 - an echo: a copy a few lines after the error as raised, one step further out (the error line,
   then a wrapper's re-raise or quoting, then the body sent to the client), with no other
   failure and no new request of the process in between;
@@ -58,8 +58,8 @@ FIELD_REACH: Final = 2
 # its own), a wrapper's re-raise or quoting (`RuntimeError: ...: X`, `msg="X"`, `Error('X')`),
 # a body sent to a client (`{"error": {"message": "X"}}`). An echo only moves outwards.
 _SHAPE_RANK: Final = {"exception": 0, "bare": 0, "wrapper": 1, "quoted": 1, "repr": 1, "json": 2}
-# A summary line is a log record that quotes the error in words of its own (`Error in stream
-# generator: X`, `[safe_run] exception caught: HarmonyError X`), not an exception line or body.
+# A summary line is a log record (`logger.exception(e)` writes the message, `[safe_run]
+# exception caught: HarmonyError X` wraps it), never a body sent to a client.
 _SUMMARY_RANK: Final = 1
 # Request ids a line may name: OpenAI-style ids, `request_id=...`, SGLang's `rid=...`.
 _REQUEST_ID = re.compile(
@@ -388,7 +388,7 @@ class _Extractor:
             # another failure.
             return (
                 old.traceback_start is None
-                and old.rank == _SUMMARY_RANK
+                and old.rank <= _SUMMARY_RANK
                 and start - old.last_line <= SUMMARY_REACH
                 and old.key == new.key
                 and not _stamps_differ(old.error, new.error)

@@ -71,11 +71,42 @@ def test_same_failure_in_interleaved_tracebacks_of_two_processes_is_two() -> Non
     assert [(e.line, e.pid) for e in extract_text("\n".join(mixed))] == [(13, 1), (14, 2)]
 
 
-def test_an_exception_line_before_a_traceback_is_not_its_summary() -> None:
-    # The exception line of one failure, then another failure's traceback: nothing but the
-    # text joins them (a summary quotes the error in a record of its own).
+VLLM_RECORD = "(APIServer pid=1) ERROR 11-28 10:00:00 [serving.py:1] "
+
+
+@pytest.mark.parametrize(
+    ("summary", "prefix"),
+    [
+        ("ERROR:root:{message}", ""),  # logger.exception(e)
+        (VLLM_RECORD + "Error in chat completion stream generator: {message}", VLLM_RECORD),
+        (
+            "2025-11-03 16:20:14,877 - lmdeploy - ERROR - async_engine.py:659 - [safe_run] "
+            "exception caught: HarmonyError {message}",
+            "",
+        ),
+    ],
+)
+def test_summary_line_right_above_its_traceback_is_the_same_failure(
+    summary: str, prefix: str
+) -> None:
+    tail = [prefix + line for line in traceback_lines(ROLE)[1:]]
+    found = extract_text("\n".join([summary.format(message=ROLE), *tail]))
+    assert [(e.line, e.code) for e in found] == [(1, "HD121")]
+    # A traceback stamped seconds after the line above it was not written by the same call.
+    stamped = [line.replace("10:00:00", "10:00:07") for line in tail]
+    assert count("\n".join([summary.format(message=ROLE), *stamped])) == 1 + bool(prefix)
+
+
+def test_a_line_before_a_record_and_a_traceback_is_not_its_summary() -> None:
+    # The record line `Error in chat completion stream generator.` belongs to the traceback
+    # under it: the error line above both is another failure's.
     text = "\n".join([f"openai_harmony.HarmonyError: {ROLE}", *traceback_lines(ROLE)])
     assert [e.line for e in extract_text(text)] == [1, 8]
+
+
+def test_a_body_is_never_a_summary() -> None:
+    text = "\n".join([json.dumps({"error": {"message": ROLE}}), *traceback_lines(ROLE)[1:]])
+    assert count(text) == 2
 
 
 def test_two_sub_exceptions_of_one_group_are_two_failures() -> None:
