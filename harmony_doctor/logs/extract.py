@@ -2,10 +2,25 @@
 
 `extract_errors` reads lines one at a time and keeps a bounded state per process prefix (the
 traceback in progress, the last timestamp, an error line still being continued, a few failures
-waiting for their duplicates), so `scan` can run it over streams of any length. A failure is
-reported once however many times a log repeats it (the traceback's error line, a wrapper, the
-JSON body sent to the client), at the 1-based line of its first error line. Nothing here knows
-a particular excerpt: prefixes, wrappers and message forms are recognised by shape.
+waiting for their copies), so `scan` can run it over streams of any length. A failure is
+reported once however many times the log shows that one event, at the 1-based line of its
+first error line, and every other failure is reported too, however alike their texts.
+
+Two sightings with compatible messages are one event only when their places say so:
+- a chained re-raise: the exception a process was handling when `During handling of the above
+  exception...` (or `The above exception was the direct cause...`) began, shown again by the
+  traceback that follows, with no unchained traceback in between;
+- a summary line (a log record that states the error, as `logger.exception` writes it) right
+  above the head of the traceback whose last line it sums up (the same process, and the same
+  stamp where both have one);
+- an echo: a copy a few lines after the error as raised, one step further out (the error line,
+  then a wrapper's re-raise or quoting, then the body sent to the client), with no other
+  failure and no new request of the process in between;
+- a mention: the message without its details (an issue's title, a sentence about it), folded
+  into the failure it names nearby (mentions alone count one each: nothing says they are one);
+- a markup leak over the field lines of one pretty-printed body.
+Two sightings that name different request ids are never one event. Nothing here knows a
+particular excerpt: prefixes, wrappers and message forms are recognised by shape.
 """
 
 from __future__ import annotations
@@ -20,7 +35,7 @@ from harmony_doctor.faults.catalogue import FORM, FormName
 from harmony_doctor.logs.describe import describe, lmstudio_found
 from harmony_doctor.logs.lines import Line, anatomize, structural
 from harmony_doctor.logs.messages import MessageHit, find_hit, find_leak, holds_message
-from harmony_doctor.logs.process import ProcessState
+from harmony_doctor.logs.process import TRACEBACK_REACH, ProcessState
 from harmony_doctor.models import LogError
 
 # Bounds. Memory: process prefixes remembered, failures waiting for their copies, how long an
@@ -32,6 +47,24 @@ MAX_CONTINUATION_LINES: Final = 256
 MAX_MESSAGE_CHARS: Final = 65_536
 MAX_ERRORS_PER_LINE: Final = 16
 DUP_WINDOW: Final = 60
+# How close two sightings of one event sit, in lines: an echo after the error it copies; a
+# summary line before the head of its traceback (`logger.exception` writes them adjacent); the
+# field lines of one pretty-printed body.
+ECHO_REACH: Final = 4
+SUMMARY_REACH: Final = 1
+FIELD_REACH: Final = 2
+
+# How far out a copy of an error is: the error as raised (an exception line, the message on
+# its own), a wrapper's re-raise or quoting (`RuntimeError: ...: X`, `msg="X"`, `Error('X')`),
+# a body sent to a client (`{"error": {"message": "X"}}`). An echo only moves outwards.
+_SHAPE_RANK: Final = {"exception": 0, "bare": 0, "wrapper": 1, "quoted": 1, "repr": 1, "json": 2}
+# A summary line is a log record (`logger.exception(e)` writes the message, `[safe_run]
+# exception caught: HarmonyError X` wraps it), never a body sent to a client.
+_SUMMARY_RANK: Final = 1
+# Request ids a line may name: OpenAI-style ids, `request_id=...`, SGLang's `rid=...`.
+_REQUEST_ID = re.compile(
+    r"\b(?:chatcmpl|cmpl|resp|req)[-_][0-9A-Za-z][\w-]*|\b(?:request_id|rid)=[\"']?([\w-]+)"
+)
 
 
 @dataclass
@@ -69,15 +102,46 @@ def _may_close(hit: MessageHit, text: str) -> bool:
 
 @dataclass
 class _Pending:
-    """A failure waiting to see whether the log repeats it."""
+    """A failure waiting to see whether the log shows it again, with what places a sighting."""
 
     error: LogError
     form: FormName
     key: str
-    shape: str
     norm: str
     last_line: int
+    rank: int  # _SHAPE_RANK of the outermost copy seen
+    traceback_start: int | None  # first line of the traceback the failure ended, if it did
+    request_id: str | None
+    mention: bool  # the message without its details: a reference, not a record of its own
+    field_line: bool  # a pretty-printed body's field line (`"content": "..."`)
     emitted: bool = False
+
+
+def _request_id(text: str) -> str | None:
+    """The request id a line names around its message (never in it: that is model text)."""
+    found = _REQUEST_ID.search(text)
+    return None if found is None else found.group(1) or found.group(0)
+
+
+def _is_mention(hit: MessageHit) -> bool:
+    """`...remaining in message header` with nothing after it: openai-harmony always writes
+    the words, so this is someone naming the error (an issue's title, a sentence)."""
+    remainder = hit.remainder
+    return hit.name == "leftover" and remainder is not None and remainder.form == "absent"
+
+
+def _compatible(old: _Pending, new: _Pending) -> bool:
+    """Whether two messages can be one failure's: equal, or one a cut copy of the other."""
+    if old.error.kind != new.error.kind:
+        return False
+    if new.error.kind == "markup_leak":
+        return True  # the fields of one body leak different text: their lines decide
+    if old.mention or new.mention:
+        return old.form == new.form and old.mention != new.mention
+    if old.norm == new.norm:
+        return True
+    shorter, longer = sorted((old.norm, new.norm), key=len)
+    return longer.startswith(shorter)
 
 
 def extract_errors(lines: Iterable[str], first_line: int = 1) -> Iterator[LogError]:
@@ -105,6 +169,9 @@ class _Extractor:
         self.previous_hit = False
         self.pending: list[_Pending] = []
         self.recent: deque[_Pending] = deque(maxlen=32)
+        self.latest: _Pending | None = None  # the failure the last sighting was
+        self.number: int | None = None  # the last line fed
+        self.unread_from: int | None = None  # first line of the last run of lines not fed
 
     def state(self, key: str) -> ProcessState:
         state = self.keys.get(key)
@@ -119,6 +186,9 @@ class _Extractor:
     # -- feeding --
 
     def feed(self, number: int, raw: str) -> Iterator[LogError]:
+        if self.number is not None and number > self.number + 1:
+            self.unread_from = self.number + 1  # scan feeds the windows around hits only
+        self.number = number
         line = anatomize(number, raw)
         consumed = False
         if self.open is not None:
@@ -254,49 +324,95 @@ class _Extractor:
         line = candidate.line
         state = self.state(line.key)
         error = describe(line, candidate.hit, candidate.last_line, candidate.lead, state)
-        if state.ends_traceback(line):
+        ended = state.ends_traceback(line)
+        if ended:
             state.close_traceback()  # this error line ended it
+        hit = candidate.hit
         item = _Pending(
             error=error,
-            form=candidate.hit.name,
-            key=candidate.line.key,
-            shape=candidate.hit.shape,
+            form=hit.name,
+            key=line.key,
             norm=re.sub(r"\s+", "", error.message).lower(),
             last_line=candidate.last_line,
+            rank=1 if hit.name == "bare_remainder" else _SHAPE_RANK.get(hit.shape, 1),
+            traceback_start=error.span[0] if ended else None,
+            request_id=_request_id(candidate.text[: hit.start] + " " + candidate.text[hit.end :]),
+            mention=_is_mention(hit),
+            field_line=line.text.startswith(('"', "'")),
         )
-        for other in [*self.recent, *self.pending]:
-            if self._same_failure(other, item):
+        self._place(item, state)
+        state.saw_error(candidate.last_line)
+
+    def _place(self, item: _Pending, state: ProcessState) -> None:
+        """Fold `item` into the failure it is another sighting of, or keep it as a new one."""
+        if not item.mention:
+            for mention in [p for p in self.pending if p.mention and self._names(p, item)]:
+                self.pending.remove(mention)  # the failure a mention named nearby
+                self._merge(item, mention)
+        for other in reversed([*self.recent, *self.pending]):
+            if self._same_event(other, item, state):
                 if not other.emitted:
                     self._merge(other, item)
+                self.latest = other
                 return
         self.pending.append(item)
+        self.latest = item
 
-    def _same_failure(self, old: _Pending, new: _Pending) -> bool:
-        if old.key and new.key and old.key != new.key:
+    def _names(self, mention: _Pending, item: _Pending) -> bool:
+        return (
+            _compatible(mention, item)
+            and _keys_agree(mention, item)
+            and abs(item.error.line - mention.last_line) <= DUP_WINDOW
+        )
+
+    def _same_event(self, old: _Pending, new: _Pending, state: ProcessState) -> bool:
+        """Whether `new` is another sighting of the failure `old`; see the module docstring."""
+        if not _compatible(old, new) or not _keys_agree(old, new):
             return False
-        if new.error.line - old.last_line > DUP_WINDOW or old.error.kind != new.error.kind:
+        if old.request_id and new.request_id and old.request_id != new.request_id:
+            return False
+        distance = new.error.line - old.last_line
+        if distance > DUP_WINDOW or new.error.kind == "recovered_raw_output":
+            return False  # the latter: logged once per request, never repeated
+        if new.mention or old.mention:
+            return new.mention  # a mention folds into a failure, never a failure into it
+        if old.key == new.key and (state.reraises(old.last_line) or self._unread(old, new, state)):
+            return True
+        if old is not self.latest or self._request_between(old, new):
             return False
         if new.error.kind == "markup_leak":
-            return True
-        if new.error.kind == "recovered_raw_output":
-            return False  # logged once per request, never repeated: each line is one failure
-        if old.norm != new.norm:
-            shorter, longer = sorted((old.norm, new.norm), key=len)
-            return longer.startswith(shorter)  # a truncated copy, or the bare message
-        state = self.state(new.key)
-        if state.episode_start > old.error.line:
-            return False  # a new traceback began since: the same error again
-        if old.shape != new.shape:
-            return True
-        if old.error.span[0] < old.error.line and old.error.span[0] >= state.episode_start:
-            # The first copy closed a traceback of this same episode: a chained re-raise prints
-            # the failure again, and a logger may stamp its lines seconds apart.
-            return True
-        return not (
-            old.error.timestamp
-            and new.error.timestamp
-            and old.error.timestamp != new.error.timestamp
+            return old.field_line and new.field_line and distance <= FIELD_REACH
+        start = new.traceback_start
+        if start is not None and start > old.last_line:
+            # `new` ended a traceback that began after `old`: `old` summed it up, or it is
+            # another failure.
+            return (
+                old.traceback_start is None
+                and old.rank <= _SUMMARY_RANK
+                and start - old.last_line <= SUMMARY_REACH
+                and old.key == new.key
+                and not _stamps_differ(old.error, new.error)
+            )
+        return distance <= ECHO_REACH and new.rank > old.rank
+
+    def _unread(self, old: _Pending, new: _Pending, state: ProcessState) -> bool:
+        """Whether lines between a traceback's failure and `new` were not fed (the scan read
+        windows around both, and its frames were too long to reach the chain marker), and
+        all that was fed between them belongs to a traceback: the re-raise, as a reader of
+        the whole text sees it."""
+        line = new.error.line
+        return (
+            old.traceback_start is not None
+            and self.unread_from is not None
+            and old.last_line < self.unread_from < line
+            and line - old.last_line <= TRACEBACK_REACH
+            and state.record_before(line) <= old.last_line
+            and state.episode_start <= old.error.line
         )
+
+    def _request_between(self, old: _Pending, new: _Pending) -> bool:
+        keys = {old.key, new.key}
+        return any(self.state(key).requests_since(old.last_line) for key in keys)
 
     def _merge(self, old: _Pending, new: _Pending) -> None:
         """Keep one record of a failure seen twice: the fuller message, all the evidence."""
@@ -309,8 +425,13 @@ class _Extractor:
             timestamp=a.timestamp or b.timestamp,
             pid=a.pid if a.pid is not None else b.pid,
         )
-        old.norm, old.shape = keep.norm, keep.shape
+        old.norm, old.form = keep.norm, keep.form
         old.last_line = max(old.last_line, new.last_line)
+        old.rank = max(old.rank, new.rank)
+        old.request_id = old.request_id or new.request_id
+        old.mention = old.mention and new.mention
+        if old.traceback_start is None:
+            old.traceback_start = new.traceback_start
 
     def _flush(self, number: int) -> Iterator[LogError]:
         """Emit the failures no later line can repeat any more (and the oldest, past a bound)."""
@@ -328,3 +449,12 @@ class _Extractor:
             item.emitted = True
             self.recent.append(item)
             yield item.error
+
+
+def _keys_agree(old: _Pending, new: _Pending) -> bool:
+    """The same process, or one of the two shows none (a body pasted under a log)."""
+    return old.key == new.key or not old.key or not new.key
+
+
+def _stamps_differ(a: LogError, b: LogError) -> bool:
+    return bool(a.timestamp and b.timestamp and a.timestamp != b.timestamp)

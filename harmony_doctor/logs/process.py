@@ -1,4 +1,5 @@
-"""What one process has shown lately: the traceback in progress, its server and releases, time."""
+"""What one process has shown lately: the traceback in progress, its server and releases, time,
+where its last chained exception and its last request began."""
 
 from __future__ import annotations
 
@@ -25,6 +26,17 @@ TRACEBACK_REACH: Final = 40
 TRACEBACK_END: Final = 2
 _LONG_AGO: Final = -(10**9)
 
+# A line that begins one request's record: vLLM's `Received request ID` (or `Added request`),
+# llama.cpp's `log_server_r: request: POST /...` (its response line follows), lmdeploy's
+# `session N start`, SGLang's `Receive: obj=`. A failure seen after one is not an echo of a
+# failure seen before it: a request came between.
+_REQUEST_START = re.compile(
+    r"\b(?:Received|Added) request \S|\brequest: [A-Z]+ /|\bsession \d+ start\b|\bReceive: obj="
+)
+_REQUEST_WORDS = ("request", "session", "Receive")
+# The last line of a traceback: the exception's type and message (`ExceptionGroup: ...`).
+_EXCEPTION_LINE = re.compile(r"^[\w.]*(?:Error|Exception|ExceptionGroup|Warning|Interrupt)\b:")
+
 
 @dataclass
 class ProcessState:
@@ -45,6 +57,19 @@ class ProcessState:
     # processes interleave, distances within one traceback are counted in its own lines.
     seen: int = 0
     last_traceback_seen: int = _LONG_AGO
+    request_line: int = _LONG_AGO  # the last line that began a request's record
+    # The last line a failure of this process ended on, and the one that was being handled
+    # when the last chained exception began (`During handling of the above exception...`).
+    error_line: int = _LONG_AGO
+    handled_line: int = _LONG_AGO
+    # The last two lines read that are neither blank nor part of a traceback (a record's
+    # first line, an access line, an error line): what stands between two failures.
+    record_line: int = _LONG_AGO
+    earlier_record_line: int = _LONG_AGO
+
+    def requests_since(self, number: int) -> bool:
+        """Whether a request's record began on a line after `number`."""
+        return self.request_line > number
 
     def traceback_distance(self, number: int, keyed: bool) -> int:
         """How far back this prefix's last traceback line is, in lines of this prefix."""
@@ -59,6 +84,19 @@ class ProcessState:
         """An error line ended the traceback: the next line cannot continue it."""
         self.last_traceback_line = _LONG_AGO
 
+    def saw_error(self, last_line: int) -> None:
+        """A failure of this process ended on `last_line`."""
+        self.error_line = last_line
+
+    def reraises(self, last_line: int) -> bool:
+        """Whether a chained exception began while the failure ending on `last_line` was
+        handled, with no unchained traceback since: its re-raise is the same failure."""
+        return last_line == self.handled_line < self.chain_line and self.episode_start <= last_line
+
+    def record_before(self, number: int) -> int:
+        """The last line before `number` that is neither blank nor part of a traceback."""
+        return self.earlier_record_line if self.record_line >= number else self.record_line
+
     def observe(self, line: Line) -> None:
         """Keep what later errors need from this line: tracebacks, versions, time, server."""
         number = line.number
@@ -69,9 +107,15 @@ class ProcessState:
             self.pid = line.pid
         if line.evidence is not None:
             self.server, self.server_line = line.evidence, number
-        self._follow_traceback(line)
+        text = line.text
+        if any(word in text for word in _REQUEST_WORDS) and _REQUEST_START.search(text):
+            self.request_line = number
+        in_traceback = self._follow_traceback(line)
+        if text and not in_traceback and not line.rest[:1].isspace():
+            self.earlier_record_line, self.record_line = self.record_line, number
 
-    def _follow_traceback(self, line: Line) -> None:
+    def _follow_traceback(self, line: Line) -> bool:
+        """Follow the traceback `line` may belong to; whether it does."""
         number, text = line.number, line.text
         if TRACEBACK_START.match(text):
             chained = number - self.chain_line <= 4 or line.gutter
@@ -81,11 +125,16 @@ class ProcessState:
             elif number - self.last_traceback_line > TRACEBACK_REACH:
                 self._new_traceback(number)
             self._mark(number)
-            return
+            return True
         if CHAIN.match(text):
             self.chain_line = number
+            recent = number - self.error_line <= TRACEBACK_REACH
+            self.handled_line = self.error_line if recent else _LONG_AGO
             self._mark(number)
-            return
+            return True
+        if _EXCEPTION_LINE.match(text) and self.ends_traceback(line) and not ANY_FORM.search(text):
+            self.close_traceback()  # an exception of its own ended it: the next line is not its
+            return True
         frame = FRAME.match(text)
         if frame is None and ".py:" in text and text.startswith(("File ", "│")):
             frame = FRAME_SHORT.match(text.lstrip("│ "))
@@ -99,6 +148,9 @@ class ProcessState:
             and not ANY_FORM.search(text)
         ):
             self._mark(number)  # the source line under a frame
+        else:
+            return False
+        return True
 
     def _enter_frame(self, number: int, frame: re.Match[str]) -> None:
         if number - self.last_traceback_line > TRACEBACK_REACH:

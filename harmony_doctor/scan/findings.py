@@ -36,46 +36,59 @@ def source_events(
         yield from _replayed(inp, hit, found, vocab, options.role, clean)
 
 
-MERGE_WINDOW = 200  # lines between a replayed fault and the traceback the server logged for it
+MERGE_WINDOW = 200  # lines from a completion's last log line to the traceback logged for it
 
 
 def merge_duplicates(events: list[ScanEvent]) -> list[ScanEvent]:
-    """Count each failure once: a logged error that a replayed completion of the same process
-    also shows (same kind, same token, within MERGE_WINDOW lines) is folded into the replay,
-    which takes the line that carries the error."""
-    logged = [e for e in events if e.source == "log"]
-    used: set[int] = set()
+    """Count each failure once: a logged error that is the server's report of a replayed
+    completion's fault is folded into the replay, which takes the line that carries the error.
+
+    They are one failure when they agree on kind and token, on the process and the request id
+    wherever both are known, and the error was logged after the completion, within
+    MERGE_WINDOW lines (the traceback that follows it). One for one: each completion takes
+    the nearest such error not taken yet, completions in the order of their lines.
+    """
+    logged = sorted((e for e in events if e.source == "log"), key=lambda e: e.line)
+    taken: set[int] = set()
     out: list[ScanEvent] = []
-    for event in events:
+    for event in sorted(events, key=lambda e: e.line):
         if event.source != "replay" or event.severity != "error":
             continue
-        for index, other in enumerate(logged):
-            if index in used or other.kind != event.kind or other.token_id != event.token_id:
-                continue
-            if other.pid is not None and event.pid is not None and other.pid != event.pid:
-                continue
-            if abs(other.line - event.line) <= MERGE_WINDOW:
-                used.add(index)
-                # one failure, at the line that carries the error (as explain shows it)
-                out.append(
-                    replace(
-                        event,
-                        line=other.line,
-                        timestamp=other.timestamp or event.timestamp,
-                        harmony_version=other.harmony_version,
-                        message=other.message,
-                    )
-                )
-                break
-        else:
+        index = next(
+            (i for i, other in enumerate(logged) if i not in taken and _reports(other, event)),
+            None,
+        )
+        if index is None:
             out.append(event)
-    merged = {id(e) for i, e in enumerate(logged) if i in used}
+            continue
+        taken.add(index)
+        other = logged[index]
+        out.append(
+            replace(
+                event,
+                line=other.line,
+                timestamp=other.timestamp or event.timestamp,
+                harmony_version=other.harmony_version,
+                message=other.message,
+            )
+        )
+    folded = {id(logged[i]) for i in taken}
     rest = [
         e
         for e in events
-        if id(e) not in merged and not (e.source == "replay" and e.severity == "error")
+        if id(e) not in folded and not (e.source == "replay" and e.severity == "error")
     ]
     return sorted([*out, *rest], key=lambda e: e.line)
+
+
+def _reports(logged: ScanEvent, replayed: ScanEvent) -> bool:
+    """Whether `logged` can be the server's report of the fault `replayed` found."""
+    if logged.kind != replayed.kind or logged.token_id != replayed.token_id:
+        return False
+    for mine, theirs in ((logged.pid, replayed.pid), (logged.request_id, replayed.request_id)):
+        if mine is not None and theirs is not None and mine != theirs:
+            return False
+    return 0 <= logged.line - replayed.line <= MERGE_WINDOW
 
 
 def _replayed(
