@@ -85,8 +85,9 @@ def discover(
 ) -> tuple[list[Source], list[Skipped]]:
     """Expand files and folders (recursively) into sources; `-` is standard input.
 
-    Folders are walked without following symlinks to folders (no loops); FIFOs, devices and
-    sockets found inside folders are skipped with a reason. `globs` keep only matching file
+    Folders are walked following symlinks to folders, each real folder once (a link back up,
+    or to a folder walked already, adds nothing: no loops, no file read twice); FIFOs, devices
+    and sockets found inside folders are skipped with a reason. `globs` keep only matching file
     names inside folders; `excludes` drop matching names or relative paths anywhere.
     """
     include, exclude = list(globs), list(excludes)
@@ -148,15 +149,24 @@ def _walk(
     def on_error(exc: OSError) -> None:
         skipped.append(Skipped(str(exc.filename or root), exc.strerror or str(exc)))
 
-    for folder, dirs, files in os.walk(root, onerror=on_error, followlinks=False):
-        dirs.sort()
+    walked: set[tuple[int, int]] = set()  # (device, inode) of every real folder entered
+    for folder, dirs, files in os.walk(root, onerror=on_error, followlinks=True):
         here = Path(folder)
+        try:
+            info = here.stat()
+        except OSError as exc:
+            on_error(exc)
+            dirs.clear()
+            continue
+        if (info.st_dev, info.st_ino) in walked:
+            dirs.clear()  # reached again through a link: walked already
+            continue
+        walked.add((info.st_dev, info.st_ino))
+        dirs.sort()
         for name in list(dirs):
             relative = str((here / name).relative_to(root))
             if _excluded(name, relative, exclude):
                 dirs.remove(name)
-            elif (here / name).is_symlink():
-                skipped.append(Skipped(str(here / name), "symlink to a folder, not followed"))
         for name in sorted(files):
             path = here / name
             relative = str(path.relative_to(root))

@@ -76,3 +76,9 @@ class ScanResult:
     @property
     def skipped(self) -> tuple[FileReport, ...]:
         return tuple(f for f in self.files if f.status not in ("ok", "ignored"))
+
+    @property
+    def nothing_read(self) -> bool:
+        """No line of any input was read: none was given or found, every one was skipped, or
+        each was empty. Such a scan says nothing, and must not pass as clean."""
+        return not any(f.status in ("ok", "partial") and f.lines > 0 for f in self.files)

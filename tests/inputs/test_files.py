@@ -115,15 +115,33 @@ def test_discover_walks_globs_and_excludes(tmp_path: Path) -> None:
     assert sorted(Path(s.label).name for s in everything) == ["x.log", "y.txt", "z.log"]
 
 
-def test_symlink_loops_and_special_files_are_skipped_with_reasons(tmp_path: Path) -> None:
+def test_symlink_loops_add_nothing_and_special_files_are_skipped_with_reasons(
+    tmp_path: Path,
+) -> None:
     (tmp_path / "real.log").write_text("ok\n")
     (tmp_path / "loop").symlink_to(tmp_path)
     os.mkfifo(tmp_path / "pipe")
     sources, skipped = discover([str(tmp_path)])
-    assert [Path(s.label).name for s in sources] == ["real.log"]
+    assert [Path(s.label).name for s in sources] == ["real.log"]  # once, not through loop/
     reasons = {Path(s.label).name: s.reason for s in skipped}
-    assert "not followed" in reasons["loop"]
-    assert "special file" in reasons["pipe"]
+    assert set(reasons) == {"pipe"} and "special file" in reasons["pipe"]
+
+
+def test_a_symlinked_folder_is_followed_once(tmp_path: Path) -> None:
+    """A log folder with `current -> 2026-11-27` (and a link back up): every file read once,
+    nothing skipped, so the run does not fail for a link."""
+    day = tmp_path / "logs" / "2026-11-27"
+    day.mkdir(parents=True)
+    (day / "a.log").write_text("x\n")
+    (tmp_path / "logs" / "current").symlink_to("2026-11-27")
+    (day / "up").symlink_to("..")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "b.log").write_text("y\n")
+    (tmp_path / "logs" / "more").symlink_to(elsewhere)
+    sources, skipped = discover([str(tmp_path / "logs")])
+    assert skipped == []
+    assert sorted(Path(s.label).name for s in sources) == ["a.log", "b.log"]
 
 
 def test_missing_path_is_reported(tmp_path: Path) -> None:
@@ -242,17 +260,17 @@ def test_scan_skips_fifos_and_symlink_loops_with_reasons(tmp_path: Path) -> None
     (logs / "real.log").write_text("INFO fine\n")
     os.mkfifo(logs / "pipe.log")  # opening it would block forever: it must not be opened
     (logs / "self.log").symlink_to(logs / "self.log")  # a symlink loop to a "file"
-    (logs / "up").symlink_to(logs)  # a folder loop
+    (logs / "up").symlink_to(logs)  # a folder loop: followed once, adds nothing
     result = run(["scan", str(logs), "-j", "1", "--format", "json"])
     doc = json.loads(result.stdout)
     assert doc["totals"]["failures"] == 0
     reasons = {Path(f["path"]).name: f["reason"] for f in doc["files"] if f["status"] != "ok"}
     assert "special file" in reasons["pipe.log"]
     assert "symbolic links" in reasons["self.log"]
-    assert "not followed" in reasons["up"]
+    assert "up" not in reasons
     assert [Path(f["path"]).name for f in doc["files"] if f["status"] == "ok"] == ["real.log"]
     assert result.exit_code == 2  # something was not read: said on stderr, one line each
-    assert len(result.stderr.splitlines()) == 3
+    assert len(result.stderr.splitlines()) == 2
     assert all(line.startswith("harmony-doctor: skipped ") for line in result.stderr.splitlines())
 
 

@@ -158,3 +158,19 @@ def test_interleaved_processes_are_assembled_per_prefix(tmp_path: Path) -> None:
     events = scan_folder(tmp_path).events
     assert sorted((e.pid, e.code) for e in events) == [(11, "HD111"), (22, "HD121")]
     assert {e.harmony_version for e in events} == {">=0.0.5"}
+
+
+def test_a_scan_that_read_nothing_says_so(tmp_path: Path) -> None:
+    """An empty folder, a selection that matched nothing, inputs all skipped or all empty: the
+    result reads nothing (which must not pass as clean); one line read is enough to say more."""
+    import harmony_doctor as hd
+
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "zero.log").write_text("")
+    (tmp_path / "one.log").write_text("INFO fine\n")
+    assert hd.scan_paths([tmp_path / "empty"]).nothing_read
+    assert hd.scan_paths([tmp_path / "zero.log"]).nothing_read
+    assert hd.scan_paths([tmp_path / "missing.log"]).nothing_read
+    assert hd.scan_paths([tmp_path], globs=["nomatch*"]).nothing_read
+    assert not hd.scan_paths([tmp_path]).nothing_read
+    assert not hd.scan_paths([tmp_path / "one.log", tmp_path / "missing.log"]).nothing_read
