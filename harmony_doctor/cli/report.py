@@ -78,9 +78,11 @@ def report(
         raise InputError(read.unread[0].reason)
     failed = export.write_tables([(summary_path, lambda: found.table)])
     operator = operator_summary("report", found)
-    show_summary(found, output, top, color, width, "report", operator)
     step_summary = step_summary_path(output)
     failed += write_operator_outputs(operator, step_summary, prometheus_path, html_path, top)
+    # The files are written before the summary is shown: a standard output that fails (a full
+    # device, a closed pipe) ends the run, and must not take them with it.
+    show_summary(found, output, top, color, width, "report", operator)
     for bad in read.unread:  # the good files are summed all the same
         note(bad.reason)
     for named in read.untallied:

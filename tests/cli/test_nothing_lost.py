@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -159,3 +161,162 @@ def test_two_outputs_that_are_one_file_are_refused(tmp_path: Path) -> None:
     _refused([*args, "--summary-csv", str(tmp_path / "out.requests.csv")], "the same file")
     _refused([*args, "--summary-csv", f"{tmp_path}/./out.csv"], "the same file")
     assert not events.exists()
+
+
+# --- 2. standard output on a full device or a closed pipe ---------------------------------
+
+SEED = str(SAMPLES / "seed-multiturn-completion.json")
+FULL = Path("/dev/full")  # Linux: every write fails with ENOSPC
+
+
+COMMANDS = {  # one run of each command (and of the app's own pages) that writes to stdout
+    "app": [],
+    "help": ["--help"],
+    "version": ["--version"],
+    "scan-help": ["scan", "--help"],
+    "decode": ["decode", SEED],
+    "explain": ["explain", str(SAMPLES / "vllm-traceback.log")],
+    "grammar": ["grammar"],
+    "recover": ["recover", SEED],
+    "render": ["render", str(SAMPLES / "seed-chat.json")],
+    "report": ["report", "{events}"],
+    "repro": ["repro", SEED, "-o", "{tmp}/bundle"],
+    "rules": ["rules"],
+    "scan": ["scan", "-j", "1", "{log}"],
+}
+
+
+def _command(tmp_path: Path, name: str) -> list[str]:
+    log, events = tmp_path / "app.log", tmp_path / "events.jsonl"
+    log.write_bytes(LOG)
+    if name == "report":
+        made = run(["scan", str(log), "-j", "1", "--events", str(events), "--exit-zero"])
+        assert made.exit_code == 0, made.stderr
+    return [a.format(log=log, events=events, tmp=tmp_path) for a in COMMANDS[name]]
+
+
+def _cli(args: list[str], stdout: int | IO[bytes]) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "harmony_doctor", *args],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        check=False,
+    )
+
+
+def _tokens(tmp_path: Path, count: int) -> Path:
+    """A token list whose decoded output is far larger than a pipe's buffer."""
+    tokens = tmp_path / "tokens.json"
+    tokens.write_text(str([200005, 17196, 200008] + [12194] * count + [200002]))
+    return tokens
+
+
+@pytest.mark.skipif(not FULL.exists(), reason="no /dev/full on this system")
+@pytest.mark.parametrize("name", COMMANDS)
+def test_a_full_standard_output_is_one_line_and_exit_2(tmp_path: Path, name: str) -> None:
+    args = _command(tmp_path, name)
+    with FULL.open("wb") as full:
+        done = _cli(args, stdout=full)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        b"harmony-doctor: error: cannot write to standard output: No space left on device\n"
+    )
+
+
+@pytest.mark.skipif(not FULL.exists(), reason="no /dev/full on this system")
+def test_a_write_error_in_the_middle_of_the_output_ends_the_same_way(tmp_path: Path) -> None:
+    """Past the first buffer (8 KiB), the write fails inside the command, not at the last flush."""
+    with FULL.open("wb") as full:
+        done = _cli(["decode", "--tokens", str(_tokens(tmp_path, 20_000))], stdout=full)
+    assert done.returncode == 2
+    assert done.stderr.count(b"\n") == 1 and b"No space left on device" in done.stderr
+
+
+@pytest.mark.skipif(not FULL.exists(), reason="no /dev/full on this system")
+def test_other_errors_are_not_taken_for_standard_output_failing(tmp_path: Path) -> None:
+    with FULL.open("wb") as full:
+        done = _cli(["explain", str(tmp_path / "nope.log")], stdout=full)
+    assert done.returncode == 2
+    assert b"nope.log" in done.stderr and b"standard output" not in done.stderr
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_a_pipe_closed_before_the_output_exits_141_quietly(tmp_path: Path, name: str) -> None:
+    args = _command(tmp_path, name)
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = _cli(args, stdout=write_end)
+    finally:
+        os.close(write_end)
+    assert done.returncode == 141, done.stderr
+    assert done.stderr == b""
+
+
+def _pipes_report_a_reader_that_leaves() -> bool:
+    """Whether writing to a pipe whose reader read a little and left fails (EPIPE), as on
+    Linux and macOS; some sandboxes take the bytes all the same."""
+    child = "import sys, time; time.sleep(0.3); sys.stdout.write('x' * 300_000)"
+    with subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE) as proc:
+        assert proc.stdout is not None
+        proc.stdout.read(10)
+        proc.stdout.close()
+        return proc.wait() != 0
+
+
+@pytest.mark.parametrize("transport", ["pipe", "socket"])
+@pytest.mark.parametrize(
+    ("args", "count"),  # tokens enough for 100-200 KB of output, past any buffer in the way
+    [
+        (["decode", "--tokens"], 5_000),
+        (["decode", "--format", "json"], 40_000),
+        (["decode"], 100_000),
+    ],
+    ids=["table", "json", "text"],
+)
+def test_a_reader_that_leaves_after_a_partial_read_gives_141_quietly(
+    tmp_path: Path, args: list[str], count: int, transport: str
+) -> None:
+    """`harmony-doctor decode ... | head -c 100`: the reader leaves mid-output. A socket's
+    reader that leaves is reported everywhere, a pipe's not in every sandbox."""
+    if transport == "pipe" and not _pipes_report_a_reader_that_leaves():
+        pytest.skip("this system's pipes do not report a reader that leaves mid-stream")
+    command = [sys.executable, "-m", "harmony_doctor", *args, str(_tokens(tmp_path, count))]
+    if transport == "pipe":
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert proc.stdout is not None
+        assert len(proc.stdout.read(100)) == 100
+        proc.stdout.close()
+    else:
+        reader, writer = socket.socketpair()
+        for end, option in ((reader, socket.SO_RCVBUF), (writer, socket.SO_SNDBUF)):
+            end.setsockopt(socket.SOL_SOCKET, option, 8192)  # past a pipe's 64 KiB all the same
+        proc = subprocess.Popen(command, stdout=writer.fileno(), stderr=subprocess.PIPE)
+        writer.close()
+        assert len(reader.recv(100)) > 0
+        reader.close()
+    _, err = proc.communicate()
+    assert proc.returncode == 141, err
+    assert err == b""
+
+
+@pytest.mark.skipif(not FULL.exists(), reason="no /dev/full on this system")
+@pytest.mark.parametrize("command", ["scan", "report"])
+def test_file_outputs_are_written_when_standard_output_fails(tmp_path: Path, command: str) -> None:
+    log, events = tmp_path / "app.log", tmp_path / "in.csv"
+    log.write_bytes(LOG)
+    assert run(["scan", str(log), "-j", "1", "--events", str(events)]).exit_code == 1
+    source = [str(log), "-j", "1"] if command == "scan" else [str(events)]
+    outputs = {
+        "--summary-csv": tmp_path / "summary.csv",
+        "--html": tmp_path / "page.html",
+        "--prometheus": tmp_path / "counts.prom",
+    }
+    if command == "scan":
+        outputs["--events"] = tmp_path / "events.csv"
+    asked = [part for option, path in outputs.items() for part in (option, str(path))]
+    with FULL.open("wb") as full:
+        done = _cli([command, *source, *asked], stdout=full)
+    assert done.returncode == 2 and b"standard output" in done.stderr
+    for path in outputs.values():
+        assert path.stat().st_size > 0, path
