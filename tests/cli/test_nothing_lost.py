@@ -320,3 +320,47 @@ def test_file_outputs_are_written_when_standard_output_fails(tmp_path: Path, com
     assert done.returncode == 2 and b"standard output" in done.stderr
     for path in outputs.values():
         assert path.stat().st_size > 0, path
+
+
+# --- 3. repro -o DIR over an existing bundle -----------------------------------------------
+
+
+@pytest.mark.parametrize("copy", ["--copy-vocab", "--no-copy-vocab"])
+def test_repro_refuses_to_overwrite_a_bundle_unless_forced(tmp_path: Path, copy: str) -> None:
+    out = tmp_path / "bundle"
+    out.mkdir()
+    (out / "ISSUE.md").write_text("my notes on the issue\n")
+    _refused(["repro", SEED, "-o", str(out), copy], str(out), "ISSUE.md", "--force")
+    assert (out / "ISSUE.md").read_text() == "my notes on the issue\n"
+    assert sorted(p.name for p in out.iterdir()) == ["ISSUE.md"]  # nothing else written
+    forced = run(["repro", SEED, "-o", str(out), copy, "--force"])
+    assert forced.exit_code == 0, forced.stderr
+    assert (out / "ISSUE.md").read_text().startswith("#")
+
+
+def test_repro_into_a_folder_without_a_bundle_writes(tmp_path: Path) -> None:
+    out = tmp_path / "bundle"
+    out.mkdir()
+    (out / "notes.txt").write_text("kept\n")  # not a bundle file
+    assert run(["repro", SEED, "-o", str(out)]).exit_code == 0
+    assert (out / "notes.txt").read_text() == "kept\n" and (out / "tokens.json").is_file()
+    again = run(["repro", SEED, "-o", str(out)])
+    assert again.exit_code == 2 and "already there" in again.stderr
+
+
+def test_write_repro_refuses_an_existing_bundle_unless_overwrite(tmp_path: Path) -> None:
+    import harmony_doctor as hd
+    from harmony_doctor.errors import OutputError
+
+    small = hd.shrink(hd.parse_tokens(Path(SEED).read_text()), budget=2_000)
+    out = tmp_path / "bundle"
+    written = hd.write_repro(small, out, copy_vocab=False)
+    assert hd.existing_repro_files(out, copy_vocab=False) == written
+    assert hd.existing_repro_files(out) == written  # no vocab/ copy was made
+    before = {p: p.read_bytes() for p in written}
+    (out / "tokens.json").write_text("[1]\n")
+    with pytest.raises(OutputError, match="already there"):
+        hd.write_repro(small, out, copy_vocab=False)
+    assert (out / "tokens.json").read_text() == "[1]\n"
+    assert hd.write_repro(small, out, copy_vocab=False, overwrite=True) == written
+    assert {p: p.read_bytes() for p in written} == before
