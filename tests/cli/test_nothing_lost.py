@@ -10,7 +10,10 @@ from pathlib import Path
 from typing import IO
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from tests.fuzz_inputs import hostile_text
 from tests.helpers import SAMPLES, run
 
 LOG = (SAMPLES / "vllm-requests.log").read_bytes()  # a log with failures and request counts
@@ -364,3 +367,67 @@ def test_write_repro_refuses_an_existing_bundle_unless_overwrite(tmp_path: Path)
     assert (out / "tokens.json").read_text() == "[1]\n"
     assert hd.write_repro(small, out, copy_vocab=False, overwrite=True) == written
     assert {p: p.read_bytes() for p in written} == before
+
+
+# --- 4. escaping: GitHub annotations, and CSV cells that read back as written --------------
+
+# Characters that may reorder or break a line in GitHub's log view, or colour it.
+UNSAFE = "\x1b\x00\x07\x7f\x85\u202e\u202d\u2066\u2069\u200f\u061c\u2028\u2029\ufeff"
+unsafe_text = st.lists(hostile_text | st.sampled_from(sorted(UNSAFE + "\r\n%:,\t")), max_size=20)
+
+
+def _github_unescape(value: str) -> str:
+    """What GitHub's runner does to a property or message (the toolkit's inverse)."""
+    for code, ch in (("%0D", "\r"), ("%0A", "\n"), ("%3A", ":"), ("%2C", ","), ("%25", "%")):
+        value = value.replace(code, ch)
+    return value
+
+
+def test_visible_shows_what_one_line_shows_and_keeps_line_breaks() -> None:
+    from harmony_doctor.output.escape import one_line, visible
+
+    assert visible("a\u202eb\n\tc\x1b[0m\u2028\U000e0001") == (
+        "a\\u202eb\n\tc\\x1b[0m\\u2028\\U000e0001"
+    )
+    assert one_line(visible("x\u2066y")) == one_line("x\u2066y") == "x\\u2066y"
+
+
+@given(unsafe_text.map("".join))
+def test_workflow_command_escaping_goes_through_the_one_escaper(value: str) -> None:
+    """GitHub reads back the text as given, with only its unsafe characters shown (as the
+    escaper shows them everywhere) and CR/LF as the toolkit escapes them."""
+    from harmony_doctor.output.escape import visible
+    from harmony_doctor.output.github import escape_data, escape_property
+
+    shown = "\r".join("\n".join(visible(p) for p in part.split("\n")) for part in value.split("\r"))
+    for escaped in (escape_data(value), escape_property(value)):
+        assert not set(escaped) & set(UNSAFE + "\r\n")
+        assert _github_unescape(escaped) == shown
+    assert not set(escape_property(value)) & set(":,")
+
+
+def test_github_annotations_show_bidi_and_control_characters(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.scan.vllm_logs import access, traceback
+
+    step = tmp_path / "step.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    name = "evil\u202egol.txt\u2066.log"  # shows as "evil" + "gol.txt" reversed
+    remainder = "to\u202ework\u2028done"  # (the log reader strips colour codes itself)
+    lines = [access(4)]
+    lines += traceback(
+        4, "11-28 12:30:00", f'unexpected tokens remaining in message header: Some("{remainder}")'
+    )
+    (logs / name).write_text("\n".join(lines) + "\n")
+    result = run(["scan", str(logs), "-j", "1", "--format", "github", "--by", "file,code"])
+    assert result.exit_code == 1, result.stderr
+    assert not set(result.stdout) & set(UNSAFE)
+    markdown = step.read_text()  # the step summary's table cells too
+    assert "evil\\u202egol.txt\\u2066.log" in markdown and not set(markdown) & set(UNSAFE)
+    error = next(line for line in result.stdout.splitlines() if line.startswith("::error "))
+    assert "evil\\u202egol.txt\\u2066.log" in error
+    assert "to\\u202ework\\u2028done" in error
