@@ -5,7 +5,8 @@ nothing. Every file is written under a temporary name and renamed at the end, so
 run (Ctrl-C, SIGTERM, SIGHUP) never leaves a partial export, nor its `.part`. A failed write is
 an OutputError with one line of why. Files get the mode the umask gives new files. CSV cells a
 spreadsheet would execute (starting with `=`, `+`, `-`, `@`, tab or carriage return) are
-neutralised with a leading `'`.
+neutralised with a leading `'`, and so are cells that start with `'` themselves, so that the
+reader (scan/event_files.py) can take exactly one `'` off both and get every cell back.
 """
 
 from __future__ import annotations
@@ -25,12 +26,13 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from harmony_doctor.errors import OutputError
 from harmony_doctor.output.escape import one_line
-from harmony_doctor.scan.event_files import table_format, unknown_format
+from harmony_doctor.scan.event_files import QUOTED_STARTS, table_format, unknown_format
 
 if TYPE_CHECKING:
     import polars as pl
 
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+# Formula characters, and the quote itself: `'=x` and `=x` must not be written alike.
+_QUOTED_STARTS = tuple(QUOTED_STARTS)
 
 
 class Terminated(KeyboardInterrupt):
@@ -67,8 +69,9 @@ def write_text(path: Path, text: str) -> None:
 
 
 def safe_cell(value: Any) -> Any:
-    """A CSV cell that no spreadsheet will run as a formula."""
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
+    """A CSV cell that no spreadsheet will run as a formula, and that reads back as it was:
+    a leading `'` before a formula character or a `'`, which the reader takes off again."""
+    if isinstance(value, str) and value.startswith(_QUOTED_STARTS):
         return "'" + value
     return value
 

@@ -129,8 +129,15 @@ class EventFiles:
     untallied: tuple[Path, ...] = ()  # events files with no tallies beside (older versions)
 
 
+# A CSV cell starting with one of these is written with a `'` before it (output/tables.py
+# safe_cell): a spreadsheet runs none of them as a formula, and since a cell that starts with
+# `'` is quoted too, taking off exactly one `'` before one of them gives every cell back.
+QUOTED_STARTS = "=+-@\t\r'"
+_QUOTED_CELL = r"^'([=+\-@\t\r'])"  # QUOTED_STARTS after the one `'` taken off
+
+
 def read_table(path: Path) -> pl.DataFrame:
-    """Read back a table written by output/files.write_table (CSV cells un-neutralised)."""
+    """Read back a table written by output/tables.write_table (CSV cells unquoted)."""
     return _read_table(path, checked=False)
 
 
@@ -157,9 +164,7 @@ def _read_table(path: Path, checked: bool) -> pl.DataFrame:
         raise InputError(f"cannot read {path}: {_one_line(exc)}") from None
     except pl.exceptions.PanicException:  # a BaseException: polars gave up on a corrupt file
         raise InputError(f"cannot read {path}: the {kind} data is corrupt") from None
-    return frame.with_columns(
-        pl.col(c).str.replace(r"^'([=+\-@\t\r])", "$1") for c in frame.columns
-    )
+    return frame.with_columns(pl.col(c).str.replace(_QUOTED_CELL, "$1") for c in frame.columns)
 
 
 def _one_line(exc: BaseException) -> str:

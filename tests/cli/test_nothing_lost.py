@@ -431,3 +431,53 @@ def test_github_annotations_show_bidi_and_control_characters(
     error = next(line for line in result.stdout.splitlines() if line.startswith("::error "))
     assert "evil\\u202egol.txt\\u2066.log" in error
     assert "to\\u202ework\\u2028done" in error
+
+
+def test_csv_cells_read_back_as_written() -> None:
+    from harmony_doctor.output.tables import safe_cell
+
+    assert safe_cell("'=x") == "''=x" and safe_cell("=x") == "'=x" and safe_cell("'x") == "''x"
+    assert safe_cell("x'") == "x'" and safe_cell(-1) == -1
+
+
+cell_text = st.tuples(
+    st.sampled_from(["", "'", "''", "=", "'=", "-", "'-", "+", "@", "\t", "x"]),
+    st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n\x00")),
+).map("".join)
+
+
+@given(st.lists(cell_text.filter(bool), min_size=1, max_size=8))
+def test_a_csv_table_reads_back_cell_for_cell(cells: list[str]) -> None:
+    import tempfile
+
+    import polars as pl
+
+    from harmony_doctor.output.tables import write_table
+    from harmony_doctor.scan.event_files import read_table
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder, "t.csv")
+        write_table(pl.DataFrame({"file": cells}), path)
+        assert read_table(path)["file"].to_list() == cells
+
+
+def test_report_of_the_csv_groups_as_report_of_the_jsonl(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`=x.log` is written `'=x.log`, and a real `'=x.log` `''=x.log`: two files, two rows."""
+    import json
+
+    monkeypatch.chdir(tmp_path)  # the files named as they are, not under a folder's path
+    names = ["=x.log", "'=x.log", "'x.log", "''x.log", "-x.log", "x.log"]
+    for name in names:
+        Path(name).write_bytes(LOG)
+    groups = {}
+    for suffix in (".csv", ".jsonl"):
+        scanned = run(["scan", "-j", "1", "--events", f"events{suffix}", "--", *names])
+        assert scanned.exit_code == 1, scanned.stderr
+        reported = run(["report", f"events{suffix}", "--by", "file", "-f", "json"])
+        assert reported.exit_code == 1, reported.stderr
+        doc = json.loads(reported.stdout)
+        groups[suffix] = {g["file"]: (g["count"], g["requests"]) for g in doc["groups"]}
+    assert groups[".csv"] == groups[".jsonl"]
+    assert sorted(groups[".csv"]) == sorted(names)
