@@ -1,11 +1,11 @@
 """Where a run writes, checked in one place before anything is read.
 
-Every file an option names must have a name its reader takes (a table's extension, `.prom`),
-be writable, and be neither another output of the run nor one of its inputs: two names are
-the same file when they reach the same device and inode (`./x`, a symlink, a hard link), and
-outputs not yet written are compared by their resolved path. A file found inside a scanned
-folder counts as an input unless scan leaves it out as one of its own exports (an earlier
-`--events` written into the folder it scans).
+Every file an option names must have a name its reader takes (a table's extension, `.prom`,
+`.html`), be writable, and be neither another output of the run nor one of its inputs: two
+names are the same file when they reach the same device and inode (`./x`, a symlink, a hard
+link), and outputs not yet written are compared by their resolved path. A file found inside a
+scanned folder counts as an input unless scan leaves it out as one of its own exports (an
+earlier `--events` written into the folder it scans).
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ from harmony_doctor.scan.event_files import written_by_scan
 # page; append: a file others write too ($GITHUB_STEP_SUMMARY), appended to, never replaced.
 TargetKind = Literal["table", "prometheus", "html", "append"]
 
-# node-exporter's textfile collector reads only `*.prom`.
+# node-exporter's textfile collector reads only `*.prom`; a browser opens a page by its name.
 PROMETHEUS_SUFFIX = ".prom"
+HTML_SUFFIXES = (".html", ".htm")
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,8 @@ def _check_name(target: Target) -> None:
         export_format(target.path)
     elif target.kind == "prometheus" and target.path.suffix != PROMETHEUS_SUFFIX:
         raise OutputError(f"cannot write {target.path}: the name must end in {PROMETHEUS_SUFFIX}")
+    elif target.kind == "html" and target.path.suffix.lower() not in HTML_SUFFIXES:
+        raise OutputError(f"cannot write {target.path}: the name must end in .html or .htm")
 
 
 def _identity(path: Path) -> tuple[object, ...]:

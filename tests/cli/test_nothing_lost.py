@@ -481,3 +481,25 @@ def test_report_of_the_csv_groups_as_report_of_the_jsonl(
         groups[suffix] = {g["file"]: (g["count"], g["requests"]) for g in doc["groups"]}
     assert groups[".csv"] == groups[".jsonl"]
     assert sorted(groups[".csv"]) == sorted(names)
+
+
+# --- 5. messages that say what happened -----------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["p.pdf", "p.html.txt", "p"])
+def test_html_must_be_named_as_a_page(tmp_path: Path, name: str) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes(LOG)
+    page = tmp_path / name
+    _refused(["scan", str(log), "--html", str(page)], str(page), ".html or .htm")
+    _refused(["report", str(log), "--html", str(page)], str(page), ".html or .htm")
+    assert not page.exists()
+
+
+@pytest.mark.parametrize("name", ["p.html", "p.htm", "P.HTML"])
+def test_html_named_as_a_page_is_written(tmp_path: Path, name: str) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes(LOG)
+    page = tmp_path / name
+    assert run(["scan", str(log), "-j", "1", "--html", str(page)]).exit_code == 1
+    assert page.read_text().lstrip().lower().startswith("<!doctype html")
