@@ -486,6 +486,57 @@ def test_report_of_the_csv_groups_as_report_of_the_jsonl(
 # --- 5. messages that say what happened -----------------------------------------------------
 
 
+def test_report_of_a_missing_file_says_no_such_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = run(["report", "nope.csv"])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == "harmony-doctor: error: nope.csv: No such file or directory\n"
+
+
+def _events(tmp_path: Path, name: str) -> Path:
+    log, events = tmp_path / "app.log", tmp_path / name
+    log.write_bytes(LOG)
+    assert run(["scan", str(log), "-j", "1", "--events", str(events)]).exit_code == 1
+    return events
+
+
+@pytest.mark.parametrize("name", ["ev.parquet", "ev.csv"])
+def test_an_unreadable_events_file_says_permission_denied(tmp_path: Path, name: str) -> None:
+    events = _events(tmp_path, name)
+    events.chmod(0o000)
+    try:
+        if os.access(events, os.R_OK):
+            pytest.skip("running as a user who may read anything (the next test fakes it)")
+        result = run(["report", str(events)])
+    finally:
+        events.chmod(0o644)
+    assert result.exit_code == 2
+    assert result.stderr == f"harmony-doctor: error: cannot read {events}: Permission denied\n"
+
+
+@pytest.mark.parametrize("name", ["ev.parquet", "ev.csv"])
+def test_a_file_that_cannot_be_opened_is_not_called_corrupt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """As the test above, for a user whom permissions do not stop (root): opening is refused."""
+    import errno
+
+    events = _events(tmp_path, name)
+    real_open = os.open
+
+    def refused(path: object, *args: object, **kwargs: object) -> int:
+        if Path(str(path)) == events:
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+        return real_open(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", refused)
+    result = run(["report", str(events)])
+    assert result.exit_code == 2
+    assert result.stderr == f"harmony-doctor: error: cannot read {events}: Permission denied\n"
+
+
 @pytest.mark.parametrize("name", ["p.pdf", "p.html.txt", "p"])
 def test_html_must_be_named_as_a_page(tmp_path: Path, name: str) -> None:
     log = tmp_path / "app.log"
