@@ -61,8 +61,12 @@ class _GuardedStdout(io.FileIO):
     click nor rich take them for their own (click and rich exit 1 on a closed pipe), and no
     command's `except OSError` takes them for an input's."""
 
+    refusal: OSError | None = None  # stdout was closed at start (`>&-`): every write fails
+
     def write(self, data: Buffer, /) -> int:
         try:
+            if self.refusal is not None:
+                raise self.refusal
             return super().write(data)
         except OSError as exc:
             raise StdoutFailed(exc) from None
@@ -72,6 +76,11 @@ def guard_stdout() -> None:
     """Route sys.stdout through _GuardedStdout, with its encoding and buffering kept; nothing
     to do when it is no file descriptor (a test's StringIO) or is guarded already."""
     stream = sys.stdout
+    if stream is None:  # started without a standard output: writing to it is the error
+        guarded = _GuardedStdout(os.open(os.devnull, os.O_WRONLY), "w")
+        guarded.refusal = OSError(errno.EBADF, os.strerror(errno.EBADF))
+        sys.stdout = io.TextIOWrapper(io.BufferedWriter(guarded), encoding="utf-8")
+        return
     if not isinstance(stream, io.TextIOWrapper):
         return
     if isinstance(getattr(stream.buffer, "raw", None), _GuardedStdout):
@@ -97,6 +106,9 @@ def stdout_failed(exc: StdoutFailed) -> int:
     with contextlib.suppress(OSError, ValueError):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
+    guarded = getattr(getattr(sys.stdout, "buffer", None), "raw", None)
+    if isinstance(guarded, _GuardedStdout):
+        guarded.refusal = None
     if exc.error.errno == errno.EPIPE:
         return ExitCode.BROKEN_PIPE
     return fail(f"cannot write to standard output: {exc}")

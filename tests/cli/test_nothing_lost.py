@@ -226,6 +226,21 @@ def test_a_full_standard_output_is_one_line_and_exit_2(tmp_path: Path, name: str
     )
 
 
+@pytest.mark.parametrize("args", [["rules"], ["--help"]])
+def test_a_standard_output_closed_at_start_is_one_line_and_exit_2(args: list[str]) -> None:
+    """`harmony-doctor rules >&-`: Python starts with no sys.stdout at all."""
+    done = subprocess.run(
+        ["sh", "-c", 'exec "$0" -m harmony_doctor "$@" >&-', sys.executable, *args],
+        stderr=subprocess.PIPE,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert (
+        done.stderr
+        == b"harmony-doctor: error: cannot write to standard output: Bad file descriptor\n"
+    )
+
+
 @pytest.mark.skipif(not FULL.exists(), reason="no /dev/full on this system")
 def test_a_write_error_in_the_middle_of_the_output_ends_the_same_way(tmp_path: Path) -> None:
     """Past the first buffer (8 KiB), the write fails inside the command, not at the last flush."""
