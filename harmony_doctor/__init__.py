@@ -99,6 +99,7 @@ __all__ = [
     "VocabError",
     "__version__",
     "empty_frames",
+    "existing_repro_files",
     "explain_input",
     "explain_text",
     "explain_tokens",
@@ -235,12 +236,25 @@ def write_repro(
     label: str = "<api>",
     source: TokenInput | None = None,
     copy_vocab: bool = True,
+    overwrite: bool = False,
 ) -> list[Path]:
-    """Write tokens.json, an offline repro.py, versions.json and ISSUE.md into `folder`."""
+    """Write tokens.json, an offline repro.py, versions.json and ISSUE.md into `folder` (and
+    vocab/, with `copy_vocab`). OutputError, and nothing written, when some of those files are
+    there already, unless `overwrite`."""
     from harmony_doctor.streams.repro import write_bundle
 
     original = source if source is not None else _token_input(result.original)
-    return write_bundle(result, folder, _vocab(vocab), label, original, copy_vocab=copy_vocab)
+    return write_bundle(
+        result, folder, _vocab(vocab), label, original, copy_vocab=copy_vocab, overwrite=overwrite
+    )
+
+
+def existing_repro_files(folder: Path, *, copy_vocab: bool = True) -> list[Path]:
+    """The files of a repro bundle already in `folder`, which `write_repro` would replace (to
+    ask before the shrink, which may take a while)."""
+    from harmony_doctor.streams.repro import existing_bundle_files
+
+    return existing_bundle_files(folder, copy_vocab)
 
 
 def render_chat(

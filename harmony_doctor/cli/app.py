@@ -18,7 +18,15 @@ try:  # typer >= 0.26 vendors click; older releases depend on it
 except ImportError:  # pragma: no cover - depends on the installed typer
     from click import exceptions as click_errors  # type: ignore[no-redef,import-not-found,unused-ignore]
 
-from harmony_doctor.cli.funnel import PROGRAM, command, fail, note, quiet_stdout
+from harmony_doctor.cli.funnel import (
+    PROGRAM,
+    StdoutFailed,
+    command,
+    fail,
+    guard_stdout,
+    note,
+    stdout_failed,
+)
 from harmony_doctor.errors import ExitCode
 from harmony_doctor.version import __version__
 
@@ -107,10 +115,20 @@ def _root(
 
 
 def main(argv: list[str] | None = None) -> NoReturn:
-    """Entry point: usage errors become one line on stderr and exit 2, like the rest."""
+    """Entry point: usage errors become one line on stderr and exit 2, like the rest; standard
+    output failing, from a command, --help or the last flush, ends through the funnel's exit."""
+    guard_stdout()
+    try:
+        code = _dispatch(argv)
+        sys.stdout.flush()
+    except StdoutFailed as exc:
+        code = stdout_failed(exc)
+    sys.exit(code)
+
+
+def _dispatch(argv: list[str] | None) -> int:
     try:
         code = app(args=argv, prog_name=PROGRAM, standalone_mode=False)
-        sys.stdout.flush()
     except click_errors.NoArgsIsHelpError as exc:
         sys.stdout.write(exc.ctx.get_help() + "\n")
         code = ExitCode.CLEAN
@@ -122,6 +140,4 @@ def main(argv: list[str] | None = None) -> NoReturn:
         code = ExitCode.INTERRUPTED
     except click_errors.ClickException as exc:
         code = fail(exc.format_message())
-    except BrokenPipeError:
-        code = quiet_stdout()
-    sys.exit(int(code) if isinstance(code, int) else 0)
+    return int(code) if isinstance(code, int) else 0

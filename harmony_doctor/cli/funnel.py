@@ -2,23 +2,32 @@
 
 A command is a plain function that returns an exit code. `command()` wraps it once, when the
 app registers it: errors the user can act on become one escaped line on stderr and exit 2,
-Ctrl-C exits 130, a closed pipe on stdout ends quietly with 141 (128 + SIGPIPE, what the shell
-reports for grep or ripgrep in the same place), and anything else is a bug and shows its
-traceback.
+Ctrl-C exits 130, and anything else is a bug and shows its traceback.
+
+Standard output failing is an outcome too, wherever it happens (a command's output, --help,
+the last flush): `guard_stdout` makes its write errors a `StdoutFailed` of their own, told
+apart from any other OSError. A closed pipe ends quietly with 141 (128 + SIGPIPE, what the
+shell reports for grep or ripgrep in the same place); any other write error (a full device,
+an I/O error) is one line on stderr and exit 2.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
+import io
 import os
 import sys
 from collections.abc import Callable
-from typing import ParamSpec
+from typing import TYPE_CHECKING, ParamSpec
 
 import typer
 
 from harmony_doctor.errors import DoctorError, ExitCode
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer  # collections.abc from Python 3.12
 
 P = ParamSpec("P")
 PROGRAM = "harmony-doctor"
@@ -39,12 +48,70 @@ def note(message: str) -> None:
     sys.stderr.write(f"{PROGRAM}: {one_line(message)}\n")
 
 
-def quiet_stdout() -> int:
-    """stdout is a closed pipe: drop what is still buffered so the exit flush stays silent."""
-    with contextlib.suppress(OSError):
+class StdoutFailed(Exception):
+    """Standard output could not be written: a closed pipe, a full device, an I/O error."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(error.strerror or str(error))
+        self.error = error
+
+
+class _GuardedStdout(io.FileIO):
+    """stdout's file descriptor, whose write errors are raised as StdoutFailed: neither typer,
+    click nor rich take them for their own (click and rich exit 1 on a closed pipe), and no
+    command's `except OSError` takes them for an input's."""
+
+    refusal: OSError | None = None  # stdout was closed at start (`>&-`): every write fails
+
+    def write(self, data: Buffer, /) -> int:
+        try:
+            if self.refusal is not None:
+                raise self.refusal
+            return super().write(data)
+        except OSError as exc:
+            raise StdoutFailed(exc) from None
+
+
+def guard_stdout() -> None:
+    """Route sys.stdout through _GuardedStdout, with its encoding and buffering kept; nothing
+    to do when it is no file descriptor (a test's StringIO) or is guarded already."""
+    stream = sys.stdout
+    if stream is None:  # started without a standard output: writing to it is the error
+        guarded = _GuardedStdout(os.open(os.devnull, os.O_WRONLY), "w")
+        guarded.refusal = OSError(errno.EBADF, os.strerror(errno.EBADF))
+        sys.stdout = io.TextIOWrapper(io.BufferedWriter(guarded), encoding="utf-8")
+        return
+    if not isinstance(stream, io.TextIOWrapper):
+        return
+    if isinstance(getattr(stream.buffer, "raw", None), _GuardedStdout):
+        return
+    try:
+        descriptor = stream.fileno()
+        stream.flush()
+    except (OSError, ValueError):  # io.UnsupportedOperation is both
+        return
+    sys.stdout = io.TextIOWrapper(
+        io.BufferedWriter(_GuardedStdout(descriptor, "w", closefd=False)),
+        encoding=stream.encoding,
+        errors=stream.errors,
+        line_buffering=stream.line_buffering,
+        write_through=stream.write_through,
+    )
+
+
+def stdout_failed(exc: StdoutFailed) -> int:
+    """The one exit for a failed standard output: 141 and nothing said for a closed pipe, else
+    one line on stderr and exit 2. What is still buffered goes to /dev/null, so the flush at
+    exit stays silent."""
+    with contextlib.suppress(OSError, ValueError):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-    return ExitCode.BROKEN_PIPE
+    guarded = getattr(getattr(sys.stdout, "buffer", None), "raw", None)
+    if isinstance(guarded, _GuardedStdout):
+        guarded.refusal = None
+    if exc.error.errno == errno.EPIPE:
+        return ExitCode.BROKEN_PIPE
+    return fail(f"cannot write to standard output: {exc}")
 
 
 def outcome(run: Callable[[], int]) -> int:
@@ -56,8 +123,8 @@ def outcome(run: Callable[[], int]) -> int:
     except KeyboardInterrupt:
         note("interrupted")
         return ExitCode.INTERRUPTED
-    except BrokenPipeError:
-        return quiet_stdout()
+    except StdoutFailed as exc:
+        return stdout_failed(exc)
 
 
 def command(function: Callable[P, int]) -> Callable[P, None]:

@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 import typer
 
 from harmony_doctor.choices import InputFormat, ParseRole
+from harmony_doctor.errors import OutputError
 
 Color = Literal["auto", "always", "never"]
 Format = Literal["text", "json"]
@@ -76,7 +77,7 @@ SummaryFormatOpt = Annotated[
     ),
 ]
 PrometheusOpt = Annotated[
-    Path | None,
+    list[Path] | None,
     typer.Option(
         "--prometheus",
         help="Write the counts and rates as a node-exporter textfile (FILE.prom, atomic).",
@@ -84,7 +85,7 @@ PrometheusOpt = Annotated[
     ),
 ]
 HtmlOpt = Annotated[
-    Path | None,
+    list[Path] | None,
     typer.Option(
         "--html",
         help="Write one self-contained HTML page (totals, patterns, failures over time, "
@@ -93,11 +94,25 @@ HtmlOpt = Annotated[
     ),
 ]
 SummaryCsvOpt = Annotated[
-    Path | None,
+    list[Path] | None,
     typer.Option(
         "--summary-csv",
         "--summary",
         help="Write the grouped summary (.csv; .jsonl and .parquet work too).",
     ),
 ]
+# A file option given twice would write one file and drop the other: such options take a list
+# (typer keeps only the last of a repeated single option) and `once` refuses more than one.
+
+
+def once(option: str, given: list[Path] | None) -> Path | None:
+    """The one path a file option names; OutputError when it was given more than once."""
+    if not given:
+        return None
+    if len(given) > 1:
+        named = ", ".join(str(p) for p in given)
+        raise OutputError(f"{option} given {len(given)} times ({named}): give it once")
+    return given[0]
+
+
 TopOpt = Annotated[int, typer.Option("--top", min=1, help="Groups shown in the table.")]

@@ -11,12 +11,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import harmony_doctor as hd
 from harmony_doctor.cli.console import make_console, print_json, show
 from harmony_doctor.cli.options import Color, SummaryFormat
 
 if TYPE_CHECKING:
     from harmony_doctor import Summary
     from harmony_doctor.output.operator import OperatorSummary
+    from harmony_doctor.output.targets import Target, TargetKind
 
 
 def show_summary(
@@ -55,19 +57,40 @@ def show_summary(
         show(console, view)
 
 
-def check_operator_paths(prometheus: Path | None, html: Path | None) -> None:
-    """Refuse operator output paths that cannot work, before any input is read."""
-    from harmony_doctor.output.operator_files import check_target
+def step_summary_path(output: SummaryFormat) -> Path | None:
+    """Where --format github appends its Markdown: $GITHUB_STEP_SUMMARY, which GitHub Actions
+    sets for every step (absent elsewhere)."""
+    value = os.environ.get("GITHUB_STEP_SUMMARY") if output == "github" else None
+    return Path(value) if value else None
 
-    if prometheus is not None:
-        check_target(prometheus, ".prom")  # node-exporter's textfile collector reads only these
-    if html is not None:
-        check_target(html)
+
+def output_targets(
+    output: SummaryFormat,
+    *,
+    events: Path | None = None,
+    summary: Path | None = None,
+    prometheus: Path | None = None,
+    html: Path | None = None,
+) -> list[Target]:
+    """Every file scan or report will write, with the option that named it (the request counts
+    go beside the events), for output/targets.py to check before anything is read."""
+    from harmony_doctor.output.targets import Target
+
+    tallies = hd.requests_path(events) if events is not None else None
+    named: list[tuple[str, Path | None, TargetKind]] = [
+        ("--events", events, "table"),
+        ("--events (request counts)", tallies, "table"),
+        ("--summary-csv", summary, "table"),
+        ("--prometheus", prometheus, "prometheus"),
+        ("--html", html, "html"),
+        ("$GITHUB_STEP_SUMMARY", step_summary_path(output), "append"),
+    ]
+    return [Target(option, path, kind) for option, path, kind in named if path is not None]
 
 
 def write_operator_outputs(
     operator: OperatorSummary,
-    output: SummaryFormat,
+    step_summary: Path | None,
     prometheus: Path | None,
     html: Path | None,
     top: int,
@@ -80,7 +103,6 @@ def write_operator_outputs(
 
     errors: list[str] = []
     now = time.time()
-    step_summary = os.environ.get("GITHUB_STEP_SUMMARY") if output == "github" else None
     try:
         if prometheus is not None:
             from harmony_doctor.output.prometheus import prometheus_registry
@@ -97,10 +119,10 @@ def write_operator_outputs(
     except OutputError as exc:
         errors.append(str(exc))
     try:
-        if step_summary:  # set by GitHub Actions for every step; absent elsewhere
+        if step_summary is not None:
             from harmony_doctor.output.github import step_summary as markdown
 
-            operator_files.append_text(Path(step_summary), markdown(operator, top))
+            operator_files.append_text(step_summary, markdown(operator, top))
     except OutputError as exc:
         errors.append(str(exc))
     return errors

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -19,9 +19,18 @@ from harmony_doctor.cli.options import (
     SummaryFormatOpt,
     TopOpt,
     WidthOpt,
+    once,
 )
-from harmony_doctor.cli.outputs import check_operator_paths, show_summary, write_operator_outputs
+from harmony_doctor.cli.outputs import (
+    output_targets,
+    show_summary,
+    step_summary_path,
+    write_operator_outputs,
+)
 from harmony_doctor.errors import ExitCode, InputError
+
+if TYPE_CHECKING:
+    from harmony_doctor.output.targets import InputFile
 
 
 def report(
@@ -51,21 +60,29 @@ def report(
     """
     from harmony_doctor.output import tables as export
     from harmony_doctor.output.operator import operator_summary
+    from harmony_doctor.output.targets import check_not_inputs, check_targets
 
     keys = hd.group_keys(by or [])
-    if summary is not None:
-        export.check_output_path(summary)
-    check_operator_paths(prometheus, html)
+    summary_path = once("--summary-csv", summary)
+    prometheus_path, html_path = once("--prometheus", prometheus), once("--html", html)
+    targets = output_targets(
+        output, summary=summary_path, prometheus=prometheus_path, html=html_path
+    )
+    check_targets(targets)
+    check_not_inputs(targets, _event_files(inputs))
     read = hd.summarize_event_files(inputs, keys)
     found = read.summary
     if read.unread and not found.files:  # nothing to sum: the first reason is the error
         for bad in read.unread[1:]:
             note(bad.reason)
         raise InputError(read.unread[0].reason)
-    failed = export.write_tables([(summary, lambda: found.table)])
+    failed = export.write_tables([(summary_path, lambda: found.table)])
     operator = operator_summary("report", found)
+    step_summary = step_summary_path(output)
+    failed += write_operator_outputs(operator, step_summary, prometheus_path, html_path, top)
+    # The files are written before the summary is shown: a standard output that fails (a full
+    # device, a closed pipe) ends the run, and must not take them with it.
     show_summary(found, output, top, color, width, "report", operator)
-    failed += write_operator_outputs(operator, output, prometheus, html, top)
     for bad in read.unread:  # the good files are summed all the same
         note(bad.reason)
     for named in read.untallied:
@@ -76,3 +93,18 @@ def report(
     if read.unread or failed:
         return ExitCode.ERROR
     return ExitCode.FINDINGS if found.events.height and not exit_zero else ExitCode.CLEAN
+
+
+def _event_files(inputs: list[str]) -> list[InputFile]:
+    """What report reads: each events file named and the request counts beside it (a URL
+    names no local file: it reaches nothing an output could be)."""
+    from harmony_doctor.output.targets import InputFile
+
+    files = []
+    for raw in inputs:
+        tallies = hd.requests_path(Path(raw))
+        files += [
+            InputFile(raw, Path(raw)),
+            InputFile(f"{tallies} (the request counts beside {raw})", tallies),
+        ]
+    return files

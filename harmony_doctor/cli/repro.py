@@ -11,7 +11,7 @@ import harmony_doctor as hd
 from harmony_doctor.cli.console import present
 from harmony_doctor.cli.options import RoleOpt
 from harmony_doctor.cli.reading import InputArgs, takes_input
-from harmony_doctor.errors import ExitCode
+from harmony_doctor.errors import ExitCode, OutputError
 
 
 @takes_input
@@ -35,14 +35,25 @@ def repro(
             help="Copy o200k_base.tiktoken into DIR/vocab (else repro.py points at this one).",
         ),
     ] = True,
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite a bundle already in DIR.")
+    ] = False,
 ) -> int:
     """Shrink a failing stream (delta debugging); write tokens.json, repro.py, ISSUE.md."""
     from harmony_doctor.output import contract
     from harmony_doctor.output.recover_view import repro_view
 
+    existing = [] if force else hd.existing_repro_files(out_dir, copy_vocab=copy_vocab)
+    if existing:  # asked before the input is read and shrunk
+        names = ", ".join(str(p.relative_to(out_dir)) for p in existing)
+        raise OutputError(
+            f"cannot write the bundle to {out_dir}: {names} already there (--force overwrites)"
+        )
     inp, label, vocab = given.tokens()
     result = hd.shrink(inp, vocab, role=role, strict=not lenient, budget=budget)
-    paths = hd.write_repro(result, out_dir, vocab, label=label, source=inp, copy_vocab=copy_vocab)
+    paths = hd.write_repro(
+        result, out_dir, vocab, label=label, source=inp, copy_vocab=copy_vocab, overwrite=force
+    )
     written = [str(p) for p in paths]
     present(
         given,

@@ -24,12 +24,19 @@ from harmony_doctor.cli.options import (
     TopOpt,
     VocabOpt,
     WidthOpt,
+    once,
 )
-from harmony_doctor.cli.outputs import check_operator_paths, show_summary, write_operator_outputs
+from harmony_doctor.cli.outputs import (
+    output_targets,
+    show_summary,
+    step_summary_path,
+    write_operator_outputs,
+)
 from harmony_doctor.errors import ExitCode, InputError
 
 if TYPE_CHECKING:
-    from harmony_doctor import ScanProgress
+    from harmony_doctor import InputListing, ScanProgress
+    from harmony_doctor.output.targets import InputFile
 
 
 def scan(
@@ -48,7 +55,7 @@ def scan(
     ] = None,
     output: SummaryFormatOpt = "table",
     events: Annotated[
-        Path | None,
+        list[Path] | None,
         typer.Option(
             "--events",
             help="Write one row per failure: .csv, .jsonl, .parquet; the request counts go "
@@ -104,13 +111,15 @@ def scan(
     """Batch-scan server logs: how often Harmony parsing fails, in which ways, since when."""
     from harmony_doctor.output import tables as export
     from harmony_doctor.output.operator import operator_summary
+    from harmony_doctor.output.targets import check_not_inputs, check_targets
 
     keys = hd.group_keys(by or [])
-    tallies = hd.requests_path(events) if events is not None else None
-    for target in (events, tallies, summary):  # a bad output path costs nothing: no input read
-        if target is not None:
-            export.check_output_path(target)
-    check_operator_paths(prometheus, html)
+    events_path, summary_path = once("--events", events), once("--summary-csv", summary)
+    prometheus_path, html_path = once("--prometheus", prometheus), once("--html", html)
+    targets = output_targets(
+        output, events=events_path, summary=summary_path, prometheus=prometheus_path, html=html_path
+    )
+    check_targets(targets)  # a bad output path costs nothing: no input read
     paths = inputs or ["-"]
     if paths == ["-"] and (sys.stdin is None or sys.stdin.isatty()):
         raise InputError("no input: give files or folders, or pipe a log to standard input")
@@ -118,6 +127,7 @@ def scan(
     if not listing.sources and listing.skipped:
         first = listing.skipped[0]
         raise InputError(f"nothing to read: {first.label}: {first.reason}")
+    check_not_inputs(targets, _scanned_files(paths, listing))  # listed, not read yet
     options = hd.ScanOptions(
         replay=replay,
         redact=redact,
@@ -129,16 +139,20 @@ def scan(
     with _progress(listing.bytes) as progress:
         result = hd.scan_inputs(listing, options, progress)
     found = hd.summarize_scan(result, keys)
+    tallies = hd.requests_path(events_path) if events_path is not None else None
     failed = export.write_tables(
         [
-            (events, lambda: found.events),
+            (events_path, lambda: found.events),
             (tallies, lambda: hd.tally_table(result)),
-            (summary, lambda: found.table),
+            (summary_path, lambda: found.table),
         ]
     )
     operator = operator_summary("scan", found)
+    step_summary = step_summary_path(output)
+    failed += write_operator_outputs(operator, step_summary, prometheus_path, html_path, top)
+    # The files are written before the summary is shown: a standard output that fails (a full
+    # device, a closed pipe) ends the run, and must not take them with it.
     show_summary(found, output, top, color, width, "scan", operator)
-    failed += write_operator_outputs(operator, output, prometheus, html, top)
     for f in result.files:
         if f.status != "ok":
             note(f"{f.status} {f.path}: {f.reason}")
@@ -151,6 +165,15 @@ def scan(
     if max_rate is not None and rate is not None:
         failing = rate > max_rate
     return ExitCode.FINDINGS if failing and not exit_zero else ExitCode.CLEAN
+
+
+def _scanned_files(paths: list[str], listing: InputListing) -> list[InputFile]:
+    """What the scan reads: the files named, standard input, and the files found in folders."""
+    from harmony_doctor.output.targets import InputFile
+
+    named = [InputFile("<stdin>", None) if r == "-" else InputFile(r, Path(r)) for r in paths]
+    found = [InputFile(s.label, s.path, in_folder=True) for s in listing.sources if s.path]
+    return named + found
 
 
 @contextmanager

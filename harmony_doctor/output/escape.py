@@ -65,6 +65,16 @@ def one_line(text: str) -> str:
     return "".join(c if c.isprintable() else _escape_char(c) for c in folded)
 
 
+def visible(text: str) -> str:
+    """Untrusted text as plain text with every unsafe or unprintable character shown as an
+    escape (`\\x1b`, `\\u202e`), newlines and tabs kept: for formats that have escapes of
+    their own for line breaks (GitHub workflow commands, Markdown cells)."""
+    shown = _UNSAFE.sub(lambda match: _escape_char(match.group()), text)
+    if shown.isprintable():
+        return shown
+    return "".join(c if c.isprintable() or c in "\n\t" else _escape_char(c) for c in shown)
+
+
 def shorten(value: str, limit: int) -> str:
     """`value` cut to at most `limit` characters, the middle elided."""
     if len(value) <= limit:

@@ -1,32 +1,27 @@
 """The summary for GitHub Actions: workflow-command annotations and a Markdown step summary.
 
 Escaping follows the Actions toolkit (`@actions/core` command.ts): data escapes `%`, CR and LF;
-property values also `:` and `,`. Other control characters are shown as `\\xNN`, so a log line
-cannot colour or rewrite the job's log.
+property values also `:` and `,`. Every other unsafe character (control, bidi, line separator)
+is shown by the one escaper (output/escape.py), so a log line can neither colour nor reorder
+the job's log or the annotation.
 """
 
 from __future__ import annotations
 
 import html
-import re
 
+from harmony_doctor.output.escape import visible
 from harmony_doctor.output.operator import OperatorSummary, per_origin, text
 
 # GitHub shows at most 10 error and 10 warning annotations per step and 50 per job; more
 # would only be noise in the log, so the rest is counted in one closing notice.
 ANNOTATION_LIMIT = 50
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-
-
-def _visible(value: str) -> str:
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
-
 
 def escape_data(value: str) -> str:
     """A workflow command's message, as GitHub reads it back."""
-    escaped = value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return _visible(escaped)
+    # No CR or LF is left for the escaper to show; its escapes hold no `%`, `:` or `,`.
+    return visible(value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def escape_property(value: str) -> str:
@@ -72,7 +67,7 @@ def workflow_commands(summary: OperatorSummary, limit: int = ANNOTATION_LIMIT) -
 def _cell(value: object) -> str:
     """A Markdown table cell: HTML-escaped (GitHub renders inline HTML), pipes and line breaks
     kept inside the cell."""
-    shown = html.escape(_visible(text(value)).replace("\r", " ").replace("\n", " "))
+    shown = html.escape(visible(text(value).replace("\r", " ").replace("\n", " ")))
     return (
         shown.replace("|", "\\|").replace("`", "&#96;").replace("[", "&#91;").replace("]", "&#93;")
     )

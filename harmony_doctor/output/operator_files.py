@@ -6,18 +6,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harmony_doctor.errors import OutputError
-from harmony_doctor.output.tables import check_writable
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
-
-
-def check_target(path: Path, suffix: str | None = None) -> None:
-    """Refuse a path that cannot be written, before any input is read, or that lacks the
-    `suffix` its reader needs (node-exporter collects only `.prom` files)."""
-    if suffix is not None and path.suffix != suffix:
-        raise OutputError(f"cannot write {path}: the name must end in {suffix}")
-    check_writable(path)
 
 
 def write_textfile(path: Path, registry: CollectorRegistry) -> None:

@@ -1,11 +1,12 @@
 """Tables to files: CSV, JSONL or Parquet by extension, written safely.
 
-Every output path is checked before any input is read (`check_output_path`), so a typo costs
+Every output path is checked before any input is read (output/targets.py), so a typo costs
 nothing. Every file is written under a temporary name and renamed at the end, so an interrupted
 run (Ctrl-C, SIGTERM, SIGHUP) never leaves a partial export, nor its `.part`. A failed write is
 an OutputError with one line of why. Files get the mode the umask gives new files. CSV cells a
 spreadsheet would execute (starting with `=`, `+`, `-`, `@`, tab or carriage return) are
-neutralised with a leading `'`.
+neutralised with a leading `'`, and so are cells that start with `'` themselves, so that the
+reader (scan/event_files.py) can take exactly one `'` off both and get every cell back.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import json
 import math
 import os
 import signal
-import stat
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -26,12 +26,13 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from harmony_doctor.errors import OutputError
 from harmony_doctor.output.escape import one_line
-from harmony_doctor.scan.event_files import table_format, unknown_format
+from harmony_doctor.scan.event_files import QUOTED_STARTS, table_format, unknown_format
 
 if TYPE_CHECKING:
     import polars as pl
 
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+# Formula characters, and the quote itself: `'=x` and `=x` must not be written alike.
+_QUOTED_STARTS = tuple(QUOTED_STARTS)
 
 
 class Terminated(KeyboardInterrupt):
@@ -44,33 +45,6 @@ def export_format(path: Path) -> str:
     if kind is None:
         raise OutputError(unknown_format(path))
     return kind
-
-
-def check_output_path(path: Path) -> None:
-    """Refuse a table export that cannot work, before any input is read: an unknown extension,
-    or a path `check_writable` refuses."""
-    export_format(path)
-    check_writable(path)
-
-
-def check_writable(path: Path) -> None:
-    """Refuse an output path before any input is read: a directory, something other than a
-    regular file, a folder that is missing or read-only."""
-    folder = path.parent if str(path.parent) else Path(".")
-    try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        mode = None
-    except OSError as exc:
-        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
-    if mode is not None and stat.S_ISDIR(mode):
-        raise OutputError(f"cannot write {path}: it is a directory")
-    if mode is not None and not stat.S_ISREG(mode):
-        raise OutputError(f"cannot write {path}: it is not a regular file")
-    if not folder.is_dir():
-        raise OutputError(f"cannot write {path}: no folder {folder}")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise OutputError(f"cannot write {path}: folder {folder} is not writable")
 
 
 def write_tables(targets: Sequence[tuple[Path | None, Callable[[], pl.DataFrame]]]) -> list[str]:
@@ -95,8 +69,9 @@ def write_text(path: Path, text: str) -> None:
 
 
 def safe_cell(value: Any) -> Any:
-    """A CSV cell that no spreadsheet will run as a formula."""
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
+    """A CSV cell that no spreadsheet will run as a formula, and that reads back as it was:
+    a leading `'` before a formula character or a `'`, which the reader takes off again."""
+    if isinstance(value, str) and value.startswith(_QUOTED_STARTS):
         return "'" + value
     return value
 

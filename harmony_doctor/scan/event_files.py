@@ -129,8 +129,15 @@ class EventFiles:
     untallied: tuple[Path, ...] = ()  # events files with no tallies beside (older versions)
 
 
+# A CSV cell starting with one of these is written with a `'` before it (output/tables.py
+# safe_cell): a spreadsheet runs none of them as a formula, and since a cell that starts with
+# `'` is quoted too, taking off exactly one `'` before one of them gives every cell back.
+QUOTED_STARTS = "=+-@\t\r'"
+_QUOTED_CELL = r"^'([=+\-@\t\r'])"  # QUOTED_STARTS after the one `'` taken off
+
+
 def read_table(path: Path) -> pl.DataFrame:
-    """Read back a table written by output/files.write_table (CSV cells un-neutralised)."""
+    """Read back a table written by output/tables.write_table (CSV cells unquoted)."""
     return _read_table(path, checked=False)
 
 
@@ -157,9 +164,7 @@ def _read_table(path: Path, checked: bool) -> pl.DataFrame:
         raise InputError(f"cannot read {path}: {_one_line(exc)}") from None
     except pl.exceptions.PanicException:  # a BaseException: polars gave up on a corrupt file
         raise InputError(f"cannot read {path}: the {kind} data is corrupt") from None
-    return frame.with_columns(
-        pl.col(c).str.replace(r"^'([=+\-@\t\r])", "$1") for c in frame.columns
-    )
+    return frame.with_columns(pl.col(c).str.replace(_QUOTED_CELL, "$1") for c in frame.columns)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -303,7 +308,8 @@ def read_event_files(
         tally_paths = list(dict.fromkeys([*(p for p in beside if p.is_file()), *paths]))
         tally_paths = [p for p in tally_paths if is_requests_path(p)]
     parquet = [p for p in [*event_paths, *tally_paths] if _kind_or_none(p) == "parquet"]
-    unreadable = check_parquet([p for p in parquet if p.is_file()]) if parquet else {}
+    openable = [p for p in parquet if _cannot_open(p) is None]  # the others say why themselves
+    unreadable = check_parquet(openable) if openable else {}
     bad: list[BadFile] = []
     frames, good = _read_each(event_paths, columns, empty, unreadable, bad)
     tallies: pl.DataFrame | None = None
@@ -325,11 +331,30 @@ def read_event_files(
 def _checked_read(
     path: Path, columns: Mapping[str, Any], empty: pl.DataFrame, unreadable: Mapping[Path, str]
 ) -> pl.DataFrame:
+    problem = _cannot_open(path)
+    if problem is not None:
+        raise InputError(problem)
     if path in unreadable:
         raise InputError(f"cannot read {path}: {unreadable[path]}")
-    if not path.is_file():
-        raise InputError(f"cannot read {path}: not a file")
     return _events_of(path, columns, empty)
+
+
+def _cannot_open(path: Path) -> str | None:
+    """Why a file cannot be opened for reading, in the system's words, or None: a missing file
+    is not "not a file", and a file without permission is not corrupt data."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return f"{path}: No such file or directory"
+    except OSError as exc:
+        return f"cannot read {path}: {exc.strerror or exc}"
+    if not stat.S_ISREG(info.st_mode):  # a folder; a FIFO would block the open below
+        return f"cannot read {path}: not a file"
+    try:
+        os.close(os.open(path, os.O_RDONLY))
+    except OSError as exc:
+        return f"cannot read {path}: {exc.strerror or exc}"
+    return None
 
 
 def read_events(paths: Sequence[Path], schema: Mapping[str, Any]) -> tuple[pl.DataFrame, list[int]]:

@@ -10,6 +10,7 @@ versions involved, and a ready-to-paste ISSUE.md.
 from __future__ import annotations
 
 import json
+import os
 import platform
 import re
 import shutil
@@ -17,7 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from harmony_doctor.choices import ParseRole
-from harmony_doctor.errors import InputError
+from harmony_doctor.errors import InputError, OutputError
 from harmony_doctor.faults.catalogue import kind_of_error
 from harmony_doctor.harmony.vocab import VOCAB_FILENAME, Vocab, harmony_version, package_version
 from harmony_doctor.models import Diagnosis, Shrink, TokenInput
@@ -132,6 +133,20 @@ def versions_record(vocab: Vocab) -> dict[str, str]:
     }
 
 
+BUNDLE_FILES = ("tokens.json", "repro.py", "versions.json", "ISSUE.md")
+
+
+def bundle_files(out_dir: Path, copy_vocab: bool = True) -> list[Path]:
+    """Every file `write_bundle` writes into `out_dir` (the vocabulary copy first, when made)."""
+    vocab = [out_dir / "vocab" / VOCAB_FILENAME] if copy_vocab else []
+    return vocab + [out_dir / name for name in BUNDLE_FILES]
+
+
+def existing_bundle_files(out_dir: Path, copy_vocab: bool = True) -> list[Path]:
+    """The bundle's files already in `out_dir` (a dangling link counts: writing would follow it)."""
+    return [p for p in bundle_files(out_dir, copy_vocab) if os.path.lexists(p)]
+
+
 def write_bundle(
     result: Shrink,
     out_dir: Path,
@@ -139,8 +154,14 @@ def write_bundle(
     source: str,
     inp: TokenInput,
     copy_vocab: bool = True,
+    overwrite: bool = False,
 ) -> list[Path]:
-    """Write tokens.json, repro.py, versions.json, ISSUE.md (and vocab/) into `out_dir`."""
+    """Write tokens.json, repro.py, versions.json, ISSUE.md (and vocab/) into `out_dir`; an
+    OutputError, and nothing written, when some are there already and `overwrite` is off."""
+    existing = [] if overwrite else existing_bundle_files(out_dir, copy_vocab)
+    if existing:
+        names = ", ".join(str(p.relative_to(out_dir)) for p in existing)
+        raise OutputError(f"cannot write the bundle to {out_dir}: {names} already there")
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         vocab_dir = out_dir / "vocab" if copy_vocab else vocab.path.parent
@@ -156,15 +177,15 @@ def write_bundle(
             )
         minimal_input = TokenInput(tokens=result.minimal, detected="tokens", format="json-array")
         minimal_diagnosis = diagnose(minimal_input, vocab, result.role, result.strict)
-        files = {
+        texts = {
             "tokens.json": json.dumps(list(result.minimal)) + "\n",
             "repro.py": repro_script(result, vocab_dir if not copy_vocab else None),
             "versions.json": json.dumps(versions_record(vocab), indent=2) + "\n",
             "ISSUE.md": issue_markdown(result, minimal_diagnosis, vocab, source, inp),
         }
-        for name, text in files.items():
+        for name in BUNDLE_FILES:
             path = out_dir / name
-            path.write_text(text, encoding="utf-8")
+            path.write_text(texts[name], encoding="utf-8")
             written.append(path)
     except OSError as exc:
         raise InputError(f"cannot write the bundle to {out_dir}: {exc.strerror or exc}") from None

@@ -104,7 +104,7 @@ def test_report_neutralises_formulas_in_its_csv(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("name", "content", "message"),
     [
-        ("missing.csv", None, "not a file"),
+        ("missing.csv", None, "missing.csv: No such file or directory"),
         ("events.txt", "x", "cannot tell the format"),
         ("events.csv", "a,b\n1,2\n", "not an events file"),
         ("events.parquet", "PAR1 garbage", "cannot read"),

@@ -13,6 +13,7 @@ import pytest
 
 from harmony_doctor.errors import OutputError
 from harmony_doctor.output import tables as export
+from harmony_doctor.output.targets import Target, check_targets
 from tests.helpers import run
 
 
@@ -44,7 +45,7 @@ def test_exports_read_only_folder_refused(tmp_path: Path) -> None:
         if os.access(folder, os.W_OK):
             pytest.skip("running as a user who may write anywhere")
         with pytest.raises(OutputError, match="not writable"):
-            export.check_output_path(folder / "events.csv")
+            check_targets([Target("--events", folder / "events.csv", "table")])
     finally:
         folder.chmod(0o700)
 
@@ -53,7 +54,7 @@ def test_exports_special_file_refused(tmp_path: Path) -> None:
     fifo = tmp_path / "events.csv"
     os.mkfifo(fifo)
     with pytest.raises(OutputError, match="not a regular file"):
-        export.check_output_path(fifo)
+        check_targets([Target("--events", fifo, "table")])
 
 
 def test_exports_write_error_is_one_line_after_the_summary(
@@ -94,6 +95,7 @@ _SLOW_WRITE = """
 import sys, polars as pl
 from pathlib import Path
 from harmony_doctor.output import tables as export
+from harmony_doctor.output.targets import Target, check_targets
 frame = pl.DataFrame({"a": ["=x" * 20] * 3_000_000})
 print("ready", flush=True)
 export.write_table(frame, Path(sys.argv[1]))

@@ -71,7 +71,7 @@ def test_report_keeps_good_files(tmp_path: Path) -> None:
     lines = [line for line in result.stderr.splitlines() if "no request counts" not in line]
     assert len(lines) == 2
     assert lines[0].startswith(f"harmony-doctor: cannot read {bad}: the parquet data is corrupt")
-    assert lines[1] == f"harmony-doctor: cannot read {missing}: not a file"
+    assert lines[1] == f"harmony-doctor: {missing}: No such file or directory"
 
 
 def test_report_summary_csv_checked_before_reading(tmp_path: Path) -> None:
