@@ -127,6 +127,8 @@ def scan(
     if not listing.sources and listing.skipped:
         first = listing.skipped[0]
         raise InputError(f"nothing to read: {first.label}: {first.reason}")
+    if not listing.sources:
+        raise InputError(f"nothing to read: no file in {', '.join(paths)} matched")
     check_not_inputs(targets, _scanned_files(paths, listing))  # listed, not read yet
     options = hd.ScanOptions(
         replay=replay,
@@ -160,6 +162,8 @@ def scan(
         fail(error)
     if result.skipped or failed:
         return ExitCode.ERROR
+    if result.nothing_read:  # a scan that read nothing says nothing: it must not pass as clean
+        return fail("nothing read: every input was empty")
     failing = bool(result.events)
     rate = found.totals["rate"]
     if max_rate is not None and rate is not None:
