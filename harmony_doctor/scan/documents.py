@@ -18,7 +18,7 @@ from harmony_doctor.explain import count_lines, explain_text, log_failures
 from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.inputs.files import CHUNK, Readable
 from harmony_doctor.inputs.reader import unwrap_whole
-from harmony_doctor.inputs.tokens import detect_format
+from harmony_doctor.inputs.tokens import detect_format, may_hold_tokens
 from harmony_doctor.models import Diagnosis
 
 # Inputs up to this size are looked at whole; one completion of 100,000 ids as JSON is ~0.8 MB.
@@ -82,6 +82,8 @@ def as_document(
 ) -> Document | None:
     """`data` as explain reads it, when explain reads it as one token stream; else None (a log,
     or an input explain refuses: the log reader takes it)."""
+    if not may_hold_tokens(data):
+        return None  # a log (most inputs): no need to unwrap and look at it whole
     text = unwrap_whole([data], label).text
     if not text.strip():
         return None  # nothing to explain: the log reader reports an empty input as it does

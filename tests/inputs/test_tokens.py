@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harmony_doctor.errors import InputError
@@ -290,3 +290,60 @@ def test_plain_id_lists_take_the_fast_path_with_the_same_answer(ids: list[int], 
             return str(exc)
 
     assert parsed(text) == parsed(text.replace(" ", "\t"))
+
+
+_PIECES = [
+    "[",
+    "]",
+    "{",
+    "}",
+    "(",
+    ")",
+    '"a": ',
+    "1",
+    "200006",
+    "-5",
+    ",",
+    " ",
+    "\n",
+    "\t",
+    "\x1c",
+    "\u00a0",
+    "\ufeff",
+    "data: ",
+    "<|start|>",
+    "<|channel|>",
+    "<|",
+    "x",
+    "INFO ",
+    "2026-11-20 ",
+    "output_token_ids: [1]",
+    "Generated response a: ",
+    "1.5",
+    "None",
+]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=14).map("".join))
+def test_may_hold_tokens_is_false_only_where_detect_format_finds_no_stream(text: str) -> None:
+    """scan skips looking at a whole file when may_hold_tokens says no: detect_format must then
+    find no token stream there either (a vLLM log's ids are the log reader's)."""
+    from harmony_doctor.inputs.tokens import may_hold_tokens
+
+    if may_hold_tokens(text.encode()):
+        return
+    try:
+        shape = detect_format(text)
+    except (InputError, IndexError):
+        return
+    assert shape == "vllm-log", (text, shape)
+
+
+def test_may_hold_tokens_on_common_shapes() -> None:
+    from harmony_doctor.inputs.tokens import may_hold_tokens
+
+    assert may_hold_tokens(b"[200005, 17196]") and may_hold_tokens(b"  200005 17196\n")
+    assert may_hold_tokens(b'{"output_ids": [1]}') and may_hold_tokens(b"<|channel|>final")
+    assert not may_hold_tokens(b"2026-11-20 10:00:01 INFO served\n<no markup>")
+    assert not may_hold_tokens(b"(APIServer pid=1) INFO x\n") and not may_hold_tokens(b"")
