@@ -266,6 +266,7 @@ Server = Literal[
     "tensorrt-llm",
     "exo",
     "llama-stack",
+    "groq",
 ]
 
 

@@ -175,6 +175,16 @@ def _expected_found(kind: Kind, hit: MessageHit, rule: Rule) -> tuple[str, str]:
                 return "a Harmony tool call with JSON arguments", lmstudio_found(
                     hit.message, hit.context
                 )
+            if hit.name == "ollama_unmapped_tool":
+                return "a call to one of the request's tools", (
+                    f"a call to {hit.context or 'a function'!r}, which the request's tools "
+                    "do not declare"
+                )
+            if hit.name == "provider_tool_args":
+                return "JSON arguments after the tool-call header", (
+                    "arguments that are not JSON"
+                    + (f"; the model wrote {hit.context[:200]!r}" if hit.context else "")
+                )
             err = re.search(r"\berr=(.*)$", hit.message)
             reason = err.group(1).strip() if err else _detail(hit.message)
             return "JSON arguments after the tool-call header", (

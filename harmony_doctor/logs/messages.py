@@ -219,11 +219,19 @@ def _read_tail(name: FormName, matched: str, rest: str, quoted: bool) -> tuple[s
     tail = rest.rstrip()
     if not quoted:
         tail = _strip_unbalanced(tail)
-    if name == "template_content":
+    if name in ("template_content", "template_thinking"):
         tail = re.split(r"\s+at row \d+, column \d+", tail)[0]
     if name == "lmstudio_tool":
         tail, _, output = tail.partition("Model Output:")
         context = output.strip() or None
+    if name == "provider_tool_args":
+        failed = re.search(r"""failed_generation\W*:\W*["'](?P<raw>(?:\\.|[^"'])*)""", tail)
+        context = unescape(failed.group("raw")) if failed else None
+        tail = re.split(r"""["']\s*,""", tail, maxsplit=1)[0]
+    if name == "ollama_unmapped_tool":
+        named = re.search(r"harmonyFunctionName=(\S+)", tail)
+        context = named.group(1) if named else None
+        tail = ""
     if name == "ollama_tool":
         raw = re.search(r"raw='(?P<raw>.*)',\s*err=", tail) or re.search(r"raw=(\S+)", tail)
         context = raw.group(1) if raw else None
