@@ -225,3 +225,37 @@ def lmstudio_found(message: str, output: str | None) -> str:
     if output:
         return f"{reason}; model output {output[:200]!r}"
     return reason
+
+
+def shown_markup(text: str, line: int) -> LogError:
+    """Clean Harmony text a user was shown (a paste captions it as a reply): the server
+    returned the output unparsed (HD205), though nothing in it is malformed."""
+    rule = rules.RULES["HD205"]
+    shown = text.strip()
+    markup = sorted(set(SPECIAL_TEXT.findall(shown)))
+    first = shown.split("\n", 1)[0]
+    return LogError(
+        line=line,
+        span=(line, line + shown.count("\n")),
+        kind=rule.kind,
+        code=rule.code,
+        severity=rule.severity,
+        title=rule.title,
+        message=shown if len(shown) <= 300 else shown[:299] + "…",
+        raw=first if len(first) <= MAX_RAW_CHARS else first[: MAX_RAW_CHARS - 1] + "…",
+        server=None,
+        harmony_version=None,
+        timestamp=None,
+        pid=None,
+        token=None,
+        header_remainder=None,
+        header_words=(),
+        remainder_truncated=False,
+        reconstructed=None,
+        context=None,
+        expected="plain text in the returned message",
+        found=f"well-formed Harmony shown as text ({', '.join(markup)}): nothing failed to "
+        "parse, the server did not parse it",
+        cause=rule.cause,
+        fix=rule.fix,
+    )

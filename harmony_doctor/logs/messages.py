@@ -238,8 +238,15 @@ def _read_tail(name: FormName, matched: str, rest: str, quoted: bool) -> tuple[s
     return (_CANONICAL.get(name, matched) + tail).strip(), context
 
 
+# A message a user, system, developer or tool wrote: markup in it was sent, not returned.
+_WRITTEN = re.compile(r"""["']role["']\s*:\s*["'](?:user|system|developer|tool)["']""")
+
+
 def find_leak(text: str) -> MessageHit | None:
-    """The first JSON or repr string field in `text` whose value holds Harmony markup."""
+    """The first JSON or repr string field in `text` whose value holds Harmony markup, in a
+    line that is not a message of a request written by anyone but the assistant."""
+    if _WRITTEN.search(text):
+        return None
     for match in _LEAK.finditer(text):
         value = unescape(match["value"])
         if not SPECIAL_TEXT.search(value):

@@ -218,11 +218,13 @@ def log_explain_view(found: LogExplanation, source: str, vocab: Vocab | None) ->
     then the completions the log carries as token ids, replayed."""
     errors = found.errors
     head = Text("harmony-doctor explain  ", style=LABEL)
-    bits = f"{source} · log · {found.lines} line(s) · {len(errors)} failure(s)"
+    # Counted as the summary below counts: the log's failures and its replayed completions'.
+    failures = len(errors) + sum(len(d.findings) for d in found.completions)
+    bits = f"{source} · log · {found.lines} line(s) · {failures} failure(s)"
     head.append_text(safe_text(bits, DIM, keep_newlines=False))
     parts: list[RenderableType] = [head]
     if not errors and not found.completions:
-        parts.append(_nothing_found(found.related))
+        parts.append(_nothing_found(found.related, found.note))
     for error in errors:
         parts.append(separator())
         parts.append(_log_error_view(error, vocab))
@@ -236,13 +238,14 @@ def log_explain_view(found: LogExplanation, source: str, vocab: Vocab | None) ->
     return Group(*parts)
 
 
-def _nothing_found(related: bool) -> Text:
+def _nothing_found(related: bool, note: str | None = None) -> Text:
+    seen = f" Read as {note}." if note else ""
     if related:
-        return Text.assemble(("OK", OK), "  no Harmony failure found in this log.")
+        return Text.assemble(("OK", OK), "  no Harmony failure found in this log." + seen)
     return Text.assemble(
         ("NOTHING HARMONY-RELATED", WARNING),
         "  no token ids, no Harmony text and no failure a server logs: paste a traceback, an "
-        "error body, a log excerpt or the token ids.",
+        "error body, a log excerpt or the token ids." + seen,
     )
 
 
