@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from harmony_doctor.choices import InputFormat, ParseRole
 from harmony_doctor.errors import InputError
 from harmony_doctor.inputs import tokens as token_input
-from harmony_doctor.inputs.paste import Paste, Piece, read_paste
+from harmony_doctor.inputs.paste import Paste, Piece, opens_as_log, read_paste
 from harmony_doctor.models import Diagnosis, LogError
 
 if TYPE_CHECKING:
@@ -104,6 +104,7 @@ class Reading:
     shown: bool = False
     offset: int = 0
     note: str | None = None  # what the input was recognised as, when nothing failed
+    text: str | None = None  # the text a log was read from, when not the input (a paste's)
 
 
 def log_failures(
@@ -139,7 +140,7 @@ def read_as(text: str, input_format: InputFormat = "auto", request: str | None =
         stripped = logs.find_stripped(paste.text)
         found = (stripped,) if stripped is not None else ()
     if found:
-        return Reading(tuple(_placed(error, paste) for error in found))
+        return Reading(tuple(_placed(error, paste) for error in found), text=paste.text)
     completions = [p for p in paste.pieces if _completion(p)]
     if not paste.prose and len(completions) == 1:
         piece = completions[0]  # the paste is this completion, maybe under a caption
@@ -150,8 +151,10 @@ def read_as(text: str, input_format: InputFormat = "auto", request: str | None =
     if fragments:
         return Reading(None, pieces=fragments)
     if "prose" not in paste.shapes and not paste.pieces:
-        return _read_plain(paste.text.strip("\n"), paste.text.strip("\n"))
-    return Reading((), note="a paste (" + ", ".join(sorted(paste.shapes)) + ")")
+        inner = paste.text.strip("\n")
+        reading = _read_plain(inner, inner)
+        return reading if reading.errors is None else replace(reading, text=paste.text)
+    return Reading((), note="a paste (" + ", ".join(sorted(paste.shapes)) + ")", text=paste.text)
 
 
 def _read_plain(text: str, body: str) -> Reading:
@@ -171,9 +174,10 @@ def _read_plain(text: str, body: str) -> Reading:
     from harmony_doctor import logs
 
     found = _without_requests(_only_harmony(logs.extract_text(text), text), body, shape)
-    if shape in ("text", "vllm-log") and found:
-        # text: special-token strings inside error messages, not a Harmony stream;
-        # vllm-log: a log with failures, its completions replayed as scan replays them.
+    if shape in ("text", "vllm-log") and (found or (shape == "text" and opens_as_log(body))):
+        # text: special-token strings inside error messages or log records (a template dump,
+        # a logged prompt), not a Harmony stream; vllm-log: a log with failures, its
+        # completions replayed as scan replays them.
         return Reading(found)
     if shape in ("text", "vllm-log"):
         return Reading(None, text)
@@ -356,7 +360,9 @@ def explain_input(
             from harmony_doctor.streams.guided import check_log
 
             log_check = check_log(found, custom=grammar_file is not None)
-        explained = explain_log(text, found, loaded, role, strict, open_stream)
+        read = reading.text if reading.text is not None else text
+        explained = explain_log(read, found, loaded, role, strict, open_stream)
+        explained = replace(explained, lines=count_lines(text))  # the input's lines, as given
         if reading.note is not None:
             explained = replace(explained, note=reading.note)
         return ExplainedLog(explained, log_check)

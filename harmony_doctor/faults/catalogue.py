@@ -347,7 +347,7 @@ FORMS: Final[tuple[Form, ...]] = (
         pattern=phrase("expected 2 output messages")
         + r"(?:\s*\(\s*reasoning\s*and\s*final\s*\))?\s*,?\s*"
         + phrase("but got")
-        + r"\s*\d+",
+        + r"(?=\s*\d)",
         canonical="Expected 2 output messages (reasoning and final), but got",
         anchors=(b"output messages",),
         keywords=("output",),
@@ -417,7 +417,7 @@ FORMS: Final[tuple[Form, ...]] = (
             "column 6: syntax error while parsing object separator - invalid literal; last "
             "read: '\"{\"fi'; expected ':'",
         ),
-        pattern=phrase("failed to parse arguments:") + r"\s*\[json\.exception",
+        pattern=phrase("failed to parse arguments:") + r"(?=\s*\[json\.exception)",
         canonical="Failed to parse arguments:",
         anchors=(b"parse arguments",),
         keywords=("arguments",),

@@ -53,6 +53,11 @@ _LOG_LINE = re.compile(
     r"|\(\w+ pid=\d+\)|\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|(?:INFO|WARNING|WARN|ERROR|DEBUG)\b"
     r"|\d\d-\d\d \d\d:\d\d:\d\d|time=\S+ level=|srv\s|slot\s|[A-Z][a-z]{2} [ \d]\d \d\d:)"
 )
+# A log record's start as servers write it: a stamp, a process tag, a level and a stamp.
+_RECORD_START = re.compile(
+    r"^\s*(?:\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\(\w+ pid=\d+\)|time=\S+ level="
+    r"|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\s+\d\d-\d\d \d\d:|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:)"
+)
 _FLAT_BREAK = re.compile(r"(?<!\\)\\n")
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _CAPTION = re.compile(r"^\s*(?:#{1,6}\s|[-*+]\s|\d+[.)]\s|\*\*[^*]+\*\*:?\s*$|.*:\s*$)")
@@ -112,7 +117,8 @@ def read_paste(text: str) -> Paste:
     """`text` with its paste furniture undone, and its pieces; see the module docstring."""
     raw = text.split("\n")
     first = next((line.strip() for line in raw if line.strip()), "")
-    if first.startswith(("<|", "{", "[", "data:")):  # a completion, JSON, SSE: as given
+    if first.startswith(("<|", "{", "[", "data:")) and not _CI_STAMP.match(first):
+        # a completion, JSON, SSE: as given
         return Paste(text, tuple(range(1, len(raw) + 1)), frozenset())
     lines: list[str] = []
     source: list[int] = []
@@ -328,6 +334,13 @@ def _id_pieces(lines: list[str], source: list[int]) -> list[Piece]:
             ids = re.sub(r"\s+", " ", found.group("ids"))
             pieces.append(Piece("ids", f"[{ids}]", source[index]))
     return pieces
+
+
+def opens_as_log(text: str) -> bool:
+    """Whether `text` opens with a log record (a stamp, a process tag): a log that may quote
+    markup, never a completion, which opens with markup or the model's own text."""
+    first = next((line for line in text.split("\n") if line.strip()), "")
+    return _RECORD_START.match(first) is not None
 
 
 def _spread(body: str) -> bool:

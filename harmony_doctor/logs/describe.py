@@ -192,6 +192,10 @@ def _expected_found(kind: Kind, hit: MessageHit, rule: Rule) -> tuple[str, str]:
             )
         case "input_parse":
             return "output the llama.cpp Harmony parser accepts", _detail(hit.message)
+        case "template_content" if hit.name == "template_thinking":
+            return "a tool-call turn with its reasoning in one field", (
+                "an assistant message with tool calls and both content and thinking"
+            )
         case "template_content":
             return "assistant content without Harmony markup", (
                 "<|channel|>...<|message|> markup in a message's content field"
@@ -200,6 +204,15 @@ def _expected_found(kind: Kind, hit: MessageHit, rule: Rule) -> tuple[str, str]:
             return "a stream openai-harmony parses to its end", (
                 "the parser ended in a non-terminal state; the server returned the raw text "
                 "of the last message instead of parsed messages"
+            )
+        case "server_rejected" if hit.name == "vllm_two_messages":
+            count = re.search(r"but got\s*(\d+)", hit.message)
+            return "exactly two messages (analysis, then final), as this check takes", (
+                f"{count.group(1) if count else 'another number of'} output messages"
+            )
+        case "server_rejected" if hit.name == "sglang_structure_info":
+            return "a request SGLang can constrain for gpt-oss", (
+                "tools that ask for a structural tag, which the gpt-oss detector cannot build"
             )
         case "server_rejected":
             return "a message the server's own Harmony code accepts", (

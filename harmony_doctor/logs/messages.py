@@ -165,6 +165,9 @@ def _read_hit(text: str, name: FormName, match: re.Match[str]) -> MessageHit:
         message = _CANONICAL[name]
     else:
         message, context = _read_tail(name, body[:offset], rest, quoted=opener is not None)
+        if name == "ollama_unmapped_tool":
+            named = re.search(r"harmonyFunctionName=([\w.-]+)", text[start:])
+            context = named.group(1) if named else None
     return MessageHit(
         name=name,
         start=start,
@@ -229,9 +232,11 @@ def _read_tail(name: FormName, matched: str, rest: str, quoted: bool) -> tuple[s
         context = unescape(failed.group("raw")) if failed else None
         tail = re.split(r"""["']\s*,""", tail, maxsplit=1)[0]
     if name == "ollama_unmapped_tool":
-        named = re.search(r"harmonyFunctionName=(\S+)", tail)
-        context = named.group(1) if named else None
-        tail = ""
+        tail = ""  # the name follows the message as a field of its own (see _read_hit)
+    if name == "llamacpp_peg":
+        tail, _, output = tail.partition("output:")
+        context = output.strip() or None
+        tail = re.split(r"(?<=[.;])\s|[\"'],", tail, maxsplit=1)[0].rstrip(".;")
     if name == "ollama_tool":
         raw = re.search(r"raw='(?P<raw>.*)',\s*err=", tail) or re.search(r"raw=(\S+)", tail)
         context = raw.group(1) if raw else None
