@@ -159,6 +159,21 @@ _RULES = (
         ("unslothai/unsloth#5162",),
     ),
     Rule(
+        "HD116",
+        "unexpected_token",
+        "error",
+        "A header token where <|start|> belongs",
+        "After a message ended the next token was a header's own special token, not text: "
+        "<|constrain|> (200003, the content-type marker of a tool call, `<|constrain|>json`), "
+        "<|channel|> or <|message|>. The model went on with a header without opening a message "
+        "with <|start|>assistant, typically a tool call written straight after <|call|> or "
+        "<|end|> when the stop token did not end the generation, or a server that drops the "
+        "<|start|> it prefills between messages.",
+        "Check that <|call|> and <|return|> end the generation (stop tokens, ignore_eos) and "
+        "that the server keeps <|start|>assistant between messages; retry. Guided decoding "
+        "with a Harmony grammar (`harmony-doctor grammar`) prevents it.",
+    ),
+    Rule(
         "HD114",
         "unexpected_token",
         "error",

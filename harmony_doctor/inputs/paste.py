@@ -29,6 +29,7 @@ Shape = Literal[
     "flattened",
     "prose",
     "caption",
+    "code",
 ]
 
 _FENCE = re.compile(r"^\s{0,3}(?:>\s?)*(`{3,}|~{3,})\s*([\w.+-]*)")
@@ -173,13 +174,15 @@ def read_paste(text: str) -> Paste:
         if not fenced[index]:
             pieces += _inline_pieces(line, source[index])
     pieces += _id_pieces(lines, source)
+    if any(p.kind == "ids" for p in pieces):
+        shapes.add("code")  # ids a name holds in code or a repro block: a completion
     if _MARKUP.search(text):  # words around markup: the whole is never replayed
         if prose:
             shapes.add("prose")  # only pieces are, as fragments
         elif captions:
             shapes.add("caption")  # a piece under a caption is the paste
     ordered = tuple(sorted((p for p in pieces if p.text.strip()), key=lambda p: p.line))
-    if shapes <= {"prose", "caption"} and _STOP.search(_INLINE.sub(" ", text)):
+    if shapes <= {"prose", "caption", "code"} and _STOP.search(_INLINE.sub(" ", text)):
         shapes = set()  # a stop token outside quoting: a completion that opens with text
     if not shapes:
         return Paste(text, tuple(range(1, len(raw) + 1)), frozenset(), ordered, 0, captions)

@@ -265,10 +265,13 @@ class _Extractor:
 
     def _frame_source(self, line: Line) -> bool:
         """Whether `line` is the source line a traceback shows under a frame: indented deeper
-        than the `File "...", line N` above it."""
+        than the `File "...", line N` above it, or a `raise` statement (a paste may have lost
+        the indentation)."""
         previous = self.previous
         if previous is None or not FRAME.match(previous.text) or line.prefix != previous.prefix:
             return False
+        if line.text.startswith("raise "):
+            return True
         indent = len(line.rest) - len(line.rest.lstrip())
         return indent > len(previous.rest) - len(previous.rest.lstrip())
 
