@@ -346,9 +346,7 @@ def explain_input(
 
         known = loaded()
         inp = token_input.parse_tokens(reading.stream, known.encode, input_format, request)
-        result = diagnose(
-            inp, known.ready_to_judge(), role, strict=strict, open_stream=open_stream
-        )
+        result = diagnose(inp, known.ready_to_judge(), role, strict=strict, open_stream=open_stream)
         if reading.shown and not result.findings:  # clean Harmony a user was shown as text
             from harmony_doctor.logs.describe import shown_markup
 

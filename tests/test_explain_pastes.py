@@ -108,5 +108,5 @@ def test_stripped_markup_of_every_header_shape_is_found(text: str) -> None:
 
 
 def test_words_about_channels_are_not_stripped_markup() -> None:
-    result = run(["explain", "-"], "I will use the commentary channel to send json {\"a\": 1}\n")
+    result = run(["explain", "-"], 'I will use the commentary channel to send json {"a": 1}\n')
     assert result.exit_code == 0

@@ -91,7 +91,7 @@ def explain(
         print_json(record)
     else:
         console = make_console(given.color, given.width)
-        show(console, explain_view(result, read.label, vocab, window))
+        show(console, explain_view(result, read.label, vocab, window, console.is_terminal))
         if check is not None:
             from harmony_doctor.output.guided_view import stream_check_view
 
@@ -121,7 +121,7 @@ def _explain_log(explained: ExplainedLog, label: str, given: InputArgs) -> None:
         print_json(record)
     else:
         console = make_console(given.color, given.width)
-        show(console, log_explain_view(explanation, label, vocab))
+        show(console, log_explain_view(explanation, label, vocab, console.is_terminal))
         if check is not None:
             from harmony_doctor.output.guided_view import log_check_view
 

@@ -376,8 +376,10 @@ FORMS: Final[tuple[Form, ...]] = (
         "input_parse",
         "server",
         "llama.cpp's chat parser (common_chat_msg_parser), Aug-Oct 2025 builds",
-        ("terminate called after throwing an instance of 'std::runtime_error'  what():  "
-         "Unexpected content at end of input",),
+        (
+            "terminate called after throwing an instance of 'std::runtime_error'  what():  "
+            "Unexpected content at end of input",
+        ),
         pattern=phrase("unexpected content at end of input"),
         canonical="Unexpected content at end of input",
         anchors=(b"end of input",),

@@ -373,7 +373,7 @@ _RULES = (
         "error",
         "llama.cpp could not parse the tool call's arguments",
         "llama.cpp found a gpt-oss tool call and its arguments did not decode as JSON "
-        "(nlohmann::json parse_error): JSON encoded twice (`\"{\"...`), cut short, or text "
+        '(nlohmann::json parse_error): JSON encoded twice (`"{"...`), cut short, or text '
         "instead of an object.",
         "Read `last read:` to see where the arguments broke; check that the client sends tool "
         "results and earlier calls back as JSON objects, not strings; upgrade llama.cpp.",

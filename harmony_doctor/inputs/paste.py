@@ -13,6 +13,7 @@ that is a completion is replayed, and prose never becomes a header.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from typing import Final, Literal
@@ -57,7 +58,8 @@ _LOG_LINE = re.compile(
 # A log record's start as servers write it: a stamp, a process tag, a level and a stamp.
 _RECORD_START = re.compile(
     r"^\s*(?:\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\(\w+ pid=\d+\)|time=\S+ level="
-    r"|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\s+\d\d-\d\d \d\d:|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:)"
+    r"|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\s+\d\d-\d\d \d\d:"
+    r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:)"
 )
 _FLAT_BREAK = re.compile(r"(?<!\\)\\n")
 _WORD = re.compile(r"[^\W\d_]{2,}")
@@ -218,10 +220,13 @@ def _unquote(line: str, shapes: set[Shape], inside: bool) -> list[str] | None:
         return None
     line = _unescape(line, shapes)
     parts = _FLAT_BREAK.split(line)
-    if len(parts) >= 3 and not line.lstrip().startswith(("{", "[", '"', "'")):
-        if any(_LOG_LINE.match(p) for p in parts[1:]):
-            shapes.add("flattened")
-            return parts
+    if (
+        len(parts) >= 3
+        and not line.lstrip().startswith(("{", "[", '"', "'"))
+        and any(_LOG_LINE.match(p) for p in parts[1:])
+    ):
+        shapes.add("flattened")
+        return parts
     return [line]
 
 
@@ -253,11 +258,7 @@ def _undouble(
     """A log pasted with a blank line after every line, the blank lines dropped (a fence
     line is neither text nor a blank line: gaps across one are not looked at)."""
     filled = [i for i, line in enumerate(lines) if line.strip()]
-    gaps = [
-        b - a
-        for a, b in zip(filled, filled[1:], strict=False)
-        if not any(a < r < b for r in rules)
-    ]
+    gaps = [b - a for a, b in itertools.pairwise(filled) if not any(a < r < b for r in rules)]
     if len(gaps) < 2 or any(gap != 2 for gap in gaps):
         return lines, source, fenced, blocks
     if not any(_LOG_LINE.match(lines[i]) for i in filled):

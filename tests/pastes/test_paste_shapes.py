@@ -48,7 +48,9 @@ def _excerpts() -> dict[str, str]:
 
 
 EXCERPTS = _excerpts()
-_LOG_START = re.compile(r"^\s*(?:Traceback|File \"|\(\w+ pid=|[\w.]+(?:Error|Exception)\b|ERROR|INFO)")
+_LOG_START = re.compile(
+    r"^\s*(?:Traceback|File \"|\(\w+ pid=|[\w.]+(?:Error|Exception)\b|ERROR|INFO)"
+)
 
 
 def _is_log(text: str) -> bool:
@@ -73,7 +75,9 @@ def table(text: str) -> str:
 
 
 def github_actions(text: str) -> str:
-    return "\n".join(f"2025-09-16T22:18:58.{n:07d}Z {line}" for n, line in enumerate(text.split("\n")))
+    return "\n".join(
+        f"2025-09-16T22:18:58.{n:07d}Z {line}" for n, line in enumerate(text.split("\n"))
+    )
 
 
 def buildkite(text: str) -> str:
