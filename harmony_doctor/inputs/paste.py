@@ -33,6 +33,11 @@ Shape = Literal[
     "code",
 ]
 
+# Larger inputs are logs, read as given: a paste is what fits in an issue or a chat message.
+MAX_PASTE: Final = 4 * 1024 * 1024
+# The first characters of the lines a CI log or pytest prefixes (the checks are skipped
+# for every other line).
+_PREFIX_STARTS: Final = frozenset("[_#\x1bsE0123456789")
 _FENCE = re.compile(r"^\s{0,3}(?:>\s?)*(`{3,}|~{3,})\s*([\w.+-]*)")
 _QUOTE = re.compile(r"^\s{0,3}(?:>[ \t]?)+")
 _CI_STAMP: Final = re.compile(
@@ -120,8 +125,10 @@ def read_paste(text: str) -> Paste:
     """`text` with its paste furniture undone, and its pieces; see the module docstring."""
     raw = text.split("\n")
     first = next((line.strip() for line in raw if line.strip()), "")
-    if first.startswith(("<|", "{", "[", "data:")) and not _CI_STAMP.match(first):
-        # a completion, JSON, SSE: as given
+    if len(text) > MAX_PASTE or (
+        first.startswith(("<|", "{", "[", "data:")) and not _CI_STAMP.match(first)
+    ):
+        # a log too large to be a paste; a completion, JSON, SSE: as given
         return Paste(text, tuple(range(1, len(raw) + 1)), frozenset())
     lines: list[str] = []
     source: list[int] = []
@@ -131,7 +138,7 @@ def read_paste(text: str) -> Paste:
     fence: tuple[str, int, str] | None = None
     rules: set[int] = set()  # lines that were fences: furniture, not blank lines
     for number, line in enumerate(raw, start=1):
-        marker = _FENCE.match(line)
+        marker = _FENCE.match(line) if "``" in line or "~~" in line else None
         if marker is not None and (fence is None or marker.group(1)[0] == fence[0][0]):
             shapes.add("fence")
             if _QUOTE.match(line):
@@ -161,21 +168,24 @@ def read_paste(text: str) -> Paste:
         blocks.append((fence[1], len(lines) - 1, fence[2]))
     lines, source, fenced, blocks = _undouble(lines, source, fenced, blocks, shapes, rules)
     pieces = [_block_piece(lines, source, first, last) for first, last, _ in blocks]
+    if _SPECIAL_ID.search(text):
+        pieces += _id_pieces(lines, source)
     prose = captions = 0
-    outside: list[tuple[int, str]] = []
-    for index, line in enumerate(lines):
-        if fenced[index] or not line.strip():
-            outside.append((index, ""))
-            continue
-        outside.append((index, line))
-        kind = _line_kind(line)
-        prose += kind == "prose"
-        captions += kind == "caption"
-    pieces += _paragraph_pieces(outside, source)
-    for index, line in enumerate(lines):
-        if not fenced[index]:
-            pieces += _inline_pieces(line, source[index])
-    pieces += _id_pieces(lines, source)
+    if pieces or "<|" in text:  # words around a piece decide what it is: count them
+        outside: list[tuple[int, str]] = []
+        for index, line in enumerate(lines):
+            if fenced[index] or not line.strip():
+                outside.append((index, ""))
+                continue
+            outside.append((index, line))
+            kind = _line_kind(line)
+            prose += kind == "prose"
+            captions += kind == "caption"
+        if "<|" in text:
+            pieces += _paragraph_pieces(outside, source)
+            for index, line in enumerate(lines):
+                if not fenced[index] and "`" in line:
+                    pieces += _inline_pieces(line, source[index])
     if any(p.kind == "ids" for p in pieces):
         shapes.add("code")  # ids a name holds in code or a repro block: a completion
     if _MARKUP.search(text):  # words around markup: the whole is never replayed
@@ -194,20 +204,23 @@ def read_paste(text: str) -> Paste:
 def _unquote(line: str, shapes: set[Shape], inside: bool) -> list[str] | None:
     """One input line without its quoting, CI and pytest prefixes; a flattened line split;
     None for a table's rule (`|---|---|`)."""
-    quote = _QUOTE.match(line)
+    quote = _QUOTE.match(line) if ">" in line[:8] else None
     if quote is not None and not line.lstrip().startswith(">>>"):
         shapes.add("quote")
         line = line[quote.end() :]
-    for pattern, shape in (
-        (_GITLAB_SECTION, "ci"),
-        (_CI_STAMP, "ci"),
-        (_CI_COMMAND, "ci"),
-        (_PYTEST_E, "pytest"),
-    ):
-        found = pattern.match(line)
-        if found is not None and found.end() > 0:
-            shapes.add(shape)  # type: ignore[arg-type]
-            line = line[found.end() :]
+    if line[:1] in _PREFIX_STARTS:
+        for pattern, shape in (
+            (_GITLAB_SECTION, "ci"),
+            (_CI_STAMP, "ci"),
+            (_CI_COMMAND, "ci"),
+            (_PYTEST_E, "pytest"),
+        ):
+            found = pattern.match(line)
+            if found is not None and found.end() > 0:
+                shapes.add(shape)  # type: ignore[arg-type]
+                line = line[found.end() :]
+    if "|" not in line and "\\" not in line:
+        return [line]  # the common line: nothing more to undo
     if not inside and _TABLE_ROW.match(line):
         shapes.add("table")
         if _TABLE_RULE.match(line):
@@ -332,6 +345,8 @@ def _id_pieces(lines: list[str], source: list[int]) -> list[Piece]:
     """Id lists a name holds in code or a repro block, when they hold Harmony's special ids."""
     pieces: list[Piece] = []
     for index, line in enumerate(lines):
+        if not _SPECIAL_ID.search(line):
+            continue
         for found in _NAMED_IDS.finditer(line):
             if _PROMPT_NAME.search(found.group("name")) or not _SPECIAL_ID.search(found["ids"]):
                 continue
