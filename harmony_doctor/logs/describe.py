@@ -185,8 +185,8 @@ def _expected_found(kind: Kind, hit: MessageHit, rule: Rule) -> tuple[str, str]:
                     "arguments that are not JSON"
                     + (f"; the model wrote {hit.context[:200]!r}" if hit.context else "")
                 )
-            err = re.search(r"\berr=(.*)$", hit.message)
-            reason = err.group(1).strip() if err else _detail(hit.message)
+            err = re.search(r"\berr=(.*)$|\bError:\s*(.*)$", hit.message)
+            reason = (err.group(1) or err.group(2)).strip() if err else _detail(hit.message)
             return "JSON arguments after the tool-call header", (
                 reason + (f"; raw {hit.context!r}" if hit.context else "")
             )

@@ -238,7 +238,13 @@ def _read_tail(name: FormName, matched: str, rest: str, quoted: bool) -> tuple[s
         context = output.strip() or None
         tail = re.split(r"(?<=[.;])\s|[\"'],", tail, maxsplit=1)[0].rstrip(".;")
     if name == "ollama_tool":
-        raw = re.search(r"raw='(?P<raw>.*)',\s*err=", tail) or re.search(r"raw=(\S+)", tail)
+        # A client's flattened report goes on after the message (`Status Code: 500 Traceback:`)
+        tail = re.split(r"\s+(?:Status Code:|Traceback:|\(status code:)", tail)[0]
+        raw = (
+            re.search(r"raw='(?P<raw>.*)',\s*err=", tail)
+            or re.search(r"raw=(\S+)", tail)
+            or re.search(r"\bRaw:\s*(.*?)\s+Error:", tail)
+        )
         context = raw.group(1) if raw else None
     return (_CANONICAL.get(name, matched) + tail).strip(), context
 
