@@ -186,7 +186,7 @@ def _expected_found(kind: Kind, hit: MessageHit, rule: Rule) -> tuple[str, str]:
                     + (f"; the model wrote {hit.context[:200]!r}" if hit.context else "")
                 )
             err = re.search(r"\berr=(.*)$|\bError:\s*(.*)$", hit.message)
-            reason = (err.group(1) or err.group(2)).strip() if err else _detail(hit.message)
+            reason = (err.group(1) or err.group(2) or "").strip() if err else _detail(hit.message)
             return "JSON arguments after the tool-call header", (
                 reason + (f"; raw {hit.context!r}" if hit.context else "")
             )
