@@ -55,6 +55,7 @@ FormName = Literal[
     "bare_remainder",  # a header remainder `Some("...")` quoted without its message
     "markup_leak",  # Harmony markup in a returned message's content
     "stripped_markup",  # Harmony text whose special tokens were stripped
+    "header_markup",  # a parsed message's recipient or channel holding markup (issue 20)
 ]
 Origin = Literal["openai-harmony", "server"]
 
@@ -527,6 +528,16 @@ FORMS: Final[tuple[Form, ...]] = (
         ("analysisThe user greets.assistantfinalHello!",),
         code="HD206",
     ),
+    Form(
+        # openai/harmony#84: a parsed message whose recipient holds the next header. Special
+        # tokens encoded as text (no allowed_special) or strings glued before encoding.
+        "header_markup",
+        "markup_leak",
+        "server",
+        "openai-harmony's parsed messages, printed by clients and servers (logs/messages.py)",
+        ('"channel": "analysis", "recipient": "er\\".<|end|><|start|>assistant"',),
+        code="HD203",
+    ),
 )
 
 FORM: Final[dict[FormName, Form]] = {form.name: form for form in FORMS}
@@ -543,12 +554,20 @@ ERROR_ANCHORS: Final[tuple[bytes, ...]] = tuple(
 
 # The fields whose value a server returns to the client: Harmony markup in one is a leak.
 LEAK_FIELDS: Final = ("content", "reasoning_content", "reasoning", "text", "output_text", "name")
+# A parsed message's header fields: markup in one (but `<|constrain|>`, HD202's) is a header_markup.
+HEADER_FIELDS: Final = ("recipient", "channel", "content_type")
 _WS = r"[ \t\n\r\x0C\x0B]"
 # A line holding Harmony markup (`<|`) matters when it also shows a form found on such lines:
 # a logged field that returns text (markup_leak), or a header remainder quoted on its own
 # (bare_remainder: `Some("...` or `["...`). Both byte-level cores take this rule from here.
 MARKUP_LINE: Final = (
-    "(?i)(?:" + "|".join(LEAK_FIELDS) + ")[\"']?" + _WS + "*[:=]" + _WS + "*[\"']"
+    "(?i)(?:"
+    + "|".join((*LEAK_FIELDS, *HEADER_FIELDS))
+    + ")[\"']?"
+    + _WS
+    + "*[:=]"
+    + _WS
+    + "*[\"']"
     "|(?:Some\\(|\\[)" + _WS + '*\\\\*"'
 ).encode()
 

@@ -220,6 +220,13 @@ def _expected_found(kind: Kind, hit: MessageHit, rule: Rule) -> tuple[str, str]:
             )
         case "stripped_markup":
             return "Harmony text with its special tokens", "text with the special tokens removed"
+        case "markup_leak" if hit.name == "header_markup":
+            markup = sorted(set(SPECIAL_TEXT.findall(hit.message)))
+            return f"a {hit.context or 'header field'} without markup", (
+                f"{', '.join(markup)} in the parsed message's {hit.context}: special tokens "
+                "were read as text (encoded without allowed_special, or strings joined before "
+                "encoding), so the next header spilled into it"
+            )
         case "markup_leak":
             markup = sorted(set(SPECIAL_TEXT.findall(hit.message)))
             return "plain text in the returned message", (

@@ -6,7 +6,13 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from harmony_doctor.faults.catalogue import KEYWORDS, LEAK_FIELDS, MESSAGE_FORMS, FormName
+from harmony_doctor.faults.catalogue import (
+    HEADER_FIELDS,
+    KEYWORDS,
+    LEAK_FIELDS,
+    MESSAGE_FORMS,
+    FormName,
+)
 from harmony_doctor.harmony.vocab import START
 
 OPENER_REACH: Final = 4096  # characters before a message its opening quote may sit
@@ -22,7 +28,7 @@ ANY_FORM = re.compile("|".join(f"(?:{p.pattern})" for _, p in _FORMS), re.I)
 
 SPECIAL_TEXT = re.compile(r"<\|(?:start|end|message|channel|constrain|return|call|reserved_\d+)\|>")
 _LEAK = re.compile(
-    rf"""(?P<q0>["']?)(?P<field>{"|".join(LEAK_FIELDS)})(?P=q0)"""
+    rf"""(?P<q0>["']?)(?P<field>{"|".join((*LEAK_FIELDS, *HEADER_FIELDS))})(?P=q0)"""
     r"""\s*:\s*(?P<q>["'])(?P<value>(?:\\.|(?!(?P=q)).)*)"""
 )
 
@@ -260,10 +266,12 @@ def find_leak(text: str) -> MessageHit | None:
         return None
     for match in _LEAK.finditer(text):
         value = unescape(match["value"])
-        if not SPECIAL_TEXT.search(value):
-            continue
+        header = match["field"] in HEADER_FIELDS
+        markup = SPECIAL_TEXT.findall(value)
+        if not markup or (header and all(m == "<|constrain|>" for m in markup)):
+            continue  # a recipient `<|constrain|>json` is HD202's, found in the stream
         return MessageHit(
-            name="markup_leak",
+            name="header_markup" if header else "markup_leak",
             start=match.start(),
             message=value if len(value) <= 300 else value[:299] + "…",
             closed=True,
