@@ -1,9 +1,12 @@
 """Any input -> what `explain` reports: the failures a log records, or the diagnosis of a stream.
 
 The decision between the two is made here, once, for the library and the command line alike
-(`explain_input`; the CLI only renders what it returns): a text that holds Harmony failures and
-no token stream to replay is a log; anything else is read as token ids (or Harmony text) and
-diagnosed. Either may be checked against the guided-decoding grammar.
+(`read_as`, `explain_input`; the CLI only renders what it returns): a text that holds Harmony
+failures and no token stream to replay is a log; anything else is read as token ids (or
+Harmony text) and diagnosed. A paste (Markdown, CI log, pytest output, flattened traceback,
+code) is read through its furniture first (inputs/paste.py): only a piece that is model output
+is replayed, never the prose around it. Either may be checked against the guided-decoding
+grammar.
 """
 
 from __future__ import annotations

@@ -58,7 +58,8 @@ def explain(
     """What broke, the token where the header went wrong, why, and the fix.
 
     INPUT is token ids (JSON, lists, vLLM request logs), Harmony text, or any log excerpt:
-    tracebacks, wrapped errors and JSON error bodies of any server are explained too.
+    tracebacks, wrapped errors and JSON error bodies of any server are explained too, as pasted
+    (Markdown quotes, fences and tables, CI and pytest output, flattened tracebacks, code).
     """
     from harmony_doctor.output.explain_view import explain_view
     from harmony_doctor.output.recover_view import next_steps_view

@@ -8,7 +8,8 @@ alone decides, and who writes it. The log extractor (logs/messages.py, logs/desc
 scan prefilter and the Rust core (scan/core.py hands the anchors over), and the mapping of
 openai-harmony's errors to kinds all read this table; nothing restates it.
 
-Adding a form: one `Form` below (with a real example of its text), its rule in rules.py when it
+Adding a form: its name in FormName (faults/form.py), one `Form` below or, for an engine's own
+wording, in faults/engines.py (with a real example of its text), its rule in rules.py when it
 reports a new code, and tests. tests/faults/test_catalogue.py checks every entry against its
 examples, its anchors and the rules.
 """
@@ -16,78 +17,16 @@ examples, its anchors and the rules.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cache
-from typing import Final, Literal, TypeGuard, get_args
+from typing import Final, TypeGuard, get_args
 
-from harmony_doctor.models import ErrorKind, Kind, Server
+from harmony_doctor.faults.engines import ENGINE_FORMS
 
-FormName = Literal[
-    "leftover",
-    "leftover_old",
-    "unexpected_token",
-    "unknown_role",
-    "empty_channel",
-    "header_eos",
-    "missing_role",
-    "header_decode",
-    "tokens_decode",
-    "vocab_load",
-    "render_error",
-    "ollama_tool",
-    "lmstudio_tool",
-    "llamacpp_input",
-    "recovered_raw",
-    "template_content",
-    "vllm_unknown_recipient",
-    # Engines' own Harmony failures read from pasted threads (issue 20):
-    "vllm_two_messages",
-    "vllm_preamble",
-    "llamacpp_end_of_input",
-    "llamacpp_peg",
-    "llamacpp_arguments",
-    "template_thinking",
-    "sglang_structure_info",
-    "provider_tool_args",
-    "ollama_unmapped_tool",
-    "trtllm_raw_fallback",
-    # Found by readers of their own, not by a message pattern:
-    "bare_remainder",  # a header remainder `Some("...")` quoted without its message
-    "markup_leak",  # Harmony markup in a returned message's content
-    "stripped_markup",  # Harmony text whose special tokens were stripped
-    "header_markup",  # a parsed message's recipient or channel holding markup (issue 20)
-]
-Origin = Literal["openai-harmony", "server"]
-
-
-def phrase(text: str) -> str:
-    """A phrase that survives wrapping: any whitespace, or none, between its words."""
-    return r"\s*".join(re.escape(word) for word in text.split())
-
-
-def _optional(text: str) -> str:
-    return r"(?:\s*" + phrase(text) + ")?"
-
-
-@dataclass(frozen=True)
-class Form:
-    """One way a Harmony failure shows in text."""
-
-    name: FormName
-    kind: Kind
-    origin: Origin  # openai-harmony's own error, or a server's
-    writers: str  # who writes it, in which releases
-    examples: tuple[str, ...]  # real texts of the form (tests check the entry against them)
-    pattern: str | None = None  # regex source (case-insensitive); None: found by its own reader
-    canonical: str | None = None  # the message as its writer prints it (before any detail)
-    anchors: tuple[bytes, ...] = ()  # every line that shows the form holds one of these
-    keywords: tuple[str, ...] = ()  # every match holds one of these lowercase words
-    code: str | None = None  # the rule it reports; None: classify decides from the evidence
-    server: Server | None = None  # the server the form alone gives away
-    guess: Server | None = None  # the server named when no line says which
-    versions: frozenset[int] | None = None  # openai-harmony releases (0.0.N as N, 5 = 0.0.5+)
-    output_follows: bool = False  # the model's output may follow on a `Model Output:` line
-
+# Form and FormName are re-exported: every reader takes them from the catalogue.
+from harmony_doctor.faults.form import Form as Form
+from harmony_doctor.faults.form import FormName as FormName
+from harmony_doctor.faults.form import optional_phrase, phrase
+from harmony_doctor.models import ErrorKind, Kind
 
 FORMS: Final[tuple[Form, ...]] = (
     Form(
@@ -116,7 +55,7 @@ FORMS: Final[tuple[Form, ...]] = (
         pattern=phrase("could not parse header:")
         + r"\s*"
         + phrase("too many tokens remaining")
-        + _optional("after extracting content-type and recipient"),
+        + optional_phrase("after extracting content-type and recipient"),
         canonical="Could not parse header: too many tokens remaining after extracting "
         "content-type and recipient",
         anchors=(b"tokens remaining",),
@@ -153,7 +92,7 @@ FORMS: Final[tuple[Form, ...]] = (
         "openai-harmony 0.0.1-0.0.8",
         ("channel marker present but no channel value found in header",),
         pattern=phrase("channel marker present but no channel value")
-        + _optional("found in header"),
+        + optional_phrase("found in header"),
         canonical="channel marker present but no channel value found in header",
         anchors=(b"channel marker",),
         keywords=("channel",),
@@ -165,7 +104,7 @@ FORMS: Final[tuple[Form, ...]] = (
         "openai-harmony 0.0.1-0.0.8",
         ("Unexpected EOS while waiting for message header to complete",),
         pattern=phrase("unexpected EOS while waiting for message header")
-        + _optional("to complete"),
+        + optional_phrase("to complete"),
         canonical="Unexpected EOS while waiting for message header to complete",
         anchors=(b"Unexpected EOS",),
         keywords=("unexpected",),
@@ -336,175 +275,7 @@ FORMS: Final[tuple[Form, ...]] = (
         keywords=("recipient",),
         code="HD185",
     ),
-    # --- Engines' own Harmony failures, as pasted in their bug threads (issue 20) ---
-    Form(
-        # vLLM's chat completions parse_chat_output (v0.10.1) took gpt-oss output to be one
-        # analysis and one final message and refused anything else.
-        "vllm_two_messages",
-        "server_rejected",
-        "server",
-        "vLLM 0.10.1 chat completions (harmony_utils.parse_chat_output)",
-        ("Expected 2 output messages (reasoning and final), but got 3",),
-        pattern=phrase("expected 2 output messages")
-        + r"(?:\s*\(\s*reasoning\s*and\s*final\s*\))?\s*,?\s*"
-        + phrase("but got")
-        + r"(?=\s*\d)",
-        canonical="Expected 2 output messages (reasoning and final), but got",
-        anchors=(b"output messages",),
-        keywords=("output",),
-        code="HD187",
-        server="vllm",
-    ),
-    Form(
-        # The Responses API's output mapping meets a commentary message with no recipient: the
-        # preamble gpt-oss writes before its tool calls (same cause as `Unknown recipient: None`).
-        "vllm_preamble",
-        "server_rejected",
-        "server",
-        "vLLM's Responses API (harmony_utils.py parse_output_message), late 2025",
-        ("ValueError: Commentary channel message without recipient: Message(author=...)",),
-        pattern=phrase("commentary channel message without recipient"),
-        canonical="Commentary channel message without recipient",
-        anchors=(b"without recipient",),
-        keywords=("recipient",),
-        code="HD185",
-        server="vllm",
-    ),
-    Form(
-        # llama.cpp's chat parser finished with text left over (a stop token its gpt-oss parser
-        # did not consume when tools were on, builds ~b6100-b6150).
-        "llamacpp_end_of_input",
-        "input_parse",
-        "server",
-        "llama.cpp's chat parser (common_chat_msg_parser), Aug-Oct 2025 builds",
-        (
-            "terminate called after throwing an instance of 'std::runtime_error'  what():  "
-            "Unexpected content at end of input",
-        ),
-        pattern=phrase("unexpected content at end of input"),
-        canonical="Unexpected content at end of input",
-        anchors=(b"end of input",),
-        keywords=("content",),
-        code="HD189",
-    ),
-    Form(
-        # llama.cpp's PEG chat parser (2026 builds) refused the whole output, and logs it.
-        "llamacpp_peg",
-        "input_parse",
-        "server",
-        "llama.cpp's PEG chat parser (2026 builds, e.g. b10488)",
-        (
-            "The model produced output that does not match the expected peg-native format",
-            "common_chat_peg_parse: unparsed peg-native output: <|channel|>commentary??",
-        ),
-        pattern=r"(?:the\s*model\s*produced\s*output\s*that\s*)?"
-        + phrase("does not match")
-        + r"\s*(?:the\s*)?"
-        + phrase("expected peg-native format")
-        + "|"
-        + phrase("unparsed peg-native output"),
-        canonical="The model produced output that does not match the expected peg-native format",
-        anchors=(b"peg-native",),
-        keywords=("peg",),
-        code="HD183",
-        server="llama.cpp",
-    ),
-    Form(
-        # llama.cpp decodes a tool call's arguments with nlohmann::json.
-        "llamacpp_arguments",
-        "tool_call_parse",
-        "server",
-        "llama.cpp's chat parser (nlohmann::json errors), 2025",
-        (
-            "Failed to parse arguments: [json.exception.parse_error.101] parse error at line 1, "
-            "column 6: syntax error while parsing object separator - invalid literal; last "
-            "read: '\"{\"fi'; expected ':'",
-        ),
-        pattern=phrase("failed to parse arguments:") + r"(?=\s*\[json\.exception)",
-        canonical="Failed to parse arguments:",
-        anchors=(b"parse arguments",),
-        keywords=("arguments",),
-        code="HD192",
-        server="llama.cpp",
-    ),
-    Form(
-        # The official gpt-oss chat template refuses a tool-call turn carrying both fields.
-        "template_thinking",
-        "template_content",
-        "server",
-        "the gpt-oss chat template (raise_exception), as llama.cpp and other Jinja servers run it",
-        (
-            "Cannot pass both content and thinking in an assistant message with tool calls! "
-            "Put the analysis message in one or the other, but not both.",
-        ),
-        pattern=phrase("cannot pass both content and thinking"),
-        canonical="Cannot pass both content and thinking",
-        anchors=(b"content and thinking",),
-        keywords=("thinking",),
-        code="HD188",
-    ),
-    Form(
-        "sglang_structure_info",
-        "server_rejected",
-        "server",
-        "SGLang's GptOssDetector (function_call/gpt_oss_detector.py), Jan 2026",
-        ("NotImplementedError: structure_info not used with HarmonyParser",),
-        pattern=phrase("structure_info not used with HarmonyParser"),
-        canonical="structure_info not used with HarmonyParser",
-        anchors=(b"structure_info",),
-        keywords=("structure_info",),
-        code="HD190",
-        server="sglang",
-    ),
-    Form(
-        # Hosted providers (Groq) parse the tool call themselves and return the raw text in
-        # `failed_generation`; no wording names the provider, so only evidence does.
-        "provider_tool_args",
-        "tool_call_parse",
-        "server",
-        "hosted providers' tool-call parsing (Groq `tool_use_failed`), 2025",
-        (
-            '{"error":{"message":"Failed to parse tool call arguments as JSON","type":'
-            '"invalid_request_error","code":"tool_use_failed","failed_generation":"import csv"}}',
-        ),
-        pattern=phrase("failed to parse tool call arguments as JSON"),
-        canonical="Failed to parse tool call arguments as JSON",
-        anchors=(b"arguments as JSON",),
-        keywords=("tool",),
-        code="HD191",
-    ),
-    Form(
-        "ollama_unmapped_tool",
-        "tool_call_parse",
-        "server",
-        "Ollama's Harmony parser (harmonyparser.go), 0.11.5 and later (a WARN record)",
-        (
-            'msg="harmony parser: no reverse mapping found for function name" '
-            "harmonyFunctionName=ask_followup_question",
-        ),
-        pattern=phrase("no reverse mapping found for function name"),
-        canonical="harmony parser: no reverse mapping found for function name",
-        anchors=(b"reverse mapping",),
-        keywords=("mapping",),
-        code="HD207",
-        server="ollama",
-    ),
-    Form(
-        # TensorRT-LLM's harmony_adapter.py logs it when openai-harmony failed and the raw
-        # decoded text (special tokens included) was returned instead.
-        "trtllm_raw_fallback",
-        "recovered_raw_output",
-        "server",
-        "TensorRT-LLM's harmony adapter (harmony_adapter.py), 1.1-1.2",
-        ("[TRT-LLM] [W] Harmony parsing fell back to raw text decoding",),
-        pattern=r"(?:harmony\s*)?" + phrase("parsing fell back to raw text decoding"),
-        canonical="Harmony parsing fell back to raw text decoding",
-        anchors=(b"fell back to raw",),
-        keywords=("raw",),
-        code="HD176",
-        server="tensorrt-llm",
-    ),
-    # --- end of issue 20's forms ---
+    *ENGINE_FORMS,  # engines' own Harmony failures (faults/engines.py)
     Form(
         "bare_remainder",
         "header_leftover",
