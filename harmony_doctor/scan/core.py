@@ -37,7 +37,9 @@ _VLLM = re.compile(
 _PID = re.compile(rb"\bpid[=:]" + _WS + rb"*(\d+)")
 _ACCESS = re.compile(rb'"(?:POST|GET) /v1/(?:chat/completions|responses|completions)[ ?"]')
 _GIN = re.compile(rb"\| (?:POST|GET)" + _WS + rb'+"/(?:api/chat|api/generate|v1/[a-z/]+)"')
-_IDS = re.compile(rb"_token_ids" + _WS + rb"*[:=]")
+# Output ids only: a `Received request` line's prompt ids are no completion (the reader
+# replays what a request generated), and vLLM writes one per request.
+_IDS = re.compile(rb"output_token_ids" + _WS + rb"*[:=]")
 # The failure forms' anchors (faults/catalogue.py): a line holding none holds no message; and
 # what a line holding markup must show besides.
 ERROR_ANCHORS = catalogue.ERROR_ANCHORS
@@ -50,7 +52,7 @@ RECEIVED = b"Received request "
 _ANCHOR, _MARKUP, _IDS_BIT, _ACCESS_BIT, _GIN_BIT, _RECEIVED_BIT = 1, 2, 4, 8, 16, 32
 _STRUCTURAL = (
     (MARKUP, _MARKUP),
-    (b"_token_ids", _IDS_BIT),
+    (b"output_token_ids", _IDS_BIT),
     (b'"POST /v1/', _ACCESS_BIT),
     (b'"GET /v1/', _ACCESS_BIT),
     (b"| POST", _GIN_BIT),
