@@ -329,7 +329,7 @@ class ScanEvent:
 
 @dataclass(frozen=True)
 class RequestTally:
-    """Requests seen in the logs for one (origin, file, pid, server, hour) cell."""
+    """Requests seen in the logs for one (origin, file, pid, server, hour, kind) cell."""
 
     file: str
     pid: int | None
@@ -337,3 +337,6 @@ class RequestTally:
     hour: str | None  # ISO hour `2026-11-28T10`, None when no timestamp is known
     count: int
     origin: str | None = None  # as ScanEvent.origin
+    # What was counted: "access" lines, "received" (`Received request`) lines or logged
+    # "completions"; a summary counts each process one way (scan/summary.py scopes_frame).
+    kind: str | None = None

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}
 DERIVED = ("day", "hour")  # recomputed from the timestamp, never trusted from the file
-OPTIONAL = ("origin",)  # columns files written by older versions lack (read as empty)
+OPTIONAL = ("origin", "kind")  # columns files written by older versions lack (read as empty)
 # `scan --events out/events.csv` keeps its request tallies beside: out/events.requests.csv.
 REQUESTS_INFIX = ".requests"
 
@@ -400,7 +400,8 @@ _EVENTS_KEYS = re.compile(
 _TALLIES_HEADER = b"file,pid,server,hour,count,origin"
 _TALLIES_KEYS = re.compile(rb'^\{"file": ?"[^\n]*"pid": ?[^\n]*"hour": ?[^\n]*"count": ?')
 _SUMMARY_HEADER = re.compile(
-    rb"^[a-z_,]*count,share,requests,rate,(?:rate_note,)?first_seen,last_seen,example\r?\n"
+    rb"^[a-z_,]*count,share,requests,rate,(?:rate_note,)?(?:unrated,)?first_seen,last_seen,"
+    rb"example\r?\n"
 )
 
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, MESSAGE, VOCAB_SIZE
 from harmony_doctor.inputs.files import Readable
-from harmony_doctor.inputs.timestamps import parse_timestamp
+from harmony_doctor.inputs.timestamps import HEAD, own_stamp, parse_timestamp
 from harmony_doctor.inputs.tokens import RequestStreams, VllmRecord, parse_vllm_bytes
 from harmony_doctor.inputs.wrappers import Unwrapped, Unwrapper
 from harmony_doctor.logs.extract import _Extractor
@@ -39,7 +39,6 @@ from harmony_doctor.native import (
     vllm_output_key,
 )
 from harmony_doctor.scan.core import (
-    HEAD,
     Batch,
     CoreLike,
     IdLine,
@@ -47,7 +46,6 @@ from harmony_doctor.scan.core import (
     Window,
     make_core,
     own_pid,
-    own_stamp,
 )
 from harmony_doctor.streams.diagnose import CleanStreams
 
@@ -94,7 +92,8 @@ class SourceScan:
     server: Server | None = None
     damage: str | None = None  # why the stream stopped early (damaged compressed data)
     bytes: int = 0
-    replayed: int = 0  # completions replayed here (a request count when access lines lack)
+    # (pid, ISO hour) -> completions the log carried (a request count where lines lack)
+    completed: Counter[tuple[int | None, str | None]] = field(default_factory=Counter)
 
 
 def scan_source(
@@ -385,10 +384,11 @@ class _CompletionReader:
         self.finished_requests: set[str] = set()
 
     def id_line(self, id_line: IdLine) -> None:
-        if self.settle is not None and self._settled_by_shape(id_line.text):
+        stamp = self.clock.parse(id_line.stamp)
+        if self.settle is not None and self._settled_by_shape(id_line.text, stamp, id_line.pid):
             return
         line = self.unwrapper.source_line(id_line.line)
-        place = Place(line, self.clock.parse(id_line.stamp), id_line.pid)
+        place = Place(line, stamp, id_line.pid)
         try:
             record = parse_vllm_bytes(id_line.text, line, self.native)
         except InputError:
@@ -403,7 +403,7 @@ class _CompletionReader:
             if inp is not None:
                 self._keep(inp, Place(lines, None, None))
 
-    def _settled_by_shape(self, text: bytes) -> bool:
+    def _settled_by_shape(self, text: bytes, stamp: datetime | None, pid: int | None) -> bool:
         """A whole completion on one line whose shape our replay finds clean: counted as
         `_add_record` would count it, without building its tokens, its time or its record.
         Anything else (a stream already open, a repeat, a fault, a line the Rust parser
@@ -421,7 +421,7 @@ class _CompletionReader:
         if not self.clean.by_key(key):
             return False
         self._finished(request_id)
-        self.out.replayed += 1
+        self._count(stamp, pid)
         return True
 
     def _add_record(self, record: VllmRecord, place: Place) -> None:
@@ -446,10 +446,15 @@ class _CompletionReader:
         if len(self.finished_requests) > MAX_PENDING:
             self.finished_requests.clear()
 
+    def _count(self, stamp: datetime | None, pid: int | None) -> None:
+        """One finished completion, in its process and hour (as request lines are counted)."""
+        hour = stamp.strftime("%Y-%m-%dT%H") if stamp is not None else None
+        self.out.completed[(pid, hour)] += 1
+
     def _keep(self, inp: TokenInput, place: Place) -> None:
         """Count a finished completion; keep it for diagnosis unless `clean` settles it
         (memory then grows with the failures, not with the log)."""
-        self.out.replayed += 1
+        self._count(place.timestamp, place.pid)
         if self.clean is None or not self.clean(inp.tokens):
             self.out.completions.append((inp, place))
 

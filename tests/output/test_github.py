@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+import harmony_doctor as hd
 from harmony_doctor.output.github import escape_data, escape_property, workflow_commands
 from harmony_doctor.output.operator import OperatorSummary
-from harmony_doctor.scan.summary import events_frame, requests_frame, scan_totals
+from harmony_doctor.scan.summary import events_frame, requests_frame
 from tests.helpers import run
 from tests.output.operator_logs import HOSTILE_NAME, HOSTILE_REMAINDER, operator_logs
 from tests.scan.vllm_logs import scan_folder
@@ -61,7 +62,7 @@ def test_annotations_are_capped_with_a_notice(tmp_path: Path) -> None:
     logs = operator_logs(tmp_path / "logs")
     result = scan_folder(logs)
     summary = OperatorSummary(
-        "scan", ("code",), scan_totals(result), [], [],
+        "scan", ("code",), hd.summarize_scan(result).totals, [], [],
         events_frame(result.events), requests_frame(result.requests),
     )  # fmt: skip
     lines = workflow_commands(summary, limit=1).splitlines()
