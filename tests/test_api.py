@@ -110,7 +110,7 @@ def test_scan_stream_equals_scan_paths() -> None:
     mtime = datetime.fromtimestamp(path.stat().st_mtime)
     by_stream = hd.scan_stream(io.BytesIO(path.read_bytes()), str(path), reference=mtime)
     assert by_stream.events == by_path.events and by_path.events
-    assert sorted(by_stream.requests) == sorted(by_path.requests)
+    assert sorted(by_stream.requests, key=repr) == sorted(by_path.requests, key=repr)
     table = hd.summarize(by_path, ["code"])
     assert int(table["count"].sum()) == len(by_path.events)
 
@@ -170,7 +170,7 @@ def test_group_keys_requests_path_and_tally_table(tmp_path: Path) -> None:
     assert hd.requests_path(Path("out/events.csv")) == Path("out/events.requests.csv")
     result = hd.scan_paths([_fleet_logs(tmp_path / "logs")])
     tallies = hd.tally_table(result)
-    assert tallies.columns == ["file", "pid", "server", "hour", "count", "origin"]
+    assert tallies.columns == ["file", "pid", "server", "hour", "count", "origin", "kind"]
     assert int(tallies["count"].sum()) == sum(t.count for t in result.requests) == 13
 
 

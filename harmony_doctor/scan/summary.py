@@ -231,23 +231,39 @@ def scoped(events: pl.DataFrame, requests: pl.DataFrame) -> Scoped:
 
     scopes = scopes_frame(requests)
     events = _with_process(_with_origin(events)).with_columns(pl.col("pid").cast(pl.Utf8))
-    failures = events.group_by(list(SCOPE)).agg(pl.len().alias("failures"))
+    # A process whose request lines carry no time at all (nor one before them) is one scope
+    # over all hours: its failures' hours cannot be told apart from its requests'.
+    process = ["origin", "process", "pid"]
+    hourless = (
+        scopes.group_by(process)
+        .agg(pl.col("hour").is_null().all().alias("hourless"))
+        .filter(pl.col("hourless"))
+    )
+    events = events.join(hourless, on=process, how="left", nulls_equal=True).with_columns(
+        pl.when(pl.col("hourless")).then(None).otherwise(pl.col("hour")).alias("scope_hour")
+    )
+    at = [*process, "scope_hour"]
+    failures = events.group_by(at).agg(pl.len().alias("failures")).rename({"scope_hour": "hour"})
     scopes = scopes.join(failures, on=list(SCOPE), how="left", nulls_equal=True).with_columns(
         pl.col("failures").fill_null(0).cast(pl.Int64)
     )
     over = scopes.filter(pl.col("failures") > pl.col("requests"))
     everything = int(scopes["requests"].sum()) if scopes.height else 0
     scopes = scopes.filter(pl.col("failures") <= pl.col("requests"))
-    rated = events.join(
-        scopes.select(list(SCOPE)).with_columns(pl.lit(True).alias("rated")),
-        on=list(SCOPE),
-        how="left",
-        nulls_equal=True,
-    ).with_columns(pl.col("rated").fill_null(False))
+    rated = (
+        events.join(
+            scopes.select(list(SCOPE)).with_columns(pl.lit(True).alias("rated")),
+            left_on=at,
+            right_on=list(SCOPE),
+            how="left",
+            nulls_equal=True,
+        )
+        .with_columns(pl.col("rated").fill_null(False))
+        .drop("hourless", "scope_hour")
+    )
     tallied = counted_tallies(requests).select("file", *SCOPE).unique()
-    process = ["origin", "process", "pid"]
     untallied = (
-        events.join(tallied.select("file").unique(), on="file", how="anti")
+        rated.join(tallied.select("file").unique(), on="file", how="anti")
         .select("file", *process)
         .unique()
         .join(scopes.select(list(SCOPE)), on=process, how="inner", nulls_equal=True)
