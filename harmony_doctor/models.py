@@ -338,5 +338,5 @@ class RequestTally:
     count: int
     origin: str | None = None  # as ScanEvent.origin
     # What was counted: "access" lines, "received" (`Received request`) lines or logged
-    # "completions"; a summary counts each process one way (scan/summary.py scopes_frame).
+    # "completions"; a summary counts each process one way (scan/summary.py counted_tallies).
     kind: str | None = None

@@ -296,7 +296,7 @@ def _reference_time(source: Source, now: datetime | None) -> datetime:
 def _tallies(found: SourceScan, origin: str) -> list[RequestTally]:
     """Requests per (pid, hour), every way this source counted them: access lines, `Received
     request` lines and the completions it logged. Which one a rate uses is decided per process
-    over all its files (scan/summary.py scopes_frame), never added up, never per part."""
+    over all its files (scan/summary.py counted_tallies), never added up, never per part."""
     kinds = (
         ("access", found.requests),
         ("received", found.received),

@@ -150,6 +150,19 @@ def process_of(file: str) -> str:
     return folder + slash + name
 
 
+def rotation_rank(file: str) -> tuple[int, int, str]:
+    """Oldest first: `name.3` before `name.2` before `name.1`, dated parts in date order, the
+    live file last."""
+    name = _COMPRESSED.sub("", file.rpartition("/")[2])
+    numbered = re.search(r"\.(\d{1,3})$", name)
+    if numbered is not None:
+        return (0, -int(numbered.group(1)), "")
+    dated = re.search(r"[._-](\d{4}-?\d\d-?\d\d\S*)$", name)
+    if dated is not None:
+        return (1, 0, dated.group(1).replace("-", ""))
+    return (2, 0, "")
+
+
 def _with_process(frame: pl.DataFrame) -> pl.DataFrame:
     import polars as pl
 
@@ -184,13 +197,12 @@ def counted_tallies(requests: pl.DataFrame) -> pl.DataFrame:
     return requests.join(chosen, on=[*process, "kind"], how="semi", nulls_equal=True)
 
 
-def scopes_frame(requests: pl.DataFrame) -> pl.DataFrame:
+def _scopes_of(counted: pl.DataFrame) -> pl.DataFrame:
     """Requests per scope (origin, process, pid, hour), with the scope's day and server."""
     import polars as pl
 
     return (
-        counted_tallies(requests)
-        .group_by(list(SCOPE), maintain_order=True)
+        counted.group_by(list(SCOPE), maintain_order=True)
         .agg(
             pl.col("count").sum().cast(pl.Int64).alias("requests"),
             pl.col("server").drop_nulls().first().alias("server"),
@@ -198,6 +210,54 @@ def scopes_frame(requests: pl.DataFrame) -> pl.DataFrame:
         .filter(pl.col("requests") > 0)
         .with_columns(pl.col("hour").str.slice(0, 10).alias("day"))
     )
+
+
+def _place_heads(counted: pl.DataFrame, events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Lines before a file's first stamp have no hour of their own (a rotated part that starts
+    with an access line): they take the last hour of the same process's part before it (in
+    rotation order), or else this file's first hour. Events get the hour
+    their scope is looked up by as `scope_hour`."""
+    import polars as pl
+
+    key = ["origin", "process", "pid", "file"]
+    hours = pl.concat(
+        [counted.select(*key, "hour"), events.select(*key, "hour")], how="vertical_relaxed"
+    ).drop_nulls("hour")
+    spans = hours.group_by(key).agg(
+        pl.col("hour").min().alias("lo"), pl.col("hour").max().alias("hi")
+    )
+    by_process: dict[tuple[Any, ...], list[tuple[Any, str, str]]] = {}
+    for origin, process, pid, file, lo, hi in spans.iter_rows():
+        by_process.setdefault((origin, process, pid), []).append((file, lo, hi))
+    fills = []
+    for (origin, process, pid), files in by_process.items():
+        files.sort(key=lambda f: rotation_rank(f[0]))
+        last = None
+        for file, lo, hi in files:
+            fills.append((origin, process, pid, file, last or lo))
+            last = hi
+    fill = pl.DataFrame(
+        fills,
+        schema={
+            "origin": pl.Utf8,
+            "process": pl.Utf8,
+            "pid": pl.Utf8,
+            "file": pl.Utf8,
+            "fill": pl.Utf8,
+        },
+        orient="row",
+    )
+    counted = (
+        counted.join(fill, on=key, how="left", nulls_equal=True)
+        .with_columns(pl.col("hour").fill_null(pl.col("fill")))
+        .drop("fill")
+    )
+    events = (
+        events.join(fill, on=key, how="left", nulls_equal=True)
+        .with_columns(pl.col("hour").fill_null(pl.col("fill")).alias("scope_hour"))
+        .drop("fill")
+    )
+    return counted, events
 
 
 def _with_kind(frame: pl.DataFrame) -> pl.DataFrame:
@@ -229,8 +289,9 @@ def scoped(events: pl.DataFrame, requests: pl.DataFrame) -> Scoped:
     request: it gives no rate, and its failures are unrated with the others."""
     import polars as pl
 
-    scopes = scopes_frame(requests)
     events = _with_process(_with_origin(events)).with_columns(pl.col("pid").cast(pl.Utf8))
+    counted, events = _place_heads(counted_tallies(requests), events)
+    scopes = _scopes_of(counted)
     # A process whose request lines carry no time at all (nor one before them) is one scope
     # over all hours: its failures' hours cannot be told apart from its requests'.
     process = ["origin", "process", "pid"]
@@ -240,7 +301,7 @@ def scoped(events: pl.DataFrame, requests: pl.DataFrame) -> Scoped:
         .filter(pl.col("hourless"))
     )
     events = events.join(hourless, on=process, how="left", nulls_equal=True).with_columns(
-        pl.when(pl.col("hourless")).then(None).otherwise(pl.col("hour")).alias("scope_hour")
+        pl.when(pl.col("hourless")).then(None).otherwise(pl.col("scope_hour")).alias("scope_hour")
     )
     at = [*process, "scope_hour"]
     failures = events.group_by(at).agg(pl.len().alias("failures")).rename({"scope_hour": "hour"})
@@ -261,7 +322,7 @@ def scoped(events: pl.DataFrame, requests: pl.DataFrame) -> Scoped:
         .with_columns(pl.col("rated").fill_null(False))
         .drop("hourless", "scope_hour")
     )
-    tallied = counted_tallies(requests).select("file", *SCOPE).unique()
+    tallied = counted.select("file", *SCOPE).unique()
     untallied = (
         rated.join(tallied.select("file").unique(), on="file", how="anti")
         .select("file", *process)
