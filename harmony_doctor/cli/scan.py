@@ -153,14 +153,12 @@ def scan(
     with _progress(listing.bytes) as progress:
         result = hd.scan_inputs(listing, options, progress)
     found = hd.summarize_scan(result, keys)
-    tallies = hd.requests_path(events_path) if events_path is not None else None
-    failed = export.write_tables(
-        [
-            (events_path, lambda: found.events),
-            (tallies, lambda: hd.tally_table(result)),
-            (summary_path, lambda: found.table),
-        ]
-    )
+    failed = export.write_tables([(summary_path, lambda: found.table)])
+    if events_path is not None:  # one unit: report refuses tallies that are not its events'
+        tallies = hd.requests_path(events_path)
+        failed += export.write_event_tables(
+            found.events, hd.tally_table(result), events_path, tallies
+        )
     operator = operator_summary("scan", found)
     step_summary = step_summary_path(output)
     failed += write_operator_outputs(operator, step_summary, prometheus_path, html_path, top)
