@@ -32,6 +32,7 @@ LogKind = Literal[
     "recovered_raw_output",  # a server caught the parser's error and returned raw text
     "server_rejected",  # the server's own gpt-oss code refused a message openai-harmony parsed
     "stripped_markup",  # Harmony text whose special tokens were stripped (cannot be replayed)
+    "rejected_ids",  # a logged completion holds ids openai-harmony rejects (a corrupt or cut log)
 ]
 Kind = ErrorKind | WarningKind | LogKind
 

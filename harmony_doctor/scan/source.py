@@ -15,6 +15,7 @@ queue, the core's window state, and wrapper metadata for the last few MiB of lin
 from __future__ import annotations
 
 import queue
+import re
 import threading
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
@@ -52,6 +53,7 @@ from harmony_doctor.streams.diagnose import CleanStreams
 if TYPE_CHECKING:
     from harmony_doctor.native import OutputKey
 
+_RESPONSE_ID = re.compile(rb"Generated response ([^\s:(]+)")
 CHUNK = 1024 * 1024  # bytes read (and fed to the core) at a time
 QUEUE = 4  # chunks read ahead of the core
 BEFORE = 3 * 1024  # context bytes before an error line (the traceback)
@@ -82,6 +84,8 @@ class SourceScan:
     reference: datetime
     errors: list[tuple[LogError, Place]] = field(default_factory=list)
     completions: list[tuple[TokenInput, Place]] = field(default_factory=list)
+    # logged completions whose ids openai-harmony rejects: (why, request id, where)
+    rejected: list[tuple[str, str | None, Place]] = field(default_factory=list)
     # (pid, ISO hour) -> requests, from access lines or, where a log has none, request lines
     requests: Counter[tuple[int | None, str | None]] = field(default_factory=Counter)
     received: Counter[tuple[int | None, str | None]] = field(default_factory=Counter)
@@ -391,8 +395,9 @@ class _CompletionReader:
         place = Place(line, stamp, id_line.pid)
         try:
             record = parse_vllm_bytes(id_line.text, line, self.native)
-        except InputError:
-            return  # a damaged id list is not a Harmony failure
+        except InputError as exc:
+            self._rejected(id_line.text, str(exc), place)
+            return
         if record is not None:
             self._add_record(record, place)
 
@@ -402,6 +407,20 @@ class _CompletionReader:
             inp = self.streams.pop(request_id)
             if inp is not None:
                 self._keep(inp, Place(lines, None, None))
+
+    def _rejected(self, text: bytes, why: str, place: Place) -> None:
+        """A logged completion whose ids openai-harmony rejects (999999999, -5, 1.5): the log
+        is corrupt or cut. A failure of its own (HD177), and a request; never silence. Prompt
+        ids are not a completion: left alone."""
+        if b"output_token_ids" not in text:
+            return
+        found = _RESPONSE_ID.search(text)
+        request_id = found.group(1).decode("utf-8", "replace") if found else None
+        if request_id is not None:
+            self.streams.streams.pop(request_id, None)  # what came before cannot be replayed
+            self._finished(request_id)
+        self._count(place.timestamp, place.pid)
+        self.out.rejected.append((why, request_id, place))
 
     def _settled_by_shape(self, text: bytes, stamp: datetime | None, pid: int | None) -> bool:
         """A whole completion on one line whose shape our replay finds clean: counted as
