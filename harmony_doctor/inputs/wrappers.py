@@ -346,12 +346,14 @@ class Unwrapper:
             self.lines.add(self._inner, source_line)
             parts.append(inner + b"\n")
             stamp = record.stamp
-            if stamp is not None and (self._own_clock or own_stamp(inner[:HEAD]) is not None):
+            if stamp is not None:
                 # One clock per log: once the log has stamped a line itself, a line without a
                 # stamp of its own takes the last one before it, as it would unwrapped, never
                 # the wrapper's (which may run hours apart: journald in UTC, the log local).
-                self._own_clock = True
-                stamp = None
+                if own_stamp(inner[:HEAD]) is not None:
+                    self._own_clock = True
+                elif self._own_clock:
+                    stamp = None
             meta.append(
                 LineMeta(self._inner, source_line, stamp, record.pid, record.host, record.wrapper)
             )

@@ -374,13 +374,13 @@ def read_event_files(
     openable = [p for p in parquet if _cannot_open(p) is None]  # the others say why themselves
     unreadable = check_parquet(openable) if openable else {}
     bad: list[BadFile] = []
-    for events in event_paths:
-        beside = requests_path(events)
-        if beside in tally_paths and beside not in unreadable and events.is_file():
-            problem = _tallies_of_other_events(events, beside)
+    for listed in event_paths:
+        own = requests_path(listed)
+        if own in tally_paths and own not in unreadable and listed.is_file():
+            problem = _tallies_of_other_events(listed, own)
             if problem is not None:
-                bad.append(BadFile(beside, problem))
-                tally_paths.remove(beside)
+                bad.append(BadFile(own, problem))
+                tally_paths.remove(own)
     frames, good = _read_each(event_paths, columns, empty, unreadable, bad)
     tallies: pl.DataFrame | None = None
     untallied: list[Path] = []
