@@ -47,6 +47,8 @@ def scan_view(
         note = next((g["rate_note"] for g in groups[:top] if g.get("rate_note")), None)
         if note is not None:
             parts.append(Text(f"? rate unknown: more failures than requests ({note})", DIM))
+        if totals.get("clock") and ("hour" in by or "day" in by):
+            parts.append(Text(f"hours and days on {totals['clock']}", DIM))
         if len(days) > 1:
             parts.append(_days_chart(days))
     if len(files) > 1 or any(f["status"] != "ok" for f in files):

@@ -119,7 +119,7 @@ SUMMARY_COLUMNS = (
 # (a rate is never above 100%: the log did not record every request; it is not capped).
 NOT_LOGGED = "requests not logged"
 # The clock every hour is read on (said in the outputs, so that nobody compares it with another).
-CLOCK = "each log's own stamps (a wrapper's time only where the log has none)"
+CLOCK = "each log's own stamps (a wrapper's time only until the log stamps a line itself)"
 
 # What a request tally counted, in the order preferred on a tie: access lines, `Received
 # request` lines, logged completions (scan/run.py writes all three; a process is counted one way).

@@ -233,3 +233,10 @@ def test_rotation_rank_orders_parts_oldest_first() -> None:
     ]
     dated = ["x.log", "x.log-20261128.gz", "x.log-20261127"]
     assert sorted(dated, key=rotation_rank) == ["x.log-20261127", "x.log-20261128.gz", "x.log"]
+
+
+def test_the_table_says_which_clock_its_hours_are_on(tmp_path: Path) -> None:
+    (tmp_path / "vllm.json").write_text(journald(vllm_log(1)))
+    shown = _run(["scan", "-j", "1", str(tmp_path), "--by", "hour"]).stdout
+    assert "hours and days on each log's own stamps" in shown
+    assert "hours and days" not in _run(["scan", "-j", "1", str(tmp_path)]).stdout
