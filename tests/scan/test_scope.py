@@ -240,3 +240,11 @@ def test_the_table_says_which_clock_its_hours_are_on(tmp_path: Path) -> None:
     shown = _run(["scan", "-j", "1", str(tmp_path), "--by", "hour"]).stdout
     assert "hours and days on each log's own stamps" in shown
     assert "hours and days" not in _run(["scan", "-j", "1", str(tmp_path)]).stdout
+
+
+def test_the_readme_example_of_failures_outside_the_scope() -> None:
+    samples = Path(__file__).parents[2] / "samples"
+    paths = [str(samples / "vllm-traceback.log"), str(samples / "lmdeploy.log")]
+    shown = _run(["scan", "-j", "1", *paths]).stdout.splitlines()
+    assert shown[0].endswith("5 failure(s) · 4 requests · rate 75.00%")
+    assert shown[1] == "2 failure(s) in logs without request lines: no rate"
