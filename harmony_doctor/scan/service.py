@@ -78,7 +78,8 @@ def _progress_of(unit: UnitResult) -> ScanProgress:
 class Summary:
     """What `scan` and `report` print: the grouped table, the totals line (a JSON contract:
     files, bytes, lines, requests, failures, rate, skipped, partial, rate_note, unrated,
-    clock), failures per day, the inputs, and the events and request tallies behind them (`frames`' schema)."""
+    clock), failures per day, the inputs, and the events and request tallies behind them
+    (`frames`' schema)."""
 
     keys: tuple[str, ...]
     table: pl.DataFrame
