@@ -44,6 +44,7 @@ FormName = Literal[
     "bare_remainder",  # a header remainder `Some("...")` quoted without its message
     "markup_leak",  # Harmony markup in a returned message's content
     "stripped_markup",  # Harmony text whose special tokens were stripped
+    "rejected_ids",  # a logged completion with ids openai-harmony rejects (scan/source.py)
 ]
 Origin = Literal["openai-harmony", "server"]
 
@@ -345,6 +346,17 @@ FORMS: Final[tuple[Form, ...]] = (
         "vLLM's `output:` log field, clients decoding with skip_special_tokens (logs/stripped.py)",
         ("analysisThe user greets.assistantfinalHello!",),
         code="HD206",
+    ),
+    Form(
+        "rejected_ids",
+        "rejected_ids",
+        "server",
+        "vLLM's request log (--enable-log-outputs), corrupt or cut (scan/source.py reads it)",
+        (
+            "Generated response chatcmpl-x: output: 'x', output_token_ids: "
+            "[200005, 999999999, 200008], finish_reason: stop",
+        ),
+        code="HD177",
     ),
 )
 

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harmony_doctor.inputs.timestamps import own_stamp
 from harmony_doctor.scan.core import (
     Batch,
     Core,
@@ -19,7 +20,6 @@ from harmony_doctor.scan.core import (
     Window,
     hour_key,
     own_pid,
-    own_stamp,
 )
 
 Result = tuple[list[Window], list[IdLine], Stats]
