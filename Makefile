@@ -12,6 +12,10 @@ NATIVE := native/Cargo.toml native/Cargo.lock $(wildcard native/src/*.rs)
 # Installing builds the Rust scan core (native/) when cargo is there; without it the package
 # installs all the same and scans with the Python core (`harmony-doctor --version` says which).
 $(STAMP): pyproject.toml $(NATIVE)
+	@echo "== installing harmony-doctor into $(VENV)"
+	@if command -v cargo >/dev/null; then \
+		echo "   building the Rust scan core too: a few minutes the first time, quiet while it compiles"; \
+	fi
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'

@@ -1,14 +1,17 @@
 """Synthetic vLLM server logs for the scan benchmark, with their ground truth beside them.
 
     python benchmarks/make_logs.py OUT_DIR [--mb 1024] [--every 500] [--outputs N]
-                                           [--gzip] [--zstd]
+                                           [--received short|vllm] [--gzip] [--zstd]
 
 Per simulated request (four API server processes, pid 1000..1003, four requests a second from
 2026-11-01 00:00:00): a `Received request` line, a throughput line and an access line; every
 50th request logs its output token ids (`--enable-log-outputs`; with `--outputs N` every
 request logs a completion of about N ids); one request in every `--every` fails with a prefixed
 traceback (the failing request moves through the pids; the four messages rotate). Streams to
-disk, so 4 GiB needs no memory; deterministic for a given size.
+disk, so 4 GiB needs no memory; deterministic for a given size. `--received vllm` writes the
+`Received request` line the way vLLM's request logger does for gpt-oss chat requests (`prompt:
+None, params: SamplingParams(...) in full, prompt_token_ids: [the rendered prompt's ids],
+prompt_embeds shape: None, lora_request: None.`); `short` (the default) leaves those fields out.
 
 Writes OUT_DIR/vllm.log (+ .gz with `gzip -1`, + .zst with `zstd -1`) and OUT_DIR/vllm.truth.json:
 requests, failures by message and by the code scan should give, requests and failures per
@@ -38,6 +41,15 @@ MESSAGES = (
     ("Unknown role: assistantassistant", "HD121"),
 )
 IDS = "[200005, 35644, 200008, 1844, 31064, 11122, 13, 200007, 200006, 173781, 200005, 17196, 200008, 525, 200002]"
+# vLLM's SamplingParams repr for a chat request, as its request logger prints it
+SAMPLING = (
+    "SamplingParams(n=1, presence_penalty=0.0, frequency_penalty=0.0, repetition_penalty=1.0, "
+    "temperature=1.0, top_p=1.0, top_k=0, min_p=0.0, seed=None, stop=[], stop_token_ids=[], "
+    "bad_words=[], include_stop_str_in_output=False, ignore_eos=False, max_tokens=130895, "
+    "min_tokens=0, logprobs=None, prompt_logprobs=None, skip_special_tokens=True, "
+    "spaces_between_special_tokens=True, truncate_prompt_tokens=None, guided_decoding=None, "
+    "extra_args=None)"
+)
 START = dt.datetime(2026, 11, 1)
 PER_SECOND = 4
 BLOCK = 4096  # requests per write
@@ -57,16 +69,39 @@ def completion_ids(n: int, size: int) -> str:
     return "[" + ", ".join(map(str, [*ids, *body[half:], 200002])) + "]"
 
 
-def request_lines(n: int, every: int, outputs: int = 0) -> tuple[list[str], str, int]:
+def prompt_ids(n: int) -> str:
+    """A rendered gpt-oss chat prompt's ids (system, developer and user messages, then the open
+    assistant header), about 120 ids, different for every request."""
+    words = [(n * 31 + i * 7_919) % 199_000 + 500 for i in range(100)]
+    ids = [200006, 17360, 200008, *words[:60], 200007, 200006, 1428, 200008, *words[60:]]
+    return "[" + ", ".join(map(str, [*ids, 200007, 200006, 173781])) + "]"
+
+
+def received_line(n: int, received: str) -> str:
+    """The `Received request` line's text after its stamp and logger, in the chosen shape."""
+    if received == "vllm":
+        return (
+            f"Received request chatcmpl-{n:08x}: prompt: None, params: {SAMPLING}, "
+            f"prompt_token_ids: {prompt_ids(n)}, prompt_embeds shape: None, lora_request: None."
+        )
+    return (
+        f"Received request chatcmpl-{n:08x}: params: SamplingParams(n=1, temperature=1.0, "
+        "top_p=1.0, max_tokens=2048), lora_request: None."
+    )
+
+
+def request_lines(
+    n: int, every: int, outputs: int = 0, received: str = "short"
+) -> tuple[list[str], str, int]:
     """The lines of request n, its "MM-DD HH" hour and its pid; `outputs`: every request logs
-    its completion with about that many ids (0: every 50th logs the short one)."""
+    its completion with about that many ids (0: every 50th logs the short one); `received`: the
+    shape of its `Received request` line (see the module's doc)."""
     pid = 1000 + n % 4
     p = f"(APIServer pid={pid}) "
     t = START + dt.timedelta(seconds=n // PER_SECOND)
     stamp = t.strftime("%m-%d %H:%M:%S")
     lines = [
-        p
-        + f"INFO {stamp} [logger.py:43] Received request chatcmpl-{n:08x}: params: SamplingParams(n=1, temperature=1.0, top_p=1.0, max_tokens=2048), lora_request: None.",
+        p + f"INFO {stamp} [logger.py:43] " + received_line(n, received),
         p
         + f"INFO {stamp} [loggers.py:123] Engine 000: Avg prompt throughput: 2119.3 tokens/s, Avg generation throughput: 25.5 tokens/s, Running: 16 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.1%, Prefix cache hit rate: 73.8%",
         p
@@ -95,7 +130,9 @@ def request_lines(n: int, every: int, outputs: int = 0) -> tuple[list[str], str,
     return lines, stamp[:8], pid
 
 
-def write(out: Path, megabytes: int, every: int = 500, outputs: int = 0) -> dict[str, Any]:
+def write(
+    out: Path, megabytes: int, every: int = 500, outputs: int = 0, received: str = "short"
+) -> dict[str, Any]:
     """Write OUT/vllm.log of about `megabytes` MiB and OUT/vllm.truth.json; the truth."""
     out.mkdir(parents=True, exist_ok=True)
     target = megabytes * 1024 * 1024
@@ -108,7 +145,7 @@ def write(out: Path, megabytes: int, every: int = 500, outputs: int = 0) -> dict
         while written < target:
             block: list[str] = []
             for _ in range(BLOCK):
-                lines, hour, pid = request_lines(n, every, outputs)
+                lines, hour, pid = request_lines(n, every, outputs, received)
                 block += lines
                 by_pid_hour[f"{pid} {hour}"] += 1
                 if fails(n, every):
@@ -123,6 +160,7 @@ def write(out: Path, megabytes: int, every: int = 500, outputs: int = 0) -> dict
             lines_out += len(block)
     truth = {
         "every": every,
+        "received": received,
         "bytes": written,
         "lines": lines_out,
         "requests": n,
@@ -166,10 +204,13 @@ def main() -> None:
     parser.add_argument(
         "--outputs", type=int, default=0, help="every request logs a completion of this many ids"
     )
+    parser.add_argument(
+        "--received", choices=("short", "vllm"), default="short", help="Received request shape"
+    )
     parser.add_argument("--gzip", action="store_true")
     parser.add_argument("--zstd", action="store_true")
     args = parser.parse_args()
-    truth = write(args.out, args.mb, args.every, args.outputs)
+    truth = write(args.out, args.mb, args.every, args.outputs, args.received)
     for kind in ("gzip", "zstd"):
         if getattr(args, kind):
             compress(args.out / "vllm.log", kind)

@@ -5,7 +5,9 @@
 
 Logs (benchmarks/make_logs.py, cached in --dir with their ground truth): 1 GiB (--quick:
 256 MiB; --big: 1 GiB and 4 GiB), dense (a failure per 500 requests) and sparse (one per
-10,000; `--densities outputs`: sparse, with every request's 1,000-id completion logged),
+10,000; `--densities outputs`: sparse, with every request's 1,000-id completion logged;
+vllm-dense and vllm-sparse: the `Received request` line as vLLM really writes it, with the
+prompt's ids and the whole SamplingParams),
 plain, `gzip -1` and `zstd -1`. Every command runs directly under `/usr/bin/time -v` (no Python
 wrapper): `rg -c HarmonyError FILE` (`rg -z -c` when compressed) and
 `harmony-doctor scan --jobs 2 --format json FILE` on the Rust core and on the pure-Python one
@@ -37,8 +39,17 @@ sys.path.insert(0, str(Path(__file__).parent))
 from make_logs import compress, write
 
 RG_PATTERN = "HarmonyError"  # what operators grep for today
-EVERY = {"dense": 500, "sparse": 10_000, "outputs": 10_000}
+EVERY = {
+    "dense": 500,
+    "sparse": 10_000,
+    "outputs": 10_000,
+    "vllm-dense": 500,
+    "vllm-sparse": 10_000,
+}
 OUTPUTS = {"outputs": 1000}  # every request logs a 1,000-id completion (--densities outputs)
+# vllm-*: the `Received request` line as vLLM's request logger writes it for gpt-oss (the
+# rendered prompt's ids and the whole SamplingParams), the shape most real logs hold
+RECEIVED = {"vllm-dense": "vllm", "vllm-sparse": "vllm"}
 TIME = "/usr/bin/time"
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -184,7 +195,9 @@ def ensure_logs(
         truth = json.loads(truth_path.read_text())
     else:
         print(f"generating {out}/vllm.log ...", flush=True)
-        truth = write(out, mib, EVERY[density], OUTPUTS.get(density, 0))
+        truth = write(
+            out, mib, EVERY[density], OUTPUTS.get(density, 0), RECEIVED.get(density, "short")
+        )
     files = {"plain": out / "vllm.log"}
     for kind, suffix in (("gzip", ".gz"), ("zstd", ".zst")):
         if kind in kinds:
@@ -261,7 +274,10 @@ def main() -> None:
     parser.add_argument("--cores", default="native,python")
     parser.add_argument("--kinds", default="plain,gzip,zstd")
     parser.add_argument(
-        "--densities", default="dense,sparse", help="dense, sparse, outputs (1,000-id completions)"
+        "--densities",
+        default="dense,sparse,vllm-dense,vllm-sparse",
+        help="dense, sparse, outputs (1,000-id completions), vllm-dense, vllm-sparse (vLLM's "
+        "real Received request line)",
     )
     parser.add_argument(
         "--check-all", action="store_true", help="--by pid,hour check on compressed files too"

@@ -79,14 +79,10 @@ def finish(args: argparse.Namespace, run: Callable[[], hd.ScanResult]) -> int:
 def write_events(result: hd.ScanResult, path: Path) -> list[str]:
     """The events and, beside them, the request tallies, as `scan --events PATH` writes them
     (for `harmony-doctor report`); the errors of those that could not be written."""
-    from harmony_doctor.output.tables import write_tables
+    from harmony_doctor.output.tables import write_event_tables
 
-    return write_tables(
-        [
-            (path, lambda: hd.frames(result)[0]),
-            (hd.requests_path(path), lambda: hd.tally_table(result)),
-        ]
-    )
+    events = hd.frames(result)[0]
+    return write_event_tables(events, hd.tally_table(result), path, hd.requests_path(path))
 
 
 def show(result: hd.ScanResult, by: list[str], output: str, top: int) -> int:

@@ -32,6 +32,7 @@ LogKind = Literal[
     "recovered_raw_output",  # a server caught the parser's error and returned raw text
     "server_rejected",  # the server's own gpt-oss code refused a message openai-harmony parsed
     "stripped_markup",  # Harmony text whose special tokens were stripped (cannot be replayed)
+    "rejected_ids",  # a logged completion holds ids openai-harmony rejects (a corrupt or cut log)
 ]
 Kind = ErrorKind | WarningKind | LogKind
 
@@ -330,7 +331,7 @@ class ScanEvent:
 
 @dataclass(frozen=True)
 class RequestTally:
-    """Requests seen in the logs for one (origin, file, pid, server, hour) cell."""
+    """Requests seen in the logs for one (origin, file, pid, server, hour, kind) cell."""
 
     file: str
     pid: int | None
@@ -338,3 +339,6 @@ class RequestTally:
     hour: str | None  # ISO hour `2026-11-28T10`, None when no timestamp is known
     count: int
     origin: str | None = None  # as ScanEvent.origin
+    # What was counted: "access" lines, "received" (`Received request`) lines or logged
+    # "completions"; a summary counts each process one way (scan/summary.py counted_tallies).
+    kind: str | None = None

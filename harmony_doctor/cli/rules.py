@@ -12,11 +12,19 @@ from harmony_doctor.cli.options import ColorOpt, FormatOpt, WidthOpt
 from harmony_doctor.errors import ExitCode, InputError
 
 
+def complete_code(incomplete: str) -> list[tuple[str, str]]:
+    """Shell completion for CODE: every rule code starting with what was typed, with its title."""
+    return [(r.code, r.title) for r in hd.list_rules() if r.code.startswith(incomplete.upper())]
+
+
 def rules(
     code: Annotated[
         str | None,
         typer.Argument(
-            metavar="CODE", help="Show one rule in full (HD101, hd205 ...).", show_default=False
+            metavar="CODE",
+            help="Show one rule in full (HD101, hd205 ...).",
+            show_default=False,
+            autocompletion=complete_code,
         ),
     ] = None,
     output: FormatOpt = "text",

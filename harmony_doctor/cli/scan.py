@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
@@ -37,6 +37,9 @@ from harmony_doctor.errors import ExitCode, InputError
 if TYPE_CHECKING:
     from harmony_doctor import InputListing, ScanProgress
     from harmony_doctor.output.targets import InputFile
+
+# What --max-rate makes of failures no rate covers (logs without request lines).
+Unrated = Literal["fail", "pass"]
 
 
 def scan(
@@ -96,9 +99,18 @@ def scan(
             "--max-failure-rate",
             min=0.0,
             max=1.0,
-            help="Exit 1 only when the failure rate is above this (needs request counts).",
+            help="Exit 1 only when the failure rate is above this (needs request counts); "
+            "failures in no rate fail it too, unless --unrated pass.",
         ),
     ] = None,
+    unrated: Annotated[
+        Unrated,
+        typer.Option(
+            "--unrated",
+            help="With --max-rate: failures in logs without request lines (in no rate) fail "
+            "the gate (fail), or are left out of it (pass).",
+        ),
+    ] = "fail",
     exit_zero: ExitZeroOpt = False,
     jobs: Annotated[
         int | None,
@@ -141,14 +153,12 @@ def scan(
     with _progress(listing.bytes) as progress:
         result = hd.scan_inputs(listing, options, progress)
     found = hd.summarize_scan(result, keys)
-    tallies = hd.requests_path(events_path) if events_path is not None else None
-    failed = export.write_tables(
-        [
-            (events_path, lambda: found.events),
-            (tallies, lambda: hd.tally_table(result)),
-            (summary_path, lambda: found.table),
-        ]
-    )
+    failed = export.write_tables([(summary_path, lambda: found.table)])
+    if events_path is not None:  # one unit: report refuses tallies that are not its events'
+        tallies = hd.requests_path(events_path)
+        failed += export.write_event_tables(
+            found.events, hd.tally_table(result), events_path, tallies
+        )
     operator = operator_summary("scan", found)
     step_summary = step_summary_path(output)
     failed += write_operator_outputs(operator, step_summary, prometheus_path, html_path, top)
@@ -165,10 +175,24 @@ def scan(
     if result.nothing_read:  # a scan that read nothing says nothing: it must not pass as clean
         return fail("nothing read: every input was empty")
     failing = bool(result.events)
-    rate = found.totals["rate"]
-    if max_rate is not None and rate is not None:
-        failing = rate > max_rate
+    if max_rate is not None:
+        failing = _above(found.totals, max_rate, unrated)
     return ExitCode.FINDINGS if failing and not exit_zero else ExitCode.CLEAN
+
+
+def _above(totals: dict[str, Any], max_rate: float, unrated: Unrated) -> bool:
+    """Whether the gate fails: the rate is above `max_rate`, or (unless `unrated` passes them)
+    failures exist that no rate covers, which no rate can be said to hold; with why, on stderr."""
+    from harmony_doctor.output.operator import percent, unrated_line
+
+    rate = totals["rate"]
+    if totals.get("unrated") and unrated == "fail":
+        note(f"--max-rate fails: {unrated_line(totals)} (--unrated pass leaves them out)")
+        return True
+    if rate is not None and rate > max_rate:
+        note(f"--max-rate fails: rate {percent(rate)} is above {percent(max_rate)}")
+        return True
+    return False
 
 
 def _scanned_files(paths: list[str], listing: InputListing) -> list[InputFile]:

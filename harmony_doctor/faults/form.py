@@ -42,6 +42,7 @@ FormName = Literal[
     "markup_leak",  # Harmony markup in a returned message's content
     "stripped_markup",  # Harmony text whose special tokens were stripped
     "header_markup",  # a parsed message's recipient or channel holding markup (issue 20)
+    "rejected_ids",  # a logged completion with ids openai-harmony rejects (scan/source.py)
 ]
 Origin = Literal["openai-harmony", "server"]
 

@@ -525,6 +525,20 @@ _RULES = (
         "in newer versions, or the `return_token_ids` request option), or text decoded with "
         "skip_special_tokens=False.",
     ),
+    Rule(
+        "HD177",
+        "rejected_ids",
+        "error",
+        "A logged completion holds token ids openai-harmony rejects",
+        "The output_token_ids a server logged hold a value no Harmony token has (999999999, "
+        "-5, 1.5): the log was corrupted, cut mid-number, or written by something else. The "
+        "completion cannot be replayed, and it is not clean: counted as a failure of the log, "
+        "never as silence.",
+        "Look at the log line: a cut or garbled line points at the log pipeline (rotation, a "
+        "shipper's line limit, mixed writers); get the completion's ids again from the server "
+        "or the client and run `harmony-doctor explain` on them.",
+        (),
+    ),
 )
 
 RULES: dict[str, Rule] = {r.code: r for r in _RULES}

@@ -14,6 +14,9 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
+HEAD = 200  # stamps and pids are looked for in a line's first HEAD bytes
+_WS = rb"[ \t\n\r\f\v]"
+
 _ISO = re.compile(
     r"(?<!\d)(?P<y>(?:19|20)\d\d)-(?P<m>[01]\d)-(?P<d>[0-3]\d)[ T]"
     r"(?P<H>[0-2]\d):(?P<M>[0-5]\d):(?P<S>[0-6]\d)"
@@ -108,3 +111,42 @@ def _format(moment: datetime) -> bytes | None:
     if not 1900 <= moment.year <= 2099:  # the forms the scan core recognises
         return None
     return moment.strftime("%Y-%m-%d %H:%M:%S").encode()
+
+
+# -- the scan core's stamps (both cores, byte for byte: native/src/stamps.rs) ---------------
+
+# The spec's `(?<!\d)((?:19|20)\d\d)-...`, with the look-behind moved past the first two bytes
+# (same matches; lets the regex engine skip to the bytes 1 and 2).
+_ISO_STAMP = re.compile(
+    rb"((?:19|20)(?<!\d..)\d\d)-([01]\d)-([0-3]\d)[ T]([0-2]\d):([0-5]\d):([0-6]\d)"
+)
+_VLLM_STAMP = re.compile(
+    rb"(?:(?:INFO|ERROR|WARNING|DEBUG|CRITICAL|WARN)"
+    + _WS
+    + rb"+|^"
+    + _WS
+    + rb"*)([01]\d)-([0-3]\d)"
+    + _WS
+    + rb"+([0-2]\d):([0-5]\d):([0-6]\d)"
+)
+
+
+def own_stamp(head: bytes) -> bytes | None:
+    """The canonical stamp a line carries in `head` (its first HEAD bytes), if a valid one."""
+    m = _ISO_STAMP.search(head)
+    if m is not None:
+        y, mo, d, h, mi, s = m.groups()
+        if _valid(mo, d, h, mi, s):
+            return b"%s-%s-%s %s:%s:%s" % (y, mo, d, h, mi, s)
+        return None
+    m = _VLLM_STAMP.search(head)
+    if m is not None:
+        mo, d, h, mi, s = m.groups()
+        if _valid(mo, d, h, mi, s):
+            return b"%s-%s %s:%s:%s" % (mo, d, h, mi, s)
+    return None
+
+
+def _valid(mo: bytes, d: bytes, h: bytes, mi: bytes, s: bytes) -> bool:
+    in_range = 1 <= int(mo) <= 12 and 1 <= int(d) <= 31 and int(h) <= 23
+    return in_range and int(mi) <= 59 and int(s) <= 59

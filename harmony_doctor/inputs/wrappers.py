@@ -21,7 +21,9 @@ Supported, each recognised by its shape, never by a file name:
 Per inner line: the wrapper's time as a canonical stamp (scan core forms: b"YYYY-MM-DD HH:MM:SS"
 in UTC, or b"MM-DD HH:MM:SS" for syslog times without a year), pid, host, and the line of the
 wrapped file where the line starts (a rejoined record starts at its first piece). The wrapper's
-time is for lines without a time of their own; the consumer decides that.
+time is for lines without a time of their own, and only until the log has stamped a line itself:
+from then on every line is on the log's own clock (a line without a stamp takes the last one
+before it, as unwrapped), so that failures and requests are never placed on two clocks.
 
 Memory: one partial line (capped near sources.MAX_LINE), one partial record per stream (capped at
 MAX_LINE), and the line map (one entry per change of the line offset; `LineMap.forget` drops the
@@ -39,7 +41,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from harmony_doctor.inputs.files import MAX_LINE
-from harmony_doctor.inputs.timestamps import canonical_epoch, canonical_syslog, canonical_utc
+from harmony_doctor.inputs.timestamps import (
+    HEAD,
+    canonical_epoch,
+    canonical_syslog,
+    canonical_utc,
+    own_stamp,
+)
 from harmony_doctor.native import count_newlines, may_be_wrapped
 
 DOCUMENT_LIMIT = 256 * 1024 * 1024  # a Loki API response is parsed whole up to this size
@@ -178,6 +186,7 @@ class Unwrapper:
         self._started = False
         self._finished = False
         self._last_plain = False  # the last line written was a plain one
+        self._own_clock = False  # a wrapped line carried a stamp of its own
 
     def source_line(self, line: int) -> int:
         return self.lines.source_line(line)
@@ -336,10 +345,17 @@ class Unwrapper:
             self._inner += 1
             self.lines.add(self._inner, source_line)
             parts.append(inner + b"\n")
+            stamp = record.stamp
+            if stamp is not None:
+                # One clock per log: once the log has stamped a line itself, a line without a
+                # stamp of its own takes the last one before it, as it would unwrapped, never
+                # the wrapper's (which may run hours apart: journald in UTC, the log local).
+                if own_stamp(inner[:HEAD]) is not None:
+                    self._own_clock = True
+                elif self._own_clock:
+                    stamp = None
             meta.append(
-                LineMeta(
-                    self._inner, source_line, record.stamp, record.pid, record.host, record.wrapper
-                )
+                LineMeta(self._inner, source_line, stamp, record.pid, record.host, record.wrapper)
             )
 
     def _classify(self, line: bytes) -> _Record | None:

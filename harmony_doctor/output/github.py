@@ -11,7 +11,13 @@ from __future__ import annotations
 import html
 
 from harmony_doctor.output.escape import visible
-from harmony_doctor.output.operator import OperatorSummary, per_origin, text
+from harmony_doctor.output.operator import (
+    OperatorSummary,
+    per_origin,
+    percent,
+    text,
+    unrated_line,
+)
 
 # GitHub shows at most 10 error and 10 warning annotations per step and 50 per job; more
 # would only be noise in the log, so the rest is counted in one closing notice.
@@ -35,7 +41,7 @@ def _command(name: str, properties: dict[str, str], message: str) -> str:
 
 
 def _rate(value: float | None) -> str:
-    return "unknown" if value is None else f"{value:.2%}"
+    return "unknown" if value is None else percent(value)
 
 
 def workflow_commands(summary: OperatorSummary, limit: int = ANNOTATION_LIMIT) -> str:
@@ -58,7 +64,8 @@ def workflow_commands(summary: OperatorSummary, limit: int = ANNOTATION_LIMIT) -
             {"title": f"harmony-doctor {summary.title}"},
             f"{totals['failures']} failure(s) in {totals['files']} file(s); "
             f"requests {text(totals.get('requests')) or 'unknown'}; "
-            f"failure rate {_rate(totals.get('rate'))}",
+            f"failure rate {_rate(totals.get('rate'))}"
+            + (f"; {unrated_line(totals)}" if totals.get("unrated") else ""),
         )
     )
     return "\n".join(lines) + "\n"
@@ -84,13 +91,14 @@ def step_summary(summary: OperatorSummary, top: int) -> str:
     totals = summary.totals
     lines = [f"## harmony-doctor {summary.title}", ""]
     lines += _table(
-        ["failures", "requests", "failure rate", "files", "skipped", "partial"],
+        ["failures", "requests", "failure rate", "no rate", "files", "skipped", "partial"],
         [
             [
                 totals["failures"],
                 totals.get("requests") if totals.get("requests") is not None else "unknown",
                 _rate(totals.get("rate"))
                 + (f" ({totals['rate_note']})" if totals.get("rate_note") else ""),
+                totals.get("unrated", 0),
                 totals["files"],
                 totals["skipped"],
                 totals["partial"],
@@ -112,9 +120,13 @@ def step_summary(summary: OperatorSummary, top: int) -> str:
             for g in groups
         ]
         lines += _table(header, rows)
+    if totals.get("unrated"):
+        lines += ["", unrated_line(totals)]
     by_origin = [r for r in per_origin(summary) if r.origin]
     if by_origin:
         lines += ["", "### By origin", ""]
-        rows = [[r.origin, r.failures, text(r.requests), _rate(r.rate)] for r in by_origin]
-        lines += _table(["origin", "failures", "requests", "failure rate"], rows)
+        rows = [
+            [r.origin, r.failures, text(r.requests), _rate(r.rate), r.unrated] for r in by_origin
+        ]
+        lines += _table(["origin", "failures", "requests", "failure rate", "no rate"], rows)
     return "\n".join(lines) + "\n"

@@ -10,7 +10,14 @@ from __future__ import annotations
 import html
 from collections import Counter
 
-from harmony_doctor.output.operator import NO_ORIGIN, OperatorSummary, per_origin, text
+from harmony_doctor.output.operator import (
+    NO_ORIGIN,
+    OperatorSummary,
+    per_origin,
+    percent,
+    text,
+    unrated_line,
+)
 
 # Colour-blind-friendly (Okabe-Ito), then greys; a code keeps its colour across the page.
 PALETTE = (
@@ -46,7 +53,7 @@ def esc(value: object) -> str:
 
 
 def _rate(value: float | None) -> str:
-    return "unknown" if value is None else f"{value:.2%}"
+    return "unknown" if value is None else percent(value)
 
 
 def _table(header: list[str], rows: list[list[object]], numeric: set[int], cls: str) -> str:
@@ -161,6 +168,7 @@ def _cards(summary: OperatorSummary) -> str:
         ("failures", totals["failures"]),
         ("requests", totals.get("requests") if totals.get("requests") is not None else "unknown"),
         ("failure rate", rate),
+        ("failures in no rate", totals.get("unrated", 0)),
         ("files", totals["files"]),
         ("lines", totals["lines"]),
         ("skipped", totals["skipped"]),
@@ -169,7 +177,8 @@ def _cards(summary: OperatorSummary) -> str:
     inner = "".join(
         f"<div class='card'><b>{esc(v)}</b><span>{esc(k)}</span></div>" for k, v in cards
     )
-    return f'<div class="cards">{inner}</div>'
+    note = f'<p class="note">{esc(unrated_line(totals))}</p>' if totals.get("unrated") else ""
+    return f'<div class="cards">{inner}</div>{note}'
 
 
 def _patterns(summary: OperatorSummary, top: int) -> str:
@@ -214,10 +223,11 @@ def _origins(summary: OperatorSummary) -> str:
     if not has_origin or all(r.origin == NO_ORIGIN for r in rows_in):
         return ""
     rows: list[list[object]] = [
-        [r.origin or "(none)", r.failures, text(r.requests) or "unknown", _rate(r.rate)]
+        [r.origin or "(none)", r.failures, text(r.requests) or "unknown", _rate(r.rate), r.unrated]
         for r in rows_in
     ]
-    table = _table(["origin", "failures", "requests", "failure rate"], rows, {1, 2}, "origins")
+    header = ["origin", "failures", "requests", "failure rate", "no rate"]
+    table = _table(header, rows, {1, 2, 4}, "origins")
     return f"<h2>By origin</h2>{table}"
 
 

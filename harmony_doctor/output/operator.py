@@ -54,33 +54,36 @@ def origins(frame: pl.DataFrame) -> Iterator[str]:
         yield from (NO_ORIGIN for _ in range(frame.height))
 
 
+def percent(rate: float) -> str:
+    """A rate as a percentage that never reads 0.00% while it is above 0."""
+    if 0 < rate < 0.00005:
+        return "<0.01%"
+    return f"{rate:.2%}"
+
+
+def unrated_line(totals: dict[str, Any]) -> str:
+    """Why some failures are in no rate, with how many: the one sentence every output uses."""
+    where = "logs without request lines"
+    if totals.get("rate_note"):
+        where += ", or hours that logged fewer requests than failures"
+    return f"{totals['unrated']:,} failure(s) in {where}: no rate"
+
+
 @dataclass(frozen=True)
 class OriginRow:
     origin: str
     failures: int
     requests: int | None
     rate: float | None
+    unrated: int  # failures in no rate (logs without request lines)
 
 
 def per_origin(summary: OperatorSummary) -> list[OriginRow]:
-    """Failures, requests and rate per origin, by the rule of the totals: a rate counts only
-    failures from files whose requests were counted, and is unknown above 100%."""
-    events, requests = summary.events, summary.requests
-    counted_files = set(requests["file"].to_list()) if requests.height else set()
-    failures: dict[str, int] = {}
-    counted: dict[str, int] = {}
-    for origin, file in zip(origins(events), events["file"].to_list(), strict=True):
-        failures[origin] = failures.get(origin, 0) + 1
-        if file in counted_files:
-            counted[origin] = counted.get(origin, 0) + 1
-    asked: dict[str, int] = {}
-    if requests.height:
-        for origin, count in zip(origins(requests), requests["count"].to_list(), strict=True):
-            asked[origin] = asked.get(origin, 0) + int(count or 0)
-    rows = []
-    for origin in sorted(failures.keys() | asked.keys()):
-        total = asked.get(origin) or None
-        hits = counted.get(origin, 0)
-        rate = hits / total if total and hits <= total else None
-        rows.append(OriginRow(origin, failures.get(origin, 0), total, rate))
-    return rows
+    """Failures, requests and rate per origin, by the rule of the totals: a failure counts in
+    a rate only in its scope (its process and hour's requests), otherwise it is unrated."""
+    from harmony_doctor.scan.summary import origin_rates
+
+    return [
+        OriginRow(text(r.origin), r.failures, r.requests, r.rate, r.unrated)
+        for r in origin_rates(summary.events, summary.requests)
+    ]

@@ -55,13 +55,22 @@ def prometheus_registry(summary: OperatorSummary, now: float) -> CollectorRegist
 
     rate = Gauge(
         f"{PREFIX}_failure_rate",
-        "Failures per request (0-1), by origin; absent where the logs record no requests.",
+        "Failures per request (0-1) of each process and hour, by origin; absent where the "
+        "logs record no requests.",
+        ["origin"],
+        registry=registry,
+    )
+    unrated = Gauge(
+        f"{PREFIX}_unrated_failures",
+        "Failures in no rate, by origin: logs without request lines, or hours that logged "
+        "fewer requests than failures.",
         ["origin"],
         registry=registry,
     )
     for row in per_origin(summary):
         if row.rate is not None:
             rate.labels(row.origin).set(row.rate)
+        unrated.labels(row.origin).set(row.unrated)
 
     files = Gauge(
         f"{PREFIX}_files",

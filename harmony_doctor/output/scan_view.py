@@ -11,6 +11,7 @@ from rich.text import Text
 
 from harmony_doctor.output.escape import safe_text
 from harmony_doctor.output.layout import UNLIMITED, Fitted, capped
+from harmony_doctor.output.operator import percent, unrated_line
 from harmony_doctor.output.styles import DIM, LABEL, OK, WARNING
 
 _BLOCKS = " ▏▎▍▌▋▊▉█"
@@ -35,6 +36,8 @@ def scan_view(
 ) -> RenderableType:
     """The summary of many sources: headline, top groups, failures per day, files not read."""
     parts: list[RenderableType] = [_scan_headline(totals, title)]
+    if totals.get("unrated"):
+        parts.append(Text(unrated_line(totals), style=WARNING))
     if not groups:
         parts.append(Text("No Harmony failures found.", style=OK))
     else:
@@ -44,6 +47,8 @@ def scan_view(
         note = next((g["rate_note"] for g in groups[:top] if g.get("rate_note")), None)
         if note is not None:
             parts.append(Text(f"? rate unknown: more failures than requests ({note})", DIM))
+        if totals.get("clock") and ("hour" in by or "day" in by):
+            parts.append(Text(f"hours and days on {totals['clock']}", DIM))
         if len(days) > 1:
             parts.append(_days_chart(days))
     if len(files) > 1 or any(f["status"] != "ok" for f in files):
@@ -63,7 +68,7 @@ def _scan_headline(totals: dict[str, Any], title: str) -> Text:
         bits.append(f"{totals['requests']:,} requests")
         rate = totals.get("rate")
         note = totals.get("rate_note") or "unknown"
-        bits.append(f"rate {rate:.2%}" if rate is not None else f"rate ? ({note})")
+        bits.append(f"rate {percent(rate)}" if rate is not None else f"rate ? ({note})")
     if totals.get("skipped") or totals.get("partial"):
         bits.append(f"{totals['skipped']} skipped, {totals['partial']} partial")
     line.append(" · ".join(bits), DIM)
@@ -130,6 +135,9 @@ def _groups_table(
     table.add_column("share", justify="right", no_wrap=True)
     table.add_column("", no_wrap=True, width=10)
     table.add_column("rate", justify="right", no_wrap=True)
+    unrated = any(g.get("unrated") for g in shown)
+    if unrated:
+        table.add_column("no rate", justify="right", no_wrap=True)
     for name in ("first seen", "last seen"):
         if columns[name]:
             table.add_column(name, no_wrap=True)
@@ -147,6 +155,8 @@ def _groups_table(
             Text(bar(g["count"] / biggest, 10), style="cyan"),
             _rate_cell(g),
         ]
+        if unrated:
+            cells.append(f"{g['unrated']:,}" if g.get("unrated") else "")
         if columns["first seen"]:
             cells.append(_short_time(g.get("first_seen")))
         if columns["last seen"]:
@@ -160,7 +170,7 @@ def _groups_table(
 def _rate_cell(group: dict[str, Any]) -> str:
     """The rate; "?" where it is unknown for a reason (see the note under the table)."""
     if group.get("rate") is not None:
-        return f"{group['rate']:.2%}"
+        return percent(group["rate"])
     return "?" if group.get("rate_note") else ""
 
 

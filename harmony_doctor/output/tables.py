@@ -26,7 +26,13 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from harmony_doctor.errors import OutputError
 from harmony_doctor.output.escape import one_line
-from harmony_doctor.scan.event_files import QUOTED_STARTS, table_format, unknown_format
+from harmony_doctor.scan.event_files import (
+    QUOTED_STARTS,
+    file_digest,
+    table_format,
+    unknown_format,
+    with_digest,
+)
 
 if TYPE_CHECKING:
     import polars as pl
@@ -60,6 +66,17 @@ def write_tables(targets: Sequence[tuple[Path | None, Callable[[], pl.DataFrame]
         except OutputError as exc:
             errors.append(str(exc))
     return errors
+
+
+def write_event_tables(
+    events: pl.DataFrame, tallies: pl.DataFrame, path: Path, beside: Path
+) -> list[str]:
+    """`write_events`, with its failure as the one-line error write_tables gives."""
+    try:
+        write_events(events, tallies, path, beside)
+    except OutputError as exc:
+        return [str(exc)]
+    return []
 
 
 def write_text(path: Path, text: str) -> None:
@@ -129,6 +146,40 @@ def _atomic(path: Path, binary: bool = False) -> Iterator[Any]:
             raise
 
 
+def write_events(events: pl.DataFrame, tallies: pl.DataFrame, path: Path, beside: Path) -> None:
+    """An events file and its request tallies as one unit: the events are written under a
+    temporary name, the tallies then carry the SHA-256 of those bytes (EVENTS_DIGEST) and are
+    renamed, and the events are renamed last. Interrupted anywhere, a reader sees both old,
+    or tallies whose digest is not its events' (which report refuses), never a silent mix."""
+    kind = export_format(path)
+    with _atomic(path, binary=True) as temporary:
+        _write_into(events, temporary, kind, path)
+        write_table(with_digest(tallies, file_digest(temporary)), beside)
+
+
+def _write_into(frame: pl.DataFrame, temporary: Path, kind: str, path: Path) -> None:
+    """Write `frame` as `kind` into the temporary file of `path` (named in errors)."""
+    import polars as pl
+
+    if kind == "parquet":
+        try:
+            frame.write_parquet(temporary)
+        except pl.exceptions.PolarsError as exc:
+            detail = " ".join(str(exc).split())[:200]
+            raise OutputError(f"cannot write {path}: {detail}") from None
+        return
+    with open(temporary, "w", newline="", encoding="utf-8") as stream:
+        _write_text_table(frame, kind, stream)
+
+
+def _write_text_table(frame: pl.DataFrame, kind: str, stream: TextIO) -> None:
+    if kind == "csv":
+        write_csv(frame.columns, frame.iter_rows(), stream)
+    else:
+        for row in frame.iter_rows(named=True):
+            stream.write(json.dumps(_json_safe(row), ensure_ascii=False) + "\n")
+
+
 def write_table(frame: pl.DataFrame, path: Path) -> None:
     """Write a polars frame as CSV, JSONL or Parquet, chosen by the file extension."""
     kind = export_format(path)
@@ -143,11 +194,7 @@ def write_table(frame: pl.DataFrame, path: Path) -> None:
                 raise OutputError(f"cannot write {path}: {detail}") from None
         return
     with _atomic(path) as stream:
-        if kind == "csv":
-            write_csv(frame.columns, frame.iter_rows(), stream)
-        else:
-            for row in frame.iter_rows(named=True):
-                stream.write(json.dumps(_json_safe(row), ensure_ascii=False) + "\n")
+        _write_text_table(frame, kind, stream)
 
 
 def write_csv(columns: list[str], rows: Any, stream: TextIO) -> None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from harmony_doctor.faults import catalogue
+from harmony_doctor.inputs.timestamps import HEAD, own_stamp
 from harmony_doctor.native import native_available, new_core
 
 if TYPE_CHECKING:
@@ -19,25 +20,14 @@ if TYPE_CHECKING:
 Meta = list[tuple[int, bytes | None, int | None]]
 TallyKey = tuple[str, int | None, bytes | None]
 
-HEAD = 200  # stamps and pids are looked for in a line's first HEAD bytes
 
 _WS = rb"[ \t\n\r\f\v]"
-# The spec's `(?<!\d)((?:19|20)\d\d)-...`, with the look-behind moved past the first two bytes
-# (same matches; lets the regex engine skip to the bytes 1 and 2).
-_ISO = re.compile(rb"((?:19|20)(?<!\d..)\d\d)-([01]\d)-([0-3]\d)[ T]([0-2]\d):([0-5]\d):([0-6]\d)")
-_VLLM = re.compile(
-    rb"(?:(?:INFO|ERROR|WARNING|DEBUG|CRITICAL|WARN)"
-    + _WS
-    + rb"+|^"
-    + _WS
-    + rb"*)([01]\d)-([0-3]\d)"
-    + _WS
-    + rb"+([0-2]\d):([0-5]\d):([0-6]\d)"
-)
 _PID = re.compile(rb"\bpid[=:]" + _WS + rb"*(\d+)")
 _ACCESS = re.compile(rb'"(?:POST|GET) /v1/(?:chat/completions|responses|completions)[ ?"]')
 _GIN = re.compile(rb"\| (?:POST|GET)" + _WS + rb'+"/(?:api/chat|api/generate|v1/[a-z/]+)"')
-_IDS = re.compile(rb"_token_ids" + _WS + rb"*[:=]")
+# Output ids only: a `Received request` line's prompt ids are no completion (the reader
+# replays what a request generated), and vLLM writes one per request.
+_IDS = re.compile(rb"output_token_ids" + _WS + rb"*[:=]")
 # The failure forms' anchors (faults/catalogue.py): a line holding none holds no message; and
 # what a line holding markup must show besides.
 ERROR_ANCHORS = catalogue.ERROR_ANCHORS
@@ -50,7 +40,7 @@ RECEIVED = b"Received request "
 _ANCHOR, _MARKUP, _IDS_BIT, _ACCESS_BIT, _GIN_BIT, _RECEIVED_BIT = 1, 2, 4, 8, 16, 32
 _STRUCTURAL = (
     (MARKUP, _MARKUP),
-    (b"_token_ids", _IDS_BIT),
+    (b"output_token_ids", _IDS_BIT),
     (b'"POST /v1/', _ACCESS_BIT),
     (b'"GET /v1/', _ACCESS_BIT),
     (b"| POST", _GIN_BIT),
@@ -95,27 +85,6 @@ class CoreLike(Protocol):
     def finish(self) -> Batch: ...
 
     def stats(self) -> Stats: ...
-
-
-def own_stamp(head: bytes) -> bytes | None:
-    """The canonical stamp a line carries in `head` (its first HEAD bytes), if a valid one."""
-    m = _ISO.search(head)
-    if m is not None:
-        y, mo, d, h, mi, s = m.groups()
-        if _valid(mo, d, h, mi, s):
-            return b"%s-%s-%s %s:%s:%s" % (y, mo, d, h, mi, s)
-        return None
-    m = _VLLM.search(head)
-    if m is not None:
-        mo, d, h, mi, s = m.groups()
-        if _valid(mo, d, h, mi, s):
-            return b"%s-%s %s:%s:%s" % (mo, d, h, mi, s)
-    return None
-
-
-def _valid(mo: bytes, d: bytes, h: bytes, mi: bytes, s: bytes) -> bool:
-    in_range = 1 <= int(mo) <= 12 and 1 <= int(d) <= 31 and int(h) <= 23
-    return in_range and int(mi) <= 59 and int(s) <= 59
 
 
 def own_pid(head: bytes) -> int | None:

@@ -30,9 +30,71 @@ if TYPE_CHECKING:
 
 FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}
 DERIVED = ("day", "hour")  # recomputed from the timestamp, never trusted from the file
-OPTIONAL = ("origin",)  # columns files written by older versions lack (read as empty)
+OPTIONAL = ("origin", "kind")  # columns files written by older versions lack (read as empty)
 # `scan --events out/events.csv` keeps its request tallies beside: out/events.requests.csv.
 REQUESTS_INFIX = ".requests"
+
+
+# The column of a tally file that names its events file: the SHA-256 of the events' bytes.
+EVENTS_DIGEST = "events_sha256"
+
+
+def file_digest(path: Path) -> str:
+    """SHA-256 of a file's bytes, read in chunks."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        while chunk := stream.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def with_digest(tallies: pl.DataFrame, digest: str) -> pl.DataFrame:
+    """Tallies that name their events file (EVENTS_DIGEST on every row); without tallies, one
+    row of 0 requests carries it, so that even an empty tally file belongs to its events."""
+    import polars as pl
+
+    if tallies.height == 0:
+        tallies = pl.DataFrame(
+            [{c: (0 if c == "count" else None) for c in tallies.columns}], schema=tallies.schema
+        )
+    return tallies.with_columns(pl.lit(digest).alias(EVENTS_DIGEST))
+
+
+def _tallies_of_other_events(events: Path, tallies: Path) -> str | None:
+    """Why the tallies beside `events` are not its own (their digest names other bytes: the
+    counts of another run, or a write cut short), or None; tallies written before the digest
+    existed cannot be checked and are taken."""
+    try:
+        frame = _read_table(tallies, checked=True)
+    except InputError:
+        return None  # read again below, where the reason is reported
+    if EVENTS_DIGEST not in frame.columns or frame.height == 0:
+        return None
+    named = set(frame[EVENTS_DIGEST].drop_nulls().to_list())
+    if named == {file_digest(events)}:
+        return None
+    return (
+        f"{tallies} does not belong to {events} (its request counts were written with other "
+        "events: another run, or a write cut short); its requests are not counted"
+    )
+
+
+def _distinct(paths: Sequence[Path]) -> list[Path]:
+    """Each file once, however it is named (twice, `./x`, through a link)."""
+    seen: set[tuple[int, int] | str] = set()
+    out: list[Path] = []
+    for path in paths:
+        try:
+            info = path.stat()
+            identity: tuple[int, int] | str = (info.st_dev, info.st_ino)
+        except OSError:
+            identity = str(path)
+        if identity not in seen:
+            seen.add(identity)
+            out.append(path)
+    return out
 
 
 def requests_path(events: Path) -> Path:
@@ -300,6 +362,7 @@ def read_event_files(
     columns = {c: t for c, t in schema.items() if c not in DERIVED}
     empty = pl.DataFrame(schema=columns)
     tally_columns = {c: t for c, t in (requests_schema or {}).items() if c != "day"}
+    paths = _distinct(paths)
     event_paths = list(paths)
     tally_paths: list[Path] = []
     if requests_schema is not None:
@@ -311,6 +374,13 @@ def read_event_files(
     openable = [p for p in parquet if _cannot_open(p) is None]  # the others say why themselves
     unreadable = check_parquet(openable) if openable else {}
     bad: list[BadFile] = []
+    for listed in event_paths:
+        own = requests_path(listed)
+        if own in tally_paths and own not in unreadable and listed.is_file():
+            problem = _tallies_of_other_events(listed, own)
+            if problem is not None:
+                bad.append(BadFile(own, problem))
+                tally_paths.remove(own)
     frames, good = _read_each(event_paths, columns, empty, unreadable, bad)
     tallies: pl.DataFrame | None = None
     untallied: list[Path] = []
@@ -318,7 +388,8 @@ def read_event_files(
         tally_empty = pl.DataFrame(schema=tally_columns)
         tally_frames, read = _read_each(tally_paths, tally_columns, tally_empty, unreadable, bad)
         tallies = pl.concat(tally_frames) if tally_frames else tally_empty
-        untallied = [p for p in good if requests_path(p) not in set(read)]
+        refused = {b.path for b in bad}
+        untallied = [p for p in good if requests_path(p) not in set(read) | refused]
     events = pl.concat(frames) if frames else empty
     events = events.with_columns(
         pl.col("timestamp").str.slice(0, 10).alias("day"),
@@ -400,7 +471,8 @@ _EVENTS_KEYS = re.compile(
 _TALLIES_HEADER = b"file,pid,server,hour,count,origin"
 _TALLIES_KEYS = re.compile(rb'^\{"file": ?"[^\n]*"pid": ?[^\n]*"hour": ?[^\n]*"count": ?')
 _SUMMARY_HEADER = re.compile(
-    rb"^[a-z_,]*count,share,requests,rate,(?:rate_note,)?first_seen,last_seen,example\r?\n"
+    rb"^[a-z_,]*count,share,requests,rate,(?:rate_note,)?(?:unrated,)?first_seen,last_seen,"
+    rb"example\r?\n"
 )
 
 

@@ -9,7 +9,8 @@ from dataclasses import replace
 from datetime import datetime
 
 from harmony_doctor.choices import ParseRole
-from harmony_doctor.faults.catalogue import QUOTING_KINDS
+from harmony_doctor.faults.catalogue import FORM, QUOTING_KINDS
+from harmony_doctor.faults.rules import RULES
 from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.inputs.timestamps import parse_timestamp
 from harmony_doctor.models import Diagnosis, LogError, ScanEvent, Server, TokenInput
@@ -34,6 +35,32 @@ def source_events(
         yield _log_event(error, hit, found, vocab)
     for inp, hit in found.completions:
         yield from _replayed(inp, hit, found, vocab, options.role, clean)
+    for why, request_id, hit in found.rejected:
+        yield _rejected_event(why, request_id, hit, found)
+
+
+def _rejected_event(why: str, request_id: str | None, hit: Place, found: SourceScan) -> ScanEvent:
+    """A logged completion whose ids openai-harmony rejects: the catalogue's rejected_ids form."""
+    form = FORM["rejected_ids"]
+    assert form.code is not None
+    return ScanEvent(
+        file=found.label,
+        line=hit.line,
+        timestamp=_iso(hit.timestamp),
+        pid=hit.pid,
+        server=found.server,
+        harmony_version=None,
+        kind=form.kind,
+        code=form.code,
+        severity=RULES[form.code].severity,
+        pattern=patterns.pattern_of(form.kind),
+        token_id=None,
+        token_text=None,
+        header_remainder=None,
+        message=f"logged completion with ids openai-harmony rejects: {why}",
+        request_id=request_id,
+        source="log",
+    )
 
 
 MERGE_WINDOW = 200  # lines from a completion's last log line to the traceback logged for it

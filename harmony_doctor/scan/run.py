@@ -294,17 +294,16 @@ def _reference_time(source: Source, now: datetime | None) -> datetime:
 
 
 def _tallies(found: SourceScan, origin: str) -> list[RequestTally]:
-    """Requests per (pid, hour): access lines, or where a log lacks them (or samples them),
-    `Received request` lines or the completions it logged, whichever counts more (never
-    added up: no double count). Completions have no hour: they count as one cell."""
-    received = sum(found.received.values())
-    if found.access_lines >= max(received, found.replayed):
-        counts = found.requests
-    elif received >= found.replayed:
-        counts = found.received
-    else:
-        return [RequestTally(found.label, None, found.server, None, found.replayed, origin)]
+    """Requests per (pid, hour), every way this source counted them: access lines, `Received
+    request` lines and the completions it logged. Which one a rate uses is decided per process
+    over all its files (scan/summary.py counted_tallies), never added up, never per part."""
+    kinds = (
+        ("access", found.requests),
+        ("received", found.received),
+        ("completions", found.completed),
+    )
     return [
-        RequestTally(found.label, pid, found.server, hour, n, origin)
+        RequestTally(found.label, pid, found.server, hour, n, origin, kind)
+        for kind, counts in kinds
         for (pid, hour), n in sorted(counts.items(), key=lambda kv: str(kv[0]))
     ]

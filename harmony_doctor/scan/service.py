@@ -77,8 +77,9 @@ def _progress_of(unit: UnitResult) -> ScanProgress:
 @dataclass(frozen=True)
 class Summary:
     """What `scan` and `report` print: the grouped table, the totals line (a JSON contract:
-    files, bytes, lines, requests, failures, rate, skipped, partial, rate_note), failures per
-    day, the inputs, and the events and request tallies behind them (`frames`' schema)."""
+    files, bytes, lines, requests, failures, rate, skipped, partial, rate_note, unrated,
+    clock), failures per day, the inputs, and the events and request tallies behind them
+    (`frames`' schema)."""
 
     keys: tuple[str, ...]
     table: pl.DataFrame
@@ -96,8 +97,9 @@ def summary_of(
     keys: tuple[str, ...],
 ) -> Summary:
     """The one way a summary is made, from a scan's frames or event files read back: the table
-    and the totals by scan/summary.py's rule (a rate counts only failures from files whose
-    requests were counted), the days from the events' `day` column."""
+    and the totals by scan/summary.py's rule (a failure counts in a rate only in its scope:
+    the requests of its process and hour; others are unrated), the days from the events'
+    `day` column."""
     from harmony_doctor.scan.summary import frame_totals, summarize_frames
 
     table = summarize_frames(events, requests, keys)

@@ -15,6 +15,7 @@ queue, the core's window state, and wrapper metadata for the last few MiB of lin
 from __future__ import annotations
 
 import queue
+import re
 import threading
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, MESSAGE, VOCAB_SIZE
 from harmony_doctor.inputs.files import Readable
-from harmony_doctor.inputs.timestamps import parse_timestamp
+from harmony_doctor.inputs.timestamps import HEAD, own_stamp, parse_timestamp
 from harmony_doctor.inputs.tokens import RequestStreams, VllmRecord, parse_vllm_bytes
 from harmony_doctor.inputs.wrappers import Unwrapped, Unwrapper
 from harmony_doctor.logs.extract import _Extractor
@@ -39,7 +40,6 @@ from harmony_doctor.native import (
     vllm_output_key,
 )
 from harmony_doctor.scan.core import (
-    HEAD,
     Batch,
     CoreLike,
     IdLine,
@@ -47,13 +47,13 @@ from harmony_doctor.scan.core import (
     Window,
     make_core,
     own_pid,
-    own_stamp,
 )
 from harmony_doctor.streams.diagnose import CleanStreams
 
 if TYPE_CHECKING:
     from harmony_doctor.native import OutputKey
 
+_RESPONSE_ID = re.compile(rb"Generated response ([^\s:(]+)")
 CHUNK = 1024 * 1024  # bytes read (and fed to the core) at a time
 QUEUE = 4  # chunks read ahead of the core
 BEFORE = 3 * 1024  # context bytes before an error line (the traceback)
@@ -84,6 +84,8 @@ class SourceScan:
     reference: datetime
     errors: list[tuple[LogError, Place]] = field(default_factory=list)
     completions: list[tuple[TokenInput, Place]] = field(default_factory=list)
+    # logged completions whose ids openai-harmony rejects: (why, request id, where)
+    rejected: list[tuple[str, str | None, Place]] = field(default_factory=list)
     # (pid, ISO hour) -> requests, from access lines or, where a log has none, request lines
     requests: Counter[tuple[int | None, str | None]] = field(default_factory=Counter)
     received: Counter[tuple[int | None, str | None]] = field(default_factory=Counter)
@@ -94,7 +96,8 @@ class SourceScan:
     server: Server | None = None
     damage: str | None = None  # why the stream stopped early (damaged compressed data)
     bytes: int = 0
-    replayed: int = 0  # completions replayed here (a request count when access lines lack)
+    # (pid, ISO hour) -> completions the log carried (a request count where lines lack)
+    completed: Counter[tuple[int | None, str | None]] = field(default_factory=Counter)
 
 
 def scan_source(
@@ -385,14 +388,16 @@ class _CompletionReader:
         self.finished_requests: set[str] = set()
 
     def id_line(self, id_line: IdLine) -> None:
-        if self.settle is not None and self._settled_by_shape(id_line.text):
+        stamp = self.clock.parse(id_line.stamp)
+        if self.settle is not None and self._settled_by_shape(id_line.text, stamp, id_line.pid):
             return
         line = self.unwrapper.source_line(id_line.line)
-        place = Place(line, self.clock.parse(id_line.stamp), id_line.pid)
+        place = Place(line, stamp, id_line.pid)
         try:
             record = parse_vllm_bytes(id_line.text, line, self.native)
-        except InputError:
-            return  # a damaged id list is not a Harmony failure
+        except InputError as exc:
+            self._rejected(id_line.text, str(exc), place)
+            return
         if record is not None:
             self._add_record(record, place)
 
@@ -403,7 +408,21 @@ class _CompletionReader:
             if inp is not None:
                 self._keep(inp, Place(lines, None, None))
 
-    def _settled_by_shape(self, text: bytes) -> bool:
+    def _rejected(self, text: bytes, why: str, place: Place) -> None:
+        """A logged completion whose ids openai-harmony rejects (999999999, -5, 1.5): the log
+        is corrupt or cut. A failure of its own (HD177), and a request; never silence. Prompt
+        ids are not a completion: left alone."""
+        if b"output_token_ids" not in text:
+            return
+        found = _RESPONSE_ID.search(text)
+        request_id = found.group(1).decode("utf-8", "replace") if found else None
+        if request_id is not None:
+            self.streams.streams.pop(request_id, None)  # what came before cannot be replayed
+            self._finished(request_id)
+        self._count(place.timestamp, place.pid)
+        self.out.rejected.append((why, request_id, place))
+
+    def _settled_by_shape(self, text: bytes, stamp: datetime | None, pid: int | None) -> bool:
         """A whole completion on one line whose shape our replay finds clean: counted as
         `_add_record` would count it, without building its tokens, its time or its record.
         Anything else (a stream already open, a repeat, a fault, a line the Rust parser
@@ -421,7 +440,7 @@ class _CompletionReader:
         if not self.clean.by_key(key):
             return False
         self._finished(request_id)
-        self.out.replayed += 1
+        self._count(stamp, pid)
         return True
 
     def _add_record(self, record: VllmRecord, place: Place) -> None:
@@ -446,10 +465,15 @@ class _CompletionReader:
         if len(self.finished_requests) > MAX_PENDING:
             self.finished_requests.clear()
 
+    def _count(self, stamp: datetime | None, pid: int | None) -> None:
+        """One finished completion, in its process and hour (as request lines are counted)."""
+        hour = stamp.strftime("%Y-%m-%dT%H") if stamp is not None else None
+        self.out.completed[(pid, hour)] += 1
+
     def _keep(self, inp: TokenInput, place: Place) -> None:
         """Count a finished completion; keep it for diagnosis unless `clean` settles it
         (memory then grows with the failures, not with the log)."""
-        self.out.replayed += 1
+        self._count(place.timestamp, place.pid)
         if self.clean is None or not self.clean(inp.tokens):
             self.out.completions.append((inp, place))
 

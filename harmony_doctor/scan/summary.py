@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections import Counter
+import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +60,7 @@ REQUEST_COLUMNS: dict[str, type[str] | type[int]] = {
     "hour": str,
     "count": int,
     "origin": str,
+    "kind": str,
 }
 
 
@@ -108,6 +110,7 @@ SUMMARY_COLUMNS = (
     "requests",
     "rate",
     "rate_note",
+    "unrated",
     "first_seen",
     "last_seen",
     "example",
@@ -115,6 +118,222 @@ SUMMARY_COLUMNS = (
 # Why a rate is unknown where failures were counted: more failures than requests in the group
 # (a rate is never above 100%: the log did not record every request; it is not capped).
 NOT_LOGGED = "requests not logged"
+# The clock every hour is read on (said in the outputs, so that nobody compares it with another).
+CLOCK = "each log's own stamps (a wrapper's time only until the log stamps a line itself)"
+
+# What a request tally counted, in the order preferred on a tie: access lines, `Received
+# request` lines, logged completions (scan/run.py writes all three; a process is counted one way).
+REQUEST_KINDS = ("access", "received", "completions")
+# A rate's scope: the requests of one server process in one hour, on one host.
+SCOPE = ("origin", "process", "pid", "hour")
+
+_COMPRESSED = re.compile(r"\.(?:gz|bz2|xz|zst|zstd|lz4)$", re.I)
+_ROTATED = re.compile(
+    r"(?:\.\d{1,3}|[._-]\d{8}(?:[_T-]?\d{4,6})?|[._-]\d{4}-\d\d-\d\d(?:[_T-]\d\d(?::?\d\d){0,2})?)$"
+)
+_STREAM = re.compile(
+    r"(?i)(?:[._-](?:stdout|stderr|out|err)(?=[._-]|$)|^(?:stdout|stderr)(?=[._-]|$))"
+)
+
+
+def process_of(file: str) -> str:
+    """The process a log file belongs to, by its name: rotated and compressed parts
+    (`vllm.log.1`, `vllm.log-20261127.gz`) and stdout/stderr splits (`vllm.stdout.log`,
+    `vllm.err`) of one server name the same one, in the same folder."""
+    folder, slash, name = file.rpartition("/")
+    while True:
+        shorter = _ROTATED.sub("", _COMPRESSED.sub("", name))
+        if shorter == name or not shorter:
+            break
+        name = shorter
+    name = _STREAM.sub("", name) or name
+    return folder + slash + name
+
+
+def rotation_rank(file: str) -> tuple[int, int, str]:
+    """Oldest first: `name.3` before `name.2` before `name.1`, dated parts in date order, the
+    live file last."""
+    name = _COMPRESSED.sub("", file.rpartition("/")[2])
+    numbered = re.search(r"\.(\d{1,3})$", name)
+    if numbered is not None:
+        return (0, -int(numbered.group(1)), "")
+    dated = re.search(r"[._-](\d{4}-?\d\d-?\d\d\S*)$", name)
+    if dated is not None:
+        return (1, 0, dated.group(1).replace("-", ""))
+    return (2, 0, "")
+
+
+def _with_process(frame: pl.DataFrame) -> pl.DataFrame:
+    import polars as pl
+
+    files = frame["file"].unique().to_list()
+    mapping = {f: process_of(f) for f in files if f is not None}
+    return frame.with_columns(
+        pl.col("file").replace_strict(mapping, default=None, return_dtype=pl.Utf8).alias("process")
+    )
+
+
+def counted_tallies(requests: pl.DataFrame) -> pl.DataFrame:
+    """The tallies a rate counts, with their process: each process (origin, process, pid)
+    counted one way, the kind that counts the most of its requests over all its files and
+    hours (REQUEST_KINDS' order on a tie), never added up: a rotated part with fewer access
+    lines than `Received` lines does not switch counting."""
+    import polars as pl
+
+    requests = _with_process(_with_kind(_with_origin(requests)))
+    process = ["origin", "process", "pid"]
+    rank = {kind: i for i, kind in enumerate(REQUEST_KINDS)}
+    chosen = (
+        requests.group_by([*process, "kind"])
+        .agg(pl.col("count").sum().alias("n"))
+        .with_columns(
+            pl.col("kind").replace_strict(rank, default=len(rank), return_dtype=pl.Int64).alias("r")
+        )
+        .sort(["n", "r"], descending=[True, False])
+        .group_by(process, maintain_order=True)
+        .first()
+        .select([*process, "kind"])
+    )
+    return requests.join(chosen, on=[*process, "kind"], how="semi", nulls_equal=True)
+
+
+def _scopes_of(counted: pl.DataFrame) -> pl.DataFrame:
+    """Requests per scope (origin, process, pid, hour), with the scope's day and server."""
+    import polars as pl
+
+    return (
+        counted.group_by(list(SCOPE), maintain_order=True)
+        .agg(
+            pl.col("count").sum().cast(pl.Int64).alias("requests"),
+            pl.col("server").drop_nulls().first().alias("server"),
+        )
+        .filter(pl.col("requests") > 0)
+        .with_columns(pl.col("hour").str.slice(0, 10).alias("day"))
+    )
+
+
+def _place_heads(counted: pl.DataFrame, events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Lines before a file's first stamp have no hour of their own (a rotated part that starts
+    with an access line): they take the last hour of the same process's part before it (in
+    rotation order), or else this file's first hour. Events get the hour
+    their scope is looked up by as `scope_hour`."""
+    import polars as pl
+
+    key = ["origin", "process", "pid", "file"]
+    hours = pl.concat(
+        [counted.select(*key, "hour"), events.select(*key, "hour")], how="vertical_relaxed"
+    ).drop_nulls("hour")
+    spans = hours.group_by(key).agg(
+        pl.col("hour").min().alias("lo"), pl.col("hour").max().alias("hi")
+    )
+    by_process: dict[tuple[Any, ...], list[tuple[Any, str, str]]] = {}
+    for origin, process, pid, file, lo, hi in spans.iter_rows():
+        by_process.setdefault((origin, process, pid), []).append((file, lo, hi))
+    fills = []
+    for (origin, process, pid), files in by_process.items():
+        files.sort(key=lambda f: rotation_rank(f[0]))
+        last = None
+        for file, lo, hi in files:
+            fills.append((origin, process, pid, file, last or lo))
+            last = hi
+    fill = pl.DataFrame(
+        fills,
+        schema={
+            "origin": pl.Utf8,
+            "process": pl.Utf8,
+            "pid": pl.Utf8,
+            "file": pl.Utf8,
+            "fill": pl.Utf8,
+        },
+        orient="row",
+    )
+    counted = (
+        counted.join(fill, on=key, how="left", nulls_equal=True)
+        .with_columns(pl.col("hour").fill_null(pl.col("fill")))
+        .drop("fill")
+    )
+    events = (
+        events.join(fill, on=key, how="left", nulls_equal=True)
+        .with_columns(pl.col("hour").fill_null(pl.col("fill")).alias("scope_hour"))
+        .drop("fill")
+    )
+    return counted, events
+
+
+def _with_kind(frame: pl.DataFrame) -> pl.DataFrame:
+    """Tallies written before kinds existed were counted one way already: as access lines."""
+    import polars as pl
+
+    if "kind" not in frame.columns:
+        return frame.with_columns(pl.lit("access").alias("kind"))
+    return frame.with_columns(pl.col("kind").fill_null("access"))
+
+
+@dataclass(frozen=True)
+class Scoped:
+    """Events with `rated` (their scope counted at least as many requests as failures) and the
+    scopes whose rate is known (`requests` per scope)."""
+
+    events: pl.DataFrame
+    scopes: pl.DataFrame
+    excess: int  # failures in scopes with fewer requests than failures (the log missed some)
+    requests: int  # every request counted, in scopes with a rate or not
+    # (file, scope...): each file's scopes with a rate: those of its tallies, or else those of
+    # its process (every hour) where it logged failures only (a stderr part)
+    files: pl.DataFrame
+
+
+def scoped(events: pl.DataFrame, requests: pl.DataFrame) -> Scoped:
+    """Each failure in the scope its requests were counted in, or in none: same origin and
+    process, same pid, same hour. A scope with more failures than requests did not log every
+    request: it gives no rate, and its failures are unrated with the others."""
+    import polars as pl
+
+    events = _with_process(_with_origin(events)).with_columns(pl.col("pid").cast(pl.Utf8))
+    counted, events = _place_heads(counted_tallies(requests), events)
+    scopes = _scopes_of(counted)
+    # A process whose request lines carry no time at all (nor one before them) is one scope
+    # over all hours: its failures' hours cannot be told apart from its requests'.
+    process = ["origin", "process", "pid"]
+    hourless = (
+        scopes.group_by(process)
+        .agg(pl.col("hour").is_null().all().alias("hourless"))
+        .filter(pl.col("hourless"))
+    )
+    events = events.join(hourless, on=process, how="left", nulls_equal=True).with_columns(
+        pl.when(pl.col("hourless")).then(None).otherwise(pl.col("scope_hour")).alias("scope_hour")
+    )
+    at = [*process, "scope_hour"]
+    failures = events.group_by(at).agg(pl.len().alias("failures")).rename({"scope_hour": "hour"})
+    scopes = scopes.join(failures, on=list(SCOPE), how="left", nulls_equal=True).with_columns(
+        pl.col("failures").fill_null(0).cast(pl.Int64)
+    )
+    over = scopes.filter(pl.col("failures") > pl.col("requests"))
+    everything = int(scopes["requests"].sum()) if scopes.height else 0
+    scopes = scopes.filter(pl.col("failures") <= pl.col("requests"))
+    rated = (
+        events.join(
+            scopes.select(list(SCOPE)).with_columns(pl.lit(True).alias("rated")),
+            left_on=at,
+            right_on=list(SCOPE),
+            how="left",
+            nulls_equal=True,
+        )
+        .with_columns(pl.col("rated").fill_null(False))
+        .drop("hourless", "scope_hour")
+    )
+    tallied = counted.select("file", *SCOPE).unique()
+    untallied = (
+        rated.join(tallied.select("file").unique(), on="file", how="anti")
+        .select("file", *process)
+        .unique()
+        .join(scopes.select(list(SCOPE)), on=process, how="inner", nulls_equal=True)
+    )
+    files = pl.concat([tallied, untallied.select(tallied.columns)]).join(
+        scopes.drop("failures"), on=list(SCOPE), how="inner", nulls_equal=True
+    )
+    excess = int(over["failures"].sum()) if over.height else 0
+    return Scoped(rated, scopes, excess, everything, files)
 
 
 def summarize(result: ScanResult | FileScan, by: tuple[str, ...]) -> pl.DataFrame:
@@ -127,14 +346,15 @@ def summarize_frames(
 ) -> pl.DataFrame:
     """The summary of an events frame (scan's, or event files read back) and request counts.
 
-    A rate only counts failures from files whose requests were counted: a log without access
-    or request lines adds failures but no requests, and must not inflate anyone's rate.
+    A rate counts a failure only in its scope (scoped): a log without request lines adds
+    failures but no requests (they are `unrated`), and must not inflate anyone's rate. A group
+    split by requests' dimensions (origin, pid, server, day, hour; a file by the scopes of its
+    tallies, or those of its process where it logged failures only) divides by the requests
+    of those scopes; other groups by all requests in scopes with a rate.
     """
     import polars as pl
 
-    frame, requests = _origin_files(_with_origin(frame), _with_origin(requests))
-    total = frame.height
-    if total == 0:
+    if frame.height == 0:
         return pl.DataFrame(
             schema={
                 **{k: pl.Utf8 for k in by},
@@ -143,54 +363,61 @@ def summarize_frames(
                 "requests": pl.Int64,
                 "rate": pl.Float64,
                 "rate_note": pl.Utf8,
+                "unrated": pl.Int64,
                 "first_seen": pl.Utf8,
                 "last_seen": pl.Utf8,
                 "example": pl.Utf8,
             }
         )
-    counted_files = requests["file"].unique().to_list() if requests.height else []
-    frame = frame.with_columns(
+    found = scoped(*_origin_files(_with_origin(frame), _with_origin(requests)))
+    total = frame.height
+    events = found.events.with_columns(
         (pl.col("file") + ":" + pl.col("line").cast(pl.Utf8)).alias("example"),
-        pl.col("file").is_in(counted_files).alias("counted"),
         *(pl.col(k).cast(pl.Utf8) for k in by),
     )
     grouped = (
-        frame.group_by(list(by), maintain_order=True)
+        events.group_by(list(by), maintain_order=True)
         .agg(
             pl.len().alias("count"),
-            pl.col("counted").sum().alias("counted"),
+            pl.col("rated").sum().cast(pl.Int64).alias("rated"),
             pl.col("timestamp").min().alias("first_seen"),
             pl.col("timestamp").max().alias("last_seen"),
             pl.col("example").first(),
         )
-        .with_columns((pl.col("count") / total).alias("share"))
+        .with_columns(
+            (pl.col("count") / total).alias("share"),
+            (pl.col("count") - pl.col("rated")).alias("unrated"),
+        )
     )
+    scopes = found.scopes
     split = [k for k in by if k in REQUEST_KEYS]
     if requests.height == 0:
-        grouped = grouped.with_columns(
-            pl.lit(None, dtype=pl.Int64).alias("requests"),
-            pl.lit(None, dtype=pl.Float64).alias("rate"),
+        grouped = grouped.with_columns(pl.lit(None, dtype=pl.Int64).alias("requests"))
+    elif split:
+        on = list(split)
+        source = found.files if "file" in split else scopes
+        per_group = (
+            source.with_columns(pl.col(k).cast(pl.Utf8) for k in on)
+            .group_by(on)
+            .agg(pl.col("requests").sum())
         )
-    elif split and len(split) == len(by):
-        per_group = requests.group_by(split).agg(pl.col("count").sum().alias("requests"))
-        grouped = grouped.join(per_group, on=split, how="left", nulls_equal=True)
+        grouped = grouped.join(per_group, on=on, how="left", nulls_equal=True).with_columns(
+            pl.col("requests").fill_null(0)
+        )
     else:
-        all_requests = int(requests["count"].sum())
+        all_requests = int(scopes["requests"].sum()) if scopes.height else 0
         grouped = grouped.with_columns(pl.lit(all_requests, dtype=pl.Int64).alias("requests"))
-    if requests.height:
-        known = pl.col("requests").fill_null(0)
-        grouped = grouped.with_columns(
-            pl.when((known > 0) & (pl.col("counted") > 0) & (pl.col("counted") <= known))
-            .then(pl.col("counted") / pl.col("requests"))
-            .otherwise(None)
-            .alias("rate"),
-            pl.when(pl.col("counted") > known)
-            .then(pl.lit(NOT_LOGGED))
-            .otherwise(None)
-            .alias("rate_note"),
-        )
-    else:
-        grouped = grouped.with_columns(pl.lit(None, dtype=pl.Utf8).alias("rate_note"))
+    known = pl.col("requests").fill_null(0)
+    grouped = grouped.with_columns(
+        pl.when((known > 0) & (pl.col("rated") > 0) & (pl.col("rated") <= known))
+        .then(pl.col("rated") / known)
+        .otherwise(None)
+        .alias("rate"),
+        pl.when(pl.col("rated") > known)
+        .then(pl.lit(NOT_LOGGED))
+        .otherwise(None)
+        .alias("rate_note"),
+    )
     columns = [*by, *SUMMARY_COLUMNS]
     return grouped.select(columns).sort("count", descending=True, maintain_order=True)
 
@@ -208,8 +435,8 @@ def _origin_files(
     events: pl.DataFrame, requests: pl.DataFrame
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Where the rows come from more than one origin, `file` becomes `origin:file`: two hosts'
-    `vllm.log` are two files (in groups, examples and which files had their requests counted).
-    With one origin, file names are left as they are."""
+    `vllm.log` are two files (in groups and examples). With one origin, file names are left as
+    they are. (Scopes hold the origin apart either way.)"""
     import polars as pl
 
     origins = set(events["origin"].unique().to_list()) | set(requests["origin"].unique().to_list())
@@ -224,22 +451,62 @@ def _origin_files(
     return events.with_columns(qualified), requests.with_columns(qualified)
 
 
-def counted_failures(result: ScanResult) -> int:
-    """Failures in files whose requests were counted (the numerator of the overall rate)."""
-    counted = {(t.origin, t.file) for t in result.requests}
-    return sum(1 for e in result.events if (e.origin, e.file) in counted)
+@dataclass(frozen=True)
+class OriginRate:
+    """Failures, scoped requests and the rate of one origin (a host, or the name --origin gave)."""
+
+    origin: str | None
+    failures: int
+    requests: int | None
+    rate: float | None
+    unrated: int
+
+
+def origin_rates(events: pl.DataFrame, requests: pl.DataFrame) -> list[OriginRate]:
+    """Per origin, by the rule of the totals (each failure in its scope, or unrated); origins
+    with requests and no failure too (their rate is 0)."""
+    found = scoped(_with_origin(events), _with_origin(requests))
+    failures: dict[str | None, list[int]] = {}
+    for origin, rated in zip(
+        found.events["origin"].to_list(), found.events["rated"].to_list(), strict=True
+    ):
+        row = failures.setdefault(origin, [0, 0])
+        row[0] += 1
+        row[1] += int(bool(rated))
+    asked: dict[str | None, int] = {}
+    for origin, n in zip(
+        found.scopes["origin"].to_list(), found.scopes["requests"].to_list(), strict=True
+    ):
+        asked[origin] = asked.get(origin, 0) + int(n)
+    rows = []
+    for origin in sorted(failures.keys() | asked.keys(), key=lambda o: o or ""):
+        total, rated = failures.get(origin, [0, 0])
+        n = asked.get(origin) or None
+        rows.append(OriginRate(origin, total, n, rated / n if n else None, total - rated))
+    return rows
 
 
 def frame_totals(
     files: Sequence[FileReport], events: pl.DataFrame, requests: pl.DataFrame
 ) -> dict[str, Any]:
-    """The totals line of event and tally frames read back (`report`): requests and the rate
-    as scan over the same logs prints them; none when no tallies were read."""
-    events, requests = _with_origin(events), _with_origin(requests)
-    total = int(requests["count"].sum()) if requests.height else 0
-    pairs = requests.select("origin", "file").unique()
-    counted = events.join(pairs, on=["origin", "file"], how="semi", nulls_equal=True).height
-    return _totals(files, events.height, total or None, counted)
+    """The totals line of a scan's frames or of event files read back (`report`): requests
+    and the rate over the scopes that give one, the failures no rate covers (`unrated`)."""
+    found = scoped(_with_origin(events), _with_origin(requests))
+    rated = int(found.events["rated"].sum()) if events.height else 0
+    total = int(found.scopes["requests"].sum()) if found.scopes.height else 0
+    return {
+        "files": len(files),
+        "bytes": sum(f.bytes for f in files),
+        "lines": sum(f.lines for f in files),
+        "requests": found.requests or None,
+        "failures": events.height,
+        "rate": rated / total if total else None,
+        "skipped": sum(1 for f in files if f.status == "skipped"),
+        "partial": sum(1 for f in files if f.status == "partial"),
+        "rate_note": NOT_LOGGED if found.excess else None,
+        "unrated": events.height - rated,
+        "clock": CLOCK,
+    }
 
 
 def requests_frame(tallies: Iterable[RequestTally]) -> pl.DataFrame:
@@ -261,35 +528,12 @@ def requests_view(table: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def total_requests(result: ScanResult) -> int | None:
-    """All requests counted, or None when the logs show none."""
-    total = sum(t.count for t in result.requests)
-    return total or None
-
-
-def per_day(result: ScanResult) -> list[tuple[str, int]]:
-    """(day, failures) in date order, for the chart."""
-    days = Counter((e.timestamp or "")[:10] for e in result.events if e.timestamp)
-    return sorted(days.items())
-
-
-def scan_totals(result: ScanResult) -> dict[str, Any]:
-    """The totals line of a scan: inputs, bytes, lines, requests, failures and the overall rate."""
-    requests = total_requests(result)
-    return _totals(result.files, len(result.events), requests, counted_failures(result))
-
-
 def event_file_reports(paths: Sequence[Path], counts: Sequence[int]) -> list[FileReport]:
     """Event files read back (`counts` events each), one line per event, as report lists them."""
     return [
         FileReport(str(path), "ok", None, file_size(path), n, n)
         for path, n in zip(paths, counts, strict=True)
     ]
-
-
-def report_totals(files: Sequence[FileReport], failures: int) -> dict[str, Any]:
-    """The totals line of event files read back: no requests, no rate."""
-    return _totals(files, failures, None, 0)
 
 
 def group_keys(values: Sequence[str]) -> tuple[str, ...]:
@@ -299,23 +543,6 @@ def group_keys(values: Sequence[str]) -> tuple[str, ...]:
     if unknown:
         raise InputError(f"cannot group by {unknown[0]!r}: use {', '.join(GROUP_KEYS)}")
     return tuple(dict.fromkeys(keys))
-
-
-def _totals(
-    files: Sequence[FileReport], failures: int, requests: int | None, counted: int
-) -> dict[str, Any]:
-    """The one totals shape scan and report print (a JSON contract: keys and order are fixed)."""
-    return {
-        "files": len(files),
-        "bytes": sum(f.bytes for f in files),
-        "lines": sum(f.lines for f in files),
-        "requests": requests,
-        "failures": failures,
-        "rate": counted / requests if requests and counted <= requests else None,
-        "skipped": sum(1 for f in files if f.status == "skipped"),
-        "partial": sum(1 for f in files if f.status == "partial"),
-        "rate_note": NOT_LOGGED if requests and counted > requests else None,
-    }
 
 
 def file_size(path: Path | None) -> int:

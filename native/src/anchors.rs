@@ -45,7 +45,7 @@ impl Structural {
     pub fn literal(self) -> &'static [u8] {
         match self {
             Structural::Markup => b"<|",
-            Structural::Ids => b"_token_ids",
+            Structural::Ids => b"output_token_ids",
             Structural::Post => b"\"POST /v1/",
             Structural::Get => b"\"GET /v1/",
             Structural::GinPost => b"| POST",
@@ -233,7 +233,7 @@ fn endpoint_at(r: &[u8]) -> bool {
         .any(|ep| r.starts_with(ep) && matches!(r.get(ep.len()), Some(b' ' | b'?' | b'"')))
 }
 
-/// `\s*[:=]` at the start of `r` (the rest of `_token_ids\s*[:=]`).
+/// `\s*[:=]` at the start of `r` (the rest of `output_token_ids\s*[:=]`).
 fn ids_at(r: &[u8]) -> bool {
     let i = skip_ws(r, 0);
     matches!(r.get(i), Some(b':' | b'='))
@@ -262,7 +262,7 @@ mod tests {
             .map(|p| String::from_utf8_lossy(p.piece()).into_owned())
             .collect();
         let want = [
-            "n_ids",
+            "put_token_ids",
             "\"POST /v1/",
             "\"GET /v1/",
             "| POST",
@@ -382,7 +382,8 @@ mod tests {
     fn classify_sees_every_literal_occurrence() {
         assert!(classify(b"<| POST \"/api/chat\"").access);
         assert!(classify(b"\"POST /v1/models \"POST /v1/responses?").access);
-        assert!(classify(b"_token_ids [1] input_token_ids=[2]").ids);
+        assert!(classify(b"output_token_ids [1] output_token_ids=[2]").ids);
+        assert!(!classify(b"prompt_token_ids: [1] input_token_ids=[2]").ids);
         assert!(!classify(b"HarmonyE rror tool cal Received req").hit);
         assert!(!classify(b"x EOS Unexpected EO").hit);
         assert!(classify(b"Unexpected EOS").hit);
@@ -431,7 +432,7 @@ mod tests {
     #[test]
     fn rules_agree_with_the_regexes() {
         let pf = prefilter();
-        let ids = re(&format!("_token_ids{WS}*[:=]"));
+        let ids = re(&format!("output_token_ids{WS}*[:=]"));
         let access = re(r#""(?:POST|GET) /v1/(?:chat/completions|responses|completions)[ ?"]"#);
         let mut agreed = [0usize; 2];
         for line in soup(200_000) {

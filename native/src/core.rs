@@ -12,7 +12,8 @@ use crate::tallies::{Tallies, TallyKey};
 pub use crate::windows::Window;
 use crate::windows::Windows;
 
-/// A line holding token ids (`_token_ids` then `:` or `=`), with its effective stamp and pid.
+/// A line holding output token ids (`output_token_ids` then `:` or `=`; vLLM's prompt ids
+/// are not completions), with its effective stamp and pid.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdLine {
     pub line: u64,
@@ -294,19 +295,22 @@ tail";
         let (w, i) = run(
             &mut c,
             &[
-                b"0123456789HarmonyError\nx_token_ids: [1]\nab\r\nHarmony",
+                b"0123456789HarmonyError\noutput_token_ids: [1]\nab\r\nHarmony",
                 b"Error",
             ],
         );
         assert_eq!(c.stats().cut_lines, 3);
         assert_eq!(c.stats().lines, 4);
-        assert!(i.is_empty()); // "_token_ids" is past max_line
+        assert!(i.is_empty()); // "output_token_ids" is past max_line
         assert_eq!(w.len(), 0); // neither anchor is within max_line bytes
         let mut c = core(100, 100, 20);
-        let (w, i) = run(&mut c, &[b"x_token_ids: [1, 2, 3, 4, 5]\r\nHarmonyError"]);
-        assert_eq!(i[0].text, b"x_token_ids: [1, 2, 3".to_vec()[..20].to_vec());
+        let (w, i) = run(
+            &mut c,
+            &[b"output_token_ids: [1, 2, 3, 4, 5]\r\nHarmonyError"],
+        );
+        assert_eq!(i[0].text, b"output_token_ids: [1".to_vec());
         assert!(i[0].cut);
-        assert_eq!(w[0].text, b"x_token_ids: [1, 2, \nHarmonyError".to_vec());
+        assert_eq!(w[0].text, b"output_token_ids: [1\nHarmonyError".to_vec());
         let mut c = core(0, 0, 8);
         run(&mut c, &[b""]);
         assert_eq!(c.stats().lines, 0);

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harmony_doctor.inputs.timestamps import own_stamp
 from harmony_doctor.scan.core import (
     Batch,
     Core,
@@ -19,7 +20,6 @@ from harmony_doctor.scan.core import (
     Window,
     hour_key,
     own_pid,
-    own_stamp,
 )
 
 Result = tuple[list[Window], list[IdLine], Stats]
@@ -196,17 +196,18 @@ def test_error_hits(line: bytes, hit: bool) -> None:
 def test_id_lines() -> None:
     data = (
         b"INFO 11-27 10:00:01 (APIServer pid=4) Generated response r1: output: 'x', output_token_ids: [1, 2], finish_reason: stop\n"
-        b"prompt_token_ids =[3]\n"
-        b"prompt_token_ids [3]\n"
+        b"output_token_ids =[3]\n"
+        b"output_token_ids [3]\n"
         b"HarmonyError output_token_ids: [9]\n"
+        b"Received request r2: prompt: None, params: x, prompt_token_ids: [4, 5], lora_request: None.\n"
     )
     windows, ids, _ = scan(data, before=0, after=0)
     assert [(i.line, i.stamp, i.pid, i.cut) for i in ids] == [
         (1, b"11-27 10:00:01", 4, False),
         (2, b"11-27 10:00:01", None, False),
         (4, b"11-27 10:00:01", None, False),
-    ]
-    assert ids[1].text == b"prompt_token_ids =[3]"
+    ]  # a prompt's ids are no completion
+    assert ids[1].text == b"output_token_ids =[3]"
     assert [w.hit_lines for w in windows] == [(4,)]
     _, no_ids, _ = scan(data, ids=False)
     assert no_ids == []
@@ -234,20 +235,20 @@ def test_no_trailing_newline_hit_is_last_line() -> None:
 
 
 def test_crlf_stays_in_line_text() -> None:
-    windows, ids, _ = scan(b"x_token_ids: [1]\r\nHarmonyError\r\n", before=0, after=0)
-    assert ids[0].text == b"x_token_ids: [1]\r"
+    windows, ids, _ = scan(b"output_token_ids: [1]\r\nHarmonyError\r\n", before=0, after=0)
+    assert ids[0].text == b"output_token_ids: [1]\r"
     assert windows == [Window(2, b"HarmonyError\r", (2,), None)]
 
 
 def test_long_lines_are_cut() -> None:
-    long_hit = b"x" * 5 + b"HarmonyError"  # anchor past max_line: not seen
-    long_ids = b"_token_ids: [" + b"1, " * 10
+    long_hit = b"x" * 9 + b"HarmonyError"  # anchor past max_line: not seen
+    long_ids = b"output_token_ids: [" + b"1, " * 10
     data = long_hit + b"\n" + long_ids + b"\nHarmonyErr\nshort\n"
-    windows, ids, s = scan(data, max_line=16, before=100, after=100)
+    windows, ids, s = scan(data, max_line=20, before=100, after=100)
     assert s.cut_lines == 2
     assert s.lines == 4
     assert len(ids) == 1
-    assert ids[0] == IdLine(2, long_ids[:16], None, None, True)
+    assert ids[0] == IdLine(2, long_ids[:20], None, None, True)
     assert windows == []
     # a window's text is the cut stream
     data2 = b"a" * 40 + b"\nHarmonyError\n" + b"b" * 40 + b"\n"
@@ -426,7 +427,8 @@ LINES = st.one_of(
                 b"| POST",
                 b'"/api/chat"',
                 b'"/v1/ab/c"',
-                b"_token_ids",
+                b"output_token_ids",
+                b"prompt_token_ids",
                 b"=",
                 b"<|",
                 b"content",

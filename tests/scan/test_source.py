@@ -103,7 +103,7 @@ def test_clean_completions_are_counted_not_kept(vocab: Vocab) -> None:
     settled = scan_source(
         io.BytesIO(data), "x.log", reference, True, clean=CleanStreams(vocab, "assistant")
     )
-    assert kept_all.replayed == settled.replayed == 4
+    assert sum(kept_all.completed.values()) == sum(settled.completed.values()) == 4
     assert len(kept_all.completions) == 4
     assert [inp.request_id for inp, _ in settled.completions] == ["chatcmpl-1"]
 
@@ -138,7 +138,7 @@ def test_completions_settled_by_shape_count_as_the_general_path(
         kept = [
             (i.request_id, i.tokens, i.notes, h.line, h.timestamp) for i, h in found.completions
         ]
-        return found.replayed, kept
+        return found.completed, kept
 
     fast, general = scan(True), scan(False)
     assert fast == general
@@ -154,7 +154,9 @@ def test_clean_one_line_completions_are_settled_by_shape(vocab: Vocab) -> None:
     )
     settled = []
     shape = scanner.completions._settled_by_shape
-    scanner.completions._settled_by_shape = lambda text: settled.append(shape(text)) or settled[-1]  # type: ignore[method-assign]
+    scanner.completions._settled_by_shape = lambda *a: settled.append(shape(*a)) or settled[-1]  # type: ignore[method-assign]
     found = scanner.run(io.BytesIO(("\n".join(lines) + "\n").encode()), None)
     assert settled == [True] * 5 + [False]
-    assert found.replayed == 6 and [i.request_id for i, _ in found.completions] == ["chatcmpl-9"]
+    assert sum(found.completed.values()) == 6 and [i.request_id for i, _ in found.completions] == [
+        "chatcmpl-9"
+    ]

@@ -6,12 +6,10 @@ from pathlib import Path
 
 import pytest
 
+import harmony_doctor as hd
 from harmony_doctor.scan.summary import (
     GROUP_KEYS,
     REQUEST_KEYS,
-    event_file_reports,
-    report_totals,
-    scan_totals,
     summarize,
 )
 from tests.scan.vllm_logs import scan_folder, traceback
@@ -48,7 +46,7 @@ def test_scan_totals_rate_counts_only_files_with_requests(logs_dir: Path) -> Non
     lines = traceback(9, "11-28 12:00:00", "Unknown role: assistantassistant")
     (logs_dir / "no-requests.log").write_text("\n".join(lines) + "\n")
     result = scan_folder(logs_dir)
-    totals = scan_totals(result)
+    totals = hd.summarize_scan(result).totals
     assert list(totals) == [
         "files",
         "bytes",
@@ -59,9 +57,12 @@ def test_scan_totals_rate_counts_only_files_with_requests(logs_dir: Path) -> Non
         "skipped",
         "partial",
         "rate_note",
-    ]  # the JSON contract's order (rate_note added last: why a rate is unknown)
+        "unrated",
+        "clock",
+    ]  # the JSON contract's order (later keys added last)
     assert totals["files"] == 4 and totals["failures"] == 4 and totals["requests"] == 13
     assert totals["rate"] == pytest.approx(3 / 13)  # the log without requests adds no rate
+    assert totals["unrated"] == 1  # ... and its failure is counted apart
     assert totals["bytes"] == result.bytes and totals["lines"] == result.lines
     assert totals["skipped"] == totals["partial"] == 0
 
@@ -70,24 +71,7 @@ def test_scan_totals_without_requests_have_no_rate(tmp_path: Path) -> None:
     lines = traceback(9, "11-28 12:00:00", "Unknown role: assistantassistant")
     (tmp_path / "a.log").write_text("\n".join(lines) + "\n")
     (tmp_path / "gone.log").symlink_to(tmp_path / "missing")
-    totals = scan_totals(scan_folder(tmp_path))
-    assert totals["requests"] is None and totals["rate"] is None
+    totals = hd.summarize_scan(scan_folder(tmp_path)).totals
+    assert totals["requests"] is None and totals["rate"] is None and totals["unrated"] == 1
     assert totals["failures"] == 1 and totals["lines"] == len(lines)
     assert totals["files"] == 2 and totals["skipped"] == 1
-
-
-def test_report_totals_count_event_files(tmp_path: Path) -> None:
-    (tmp_path / "a.jsonl").write_text("x" * 10)
-    (tmp_path / "b.csv").write_text("y" * 5)
-    paths = [tmp_path / "a.jsonl", tmp_path / "b.csv", tmp_path / "gone.csv"]
-    assert report_totals(event_file_reports(paths, [2, 1, 0]), 3) == {
-        "files": 3,
-        "bytes": 15,
-        "lines": 3,
-        "requests": None,
-        "failures": 3,
-        "rate": None,
-        "skipped": 0,
-        "partial": 0,
-        "rate_note": None,
-    }
