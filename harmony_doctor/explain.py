@@ -1,13 +1,17 @@
 """Any input -> what `explain` reports: the failures a log records, or the diagnosis of a stream.
 
 The decision between the two is made here, once, for the library and the command line alike
-(`explain_input`; the CLI only renders what it returns): a text that holds Harmony failures and
-no token stream to replay is a log; anything else is read as token ids (or Harmony text) and
-diagnosed. Either may be checked against the guided-decoding grammar.
+(`read_as`, `explain_input`; the CLI only renders what it returns): a text that holds Harmony
+failures and no token stream to replay is a log; anything else is read as token ids (or
+Harmony text) and diagnosed. A paste (Markdown, CI log, pytest output, flattened traceback,
+code) is read through its furniture first (inputs/paste.py): only a piece that is model output
+is replayed, never the prose around it. Either may be checked against the guided-decoding
+grammar.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -17,6 +21,7 @@ from typing import TYPE_CHECKING
 from harmony_doctor.choices import InputFormat, ParseRole
 from harmony_doctor.errors import InputError
 from harmony_doctor.inputs import tokens as token_input
+from harmony_doctor.inputs.paste import Paste, Piece, opens_as_log, read_paste
 from harmony_doctor.models import Diagnosis, LogError
 
 if TYPE_CHECKING:
@@ -41,6 +46,7 @@ class LogExplanation:
     lines: int
     completions: tuple[Diagnosis, ...] = ()
     related: bool = True
+    note: str | None = None  # what the input was recognised as, when that is all there is
 
 
 @dataclass(frozen=True)
@@ -83,19 +89,79 @@ def refuse_empty_json(text: str) -> None:
         raise InputError(f"nothing to read: the input is the JSON value {body}")
 
 
+@dataclass(frozen=True)
+class Reading:
+    """What explain reads an input as, before any vocabulary is loaded.
+
+    `errors`: the failures of a log (None: not a log). Otherwise `stream` is the text to replay
+    as one token stream (the input, or the one piece of a paste that is a completion), or
+    `pieces` the pieces of a paste to replay as fragments (quoted output inside prose: an error
+    they show is reported, where they stop is not). `shown`: the stream was shown to a user as
+    text (a caption says so): clean Harmony in it is markup returned unparsed (HD205).
+    `offset`: lines of the input before the stream's first line.
+    """
+
+    errors: tuple[LogError, ...] | None
+    stream: str = ""
+    pieces: tuple[Piece, ...] = ()
+    shown: bool = False
+    offset: int = 0
+    note: str | None = None  # what the input was recognised as, when nothing failed
+    text: str | None = None  # the text a log was read from, when not the input (a paste's)
+
+
 def log_failures(
     text: str, input_format: InputFormat = "auto", request: str | None = None
 ) -> tuple[LogError, ...] | None:
     """The failures in a log excerpt, or None when the input is a token stream to replay."""
-    # The log readers (many regexes) load only for a text that may be a log, never for ids.
+    return read_as(text, input_format, request).errors
+
+
+def read_as(text: str, input_format: InputFormat = "auto", request: str | None = None) -> Reading:
+    """What `text` is to explain: a log and its failures, a stream, or a paste's pieces.
+
+    A paste (Markdown, CI log, pytest output, flattened traceback, code) is read through its
+    furniture first (inputs/paste.py): its failures are read from the unquoted text and put
+    back on the input's lines; a paste that is one completion and nothing else is that
+    completion; prose around markup is never replayed, only the pieces that are output.
+    """
     body = text.lstrip("\ufeff")
     if input_format == "log":
         from harmony_doctor import logs
 
-        return logs.extract_text(text)
+        return Reading(_only_harmony(logs.extract_text(text), text))
     if input_format != "auto" or request is not None or not body.strip():
         # A forced shape or a chosen request is token input; the reader reports empty input.
-        return None
+        return Reading(None, text)
+    paste = read_paste(body)
+    if not paste.furnished:
+        return _read_plain(text, body)
+    from harmony_doctor import logs
+
+    found = _only_harmony(logs.extract_text(paste.text), paste.text)
+    if not found:
+        stripped = logs.find_stripped(paste.text)
+        found = (stripped,) if stripped is not None else ()
+    if found:
+        return Reading(tuple(_placed(error, paste) for error in found), text=paste.text)
+    completions = [p for p in paste.pieces if _completion(p)]
+    if not paste.prose and len(completions) == 1:
+        piece = completions[0]  # the paste is this completion, maybe under a caption
+        reading = _read_plain(piece.text, piece.text)
+        shown = paste.captions > 0 and piece.kind != "ids" and not piece.spread
+        return replace(reading, shown=shown, offset=piece.line - 1)
+    fragments = tuple(p for p in completions if not p.spread)
+    if fragments:
+        return Reading(None, pieces=fragments)
+    if "prose" not in paste.shapes and not paste.pieces:
+        inner = paste.text.strip("\n")
+        reading = _read_plain(inner, inner)
+        return reading if reading.errors is None else replace(reading, text=paste.text)
+    return Reading((), note="a paste (" + ", ".join(sorted(paste.shapes)) + ")", text=paste.text)
+
+
+def _read_plain(text: str, body: str) -> Reading:
+    """A text with no paste furniture: a log, a stream, or a JSON body without ids."""
     try:
         shape = token_input.detect_format(body)
     except InputError:
@@ -103,25 +169,118 @@ def log_failures(
 
         # No tokens at all: whatever the log holds, else Harmony text stripped of its special
         # tokens (vLLM's `output:` field), which cannot be replayed and is not clean.
-        found = logs.extract_text(text)
+        found = _only_harmony(logs.extract_text(text), text)
         stripped = None if found else logs.find_stripped(body)
-        return (stripped,) if stripped is not None else found
+        return Reading((stripped,) if stripped is not None else found)
     if shape not in ("text", "json", "jsonl", "vllm-log"):
-        return None
+        return Reading(None, text)  # ids: the log readers (many regexes) never load for them
     from harmony_doctor import logs
 
-    found = logs.extract_text(text)
-    if not found:
-        return None
-    if shape == "text":
-        return found  # special-token strings inside error messages, not a Harmony stream
-    if shape == "vllm-log":  # a log with failures: its errors, and its completions replayed
+    found = _without_requests(_only_harmony(logs.extract_text(text), text), body, shape)
+    if shape in ("text", "vllm-log") and (found or (shape == "text" and opens_as_log(body))):
+        # text: special-token strings inside error messages or log records (a template dump,
+        # a logged prompt), not a Harmony stream; vllm-log: a log with failures, its
+        # completions replayed as scan replays them.
+        return Reading(found)
+    if shape in ("text", "vllm-log"):
+        return Reading(None, text)
+    try:
+        token_input.parse_tokens(body, _no_encode, shape, None)
+    except InputError as exc:
+        if found:
+            return Reading(found)  # a JSON error body without token ids
+        if _chat_request(body, shape):
+            raise InputError(
+                "this is a chat request (messages, no token ids): explain reads what a server "
+                "returned or logged; `harmony-doctor render FILE` shows how the request renders"
+            ) from None
+        if not _holds_no_ids(exc):
+            raise  # ids there but unusable (out of range, several streams): the input's fault
+        return Reading((), note="a JSON document without token ids")
+    return Reading(None, text)  # token ids: the stream (markup in it is the stream's)
+
+
+def _holds_no_ids(exc: InputError) -> bool:
+    """The JSON reader found no token ids at all (or a text that only starts like JSON)."""
+    return str(exc).startswith(("no token ids found", "invalid JSON"))
+
+
+def _chat_request(body: str, shape: InputFormat) -> bool:
+    """A chat request (`messages`, no `choices`): what a client sent, not what came back."""
+    if shape != "json":
+        return False
+    try:
+        doc = json.loads(body)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(doc, dict) and isinstance(doc.get("messages"), list) and "choices" not in doc
+
+
+def _without_requests(
+    found: tuple[LogError, ...], body: str, shape: InputFormat
+) -> tuple[LogError, ...]:
+    """No markup leak in a message a user, system, developer or tool wrote in a request: only
+    output returned to a client leaks (HD205)."""
+    if shape != "json" or not any(e.kind == "markup_leak" for e in found):
         return found
     try:
-        token_input.parse_tokens(body, _no_encode, shape, request)
+        doc = json.loads(body)
+    except (ValueError, RecursionError):
+        return found
+    messages = doc.get("messages") if isinstance(doc, dict) else None
+    if not isinstance(messages, list):
+        return found
+    written = set()
+    for message in messages:
+        if isinstance(message, dict) and message.get("role") != "assistant":
+            for value in message.values():
+                if isinstance(value, str):
+                    written.add(value)
+    return tuple(e for e in found if not (e.kind == "markup_leak" and e.message in written))
+
+
+# Another model family's tool-call markup: a llama.cpp or provider parse failure over it is
+# not a Harmony failure (Qwen's `<tool_call>`, Llama's `<function=...>`, Mistral's tags).
+_OTHER_FAMILY = re.compile(
+    r"</?tool_call>|<function=|</function>|</?parameter[=>]|\[TOOL_CALLS\]|<\|python_tag\|>"
+    r"|\\u003c/?(?:function|tool_call)"
+)
+_HARMONY_SIGNS = re.compile(r"<\|(?:channel|message|start|constrain|call|return)\|>|gpt-oss", re.I)
+_ENGINE_KINDS = frozenset({"input_parse", "tool_call_parse"})
+
+
+def _only_harmony(found: tuple[LogError, ...], text: str) -> tuple[LogError, ...]:
+    """The failures without engines' parse failures over another model family's output."""
+    if not any(e.kind in _ENGINE_KINDS for e in found) or not _OTHER_FAMILY.search(text):
+        return found
+    if _HARMONY_SIGNS.search(text):
+        return found
+    return tuple(e for e in found if e.kind not in _ENGINE_KINDS)
+
+
+def _completion(piece: Piece) -> bool:
+    """A piece that is model output to replay: Harmony text, a JSON body or an id list."""
+    body = piece.text.strip()
+    if piece.kind == "ids":
+        return True
+    if body.startswith("<|"):
+        return True
+    if piece.kind != "block":
+        return False
+    try:
+        shape = token_input.detect_format(body)
     except InputError:
-        return found  # a JSON error body without token ids
-    return None
+        return False
+    return shape in ("ids", "json", "jsonl")
+
+
+def _placed(error: LogError, paste: Paste) -> LogError:
+    first, last = error.span
+    return replace(
+        error,
+        line=paste.source_line(error.line),
+        span=(paste.source_line(first), paste.source_line(last)),
+    )
 
 
 def _no_encode(text: str) -> list[int]:  # pragma: no cover - JSON shapes never encode
@@ -179,7 +338,22 @@ def explain_input(
     refuse_empty_json(text)
     loaded = _loader(vocab)
     checking = check_grammar or grammar_file is not None
-    found = log_failures(text, input_format, request)
+    reading = read_as(text, input_format, request)
+    found = reading.errors
+    result: Diagnosis | None = None
+    if found is None and reading.pieces:  # output quoted inside prose: judge each piece
+        result = _first_failing(reading.pieces, loaded(), role, strict)
+        found = () if result is None else None
+    elif found is None:
+        from harmony_doctor.streams.diagnose import diagnose
+
+        known = loaded()
+        inp = token_input.parse_tokens(reading.stream, known.encode, input_format, request)
+        result = diagnose(inp, known.ready_to_judge(), role, strict=strict, open_stream=open_stream)
+        if reading.shown and not result.findings:  # clean Harmony a user was shown as text
+            from harmony_doctor.logs.describe import shown_markup
+
+            found = (shown_markup(reading.stream, reading.offset + 1),)
     if found is not None:  # a log of errors, not a token stream
         found = place_in_input(found, given)
         log_check = None
@@ -187,21 +361,46 @@ def explain_input(
             from harmony_doctor.streams.guided import check_log
 
             log_check = check_log(found, custom=grammar_file is not None)
-        explained = explain_log(text, found, loaded, role, strict, open_stream)
+        read = reading.text if reading.text is not None else text
+        explained = explain_log(read, found, loaded, role, strict, open_stream)
+        explained = replace(explained, lines=count_lines(text))  # the input's lines, as given
+        if reading.note is not None:
+            explained = replace(explained, note=reading.note)
         return ExplainedLog(explained, log_check)
-    from harmony_doctor.streams.diagnose import diagnose
-
-    known = loaded()
-    inp = token_input.parse_tokens(text, known.encode, input_format, request)
-    result = diagnose(inp, known.ready_to_judge(), role, strict=strict, open_stream=open_stream)
+    assert result is not None
     stream_check = None
     if checking:
         from harmony_doctor.inputs.reader import read_text
         from harmony_doctor.streams.guided import check_stream
 
+        known = loaded()
         lark, source = read_text(str(grammar_file)) if grammar_file is not None else (None, "")
         stream_check = check_stream(result, known, lark, source)
     return ExplainedStream(result, stream_check)
+
+
+def _first_failing(
+    pieces: tuple[Piece, ...], vocab: Vocab, role: ParseRole, strict: bool
+) -> Diagnosis | None:
+    """The diagnosis of the first piece that shows an error, replayed as the fragment it is
+    (a piece a person cut short is not judged where it stops); None when none does."""
+    from harmony_doctor.harmony.vocab import START
+    from harmony_doctor.streams.diagnose import diagnose
+
+    known = vocab.ready_to_judge()
+    for piece in pieces:
+        try:
+            inp = token_input.parse_tokens(piece.text, vocab.encode)
+        except InputError:
+            continue
+        # A fragment that opens with <|start|> quotes whole messages, not a completion.
+        opened = inp.tokens[:1] == (START,)
+        result = diagnose(
+            inp, known, "none" if opened else role, strict=strict, open_stream=piece.elided
+        )
+        if any(f.severity == "error" for f in result.findings):
+            return result
+    return None
 
 
 def _loader(vocab: Vocab | Path | None) -> Callable[[], Vocab]:

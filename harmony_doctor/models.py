@@ -267,6 +267,7 @@ Server = Literal[
     "tensorrt-llm",
     "exo",
     "llama-stack",
+    "groq",
 ]
 
 

@@ -58,7 +58,8 @@ def explain(
     """What broke, the token where the header went wrong, why, and the fix.
 
     INPUT is token ids (JSON, lists, vLLM request logs), Harmony text, or any log excerpt:
-    tracebacks, wrapped errors and JSON error bodies of any server are explained too.
+    tracebacks, wrapped errors and JSON error bodies of any server are explained too, as pasted
+    (Markdown quotes, fences and tables, CI and pytest output, flattened tracebacks, code).
     """
     from harmony_doctor.output.explain_view import explain_view
     from harmony_doctor.output.recover_view import next_steps_view
@@ -91,7 +92,7 @@ def explain(
         print_json(record)
     else:
         console = make_console(given.color, given.width)
-        show(console, explain_view(result, read.label, vocab, window))
+        show(console, explain_view(result, read.label, vocab, window, console.is_terminal))
         if check is not None:
             from harmony_doctor.output.guided_view import stream_check_view
 
@@ -121,7 +122,7 @@ def _explain_log(explained: ExplainedLog, label: str, given: InputArgs) -> None:
         print_json(record)
     else:
         console = make_console(given.color, given.width)
-        show(console, log_explain_view(explanation, label, vocab))
+        show(console, log_explain_view(explanation, label, vocab, console.is_terminal))
         if check is not None:
             from harmony_doctor.output.guided_view import log_check_view
 

@@ -8,7 +8,8 @@ alone decides, and who writes it. The log extractor (logs/messages.py, logs/desc
 scan prefilter and the Rust core (scan/core.py hands the anchors over), and the mapping of
 openai-harmony's errors to kinds all read this table; nothing restates it.
 
-Adding a form: one `Form` below (with a real example of its text), its rule in rules.py when it
+Adding a form: its name in FormName (faults/form.py), one `Form` below or, for an engine's own
+wording, in faults/engines.py (with a real example of its text), its rule in rules.py when it
 reports a new code, and tests. tests/faults/test_catalogue.py checks every entry against its
 examples, its anchors and the rules.
 """
@@ -16,67 +17,16 @@ examples, its anchors and the rules.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cache
-from typing import Final, Literal, TypeGuard, get_args
+from typing import Final, TypeGuard, get_args
 
-from harmony_doctor.models import ErrorKind, Kind, Server
+from harmony_doctor.faults.engines import ENGINE_FORMS
 
-FormName = Literal[
-    "leftover",
-    "leftover_old",
-    "unexpected_token",
-    "unknown_role",
-    "empty_channel",
-    "header_eos",
-    "missing_role",
-    "header_decode",
-    "tokens_decode",
-    "vocab_load",
-    "render_error",
-    "ollama_tool",
-    "lmstudio_tool",
-    "llamacpp_input",
-    "recovered_raw",
-    "template_content",
-    "vllm_unknown_recipient",
-    # Found by readers of their own, not by a message pattern:
-    "bare_remainder",  # a header remainder `Some("...")` quoted without its message
-    "markup_leak",  # Harmony markup in a returned message's content
-    "stripped_markup",  # Harmony text whose special tokens were stripped
-    "rejected_ids",  # a logged completion with ids openai-harmony rejects (scan/source.py)
-]
-Origin = Literal["openai-harmony", "server"]
-
-
-def phrase(text: str) -> str:
-    """A phrase that survives wrapping: any whitespace, or none, between its words."""
-    return r"\s*".join(re.escape(word) for word in text.split())
-
-
-def _optional(text: str) -> str:
-    return r"(?:\s*" + phrase(text) + ")?"
-
-
-@dataclass(frozen=True)
-class Form:
-    """One way a Harmony failure shows in text."""
-
-    name: FormName
-    kind: Kind
-    origin: Origin  # openai-harmony's own error, or a server's
-    writers: str  # who writes it, in which releases
-    examples: tuple[str, ...]  # real texts of the form (tests check the entry against them)
-    pattern: str | None = None  # regex source (case-insensitive); None: found by its own reader
-    canonical: str | None = None  # the message as its writer prints it (before any detail)
-    anchors: tuple[bytes, ...] = ()  # every line that shows the form holds one of these
-    keywords: tuple[str, ...] = ()  # every match holds one of these lowercase words
-    code: str | None = None  # the rule it reports; None: classify decides from the evidence
-    server: Server | None = None  # the server the form alone gives away
-    guess: Server | None = None  # the server named when no line says which
-    versions: frozenset[int] | None = None  # openai-harmony releases (0.0.N as N, 5 = 0.0.5+)
-    output_follows: bool = False  # the model's output may follow on a `Model Output:` line
-
+# Form and FormName are re-exported: every reader takes them from the catalogue.
+from harmony_doctor.faults.form import Form as Form
+from harmony_doctor.faults.form import FormName as FormName
+from harmony_doctor.faults.form import optional_phrase, phrase
+from harmony_doctor.models import ErrorKind, Kind
 
 FORMS: Final[tuple[Form, ...]] = (
     Form(
@@ -105,7 +55,7 @@ FORMS: Final[tuple[Form, ...]] = (
         pattern=phrase("could not parse header:")
         + r"\s*"
         + phrase("too many tokens remaining")
-        + _optional("after extracting content-type and recipient"),
+        + optional_phrase("after extracting content-type and recipient"),
         canonical="Could not parse header: too many tokens remaining after extracting "
         "content-type and recipient",
         anchors=(b"tokens remaining",),
@@ -142,7 +92,7 @@ FORMS: Final[tuple[Form, ...]] = (
         "openai-harmony 0.0.1-0.0.8",
         ("channel marker present but no channel value found in header",),
         pattern=phrase("channel marker present but no channel value")
-        + _optional("found in header"),
+        + optional_phrase("found in header"),
         canonical="channel marker present but no channel value found in header",
         anchors=(b"channel marker",),
         keywords=("channel",),
@@ -154,7 +104,7 @@ FORMS: Final[tuple[Form, ...]] = (
         "openai-harmony 0.0.1-0.0.8",
         ("Unexpected EOS while waiting for message header to complete",),
         pattern=phrase("unexpected EOS while waiting for message header")
-        + _optional("to complete"),
+        + optional_phrase("to complete"),
         canonical="Unexpected EOS while waiting for message header to complete",
         anchors=(b"Unexpected EOS",),
         keywords=("unexpected",),
@@ -239,7 +189,8 @@ FORMS: Final[tuple[Form, ...]] = (
         "server",
         "LM Studio's Harmony tool-call parser",
         ("Failed to parse tool call: Unexpected end of JSON input",),
-        pattern=phrase("failed to parse tool call"),
+        # Not a provider's "Failed to parse tool call arguments as JSON" (provider_tool_args).
+        pattern=phrase("failed to parse tool call") + r"(?!\s*arguments\b)",
         canonical="Failed to parse tool call",
         anchors=(b"tool call",),
         keywords=("tool",),
@@ -324,6 +275,7 @@ FORMS: Final[tuple[Form, ...]] = (
         keywords=("recipient",),
         code="HD185",
     ),
+    *ENGINE_FORMS,  # engines' own Harmony failures (faults/engines.py)
     Form(
         "bare_remainder",
         "header_leftover",
@@ -346,6 +298,16 @@ FORMS: Final[tuple[Form, ...]] = (
         "vLLM's `output:` log field, clients decoding with skip_special_tokens (logs/stripped.py)",
         ("analysisThe user greets.assistantfinalHello!",),
         code="HD206",
+    ),
+    Form(
+        # openai/harmony#84: a parsed message whose recipient holds the next header. Special
+        # tokens encoded as text (no allowed_special) or strings glued before encoding.
+        "header_markup",
+        "markup_leak",
+        "server",
+        "openai-harmony's parsed messages, printed by clients and servers (logs/messages.py)",
+        ('"channel": "analysis", "recipient": "er\\".<|end|><|start|>assistant"',),
+        code="HD203",
     ),
     Form(
         "rejected_ids",
@@ -374,12 +336,20 @@ ERROR_ANCHORS: Final[tuple[bytes, ...]] = tuple(
 
 # The fields whose value a server returns to the client: Harmony markup in one is a leak.
 LEAK_FIELDS: Final = ("content", "reasoning_content", "reasoning", "text", "output_text", "name")
+# A parsed message's header fields: markup in one (but `<|constrain|>`, HD202's) is a header_markup.
+HEADER_FIELDS: Final = ("recipient", "channel", "content_type")
 _WS = r"[ \t\n\r\x0C\x0B]"
 # A line holding Harmony markup (`<|`) matters when it also shows a form found on such lines:
 # a logged field that returns text (markup_leak), or a header remainder quoted on its own
 # (bare_remainder: `Some("...` or `["...`). Both byte-level cores take this rule from here.
 MARKUP_LINE: Final = (
-    "(?i)(?:" + "|".join(LEAK_FIELDS) + ")[\"']?" + _WS + "*[:=]" + _WS + "*[\"']"
+    "(?i)(?:"
+    + "|".join((*LEAK_FIELDS, *HEADER_FIELDS))
+    + ")[\"']?"
+    + _WS
+    + "*[:=]"
+    + _WS
+    + "*[\"']"
     "|(?:Some\\(|\\[)" + _WS + '*\\\\*"'
 ).encode()
 

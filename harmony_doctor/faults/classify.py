@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from harmony_doctor.faults import rules
 from harmony_doctor.faults.rules import Rule
-from harmony_doctor.harmony.vocab import CALL, RETURN, STOP_TOKENS
+from harmony_doctor.harmony.vocab import CALL, CHANNEL, CONSTRAIN, MESSAGE, RETURN, STOP_TOKENS
 from harmony_doctor.models import ErrorKind
 
 # o200k ids of header words that begin a message when written as plain text: `assistant`,
@@ -61,6 +61,8 @@ def classify(ctx: FaultContext) -> Rule:
                 return rules.RULES["HD113"]
             if ctx.token in HEADER_WORD_TOKENS:
                 return rules.RULES["HD115"]
+            if ctx.token in (CONSTRAIN, CHANNEL, MESSAGE):
+                return rules.RULES["HD116"]
             return rules.RULES["HD114"]
         case "unknown_role":
             # spec builds the header grammar at import: only the faults that need it load it.

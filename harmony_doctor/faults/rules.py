@@ -159,6 +159,21 @@ _RULES = (
         ("unslothai/unsloth#5162",),
     ),
     Rule(
+        "HD116",
+        "unexpected_token",
+        "error",
+        "A header token where <|start|> belongs",
+        "After a message ended the next token was a header's own special token, not text: "
+        "<|constrain|> (200003, the content-type marker of a tool call, `<|constrain|>json`), "
+        "<|channel|> or <|message|>. The model went on with a header without opening a message "
+        "with <|start|>assistant, typically a tool call written straight after <|call|> or "
+        "<|end|> when the stop token did not end the generation, or a server that drops the "
+        "<|start|> it prefills between messages.",
+        "Check that <|call|> and <|return|> end the generation (stop tokens, ignore_eos) and "
+        "that the server keeps <|start|>assistant between messages; retry. Guided decoding "
+        "with a Harmony grammar (`harmony-doctor grammar`) prevents it.",
+    ),
+    Rule(
         "HD114",
         "unexpected_token",
         "error",
@@ -285,6 +300,99 @@ _RULES = (
         "header broke; retry, or use guided decoding with a Harmony grammar.",
         ("vllm-project/vllm#45736", "vllm-project/vllm#47062", "vllm-project/vllm#47379"),
     ),
+    # --- Engines' own Harmony failures, as pasted in their bug threads (issue 20) ---
+    Rule(
+        "HD187",
+        "server_rejected",
+        "error",
+        "vLLM expected exactly an analysis and a final message",
+        "vLLM 0.10.1's chat completions (parse_chat_output) took gpt-oss output to be one "
+        "reasoning and one final message and raised when the model wrote more: several analysis "
+        "or commentary messages, or a tool-like commentary message with no tools declared. The "
+        "output itself may be well-formed Harmony: this is the server's check refusing it, not "
+        "the model leaving the format, so the request fails with HTTP 400 or 500 at random.",
+        "Upgrade vLLM (later parse_chat_output joins every message before the last as "
+        "reasoning); meanwhile use the Responses API, or declare the tools the model calls.",
+        ("vllm-project/vllm#22403", "openai/openai-cookbook#2063"),
+    ),
+    Rule(
+        "HD188",
+        "template_content",
+        "error",
+        "An assistant tool-call turn sent back with both content and thinking",
+        "The client sent an earlier assistant message that carries tool calls with both "
+        "`content` and `thinking` (or reasoning_content). The gpt-oss chat template has one "
+        "place for the analysis text of a tool-call turn and refuses the request before "
+        "anything is generated (Jinja raise_exception, HTTP 500).",
+        "Send the reasoning of a tool-call turn in one field only (thinking or "
+        "reasoning_content) and leave content empty; upgrade llama.cpp (PR #16934 accepts "
+        "reasoning_content back).",
+        ("ggml-org/llama.cpp#17040", "ggml-org/llama.cpp#16934"),
+    ),
+    Rule(
+        "HD189",
+        "input_parse",
+        "error",
+        "llama.cpp's parser left part of the output unread",
+        "llama.cpp's chat parser reached its end with text left over. For gpt-oss with tools "
+        "(builds around b6100-b6150) its Harmony parser did not consume the closing <|end|>, so "
+        "a well-formed answer failed; an uncaught one aborts the server (`terminate called ... "
+        "what(): Unexpected content at end of input`).",
+        "Upgrade llama.cpp (the Harmony parser rewrite, PR #15181); meanwhile call without "
+        "tools or with --reasoning-format none.",
+        ("ggml-org/llama.cpp#15170", "ggml-org/llama.cpp#15181", "ggml-org/llama.cpp#15195"),
+    ),
+    Rule(
+        "HD190",
+        "server_rejected",
+        "error",
+        "SGLang cannot build a tool-call constraint for gpt-oss",
+        "With tools (and strict tools or streaming) SGLang asks the gpt-oss tool-call detector "
+        "for a structural tag, which its Harmony parser does not provide: the request fails "
+        "with HTTP 500 before generation. The model is not at fault.",
+        "Upgrade SGLang (PR #19074 turns the structural tag off for gpt-oss); meanwhile drop "
+        "`strict` from the tool definitions or the tool_choice that asks for a constraint.",
+        ("sgl-project/sglang#19074",),
+    ),
+    Rule(
+        "HD191",
+        "tool_call_parse",
+        "error",
+        "The provider could not parse the tool call's arguments as JSON",
+        "A hosted provider (Groq's `tool_use_failed`) parsed gpt-oss's tool call itself and "
+        "its arguments were not JSON: typically code or text written straight after the "
+        "`to=functions.NAME` header. The provider answers HTTP 400 and returns what the model "
+        "wrote as `failed_generation`.",
+        "Read failed_generation; describe the tool's parameters so the model writes JSON (a "
+        "code tool with one `code` string parameter); retry, the failure is sampled.",
+        ("OpenHands/OpenHands#10187",),
+    ),
+    Rule(
+        "HD192",
+        "tool_call_parse",
+        "error",
+        "llama.cpp could not parse the tool call's arguments",
+        "llama.cpp found a gpt-oss tool call and its arguments did not decode as JSON "
+        '(nlohmann::json parse_error): JSON encoded twice (`"{"...`), cut short, or text '
+        "instead of an object.",
+        "Read `last read:` to see where the arguments broke; check that the client sends tool "
+        "results and earlier calls back as JSON objects, not strings; upgrade llama.cpp.",
+        ("continuedev/continue#7491",),
+    ),
+    Rule(
+        "HD207",
+        "tool_call_parse",
+        "warning",
+        "The model called a tool the request did not declare",
+        "Ollama's Harmony parser found a tool call to a function name that is not among the "
+        "request's tools, and passed the name through unmapped. Typical of clients that "
+        "describe their own tools in the system prompt (XML conventions) instead of sending "
+        "native tools: gpt-oss still calls them the Harmony way.",
+        "Send the tools as native tool definitions, or tell the model not to use Harmony tool "
+        "calls; the client must handle a call it did not declare.",
+        ("ollama/ollama#11991",),
+    ),
+    # --- end of issue 20's rules ---
     Rule(
         "HD181",
         "tool_call_parse",

@@ -175,13 +175,27 @@ def _expected_found(kind: Kind, hit: MessageHit, rule: Rule) -> tuple[str, str]:
                 return "a Harmony tool call with JSON arguments", lmstudio_found(
                     hit.message, hit.context
                 )
-            err = re.search(r"\berr=(.*)$", hit.message)
-            reason = err.group(1).strip() if err else _detail(hit.message)
+            if hit.name == "ollama_unmapped_tool":
+                return "a call to one of the request's tools", (
+                    f"a call to {hit.context or 'a function'!r}, which the request's tools "
+                    "do not declare"
+                )
+            if hit.name == "provider_tool_args":
+                return "JSON arguments after the tool-call header", (
+                    "arguments that are not JSON"
+                    + (f"; the model wrote {hit.context[:200]!r}" if hit.context else "")
+                )
+            err = re.search(r"\berr=(.*)$|\bError:\s*(.*)$", hit.message)
+            reason = (err.group(1) or err.group(2) or "").strip() if err else _detail(hit.message)
             return "JSON arguments after the tool-call header", (
                 reason + (f"; raw {hit.context!r}" if hit.context else "")
             )
         case "input_parse":
             return "output the llama.cpp Harmony parser accepts", _detail(hit.message)
+        case "template_content" if hit.name == "template_thinking":
+            return "a tool-call turn with its reasoning in one field", (
+                "an assistant message with tool calls and both content and thinking"
+            )
         case "template_content":
             return "assistant content without Harmony markup", (
                 "<|channel|>...<|message|> markup in a message's content field"
@@ -191,12 +205,28 @@ def _expected_found(kind: Kind, hit: MessageHit, rule: Rule) -> tuple[str, str]:
                 "the parser ended in a non-terminal state; the server returned the raw text "
                 "of the last message instead of parsed messages"
             )
+        case "server_rejected" if hit.name == "vllm_two_messages":
+            count = re.search(r"but got\s*(\d+)", hit.message)
+            return "exactly two messages (analysis, then final), as this check takes", (
+                f"{count.group(1) if count else 'another number of'} output messages"
+            )
+        case "server_rejected" if hit.name == "sglang_structure_info":
+            return "a request SGLang can constrain for gpt-oss", (
+                "tools that ask for a structural tag, which the gpt-oss detector cannot build"
+            )
         case "server_rejected":
             return "a message the server's own Harmony code accepts", (
                 f"the server refused {_detail(hit.message)!r}"
             )
         case "stripped_markup":
             return "Harmony text with its special tokens", "text with the special tokens removed"
+        case "markup_leak" if hit.name == "header_markup":
+            markup = sorted(set(SPECIAL_TEXT.findall(hit.message)))
+            return f"a {hit.context or 'header field'} without markup", (
+                f"{', '.join(markup)} in the parsed message's {hit.context}: special tokens "
+                "were read as text (encoded without allowed_special, or strings joined before "
+                "encoding), so the next header spilled into it"
+            )
         case "markup_leak":
             markup = sorted(set(SPECIAL_TEXT.findall(hit.message)))
             return "plain text in the returned message", (
@@ -215,3 +245,37 @@ def lmstudio_found(message: str, output: str | None) -> str:
     if output:
         return f"{reason}; model output {output[:200]!r}"
     return reason
+
+
+def shown_markup(text: str, line: int) -> LogError:
+    """Clean Harmony text a user was shown (a paste captions it as a reply): the server
+    returned the output unparsed (HD205), though nothing in it is malformed."""
+    rule = rules.RULES["HD205"]
+    shown = text.strip()
+    markup = sorted(set(SPECIAL_TEXT.findall(shown)))
+    first = shown.split("\n", 1)[0]
+    return LogError(
+        line=line,
+        span=(line, line + shown.count("\n")),
+        kind=rule.kind,
+        code=rule.code,
+        severity=rule.severity,
+        title=rule.title,
+        message=shown if len(shown) <= 300 else shown[:299] + "…",
+        raw=first if len(first) <= MAX_RAW_CHARS else first[: MAX_RAW_CHARS - 1] + "…",
+        server=None,
+        harmony_version=None,
+        timestamp=None,
+        pid=None,
+        token=None,
+        header_remainder=None,
+        header_words=(),
+        remainder_truncated=False,
+        reconstructed=None,
+        context=None,
+        expected="plain text in the returned message",
+        found=f"well-formed Harmony shown as text ({', '.join(markup)}): nothing failed to "
+        "parse, the server did not parse it",
+        cause=rule.cause,
+        fix=rule.fix,
+    )

@@ -33,7 +33,7 @@ from typing import Final
 
 from harmony_doctor.faults.catalogue import FORM, FormName
 from harmony_doctor.logs.describe import describe, lmstudio_found
-from harmony_doctor.logs.lines import Line, anatomize, structural
+from harmony_doctor.logs.lines import FRAME, Line, anatomize, structural
 from harmony_doctor.logs.messages import MessageHit, find_hit, find_leak, holds_message
 from harmony_doctor.logs.process import TRACEBACK_REACH, ProcessState
 from harmony_doctor.models import LogError
@@ -246,6 +246,9 @@ class _Extractor:
 
     def _detect(self, line: Line) -> None:
         """Start a candidate at an error message, else look for LM Studio output or a leak."""
+        if self._frame_source(line):
+            self.previous_hit = False
+            return  # `raise Error("...")` under its frame: the code, not the error it raised
         hit = find_hit(line.text) if line.text else None
         candidate: _Candidate | None
         if hit is not None:
@@ -259,6 +262,18 @@ class _Extractor:
             self._attach_model_output(line)
         elif "<|" in line.text:
             self._detect_leak(line)
+
+    def _frame_source(self, line: Line) -> bool:
+        """Whether `line` is the source line a traceback shows under a frame: indented deeper
+        than the `File "...", line N` above it, or a `raise` statement (a paste may have lost
+        the indentation)."""
+        previous = self.previous
+        if previous is None or not FRAME.match(previous.text) or line.prefix != previous.prefix:
+            return False
+        if line.text.startswith("raise "):
+            return True
+        indent = len(line.rest) - len(line.rest.lstrip())
+        return indent > len(previous.rest) - len(previous.rest.lstrip())
 
     def _wrapped(self, line: Line) -> _Candidate | None:
         """A message a terminal wrap broke across the previous line and this one, if any."""

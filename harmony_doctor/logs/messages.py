@@ -6,7 +6,13 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from harmony_doctor.faults.catalogue import KEYWORDS, LEAK_FIELDS, MESSAGE_FORMS, FormName
+from harmony_doctor.faults.catalogue import (
+    HEADER_FIELDS,
+    KEYWORDS,
+    LEAK_FIELDS,
+    MESSAGE_FORMS,
+    FormName,
+)
 from harmony_doctor.harmony.vocab import START
 
 OPENER_REACH: Final = 4096  # characters before a message its opening quote may sit
@@ -22,7 +28,7 @@ ANY_FORM = re.compile("|".join(f"(?:{p.pattern})" for _, p in _FORMS), re.I)
 
 SPECIAL_TEXT = re.compile(r"<\|(?:start|end|message|channel|constrain|return|call|reserved_\d+)\|>")
 _LEAK = re.compile(
-    rf"""(?P<q0>["']?)(?P<field>{"|".join(LEAK_FIELDS)})(?P=q0)"""
+    rf"""(?P<q0>["']?)(?P<field>{"|".join((*LEAK_FIELDS, *HEADER_FIELDS))})(?P=q0)"""
     r"""\s*:\s*(?P<q>["'])(?P<value>(?:\\.|(?!(?P=q)).)*)"""
 )
 
@@ -165,6 +171,9 @@ def _read_hit(text: str, name: FormName, match: re.Match[str]) -> MessageHit:
         message = _CANONICAL[name]
     else:
         message, context = _read_tail(name, body[:offset], rest, quoted=opener is not None)
+        if name == "ollama_unmapped_tool":
+            named = re.search(r"harmonyFunctionName=([\w.-]+)", text[start:])
+            context = named.group(1) if named else None
     return MessageHit(
         name=name,
         start=start,
@@ -219,25 +228,50 @@ def _read_tail(name: FormName, matched: str, rest: str, quoted: bool) -> tuple[s
     tail = rest.rstrip()
     if not quoted:
         tail = _strip_unbalanced(tail)
-    if name == "template_content":
+    if name in ("template_content", "template_thinking"):
         tail = re.split(r"\s+at row \d+, column \d+", tail)[0]
     if name == "lmstudio_tool":
         tail, _, output = tail.partition("Model Output:")
         context = output.strip() or None
+    if name == "provider_tool_args":
+        failed = re.search(r"""failed_generation\W*:\W*["'](?P<raw>(?:\\.|[^"'])*)""", tail)
+        context = unescape(failed.group("raw")) if failed else None
+        tail = re.split(r"""["']\s*,""", tail, maxsplit=1)[0]
+    if name == "ollama_unmapped_tool":
+        tail = ""  # the name follows the message as a field of its own (see _read_hit)
+    if name == "llamacpp_peg":
+        tail, _, output = tail.partition("output:")
+        context = output.strip() or None
+        tail = re.split(r"(?<=[.;])\s|[\"'],", tail, maxsplit=1)[0].rstrip(".;")
     if name == "ollama_tool":
-        raw = re.search(r"raw='(?P<raw>.*)',\s*err=", tail) or re.search(r"raw=(\S+)", tail)
+        # A client's flattened report goes on after the message (`Status Code: 500 Traceback:`)
+        tail = re.split(r"\s+(?:Status Code:|Traceback:|\(status code:)", tail)[0]
+        raw = (
+            re.search(r"raw='(?P<raw>.*)',\s*err=", tail)
+            or re.search(r"raw=(\S+)", tail)
+            or re.search(r"\bRaw:\s*(.*?)\s+Error:", tail)
+        )
         context = raw.group(1) if raw else None
     return (_CANONICAL.get(name, matched) + tail).strip(), context
 
 
+# A message a user, system, developer or tool wrote: markup in it was sent, not returned.
+_WRITTEN = re.compile(r"""["']role["']\s*:\s*["'](?:user|system|developer|tool)["']""")
+
+
 def find_leak(text: str) -> MessageHit | None:
-    """The first JSON or repr string field in `text` whose value holds Harmony markup."""
+    """The first JSON or repr string field in `text` whose value holds Harmony markup, in a
+    line that is not a message of a request written by anyone but the assistant."""
+    if _WRITTEN.search(text):
+        return None
     for match in _LEAK.finditer(text):
         value = unescape(match["value"])
-        if not SPECIAL_TEXT.search(value):
-            continue
+        header = match["field"] in HEADER_FIELDS
+        markup = SPECIAL_TEXT.findall(value)
+        if not markup or (header and all(m == "<|constrain|>" for m in markup)):
+            continue  # a recipient `<|constrain|>json` is HD202's, found in the stream
         return MessageHit(
-            name="markup_leak",
+            name="header_markup" if header else "markup_leak",
             start=match.start(),
             message=value if len(value) <= 300 else value[:299] + "…",
             closed=True,

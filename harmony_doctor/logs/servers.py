@@ -26,6 +26,9 @@ _LINE_SERVERS: tuple[tuple[Server, re.Pattern[str]], ...] = (
     ("ollama", re.compile(r"\bollama\[\d+\]|\bsource=[\w./-]+\.go:\d+|\bollama\b", re.I)),
     ("lmstudio", re.compile(r"\bLM ?Studio\b|\blmstudio\b", re.I)),
     ("llama.cpp", re.compile(r"\bllama[-_]server\b|\bllama\.cpp\b|\bcommon_chat_parse", re.I)),
+    # llama-server's records: `srv    operator(): `, `srv  log_server_r: `, `slot launch_slot_: `
+    ("llama.cpp", re.compile(r"^\s*(?:srv|slot)\s+[\w()]+:\s")),
+    ("groq", re.compile(r"\bGroqException\b|\bgroq\.\w+Error\b|\bapi\.groq\.com\b")),
 )
 
 

@@ -9,12 +9,17 @@ from harmony_doctor.logs.lines import anatomize
 from harmony_doctor.models import LogError
 
 # What stripping leaves: a channel name glued to the role before it (`assistantfinal`), or a
-# text that opens with a channel name glued to a capitalised word (`analysisGreet back.`).
-# Either way no `<|` is left in the text.
+# text that opens with a channel name glued to a capitalised word (`analysisGreet back.`), or
+# a tool call's header glued to its arguments: `commentary to=functions.get_weather json{...`
+# (<|constrain|> gone), `assistant to=python code{...`, `assistantcode{...` (a content type
+# glued to the role). Either way no `<|` is left in the text.
 _GLUED = re.compile(
     r"assistant(?:analysis|commentary|final)(?=\S)"
     r"|(?:^|output:\s*|['\"])(?:analysis|commentary)(?=[A-Z])"
     r"|assistantcommentary to=\w"
+    r"|(?:^|output:\s*|['\"]|assistant|\s)(?:commentary|analysis)?\s*to=(?:functions|python|browser)"
+    r"[\w.-]*\s*(?:json|code)\s*[{\[]"
+    r"|assistant(?:json|code)\s*[{\[]"
 )
 
 

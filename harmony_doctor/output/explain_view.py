@@ -19,24 +19,35 @@ from harmony_doctor.output.layout import Fitted, capped, facts_grid, header_summ
 from harmony_doctor.output.styles import DIM, ERROR, LABEL, OK, SPECIAL, WARNING
 from harmony_doctor.output.tokens import token_label, token_ref, token_window
 
+
+def _cut(value: str, limit: int, elide: bool) -> str:
+    """`value` cut to `limit` characters on a terminal, whole otherwise."""
+    return shorten(value, limit) if elide else value
+
+
 # --- token streams ---------------------------------------------------------------------------
 
 
-def explain_view(d: Diagnosis, source: str, vocab: Vocab, window: int = 6) -> RenderableType:
-    """One token stream: each finding with its token window, then the messages and a count."""
+def explain_view(
+    d: Diagnosis, source: str, vocab: Vocab, window: int = 6, elide: bool = True
+) -> RenderableType:
+    """One token stream: each finding with its token window, then the messages and a count.
+
+    `elide`: cut long texts in the middle (a terminal); off, every text is shown whole (a
+    pipe or a file: nothing the reader may need is replaced by `…`)."""
     parts: list[RenderableType] = [_input_line(d, source)]
     parts.extend(Text(f"note: {n}", style=WARNING) for n in d.input.notes)
     if d.verdict == "ok" and not d.findings:
         parts.append(Text.assemble(("OK", OK), "  openai-harmony parses the stream cleanly."))
     for finding in d.findings:
         parts.append(separator())
-        parts.append(_finding_view(finding, d.input.tokens, vocab, window))
+        parts.append(_finding_view(finding, d.input.tokens, vocab, window, elide))
     parts.extend(
         Text.assemble(("replay disagrees: ", ERROR), safe_text(note)) for note in d.disagreements
     )
     parts.append(separator())
-    parts.append(_messages_view(d.replay.messages, d.verdict, vocab, d.input.tokens))
-    parts.append(_lenient_view(d))
+    parts.append(_messages_view(d.replay.messages, d.verdict, vocab, d.input.tokens, elide))
+    parts.append(_lenient_view(d, elide))
     parts.append(_summary(f.severity for f in d.findings))
     return Group(*parts)
 
@@ -69,12 +80,14 @@ def finding_head(severity: str, code: str, kind: str, title: str) -> Text:
     )
 
 
-def _finding_view(f: Finding, tokens: Sequence[int], vocab: Vocab, window: int) -> RenderableType:
+def _finding_view(
+    f: Finding, tokens: Sequence[int], vocab: Vocab, window: int, elide: bool = True
+) -> RenderableType:
     head = finding_head(f.severity, f.code, f.kind, f.title)
     facts = facts_grid()
     if f.harmony_error is not None:
         facts.add_row(
-            "openai-harmony", safe_text(shorten(f.harmony_error, 600), keep_newlines=False)
+            "openai-harmony", safe_text(_cut(f.harmony_error, 600, elide), keep_newlines=False)
         )
     if f.raise_index is not None:
         facts.add_row("raised at", token_ref(tokens, f.raise_index, vocab))
@@ -84,12 +97,12 @@ def _finding_view(f: Finding, tokens: Sequence[int], vocab: Vocab, window: int) 
             where.append(f"  ({f.raise_index - f.origin_index} tokens before the raise)", DIM)
         facts.add_row("went wrong at" if f.severity == "error" else "at", where)
     facts.add_row("expected", safe_text(f.expected, keep_newlines=False))
-    facts.add_row("found", safe_text(shorten(f.found, 400), keep_newlines=False))
+    facts.add_row("found", safe_text(_cut(f.found, 400, elide), keep_newlines=False))
     if f.span is not None and f.kind != "markup_leak":
         header = vocab.decode(tokens[f.span[0] : f.span[1]])
         facts.add_row(
             f"header {f.span[0]}-{f.span[1]}",
-            safe_text(repr(shorten(header, 300)), keep_newlines=False),
+            safe_text(repr(_cut(header, 300, elide)), keep_newlines=False),
         )
     return Group(
         head,
@@ -100,16 +113,20 @@ def _finding_view(f: Finding, tokens: Sequence[int], vocab: Vocab, window: int) 
 
 
 def _messages_view(
-    messages: Sequence[Message], verdict: str, vocab: Vocab, tokens: Sequence[int]
+    messages: Sequence[Message],
+    verdict: str,
+    vocab: Vocab,
+    tokens: Sequence[int],
+    elide: bool = True,
 ) -> RenderableType:
     title = "Messages before the fault" if verdict == "fault" else "Messages"
     if not messages:
         return Text.assemble((title, LABEL), ": none")
-    table = Fitted(lambda width: _message_table(messages, width))
+    table = Fitted(lambda width: _message_table(messages, width, elide))
     return Group(Text(title, style=LABEL), Padding(table, (0, 0, 0, 2), expand=False))
 
 
-def _message_table(messages: Iterable[Message], width: int | None) -> Table:
+def _message_table(messages: Iterable[Message], width: int | None, elide: bool = True) -> Table:
     table = Table(box=None, pad_edge=False, show_edge=False, header_style=DIM)
     table.add_column("#", justify="right", no_wrap=True)
     table.add_column("tokens", no_wrap=True)
@@ -124,18 +141,18 @@ def _message_table(messages: Iterable[Message], width: int | None) -> Table:
             f"{m.header[0]}-{m.content[1]}",
             safe_text(header, keep_newlines=False),
             end,
-            safe_text(shorten(m.text, 160), keep_newlines=False),
+            safe_text(_cut(m.text, 160, elide), keep_newlines=False),
         )
     return table
 
 
-def _lenient_view(d: Diagnosis) -> RenderableType:
+def _lenient_view(d: Diagnosis, elide: bool = True) -> RenderableType:
     title = Text("Lenient parse (strict=False)", style=LABEL)
     if not d.replay.strict:
         return Text.assemble(title, ": this run is lenient; see above")
     verdict = (
         Text.assemble(
-            ("raises ", ERROR), safe_text(shorten(d.lenient_error, 200), keep_newlines=False)
+            ("raises ", ERROR), safe_text(_cut(d.lenient_error, 200, elide), keep_newlines=False)
         )
         if d.lenient_error
         else Text("parses", style=OK)
@@ -143,12 +160,14 @@ def _lenient_view(d: Diagnosis) -> RenderableType:
     line = Text.assemble(title, ": ", verdict, f", {len(d.lenient_messages)} message(s) recovered")
     rows: list[RenderableType] = [line]
     if d.lenient_messages:
-        table = Fitted(lambda width: _lenient_table(d.lenient_messages, width))
+        table = Fitted(lambda width: _lenient_table(d.lenient_messages, width, elide))
         rows.append(Padding(table, (0, 0, 0, 2), expand=False))
     return Group(*rows)
 
 
-def _lenient_table(messages: Sequence[dict[str, Any]], width: int | None) -> Table:
+def _lenient_table(
+    messages: Sequence[dict[str, Any]], width: int | None, elide: bool = True
+) -> Table:
     table = Table(box=None, pad_edge=False, show_edge=False, header_style=DIM)
     table.add_column("#", justify="right", no_wrap=True)
     _header_and_content_columns(table, width, [], fixed=10)  # the # column
@@ -163,7 +182,7 @@ def _lenient_table(messages: Sequence[dict[str, Any]], width: int | None) -> Tab
         table.add_row(
             str(index),
             safe_text(header, keep_newlines=False),
-            safe_text(shorten(text, 160), keep_newlines=False),
+            safe_text(_cut(text, 160, elide), keep_newlines=False),
         )
     return table
 
@@ -213,19 +232,23 @@ def _advice(cause: str, fix: str, refs: Sequence[str] = ()) -> Table:
 # --- log text --------------------------------------------------------------------------------
 
 
-def log_explain_view(found: LogExplanation, source: str, vocab: Vocab | None) -> RenderableType:
+def log_explain_view(
+    found: LogExplanation, source: str, vocab: Vocab | None, elide: bool = True
+) -> RenderableType:
     """One block per failure found in log text: what, where, the header words, why, the fix;
-    then the completions the log carries as token ids, replayed."""
+    then the completions the log carries as token ids, replayed (`elide`: see explain_view)."""
     errors = found.errors
     head = Text("harmony-doctor explain  ", style=LABEL)
-    bits = f"{source} · log · {found.lines} line(s) · {len(errors)} failure(s)"
+    # Counted as the summary below counts: the log's failures and its replayed completions'.
+    failures = len(errors) + sum(len(d.findings) for d in found.completions)
+    bits = f"{source} · log · {found.lines} line(s) · {failures} failure(s)"
     head.append_text(safe_text(bits, DIM, keep_newlines=False))
     parts: list[RenderableType] = [head]
     if not errors and not found.completions:
-        parts.append(_nothing_found(found.related))
+        parts.append(_nothing_found(found.related, found.note))
     for error in errors:
         parts.append(separator())
-        parts.append(_log_error_view(error, vocab))
+        parts.append(_log_error_view(error, vocab, elide))
     if found.completions:
         parts.append(separator())
         parts.append(_completions_view(found.completions))
@@ -236,13 +259,14 @@ def log_explain_view(found: LogExplanation, source: str, vocab: Vocab | None) ->
     return Group(*parts)
 
 
-def _nothing_found(related: bool) -> Text:
+def _nothing_found(related: bool, note: str | None = None) -> Text:
+    seen = f" Read as {note}." if note else ""
     if related:
-        return Text.assemble(("OK", OK), "  no Harmony failure found in this log.")
+        return Text.assemble(("OK", OK), "  no Harmony failure found in this log." + seen)
     return Text.assemble(
         ("NOTHING HARMONY-RELATED", WARNING),
         "  no token ids, no Harmony text and no failure a server logs: paste a traceback, an "
-        "error body, a log excerpt or the token ids.",
+        "error body, a log excerpt or the token ids." + seen,
     )
 
 
@@ -278,7 +302,7 @@ def _finding_place(f: Finding) -> str:
     return f" ({', '.join(bits)})" if bits else ""
 
 
-def _log_error_view(e: LogError, vocab: Vocab | None) -> RenderableType:
+def _log_error_view(e: LogError, vocab: Vocab | None, elide: bool = True) -> RenderableType:
     head = finding_head(e.severity, e.code, e.kind, e.title)
     facts = facts_grid()
     where = f"{e.line}" if e.span[0] == e.span[1] else f"{e.line} (lines {e.span[0]}-{e.span[1]})"
@@ -290,18 +314,18 @@ def _log_error_view(e: LogError, vocab: Vocab | None) -> RenderableType:
         e.timestamp or "",
     ]
     facts.add_row("seen in", safe_text(" · ".join(b for b in origin if b), keep_newlines=False))
-    facts.add_row("message", safe_text(shorten(e.message, 300), keep_newlines=False))
+    facts.add_row("message", safe_text(_cut(e.message, 300, elide), keep_newlines=False))
     if e.token is not None:
         facts.add_row("token", _log_token(e.token, vocab))
     if e.header_words:
-        facts.add_row("header words", _header_words(e))
+        facts.add_row("header words", _header_words(e, elide=elide))
         if e.reconstructed:
-            reconstructed = shorten(e.reconstructed, 300)
+            reconstructed = _cut(e.reconstructed, 300, elide)
             facts.add_row("reconstructed", safe_text(reconstructed, keep_newlines=False))
     if e.context:
-        facts.add_row("context", safe_text(shorten(e.context, 300), keep_newlines=False))
+        facts.add_row("context", safe_text(_cut(e.context, 300, elide), keep_newlines=False))
     facts.add_row("expected", safe_text(e.expected, keep_newlines=False))
-    facts.add_row("found", safe_text(shorten(e.found, 400), keep_newlines=False))
+    facts.add_row("found", safe_text(_cut(e.found, 400, elide), keep_newlines=False))
     rule = RULES.get(e.code)
     advice = _advice(e.cause, e.fix, rule.refs if rule is not None else ())
     return Group(
@@ -322,11 +346,11 @@ def _log_token(token: int, vocab: Vocab | None) -> Text:
     return label
 
 
-def _header_words(e: LogError, head: int = 24, tail: int = 8) -> Text:
+def _header_words(e: LogError, head: int = 24, tail: int = 8, elide: bool = True) -> Text:
     """The leftover words, long lists elided in the middle, the last word marked."""
     words = list(e.header_words)
     shown: list[str | None] = list(words)
-    if len(words) > head + tail:
+    if elide and len(words) > head + tail:
         shown = [*words[:head], None, *words[-tail:]]
     out = Text()
     for index, word in enumerate(shown):

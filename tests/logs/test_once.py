@@ -225,7 +225,7 @@ SAMPLE_FAILURES: dict[str, list[tuple[int, int, str]]] = {
     "other-engines.log": [(2, 4, "HD181"), (6, 8, "HD182"), (11, 11, "HD183"), (14, 14, "HD184")],
     # the server's traceback, then the client's copy of it outside the code block
     "issue-paste.md": [(6, 15, "HD107"), (17, 17, "HD121")],
-    "tool-chat.json": [(29, 29, "HD205")],
+    # tool-chat.json: line 29 is a user's message in a request, markup it wrote, not a leak
 }
 TEXTS = [p for p in sorted(SAMPLES.iterdir()) if p.is_file()]
 SHARED_TEXTS = [*shared_files("corpus", pattern="*.log"), *shared_files("seed")]

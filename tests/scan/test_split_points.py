@@ -26,7 +26,8 @@ from tests.scan.scoped_logs import vllm_log
 SAMPLES = Path(__file__).parents[2] / "samples"
 OPTIONS = ScanOptions(jobs=1, origin="host")
 NOW = datetime(2026, 12, 1)
-LOGS = ["error-bodies.txt", "lmdeploy.log", "vllm-traceback.log", "tool-chat.json"]
+# tool-chat.json is a chat request: the markup in its user message is no failure (issue 24)
+LOGS = ["error-bodies.txt", "lmdeploy.log", "vllm-traceback.log"]
 
 
 def _counts(parts: list[tuple[str, bytes]]) -> tuple[Counter[str], object, object]:

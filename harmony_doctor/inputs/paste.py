@@ -1,0 +1,381 @@
+"""A pasted text -> its furniture undone and its pieces typed, before anything is detected.
+
+People paste what they saw: Markdown (`> ` quotes, fenced blocks inside prose, inline code,
+tables whose pipes are escaped as `<\\|constrain\\|>`), CI logs (GitHub Actions and GitLab
+stamps, `##[error]`, Buildkite's `[...Z]`), pytest's `E   ` lines, tracebacks with a blank line
+after every line or flattened onto one line (`\\n` written out), and code that holds token ids
+(`generated_tokens = [200005, ...]`). `read_paste` undoes the furniture line by line, keeping
+every line's place in the input (`Paste.source`), and says what each piece is: a fenced block, a
+paragraph of Harmony markup, an inline span, an id list in code, prose, a caption. The readers
+after it judge each piece by what it is: an error message anywhere is explained, only a piece
+that is a completion is replayed, and prose never becomes a header.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+from typing import Final, Literal
+
+PieceKind = Literal["block", "paragraph", "inline", "ids"]
+Shape = Literal[
+    "fence",
+    "quote",
+    "table",
+    "escapes",
+    "ci",
+    "pytest",
+    "blank-lines",
+    "flattened",
+    "prose",
+    "caption",
+    "code",
+]
+
+# Larger inputs are logs, read as given: a paste is what fits in an issue or a chat message.
+MAX_PASTE: Final = 4 * 1024 * 1024
+# The first characters of the lines a CI log or pytest prefixes (the checks are skipped
+# for every other line).
+_PREFIX_STARTS: Final = frozenset("[_#\x1bsE0123456789")
+_FENCE = re.compile(r"^\s{0,3}(?:>\s?)*(`{3,}|~{3,})\s*([\w.+-]*)")
+_QUOTE = re.compile(r"^\s{0,3}(?:>[ \t]?)+")
+_CI_STAMP: Final = re.compile(
+    r"^(?:_bk;t=\d+\x07)?"  # Buildkite's timing marker
+    r"(?:\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z\]\s?"  # Buildkite `[2025-...Z] `
+    r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{5,}Z\s(?:\d\d[OE]\+?\s)?)"  # GitHub Actions, GitLab
+)
+_CI_COMMAND = re.compile(r"^##\[(?:error|warning|notice|debug|group|endgroup|command)\]\s?")
+_GITLAB_SECTION = re.compile(r"^(?:\x1b\[0K)?section_(?:start|end):\d+:[\w.-]+\r?(?:\x1b\[0K)?")
+_PYTEST_E = re.compile(r"^E(?: {2,}|\t)")
+_ESCAPED_MARKUP = re.compile(r"<\\\|([\w.]+)\\\|>")
+_ESCAPED_TICK = re.compile(r"\\`")
+_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
+_CELL_SPLIT = re.compile(r"(?<!\\)\|")
+_INLINE = re.compile(r"(?<![`\\])(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+# Tracebacks and log records: what makes a stretch of text a log rather than prose.
+_LOG_LINE = re.compile(
+    r"^\s*(?:Traceback \(most recent call last\)|File \"|[\w.]+(?:Error|Exception)\b:?"
+    r"|\(\w+ pid=\d+\)|\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|(?:INFO|WARNING|WARN|ERROR|DEBUG)\b"
+    r"|\d\d-\d\d \d\d:\d\d:\d\d|time=\S+ level=|srv\s|slot\s|[A-Z][a-z]{2} [ \d]\d \d\d:)"
+)
+# A log record's start as servers write it: a stamp, a process tag, a level and a stamp.
+_RECORD_START = re.compile(
+    r"^\s*(?:\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\(\w+ pid=\d+\)|time=\S+ level="
+    r"|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\s+\d\d-\d\d \d\d:"
+    r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:)"
+)
+_FLAT_BREAK = re.compile(r"(?<!\\)\\n")
+_WORD = re.compile(r"[^\W\d_]{2,}")
+_CAPTION = re.compile(r"^\s*(?:#{1,6}\s|[-*+]\s|\d+[.)]\s|\*\*[^*]+\*\*:?\s*$|.*:\s*$)")
+# An id list held by a name in code or a `key: value` block: `generated_tokens = [200005, ...`.
+_NAMED_IDS = re.compile(
+    r"(?P<name>[A-Za-z_][\w.]*)[\"']?\s*[:=]\s*[\[(]\s*(?P<ids>\d+(?:\s*,\s*\d+){2,})\s*,?\s*[\])]?"
+)
+_PROMPT_NAME = re.compile(r"prompt|input|request", re.I)
+_SPECIAL_ID = re.compile(r"\b2000(?:0\d|1[0-8])\b")
+_MARKUP = re.compile(r"<\|(?:start|end|message|channel|constrain|return|call)\|>")
+_STOP = re.compile(r"<\|(?:end|return|call)\|>")
+# An elision a person typed: the text was cut there, not by the model.
+_ELIDED = re.compile(r"(?:\.{3}|…)\s*[\])}\"'`]*\s*$")
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A part of a paste that may be a completion: replayed only by what it is."""
+
+    kind: PieceKind
+    text: str
+    line: int  # 1-based line of the input where it starts
+    elided: bool = False  # a person cut it short (`...`, `…`): where it stops says nothing
+    spread: bool = False  # its markup is laid out over lines by a person (an illustration)
+
+
+@dataclass(frozen=True)
+class Paste:
+    """A text with its paste furniture undone.
+
+    `text` holds the input's lines unquoted (a flattened line becomes several, a table row one
+    line per cell); `source[i]` is the input line of line i + 1 of `text`. `shapes` says what
+    was undone (empty: the input is read as given). `prose` and `captions` count the lines of
+    prose and of captions (headings, list items, lines ending in a colon) outside blocks.
+    """
+
+    text: str
+    source: tuple[int, ...]
+    shapes: frozenset[Shape]
+    pieces: tuple[Piece, ...] = ()
+    prose: int = 0
+    captions: int = 0
+
+    def source_line(self, line: int) -> int:
+        """The input line where line `line` (1-based) of `text` comes from."""
+        if 1 <= line <= len(self.source):
+            return self.source[line - 1]
+        return line
+
+    @property
+    def furnished(self) -> bool:
+        """Whether anything was undone or found around the text (it is not a bare input)."""
+        return bool(self.shapes)
+
+
+def read_paste(text: str) -> Paste:
+    """`text` with its paste furniture undone, and its pieces; see the module docstring."""
+    raw = text.split("\n")
+    first = next((line.strip() for line in raw if line.strip()), "")
+    if len(text) > MAX_PASTE or (
+        first.startswith(("<|", "{", "[", "data:")) and not _CI_STAMP.match(first)
+    ):
+        # a log too large to be a paste; a completion, JSON, SSE: as given
+        return Paste(text, tuple(range(1, len(raw) + 1)), frozenset())
+    lines: list[str] = []
+    source: list[int] = []
+    shapes: set[Shape] = set()
+    fenced: list[bool] = []
+    blocks: list[tuple[int, int, str]] = []  # (first, last) index into `lines`, language
+    fence: tuple[str, int, str] | None = None
+    rules: set[int] = set()  # lines that were fences: furniture, not blank lines
+    for number, line in enumerate(raw, start=1):
+        marker = _FENCE.match(line) if "``" in line or "~~" in line else None
+        if marker is not None and (fence is None or marker.group(1)[0] == fence[0][0]):
+            shapes.add("fence")
+            if _QUOTE.match(line):
+                shapes.add("quote")
+            if fence is None:
+                fence = (marker.group(1), len(lines) + 1, marker.group(2))
+            else:
+                blocks.append((fence[1], len(lines) - 1, fence[2]))
+                fence = None
+            lines.append("")
+            source.append(number)
+            fenced.append(False)
+            rules.add(len(lines) - 1)
+            continue
+        parts = _unquote(line, shapes, inside=fence is not None)
+        if parts is None:  # a table's rule: the row above it is the table's header
+            for index in range(len(lines) - 1, -1, -1):
+                if source[index] != number - 1:
+                    break
+                lines[index] = ""
+            parts = [""]
+        for part in parts:
+            lines.append(part)
+            source.append(number)
+            fenced.append(fence is not None)
+    if fence is not None:  # a fence left open: the paste was cut inside it
+        blocks.append((fence[1], len(lines) - 1, fence[2]))
+    lines, source, fenced, blocks = _undouble(lines, source, fenced, blocks, shapes, rules)
+    pieces = [_block_piece(lines, source, first, last) for first, last, _ in blocks]
+    if _SPECIAL_ID.search(text):
+        pieces += _id_pieces(lines, source)
+    prose = captions = 0
+    if pieces or "<|" in text:  # words around a piece decide what it is: count them
+        outside: list[tuple[int, str]] = []
+        for index, line in enumerate(lines):
+            if fenced[index] or not line.strip():
+                outside.append((index, ""))
+                continue
+            outside.append((index, line))
+            kind = _line_kind(line)
+            prose += kind == "prose"
+            captions += kind == "caption"
+        if "<|" in text:
+            pieces += _paragraph_pieces(outside, source)
+            for index, line in enumerate(lines):
+                if not fenced[index] and "`" in line:
+                    pieces += _inline_pieces(line, source[index])
+    if any(p.kind == "ids" for p in pieces):
+        shapes.add("code")  # ids a name holds in code or a repro block: a completion
+    if _MARKUP.search(text):  # words around markup: the whole is never replayed
+        if prose:
+            shapes.add("prose")  # only pieces are, as fragments
+        elif captions:
+            shapes.add("caption")  # a piece under a caption is the paste
+    ordered = tuple(sorted((p for p in pieces if p.text.strip()), key=lambda p: p.line))
+    if shapes <= {"prose", "caption", "code"} and _STOP.search(_INLINE.sub(" ", text)):
+        shapes = set()  # a stop token outside quoting: a completion that opens with text
+    if not shapes:
+        return Paste(text, tuple(range(1, len(raw) + 1)), frozenset(), ordered, 0, captions)
+    return Paste("\n".join(lines), tuple(source), frozenset(shapes), ordered, prose, captions)
+
+
+def _unquote(line: str, shapes: set[Shape], inside: bool) -> list[str] | None:
+    """One input line without its quoting, CI and pytest prefixes; a flattened line split;
+    None for a table's rule (`|---|---|`)."""
+    quote = _QUOTE.match(line) if ">" in line[:8] else None
+    if quote is not None and not line.lstrip().startswith(">>>"):
+        shapes.add("quote")
+        line = line[quote.end() :]
+    if line[:1] in _PREFIX_STARTS:
+        for pattern, shape in (
+            (_GITLAB_SECTION, "ci"),
+            (_CI_STAMP, "ci"),
+            (_CI_COMMAND, "ci"),
+            (_PYTEST_E, "pytest"),
+        ):
+            found = pattern.match(line)
+            if found is not None and found.end() > 0:
+                shapes.add(shape)  # type: ignore[arg-type]
+                line = line[found.end() :]
+    if "|" not in line and "\\" not in line:
+        return [line]  # the common line: nothing more to undo
+    if not inside and _TABLE_ROW.match(line):
+        shapes.add("table")
+        if _TABLE_RULE.match(line):
+            return None
+        # Split on the table's own pipes, never on those of (unescaped) markup.
+        kept = _KEEP_MARKUP.sub(lambda m: "\x00" + m.group(1) + "\x01", line.strip())
+        cells = [_restore(c).strip() for c in _CELL_SPLIT.split(kept)[1:-1]]
+        return [_unescape(c, shapes) for c in cells] or [""]
+    if not inside and "|" in line and _TABLE_RULE.match(line):
+        return None
+    line = _unescape(line, shapes)
+    parts = _FLAT_BREAK.split(line)
+    if (
+        len(parts) >= 3
+        and not line.lstrip().startswith(("{", "[", '"', "'"))
+        and any(_LOG_LINE.match(p) for p in parts[1:])
+    ):
+        shapes.add("flattened")
+        return parts
+    return [line]
+
+
+_KEEP_MARKUP = re.compile(r"<\|(\w+)\|>")
+
+
+def _restore(cell: str) -> str:
+    return cell.replace("\x00", "<|").replace("\x01", "|>")
+
+
+def _unescape(line: str, shapes: set[Shape]) -> str:
+    """Markdown's escapes of pipes and backticks undone (`<\\|end\\|>` is `<|end|>`)."""
+    if "\\|" not in line and "\\`" not in line:
+        return line
+    unescaped = _ESCAPED_TICK.sub("`", _ESCAPED_MARKUP.sub(r"<|\1|>", line)).replace("\\|", "|")
+    if unescaped != line:
+        shapes.add("escapes")
+    return unescaped
+
+
+def _undouble(
+    lines: list[str],
+    source: list[int],
+    fenced: list[bool],
+    blocks: list[tuple[int, int, str]],
+    shapes: set[Shape],
+    rules: set[int],
+) -> tuple[list[str], list[int], list[bool], list[tuple[int, int, str]]]:
+    """A log pasted with a blank line after every line, the blank lines dropped (a fence
+    line is neither text nor a blank line: gaps across one are not looked at)."""
+    filled = [i for i, line in enumerate(lines) if line.strip()]
+    gaps = [b - a for a, b in itertools.pairwise(filled) if not any(a < r < b for r in rules)]
+    if len(gaps) < 2 or any(gap != 2 for gap in gaps):
+        return lines, source, fenced, blocks
+    if not any(_LOG_LINE.match(lines[i]) for i in filled):
+        return lines, source, fenced, blocks
+    shapes.add("blank-lines")
+    keep = [
+        i
+        for i in range(len(lines))
+        if lines[i].strip() or i in rules or i < filled[0] or i > filled[-1]
+    ]
+    where = {old: new for new, old in enumerate(keep)}
+
+    def moved(index: int) -> int:
+        while index not in where and index > 0:
+            index -= 1
+        return where.get(index, 0)
+
+    kept_blocks = [(moved(first), moved(last), lang) for first, last, lang in blocks]
+    return (
+        [lines[i] for i in keep],
+        [source[i] for i in keep],
+        [fenced[i] for i in keep],
+        kept_blocks,
+    )
+
+
+def _block_piece(lines: list[str], source: list[int], first: int, last: int) -> Piece:
+    body = "\n".join(lines[first : last + 1]) if last >= first else ""
+    line = source[first] if first < len(source) else source[-1] if source else 1
+    return Piece("block", body, line, elided=bool(_ELIDED.search(body)), spread=_spread(body))
+
+
+def _paragraph_pieces(outside: list[tuple[int, str]], source: list[int]) -> list[Piece]:
+    """Paragraphs outside blocks that open with Harmony markup: output shown as it came."""
+    pieces: list[Piece] = []
+    current: list[str] = []
+    start = 0
+    for index, line in [*outside, (len(outside), "")]:
+        if line.strip():
+            if not current and not line.lstrip().startswith("<|"):
+                continue
+            if not current:
+                start = index
+            current.append(line)
+            continue
+        if current:
+            body = "\n".join(current)
+            pieces.append(
+                Piece(
+                    "paragraph",
+                    body,
+                    source[start],
+                    elided=bool(_ELIDED.search(body)),
+                    spread=_spread(body),
+                )
+            )
+            current = []
+    return pieces
+
+
+def _inline_pieces(line: str, number: int) -> list[Piece]:
+    """Inline code spans that hold Harmony markup (a quoted example, or output quoted)."""
+    return [
+        Piece("inline", m.group(2), number, elided=bool(_ELIDED.search(m.group(2))))
+        for m in _INLINE.finditer(line)
+        if "<|message|>" in m.group(2) and m.group(2).lstrip().startswith("<|")
+    ]
+
+
+def _id_pieces(lines: list[str], source: list[int]) -> list[Piece]:
+    """Id lists a name holds in code or a repro block, when they hold Harmony's special ids."""
+    pieces: list[Piece] = []
+    for index, line in enumerate(lines):
+        if not _SPECIAL_ID.search(line):
+            continue
+        for found in _NAMED_IDS.finditer(line):
+            if _PROMPT_NAME.search(found.group("name")) or not _SPECIAL_ID.search(found["ids"]):
+                continue
+            ids = re.sub(r"\s+", " ", found.group("ids"))
+            pieces.append(Piece("ids", f"[{ids}]", source[index]))
+    return pieces
+
+
+def opens_as_log(text: str) -> bool:
+    """Whether `text` opens with a log record (a stamp, a process tag): a log that may quote
+    markup, never a completion, which opens with markup or the model's own text."""
+    first = next((line for line in text.split("\n") if line.strip()), "")
+    return _RECORD_START.match(first) is not None
+
+
+def _spread(body: str) -> bool:
+    """Markup laid out one part per line by a person: a header broken across lines."""
+    return bool(re.search(r"<\|(?:start|channel)\|>[^<]*\n\s*<\|(?:constrain|message)\|>", body))
+
+
+def _line_kind(line: str) -> Literal["prose", "caption", "other"]:
+    """Prose (sentences), a caption (heading, list item, a line ending in a colon), or other
+    (log records, code, markup, short fragments)."""
+    stripped = line.strip()
+    if _LOG_LINE.match(stripped) or stripped.startswith(("<|", "{", "[", "}", "]", '"')):
+        return "other"
+    if _CAPTION.match(stripped):
+        return "caption"
+    outside_code = _INLINE.sub(" ", stripped)
+    if "<|" in outside_code and len(_WORD.findall(_MARKUP.sub(" ", outside_code))) < 4:
+        return "other"
+    return "prose" if len(_WORD.findall(outside_code)) >= 4 else "other"
