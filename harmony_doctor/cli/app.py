@@ -27,7 +27,7 @@ from harmony_doctor.cli.funnel import (
     interrupted,
     stdout_failed,
 )
-from harmony_doctor.cli.signals import install as answer_signals
+from harmony_doctor.cli.signals import answered
 from harmony_doctor.errors import ExitCode
 from harmony_doctor.version import __version__
 
@@ -120,14 +120,14 @@ def main(argv: list[str] | None = None) -> NoReturn:
     output failing, from a command, --help or the last flush, ends through the funnel's exit;
     SIGTERM and SIGHUP unwind as Ctrl-C does (cli/signals.py)."""
     guard_stdout()
-    answer_signals()
-    try:
-        code = _dispatch(argv)
-        sys.stdout.flush()
-    except StdoutFailed as exc:
-        code = stdout_failed(exc)
-    except KeyboardInterrupt as exc:  # outside a command (while typer parses, the last flush)
-        code = interrupted(exc)
+    with answered():
+        try:
+            code = _dispatch(argv)
+            sys.stdout.flush()
+        except StdoutFailed as exc:
+            code = stdout_failed(exc)
+        except KeyboardInterrupt as exc:  # outside a command (as typer parses, the last flush)
+            code = interrupted(exc)
     sys.exit(code)
 
 

@@ -11,9 +11,12 @@ program the signal ended. A second signal while the run unwinds ends it at once.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
+from collections.abc import Iterator
 from types import FrameType
+from typing import Any
 
 HANDLED = (signal.SIGTERM, signal.SIGHUP)
 _WORDS = {
@@ -31,14 +34,32 @@ class Signalled(KeyboardInterrupt):
         self.number = number
 
 
-def install() -> None:
+def install() -> dict[int, Any]:
     """SIGTERM and SIGHUP raise Signalled in the main thread (where they are ignored, as
-    under nohup, they stay ignored)."""
+    under nohup, they stay ignored). Returns the handlers replaced, for `restore`."""
     if threading.current_thread() is not threading.main_thread():
-        return
+        return {}
+    replaced: dict[int, Any] = {}
     for number in HANDLED:
         if signal.getsignal(number) is signal.SIG_DFL:
-            signal.signal(number, _raise)
+            replaced[number] = signal.signal(number, _raise)
+    return replaced
+
+
+def restore(replaced: dict[int, Any]) -> None:
+    """Put back what `install` replaced (a run inside a longer-lived process, as in tests)."""
+    for number, handler in replaced.items():
+        signal.signal(number, handler)
+
+
+@contextlib.contextmanager
+def answered() -> Iterator[None]:
+    """SIGTERM and SIGHUP answered (`install`) while the body runs."""
+    replaced = install()
+    try:
+        yield
+    finally:
+        restore(replaced)
 
 
 def _raise(number: int, frame: FrameType | None) -> None:

@@ -46,7 +46,7 @@ def scan_view(
             parts.append(Text(f"? rate unknown: more failures than requests ({note})", DIM))
         if len(days) > 1:
             parts.append(_days_chart(days))
-    if len(files) > 1 or any(f["status"] != "ok" for f in files):
+    if len(files) > 1 or any(f["status"] != "ok" or f.get("reason") for f in files):
         parts.append(_files_table(files, top))
     return Group(*parts)
 

@@ -20,7 +20,7 @@ from typing import IO
 
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import Vocab
-from harmony_doctor.inputs.files import Readable, Skipped, Source, open_binary
+from harmony_doctor.inputs.files import MAX_LINE, Readable, Skipped, Source, open_binary
 from harmony_doctor.inputs.remote import is_url, open_url
 from harmony_doctor.models import RequestTally, ScanEvent
 from harmony_doctor.scan.documents import Document, as_document, read_head
@@ -47,6 +47,7 @@ class UnitResult:
     events: list[ScanEvent]
     found: SourceScan | None
     error: str | None = None  # the source could not be opened
+    changed: str | None = None  # how the file changed while it was read
 
 
 def plan(sources: Iterable[Source]) -> tuple[list[Unit], list[FileReport]]:
@@ -292,6 +293,7 @@ def scan_unit(unit: Unit, options: ScanOptions, now: datetime | None) -> UnitRes
             return UnitResult(unit, [], None, str(exc))
         source, now = Source(source.label, None, remote), modified or now
     reference = _reference_time(source, now)
+    before = _state(source)
     try:
         stream: Readable = open_binary(source)
     except (InputError, OSError) as exc:
@@ -309,7 +311,37 @@ def scan_unit(unit: Unit, options: ScanOptions, now: datetime | None) -> UnitRes
         stream.close()
     events = list(source_events(found, vocab, options, clean))
     found.errors, found.completions = [], []  # now events: keep what crosses processes small
-    return UnitResult(unit, merge_duplicates(events), found)
+    changed = _changed(before, _state(source))
+    return UnitResult(unit, merge_duplicates(events), found, changed=changed)
+
+
+def _state(source: Source) -> os.stat_result | None:
+    """A regular file's stat, to tell whether it changed while it was read (None otherwise)."""
+    if source.path is None or source.stream is not None:
+        return None
+    try:
+        info = os.stat(source.path)
+    except OSError:
+        return None
+    return info if stat.S_ISREG(info.st_mode) else None
+
+
+def _changed(before: os.stat_result | None, after: os.stat_result | None) -> str | None:
+    """How a file changed between its opening and the end of its reading: written to,
+    truncated, grown or replaced (what was read is then a part of no one version of it)."""
+    if before is None:
+        return None
+    if after is None or (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino):
+        return "the file was replaced or removed while it was read"
+    if (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns):
+        return None
+    how = "grew" if after.st_size > before.st_size else "shrank"
+    if after.st_size == before.st_size:
+        how = "was written to"
+    return (
+        f"the file {how} while it was read ({before.st_size:,} bytes when opened, "
+        f"{after.st_size:,} at the end)"
+    )
 
 
 def _document_result(
@@ -352,10 +384,25 @@ def file_scan(result: UnitResult, options: ScanOptions, origin: str) -> FileScan
     events = [replace(e, origin=origin) for e in result.events]
     if options.redact:
         events = [redact(e) for e in events]
-    status: FileStatus = "partial" if found.damage else "ok"
-    reason = f"stopped after line {found.lines}: {_reason(found.damage)}" if found.damage else None
-    report = FileReport(label, status, reason, found.bytes, found.lines, len(events))
+    status: FileStatus = "partial" if found.damage or result.changed else "ok"
+    reasons = []
+    if found.damage:
+        reasons.append(f"stopped after line {found.lines}: {_reason(found.damage)}")
+    if result.changed:
+        reasons.append(f"{result.changed}: {found.lines:,} lines read")
+    if found.cut_lines:  # read, but not whole: said in every output, the file still counts
+        reasons.append(_cut(found.cut_lines))
+    reason = "; ".join(reasons) or None
+    report = FileReport(
+        label, status, reason, found.bytes, found.lines, len(events), found.cut_lines
+    )
     return FileScan(tuple(events), tuple(_tallies(found, origin)), report)
+
+
+def _cut(count: int) -> str:
+    cap = f"{MAX_LINE // (1024 * 1024)} MiB"  # the per-line cap
+    lines = "1 line" if count == 1 else f"{count:,} lines"
+    return f"{lines} longer than {cap} read to {cap} only"
 
 
 def _reason(damage: str) -> str:

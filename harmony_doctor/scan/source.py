@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, MESSAGE, VOCAB_SIZE
-from harmony_doctor.inputs.files import Readable
+from harmony_doctor.inputs.files import MAX_LINE, Readable
 from harmony_doctor.inputs.timestamps import parse_timestamp
 from harmony_doctor.inputs.tokens import RequestStreams, VllmRecord, parse_vllm_bytes
 from harmony_doctor.inputs.wrappers import Unwrapped, Unwrapper
@@ -469,7 +469,7 @@ class _SourceScanner:
         self.replay = replay
         native = use_native()  # decided once: the environment is read at start only
         self.core: CoreLike = make_core(BEFORE, AFTER, ids=replay, native=native)
-        self.unwrapper = Unwrapper()
+        self.unwrapper = Unwrapper(MAX_LINE)
         self.facts = _LineFacts(self.unwrapper)
         self.clock = _Clock(reference)
         self.errors = _ErrorReader(self.out, self.facts, self.clock)
@@ -538,7 +538,7 @@ class _SourceScanner:
             out.lines = self.raw_lines + (1 if self.raw_tail not in (b"", b"\n") else 0)
         else:
             out.lines = stats.lines
-        out.cut_lines = stats.cut_lines
+        out.cut_lines = stats.cut_lines + self.unwrapper.cut_lines  # cut once: by one or other
         out.access_lines = stats.access_lines
         out.received_lines = stats.received_lines
         for (kind, pid, key), n in stats.tallies.items():
