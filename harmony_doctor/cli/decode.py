@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
@@ -26,7 +27,10 @@ def decode(
         console = make_console(given.color, given.width)
         width = None if console.width >= UNLIMITED else console.width
         for block in token_table_blocks(inp.tokens, vocab, width):
-            show(console, block, soft_wrap=True)
+            if console.color_system is None and not console.is_terminal:
+                sys.stdout.write(block.plain + "\n")  # what show() would print, 3x faster
+            else:
+                show(console, block, soft_wrap=True)
         return ExitCode.CLEAN
     present(
         given,
