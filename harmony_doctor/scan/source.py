@@ -546,7 +546,8 @@ class _SourceScanner:
             target[(pid, self.clock.hour(key))] += n
         if out.server is None and stats.first_access_line is not None:
             self._note_server(stats.first_access_line)
-        self.completions.close(out.lines)
+        if out.damage is None:  # else requests still open were cut by the damage, not the server
+            self.completions.close(out.lines)
 
     def _note_server(self, text: bytes) -> None:
         if self.out.server is None:
