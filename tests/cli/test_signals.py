@@ -6,6 +6,7 @@ once its workers run, and every process it started is looked up in /proc afterwa
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -14,6 +15,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.helpers import SAMPLES
 
@@ -191,3 +194,62 @@ def test_an_ignored_hangup_stays_ignored() -> None:
         preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
     )
     assert (result.returncode, result.stdout) == (0, b"still here\n")
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    return _logs(tmp_path_factory.mktemp("logs"))
+
+
+@settings(
+    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(number=st.sampled_from(list(ENDINGS)), delay=st.floats(0.0, 2.5))
+def test_a_signal_at_any_moment_leaves_outputs_whole_or_absent(
+    tmp_path_factory: pytest.TempPathFactory, logs: list[str], number: int, delay: float
+) -> None:
+    """Whenever the signal lands (start-up, the pool, the writes), the outputs are either
+    complete or absent, with no temporary file beside them, and no process outlives the run."""
+    out = tmp_path_factory.mktemp("out")
+    events, prom = out / "events.jsonl", out / "m.prom"
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "harmony_doctor",
+            "scan",
+            "-j",
+            "2",
+            *logs,
+            "--events",
+            str(events),
+            "--prometheus",
+            str(prom),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    started: dict[int, str] = {}
+    deadline = time.monotonic() + delay
+    while time.monotonic() < deadline and child.poll() is None:
+        started |= {p: t for p in _descendants(child.pid) if (t := _start_time(p)) is not None}
+        time.sleep(0.02)
+    if child.poll() is None:
+        child.send_signal(number)
+    _, err = child.communicate(timeout=60)
+    assert _survivors(started) == []
+    code, line = ENDINGS[signal.Signals(number)]
+    names = sorted(p.name for p in out.iterdir())
+    assert set(names) <= {"events.jsonl", "m.prom"}, names  # no temporary file left
+    if events.exists():  # whole: every row parses
+        assert [json.loads(row) for row in events.read_text().splitlines()]
+    if prom.exists():
+        assert "harmony_doctor_scan_timestamp_seconds" in prom.read_text()
+    if child.returncode == -number:  # in the interpreter's start-up, before any handler
+        assert names == [] and not started
+    elif child.returncode == code:
+        assert err.decode() == line
+    else:  # the run ended before the signal
+        assert child.returncode == 1, err
+        assert names == ["events.jsonl", "m.prom"]
