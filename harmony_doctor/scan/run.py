@@ -222,6 +222,9 @@ def _stop(pool: ProcessPoolExecutor) -> None:
     for worker in workers:
         with contextlib.suppress(OSError, ValueError, AssertionError):
             worker.join(timeout=5)
+    # The pool's own thread sees its workers gone and closes its pipes; wait for it, or
+    # concurrent.futures' exit hook may write to a pipe it is closing (a traceback at exit).
+    pool.shutdown(wait=True)
 
 
 def _start_tracker() -> None:
