@@ -24,9 +24,10 @@ from harmony_doctor.cli.funnel import (
     command,
     fail,
     guard_stdout,
-    note,
+    interrupted,
     stdout_failed,
 )
+from harmony_doctor.cli.signals import answered
 from harmony_doctor.errors import ExitCode
 from harmony_doctor.version import __version__
 
@@ -116,13 +117,17 @@ def _root(
 
 def main(argv: list[str] | None = None) -> NoReturn:
     """Entry point: usage errors become one line on stderr and exit 2, like the rest; standard
-    output failing, from a command, --help or the last flush, ends through the funnel's exit."""
+    output failing, from a command, --help or the last flush, ends through the funnel's exit;
+    SIGTERM and SIGHUP unwind as Ctrl-C does (cli/signals.py)."""
     guard_stdout()
-    try:
-        code = _dispatch(argv)
-        sys.stdout.flush()
-    except StdoutFailed as exc:
-        code = stdout_failed(exc)
+    with answered():
+        try:
+            code = _dispatch(argv)
+            sys.stdout.flush()
+        except StdoutFailed as exc:
+            code = stdout_failed(exc)
+        except KeyboardInterrupt as exc:  # outside a command (as typer parses, the last flush)
+            code = interrupted(exc)
     sys.exit(code)
 
 
@@ -135,9 +140,8 @@ def _dispatch(argv: list[str] | None) -> int:
     except click_errors.UsageError as exc:
         hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx else ""
         code = fail(exc.format_message().replace("Value error, ", "") + hint)
-    except typer.Abort:
-        note("interrupted")
-        code = ExitCode.INTERRUPTED
+    except typer.Abort as exc:  # click's word for an interrupt outside the command
+        code = interrupted(exc.__cause__)
     except click_errors.ClickException as exc:
         code = fail(exc.format_message())
     return int(code) if isinstance(code, int) else 0

@@ -2,7 +2,8 @@
 
 A command is a plain function that returns an exit code. `command()` wraps it once, when the
 app registers it: errors the user can act on become one escaped line on stderr and exit 2,
-Ctrl-C exits 130, and anything else is a bug and shows its traceback.
+Ctrl-C, SIGTERM and SIGHUP exit 130, 143 and 129 (cli/signals.py), and anything else is a bug
+and shows its traceback.
 
 Standard output failing is an outcome too, wherever it happens (a command's output, --help,
 the last flush): `guard_stdout` makes its write errors a `StdoutFailed` of their own, told
@@ -114,15 +115,23 @@ def stdout_failed(exc: StdoutFailed) -> int:
     return fail(f"cannot write to standard output: {exc}")
 
 
+def interrupted(exc: BaseException | None) -> int:
+    """The one exit for SIGINT, SIGTERM and SIGHUP (cli/signals.py): one line, 128 + number."""
+    from harmony_doctor.cli.signals import ending
+
+    code, words = ending(exc)
+    note(words)
+    return code
+
+
 def outcome(run: Callable[[], int]) -> int:
     """Run a command body and map what it raised to an exit code."""
     try:
         return run()
     except DoctorError as exc:
         return fail(str(exc))
-    except KeyboardInterrupt:
-        note("interrupted")
-        return ExitCode.INTERRUPTED
+    except KeyboardInterrupt as exc:
+        return interrupted(exc)
     except StdoutFailed as exc:
         return stdout_failed(exc)
 

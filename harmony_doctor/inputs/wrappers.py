@@ -25,9 +25,11 @@ time is for lines without a time of their own, and only until the log has stampe
 from then on every line is on the log's own clock (a line without a stamp takes the last one
 before it, as unwrapped), so that failures and requests are never placed on two clocks.
 
-Memory: one partial line (capped near sources.MAX_LINE), one partial record per stream (capped at
-MAX_LINE), and the line map (one entry per change of the line offset; `LineMap.forget` drops the
-entries a consumer no longer needs). A Loki API document is parsed whole, up to DOCUMENT_LIMIT.
+Memory: with a line cap (scan: files.MAX_LINE), one partial line (capped near twice the cap),
+one partial record per stream (capped at the cap; `cut_lines` counts the lines cut), and the
+line map (one entry per change of the line offset; `LineMap.forget` drops the entries a consumer
+no longer needs). Without a cap (explain, decode: inputs/reader.py, which bounds the whole
+input) lines are kept whole. A Loki API document is parsed whole, up to DOCUMENT_LIMIT.
 """
 
 from __future__ import annotations
@@ -40,7 +42,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from harmony_doctor.inputs.files import MAX_LINE
 from harmony_doctor.inputs.timestamps import (
     HEAD,
     canonical_epoch,
@@ -51,7 +52,6 @@ from harmony_doctor.inputs.timestamps import (
 from harmony_doctor.native import count_newlines, may_be_wrapped
 
 DOCUMENT_LIMIT = 256 * 1024 * 1024  # a Loki API response is parsed whole up to this size
-_MAX_WRAPPED = 2 * MAX_LINE + 4096  # a wrapped line (JSON escapes double the text at most)
 
 
 @dataclass(frozen=True)
@@ -162,6 +162,7 @@ class _Partial:
     wrapper: str
     parts: list[bytes]
     size: int
+    cut: bool = False  # longer than the cap: only its start is kept
 
 
 class Unwrapper:
@@ -172,11 +173,17 @@ class Unwrapper:
     seen per wrapper (empty for a plain file).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_line: int | None = None) -> None:
         self.lines = LineMap()
+        # None: lines are read whole (a whole-input reader bounds the input instead); a cap
+        # (scan's MAX_LINE) keeps that much of a longer line, and counts the line in `cut_lines`
+        self.max_line = max_line
+        self.cut_lines = 0
         self.wrappers: Counter[str] = Counter()
         self._tail = b""  # the partial wrapped line at the end of the last chunk
-        self._skipping = False  # inside a wrapped line longer than _MAX_WRAPPED
+        self._held: list[bytes] = []  # and the chunks after it, without a newline (not joined:
+        self._held_size = 0  # joining them chunk after chunk would cost the square of a line)
+        self._skipping = False  # inside a line longer than twice the cap
         self._source = 0  # wrapped lines read
         self._inner = 0  # unwrapped lines written
         self._partials: dict[str, _Partial] = {}
@@ -243,18 +250,29 @@ class Unwrapper:
                 return _EMPTY
             self._skipping = False  # the cut line ends here (it was counted when cut)
             data = data[newline + 1 :]
-        data = self._tail + data
+        if b"\n" not in data:  # the line goes on
+            self._held.append(data)
+            self._held_size += len(data)
+            if self.max_line is None or self._held_size <= 2 * self.max_line + 4096:
+                return _EMPTY
+            data = b""
+        data = self._tail + b"".join(self._held) + data
+        self._held, self._held_size = [], 0
         end = data.rfind(b"\n") + 1
         body, self._tail = data[:end], data[end:]
         out = self._lines(body) if body else _EMPTY
-        if len(self._tail) > _MAX_WRAPPED:  # too long to be a record: a plain, cut line
-            cut, self._tail, self._skipping = self._tail[:MAX_LINE], b"", True
+        if self.max_line is not None and len(self._tail) > 2 * self.max_line + 4096:
+            # too long to be a record (JSON escapes double a text at most): a plain, cut line
+            cut, self._tail, self._skipping = self._tail[: self.max_line], b"", True
+            self.cut_lines += 1
             out = self._concat(out, self._lines(cut + b"\n"))
         return out
 
     def _flush(self) -> Unwrapped:
         parts: list[bytes] = []
         meta: list[LineMeta] = []
+        self._tail += b"".join(self._held)
+        self._held, self._held_size = [], 0
         if self._tail:
             tail, self._tail = self._tail, b""
             self._lines_into(tail + b"\n", parts, meta)
@@ -321,10 +339,13 @@ class Unwrapper:
                 self._source, record.stamp, record.pid, record.host, record.wrapper, [], 0
             )
             self._partials[key] = partial  # type: ignore[index]
-        room = MAX_LINE - partial.size
-        if room > 0:  # longer lines are cut: the scan core looks at MAX_LINE bytes at most
+        room = len(record.text) if self.max_line is None else self.max_line - partial.size
+        if room > 0:  # longer lines are cut at the cap: the scan core looks no further
             partial.parts.append(record.text[:room])
             partial.size += min(room, len(record.text))
+        if room < len(record.text) and not partial.cut:
+            partial.cut = True
+            self.cut_lines += 1
         if record.complete:
             self._close_partial(key, parts, meta)  # type: ignore[arg-type]
 

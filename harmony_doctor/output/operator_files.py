@@ -12,14 +12,15 @@ if TYPE_CHECKING:
 
 
 def write_textfile(path: Path, registry: CollectorRegistry) -> None:
-    """The Prometheus textfile, written by prometheus_client itself: under a temporary name in
-    the same folder, then renamed, so node-exporter never reads half a file."""
-    from prometheus_client import write_to_textfile
+    """The Prometheus textfile, in the exposition format prometheus_client writes, through the
+    one atomic writer (output/tables.py): under a temporary name in the same folder, then
+    renamed, so node-exporter never reads half a file, and a signal leaves no temporary file
+    (prometheus_client's own writer removes it on errors only)."""
+    from prometheus_client import generate_latest
 
-    try:
-        write_to_textfile(str(path), registry)
-    except OSError as exc:
-        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    from harmony_doctor.output.tables import write_text
+
+    write_text(path, generate_latest(registry).decode("utf-8"))
 
 
 def append_text(path: Path, text: str) -> None:

@@ -51,7 +51,7 @@ def scan_view(
             parts.append(Text(f"hours and days on {totals['clock']}", DIM))
         if len(days) > 1:
             parts.append(_days_chart(days))
-    if len(files) > 1 or any(f["status"] != "ok" for f in files):
+    if len(files) > 1 or any(f["status"] != "ok" or f.get("reason") for f in files):
         parts.append(_files_table(files, top))
     return Group(*parts)
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
+from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
 
@@ -44,21 +45,89 @@ def stream_text_view(tokens: Sequence[int], vocab: Vocab) -> Text:
     return out
 
 
-def token_table_view(tokens: Sequence[int], vocab: Vocab) -> Table:
-    """Every token a row: index, id, label, and whether it is special."""
-    table = Table(box=None, pad_edge=False, show_edge=False)
-    table.add_column("index", justify="right", style=DIM)
-    table.add_column("id", justify="right")
-    table.add_column("token")
-    table.add_column("special")
+def token_table_view(tokens: Sequence[int], vocab: Vocab) -> Text:
+    """Every token a row: index, id, label, and whether it is special (the whole table)."""
+    return Text("\n").join(token_table_blocks(tokens, vocab))
+
+
+def token_table_blocks(
+    tokens: Sequence[int], vocab: Vocab, width: int | None = None, rows: int = 2048
+) -> Iterator[Text]:
+    """The token table (index, id, token, special) in blocks of `rows` lines (without the last
+    newline, which printing adds), to be printed as they come: two passes over the tokens (the
+    widths, then the rows), so time and memory grow with the tokens, never faster. A label
+    wider than `width` leaves room for is folded over several lines, as a table cell would."""
+    labels = _Labels(vocab)
+    index_width = max(len("index"), len(str(max(len(tokens) - 1, 0))))
+    id_width = max([len("id"), *(len(str(t)) for t in set(tokens))])
+    token_width = max([len("token"), *(labels.width(t) for t in set(tokens))])
+    if width is not None:
+        room = width - index_width - id_width - len("special") - 3 * len(_GAP)
+        token_width = max(len("token"), min(token_width, room))
+    block = Text()
+    _row(block, ("index", "id", "token", "special"), (index_width, id_width, token_width), "bold")
     for index, token in enumerate(tokens):
-        table.add_row(
-            str(index),
-            str(token),
-            token_label(token, vocab),
-            "yes" if vocab.is_special(token) else "",
-        )
-    return table
+        pieces = _fold(labels.text(token), token_width)
+        special = "yes" if vocab.is_special(token) else ""
+        cells: tuple[str | Text, ...] = (str(index), str(token), pieces[0], special)
+        _row(block, cells, (index_width, id_width, token_width), "")
+        for more in pieces[1:]:
+            _row(block, ("", "", more, ""), (index_width, id_width, token_width), "")
+        if (index + 1) % rows == 0:
+            block.right_crop(1)  # the newline printing adds
+            yield block
+            block = Text()
+    if block:
+        block.right_crop(1)
+        yield block
+
+
+_GAP = "  "
+
+
+def _row(out: Text, cells: tuple[str | Text, ...], widths: tuple[int, ...], style: str) -> None:
+    """One table line: index and id right-aligned and dim, the label padded, no trailing
+    spaces."""
+    index, ident, label, special = cells
+    out.append(str(index).rjust(widths[0]), style or DIM)
+    out.append(_GAP + str(ident).rjust(widths[1]), style)
+    out.append(_GAP)
+    out.append_text(label if isinstance(label, Text) else Text(label, style))
+    if special:
+        out.append(" " * (widths[2] - cell_len(str(label))) + _GAP + str(special), style)
+    out.append("\n")
+
+
+def _fold(label: Text, width: int) -> list[Text]:
+    """A label as lines of at most `width` cells (one line when it fits)."""
+    if cell_len(label.plain) <= width:
+        return [label]
+    cuts: list[int] = []
+    used = 0
+    for offset, char in enumerate(label.plain):
+        size = cell_len(char)
+        if used + size > width:
+            cuts.append(offset)
+            used = 0
+        used += size
+    return list(label.divide(cuts))
+
+
+class _Labels:
+    """token_label per distinct token, remembered: a stream repeats its tokens."""
+
+    def __init__(self, vocab: Vocab) -> None:
+        self.vocab = vocab
+        self._texts: dict[int, Text] = {}
+
+    def text(self, token: int) -> Text:
+        found = self._texts.get(token)
+        if found is None:
+            found = self._texts[token] = token_label(token, self.vocab)
+        return found
+
+    def width(self, token: int) -> int:
+        return cell_len(self.text(token).plain)
 
 
 def token_ref(tokens: Sequence[int], index: int, vocab: Vocab) -> Text:

@@ -37,6 +37,7 @@ class FileReport:
     bytes: int
     lines: int
     failures: int
+    cut_lines: int = 0  # lines longer than inputs/files.MAX_LINE, read to that length only
 
 
 @dataclass(frozen=True)

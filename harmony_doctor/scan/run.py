@@ -5,9 +5,13 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import signal
 import socket
 import stat
-from collections.abc import Callable, Iterable
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -16,7 +20,7 @@ from typing import IO
 
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import Vocab
-from harmony_doctor.inputs.files import Readable, Skipped, Source, open_binary
+from harmony_doctor.inputs.files import MAX_LINE, Readable, Skipped, Source, open_binary
 from harmony_doctor.inputs.remote import is_url, open_url
 from harmony_doctor.models import RequestTally, ScanEvent
 from harmony_doctor.scan.documents import Document, as_document, read_head
@@ -43,6 +47,7 @@ class UnitResult:
     events: list[ScanEvent]
     found: SourceScan | None
     error: str | None = None  # the source could not be opened
+    changed: str | None = None  # how the file changed while it was read
 
 
 def plan(sources: Iterable[Source]) -> tuple[list[Unit], list[FileReport]]:
@@ -188,18 +193,97 @@ def _in_pool(
     # spawn, not fork: the parent may already run polars' or openai-harmony's threads.
     context = multiprocessing.get_context("spawn")
     jobs = min(options.jobs, len(units))
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        futures = {pool.submit(scan_unit, unit, options, now): i for i, unit in units}
-        results: dict[int, UnitResult] = {}
-        try:
-            for future in as_completed(futures):
-                results[futures[future]] = future.result()
-                if progress is not None:
-                    progress(results[futures[future]])
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+    _start_tracker()
+    pool = ProcessPoolExecutor(
+        max_workers=jobs, mp_context=context, initializer=_worker_start, initargs=(os.getpid(),)
+    )
+    results: dict[int, UnitResult] = {}
+    try:
+        with _blocked("SIGINT"):  # workers start here: Ctrl-C is the parent's to handle
+            futures = {pool.submit(scan_unit, unit, options, now): i for i, unit in units}
+        for future in as_completed(futures):
+            results[futures[future]] = future.result()
+            if progress is not None:
+                progress(results[futures[future]])
+    except BaseException:
+        _stop(pool)
+        raise
+    pool.shutdown()
     return results
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """End the workers now (an interrupt, an error): not after the file each is reading."""
+    workers = list((pool._processes or {}).values())  # no public way before Python 3.14
+    pool.shutdown(wait=False, cancel_futures=True)
+    for worker in workers:
+        with contextlib.suppress(OSError, ValueError):
+            worker.terminate()
+    for worker in workers:
+        with contextlib.suppress(OSError, ValueError, AssertionError):
+            worker.join(timeout=5)
+    # The pool's own thread sees its workers gone and closes its pipes; wait for it, or
+    # concurrent.futures' exit hook may write to a pipe it is closing (a traceback at exit).
+    pool.shutdown(wait=True)
+
+
+def _start_tracker() -> None:
+    """Start multiprocessing's resource tracker with SIGHUP blocked, which it inherits: it
+    ignores SIGINT and SIGTERM itself, but a hang-up sent to the process group would end it
+    before this process has released its semaphores (a warning and tracebacks on stderr). It
+    ends when the last process holding its pipe (this one, the workers) ends."""
+    from multiprocessing import resource_tracker
+
+    with _blocked("SIGHUP"):
+        resource_tracker.ensure_running()
+
+
+@contextlib.contextmanager
+def _blocked(*names: str) -> Iterator[None]:
+    """Signals held back in this thread while the body runs, and delivered after it; the
+    processes it starts inherit them blocked (for good: they never unblock them)."""
+    numbers = {getattr(signal, n) for n in names if hasattr(signal, n)}
+    if not hasattr(signal, "pthread_sigmask") or not numbers:
+        yield
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, numbers)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, numbers)
+
+
+def _worker_start(parent: int) -> None:
+    """A worker ends with the process that started it, however that ends (SIGKILL included):
+    Linux's parent-death signal, else a thread watching the parent. Ctrl-C is the parent's to
+    handle: it stops the workers (SIGINT is blocked from their start where signals can be)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if not _die_with_parent():
+        threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    if os.getppid() != parent:  # the parent ended before the signal was asked for
+        os._exit(1)
+
+
+def _die_with_parent() -> bool:
+    """Ask Linux for SIGKILL when the parent ends (prctl PR_SET_PDEATHSIG); False elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
+
+
+_PR_SET_PDEATHSIG = 1
 
 
 def scan_unit(unit: Unit, options: ScanOptions, now: datetime | None) -> UnitResult:
@@ -212,6 +296,7 @@ def scan_unit(unit: Unit, options: ScanOptions, now: datetime | None) -> UnitRes
             return UnitResult(unit, [], None, str(exc))
         source, now = Source(source.label, None, remote), modified or now
     reference = _reference_time(source, now)
+    before = _state(source)
     try:
         stream: Readable = open_binary(source)
     except (InputError, OSError) as exc:
@@ -229,7 +314,37 @@ def scan_unit(unit: Unit, options: ScanOptions, now: datetime | None) -> UnitRes
         stream.close()
     events = list(source_events(found, vocab, options, clean))
     found.errors, found.completions = [], []  # now events: keep what crosses processes small
-    return UnitResult(unit, merge_duplicates(events), found)
+    changed = _changed(before, _state(source))
+    return UnitResult(unit, merge_duplicates(events), found, changed=changed)
+
+
+def _state(source: Source) -> os.stat_result | None:
+    """A regular file's stat, to tell whether it changed while it was read (None otherwise)."""
+    if source.path is None or source.stream is not None:
+        return None
+    try:
+        info = os.stat(source.path)
+    except OSError:
+        return None
+    return info if stat.S_ISREG(info.st_mode) else None
+
+
+def _changed(before: os.stat_result | None, after: os.stat_result | None) -> str | None:
+    """How a file changed between its opening and the end of its reading: written to,
+    truncated, grown or replaced (what was read is then a part of no one version of it)."""
+    if before is None:
+        return None
+    if after is None or (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino):
+        return "the file was replaced or removed while it was read"
+    if (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns):
+        return None
+    how = "grew" if after.st_size > before.st_size else "shrank"
+    if after.st_size == before.st_size:
+        how = "was written to"
+    return (
+        f"the file {how} while it was read ({before.st_size:,} bytes when opened, "
+        f"{after.st_size:,} at the end)"
+    )
 
 
 def _document_result(
@@ -272,10 +387,25 @@ def file_scan(result: UnitResult, options: ScanOptions, origin: str) -> FileScan
     events = [replace(e, origin=origin) for e in result.events]
     if options.redact:
         events = [redact(e) for e in events]
-    status: FileStatus = "partial" if found.damage else "ok"
-    reason = f"stopped after line {found.lines}: {_reason(found.damage)}" if found.damage else None
-    report = FileReport(label, status, reason, found.bytes, found.lines, len(events))
+    status: FileStatus = "partial" if found.damage or result.changed else "ok"
+    reasons = []
+    if found.damage:
+        reasons.append(f"stopped after line {found.lines}: {_reason(found.damage)}")
+    if result.changed:
+        reasons.append(f"{result.changed}: {found.lines:,} lines read")
+    if found.cut_lines:  # read, but not whole: said in every output, the file still counts
+        reasons.append(_cut(found.cut_lines))
+    reason = "; ".join(reasons) or None
+    report = FileReport(
+        label, status, reason, found.bytes, found.lines, len(events), found.cut_lines
+    )
     return FileScan(tuple(events), tuple(_tallies(found, origin)), report)
+
+
+def _cut(count: int) -> str:
+    cap = f"{MAX_LINE // (1024 * 1024)} MiB"  # the per-line cap
+    lines = "1 line" if count == 1 else f"{count:,} lines"
+    return f"{lines} longer than {cap} read to {cap} only"
 
 
 def _reason(damage: str) -> str:

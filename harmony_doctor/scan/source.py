@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, MESSAGE, VOCAB_SIZE
-from harmony_doctor.inputs.files import Readable
+from harmony_doctor.inputs.files import MAX_LINE, Readable
 from harmony_doctor.inputs.timestamps import HEAD, own_stamp, parse_timestamp
 from harmony_doctor.inputs.tokens import RequestStreams, VllmRecord, parse_vllm_bytes
 from harmony_doctor.inputs.wrappers import Unwrapped, Unwrapper
@@ -493,7 +493,7 @@ class _SourceScanner:
         self.replay = replay
         native = use_native()  # decided once: the environment is read at start only
         self.core: CoreLike = make_core(BEFORE, AFTER, ids=replay, native=native)
-        self.unwrapper = Unwrapper()
+        self.unwrapper = Unwrapper(MAX_LINE)
         self.facts = _LineFacts(self.unwrapper)
         self.clock = _Clock(reference)
         self.errors = _ErrorReader(self.out, self.facts, self.clock)
@@ -562,7 +562,7 @@ class _SourceScanner:
             out.lines = self.raw_lines + (1 if self.raw_tail not in (b"", b"\n") else 0)
         else:
             out.lines = stats.lines
-        out.cut_lines = stats.cut_lines
+        out.cut_lines = stats.cut_lines + self.unwrapper.cut_lines  # cut once: by one or other
         out.access_lines = stats.access_lines
         out.received_lines = stats.received_lines
         for (kind, pid, key), n in stats.tallies.items():
@@ -570,7 +570,8 @@ class _SourceScanner:
             target[(pid, self.clock.hour(key))] += n
         if out.server is None and stats.first_access_line is not None:
             self._note_server(stats.first_access_line)
-        self.completions.close(out.lines)
+        if out.damage is None:  # else requests still open were cut by the damage, not the server
+            self.completions.close(out.lines)
 
     def _note_server(self, text: bytes) -> None:
         if self.out.server is None:

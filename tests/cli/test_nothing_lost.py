@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
 import sys
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import pytest
 from hypothesis import given
@@ -569,3 +570,116 @@ def test_html_named_as_a_page_is_written(tmp_path: Path, name: str) -> None:
     page = tmp_path / name
     assert run(["scan", str(log), "-j", "1", "--html", str(page)]).exit_code == 1
     assert page.read_text().lstrip().lower().startswith("<!doctype html")
+
+
+# --- no silent cuts --------------------------------------------------------------------------
+
+# A one-line input well past the point where lines were once cut (4 MiB kept of a line longer
+# than about 8.4 MB): ids, then spaces, then a header the stream ends inside (HD141).
+PADDING = 9 * 1024 * 1024
+FAULT_AT_THE_END = "200005 17196 200008 12194 200002 " + " " * PADDING + "200006 200006"
+
+
+@pytest.mark.parametrize(("command", "code"), [("explain", 1), ("recover", 1), ("decode", 0)])
+def test_a_long_one_line_input_is_read_to_its_end(tmp_path: Path, command: str, code: int) -> None:
+    path = tmp_path / "long.ids"
+    path.write_text(FAULT_AT_THE_END)
+    result = run([command, str(path), "--format", "json"])
+    assert result.exit_code == code, result.stderr
+    assert json.loads(result.stdout)["input"]["tokens"] == 7  # the two after the padding too
+    if command == "explain":
+        assert "HD141" in result.stdout
+
+
+def test_explain_of_a_long_json_array_is_not_taken_for_a_cut_log(tmp_path: Path) -> None:
+    path = tmp_path / "long.json"
+    path.write_text(FAULT_AT_THE_END.replace(" 2", ", 2").join("[]"))
+    result = run(["explain", str(path)])
+    assert result.exit_code == 1, result.stderr
+    assert "HD141" in result.stdout and "cut" not in result.stdout.split("why")[0]
+
+
+def test_an_input_past_the_limit_exits_2_naming_the_limit() -> None:
+    result = run(["decode", "/dev/zero"])  # endless, and one line: read to the limit, no further
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == (
+        "harmony-doctor: error: /dev/zero is larger than 256 MiB, the most one input is read "
+        "for this command (scan reads logs of any size)\n"
+    )
+
+
+ERROR_LINE = (
+    "ERROR 2026-11-30 10:00:00 openai_harmony.HarmonyError: unexpected tokens remaining in "
+    'message header: Some("<|constrain|>json")'
+)
+
+
+def test_scan_counts_and_reports_lines_longer_than_the_cap(tmp_path: Path) -> None:
+    from harmony_doctor.inputs.files import MAX_LINE
+
+    path = tmp_path / "long.log"
+    long = f"{ERROR_LINE} {'y' * MAX_LINE} {ERROR_LINE}\n"  # the second failure is past the cap
+    path.write_text(long + "INFO fine\n" + long)
+    found = json.loads(run(["scan", str(path), "--format", "json"]).stdout)["files"]
+    assert [(f["status"], f["cut_lines"], f["lines"]) for f in found] == [("ok", 2, 3)]
+    assert found[0]["reason"] == "2 lines longer than 4 MiB read to 4 MiB only"
+    text = run(["scan", str(path)]).stdout
+    assert "2 lines longer than 4 MiB read to 4 MiB only" in text
+
+
+def test_scan_of_lines_within_the_cap_reports_no_cut(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(LOG)
+    found = json.loads(run(["scan", str(path), "--format", "json"]).stdout)["files"]
+    assert [(f["status"], f["cut_lines"], f["reason"]) for f in found] == [("ok", 0, None)]
+
+
+@pytest.mark.parametrize(
+    ("change", "how"),
+    [
+        ("append", "grew"),
+        ("truncate", "shrank"),
+        ("rewrite", "was written to"),
+        ("replace", "replaced"),
+    ],
+)
+def test_a_file_that_changes_while_scanned_is_partial(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str, how: str
+) -> None:
+    from harmony_doctor.scan import run as scanning
+    from harmony_doctor.scan.source import scan_source as real
+
+    path = tmp_path / "app.log"
+    path.write_bytes(LOG)
+
+    def changing(*args: Any, **kwargs: Any) -> Any:
+        found = real(*args, **kwargs)  # read to its end, then the file changes under it
+        if change == "append":
+            with path.open("ab") as stream:
+                stream.write(LOG)
+        elif change == "truncate":
+            os.truncate(path, len(LOG) // 2)
+        elif change == "rewrite":
+            stat = path.stat()
+            path.write_bytes(LOG.upper())
+            os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+        else:
+            path.unlink()
+            path.write_bytes(LOG)
+        return found
+
+    monkeypatch.setattr(scanning, "scan_source", changing)
+    result = run(["scan", str(path), "-j", "1", "--format", "json"])
+    assert result.exit_code == 2
+    (found,) = json.loads(result.stdout)["files"]
+    assert found["status"] == "partial" and how in found["reason"], found
+    assert f"partial {path}: " in result.stderr
+
+
+def test_a_file_left_alone_is_ok(tmp_path: Path) -> None:
+    import harmony_doctor as hd
+
+    path = tmp_path / "app.log"
+    path.write_bytes(LOG)
+    report = hd.scan_file(path).report
+    assert (report.status, report.reason) == ("ok", None)

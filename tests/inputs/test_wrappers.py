@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from harmony_doctor.inputs.files import MAX_LINE
 from harmony_doctor.inputs.wrappers import LineMap, LineMeta, Unwrapper, unwrap_text
 from tests.helpers import SAMPLES, shared_files
 from tests.inputs import wrapping
@@ -218,10 +219,11 @@ def test_line_map_runs_and_forget() -> None:
 
 
 def test_endless_line_is_cut_not_held() -> None:
-    unwrapper = Unwrapper()
+    unwrapper = Unwrapper(MAX_LINE)  # scan's: a whole-input reader keeps lines whole
     out = [unwrapper.feed(b"\x00" * 1_000_000) for _ in range(12)]
     out.append(unwrapper.feed(b"\nafter\n"))
     out.append(unwrapper.finish())
     data = b"".join(o.data for o in out)
     assert data.endswith(b"\nafter\n") and len(data) < 5_000_000
+    assert unwrapper.cut_lines == 1
     assert unwrapper.source_line(2) == 2

@@ -1,0 +1,255 @@
+"""Signals end a run cleanly: no worker, resource tracker or temporary file outlives it.
+
+A real `scan -j 2` over several files large enough for the process pool is started, signalled
+once its workers run, and every process it started is looked up in /proc afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.helpers import SAMPLES
+
+pytestmark = pytest.mark.skipif(
+    not Path("/proc/self/task").exists(), reason="reads the process tree from /proc"
+)
+
+LOG = (SAMPLES / "vllm-requests.log").read_bytes()  # replays: slow enough to be signalled
+FILE_BYTES = 6 * 1024 * 1024  # three of them pass scan/run.POOL_BYTES: the pool is used
+ENDINGS = {
+    signal.SIGINT: (130, "harmony-doctor: interrupted\n"),
+    signal.SIGTERM: (143, "harmony-doctor: terminated (SIGTERM)\n"),
+    signal.SIGHUP: (129, "harmony-doctor: hung up (SIGHUP)\n"),
+}
+
+
+def _logs(folder: Path) -> list[str]:
+    paths = []
+    for n in range(3):
+        path = folder / f"app{n}.log"
+        path.write_bytes(LOG * (FILE_BYTES // len(LOG) + 1))
+        paths.append(str(path))
+    return paths
+
+
+def _children(pid: int) -> set[int]:
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found.update(int(p) for p in (task / "children").read_text().split())
+        except OSError:
+            continue
+    return found
+
+
+def _descendants(pid: int) -> set[int]:
+    found, todo = set(), [pid]
+    while todo:
+        for child in _children(todo.pop()):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time (field 22 of /proc/PID/stat), None when it is gone or a
+    zombie: a pid taken again by another process does not count as the same one."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()
+    return None if fields[0] == "Z" else fields[19]
+
+
+def _scan_with_workers(tmp_path: Path) -> tuple[subprocess.Popen[bytes], dict[int, str]]:
+    """A `scan -j 2` whose two workers and resource tracker are running, and their start
+    times."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "harmony_doctor", "scan", "-j", "2", *_logs(tmp_path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group, as a shell job is
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        started = {p: _start_time(p) for p in _descendants(child.pid)}
+        if len(started) >= 3:  # the resource tracker and two workers
+            time.sleep(0.5)  # the workers are reading
+            assert child.poll() is None, "the scan ended before it could be signalled"
+            return child, {p: t for p, t in started.items() if t is not None}
+        time.sleep(0.05)
+    child.kill()
+    child.communicate()
+    pytest.fail("the pool never started")
+
+
+def _survivors(started: dict[int, str]) -> list[int]:
+    deadline = time.monotonic() + 10
+    alive = list(started)
+    while time.monotonic() < deadline:
+        alive = [p for p, t in started.items() if _start_time(p) == t]
+        if not alive:
+            break
+        time.sleep(0.05)
+    for pid in alive:  # leave nothing behind, whatever the test says
+        os.kill(pid, signal.SIGKILL)
+    return alive
+
+
+@pytest.mark.parametrize("number", list(ENDINGS))
+@pytest.mark.parametrize("group", [False, True], ids=["process", "group"])
+def test_a_signal_ends_the_scan_its_workers_and_tracker(
+    tmp_path: Path, number: int, group: bool
+) -> None:
+    child, started = _scan_with_workers(tmp_path)
+    sent = time.monotonic()
+    if group:  # a terminal's Ctrl-C, or a service manager stopping the whole group
+        os.killpg(child.pid, number)
+    else:
+        child.send_signal(number)
+    _, err = child.communicate(timeout=30)
+    took = time.monotonic() - sent
+    code, line = ENDINGS[signal.Signals(number)]
+    assert (child.returncode, err.decode()) == (code, line)  # no leaked-semaphore warning
+    assert took < 5, f"took {took:.1f} s to stop"  # about 0.1 s; the pool once waited for files
+    assert _survivors(started) == []
+
+
+def test_workers_end_with_a_killed_parent(tmp_path: Path) -> None:
+    """SIGKILL cannot be answered: the workers end by the parent-death signal, then the
+    resource tracker, whose pipe they held."""
+    child, started = _scan_with_workers(tmp_path)
+    child.kill()
+    child.communicate(timeout=30)  # its stderr closes when the last process holding it ends
+    assert child.returncode == -signal.SIGKILL
+    assert _survivors(started) == []
+
+
+_PROMETHEUS = """
+import os, sys, time
+from pathlib import Path
+from prometheus_client import CollectorRegistry, Gauge
+from harmony_doctor.cli import signals
+from harmony_doctor.output import operator_files
+
+def slow_rename(*args, **kwargs):  # the signal lands while the temporary file is there
+    print("writing", flush=True)
+    time.sleep(30)
+
+os.replace = slow_rename
+registry = CollectorRegistry()
+Gauge("harmony_doctor_files", "Inputs read.", registry=registry).set(1)
+signals.install()
+operator_files.write_textfile(Path(sys.argv[1]), registry)
+"""
+
+
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_signal_during_the_prometheus_write_leaves_no_temporary_file(
+    tmp_path: Path, number: int
+) -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", _PROMETHEUS, str(tmp_path / "m.prom")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline() == b"writing\n"
+        assert [p.name for p in tmp_path.iterdir()] != []  # the temporary file, written
+        child.send_signal(number)
+        child.communicate(timeout=30)
+    finally:
+        child.kill()
+        child.communicate()
+    assert child.returncode != 0
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_ignored_hangup_stays_ignored() -> None:
+    """Under nohup, SIGHUP is ignored before the program starts: it is not taken back."""
+    code = (
+        "import signal, os\n"
+        "from harmony_doctor.cli import signals\n"
+        "signals.install()\n"
+        "os.kill(os.getpid(), signal.SIGHUP)\n"
+        "print('still here')\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        check=False,
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
+    )
+    assert (result.returncode, result.stdout) == (0, b"still here\n")
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    return _logs(tmp_path_factory.mktemp("logs"))
+
+
+@settings(
+    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(number=st.sampled_from(list(ENDINGS)), delay=st.floats(0.0, 2.5))
+def test_a_signal_at_any_moment_leaves_outputs_whole_or_absent(
+    tmp_path_factory: pytest.TempPathFactory, logs: list[str], number: int, delay: float
+) -> None:
+    """Whenever the signal lands (start-up, the pool, the writes), the outputs are either
+    complete or absent, with no temporary file beside them, and no process outlives the run."""
+    out = tmp_path_factory.mktemp("out")
+    events, prom = out / "events.jsonl", out / "m.prom"
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "harmony_doctor",
+            "scan",
+            "-j",
+            "2",
+            *logs,
+            "--events",
+            str(events),
+            "--prometheus",
+            str(prom),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    started: dict[int, str] = {}
+    deadline = time.monotonic() + delay
+    while time.monotonic() < deadline and child.poll() is None:
+        started |= {p: t for p in _descendants(child.pid) if (t := _start_time(p)) is not None}
+        time.sleep(0.02)
+    if child.poll() is None:
+        child.send_signal(number)
+    _, err = child.communicate(timeout=60)
+    assert _survivors(started) == []
+    code, line = ENDINGS[signal.Signals(number)]
+    names = sorted(p.name for p in out.iterdir())
+    assert set(names) <= {"events.jsonl", "m.prom"}, names  # no temporary file left
+    if events.exists():  # whole: every row parses
+        assert [json.loads(row) for row in events.read_text().splitlines()]
+    if prom.exists():
+        assert "harmony_doctor_scan_timestamp_seconds" in prom.read_text()
+    if child.returncode == -number:  # in the interpreter's start-up, before any handler
+        assert names == [] and not started
+    elif child.returncode == code:
+        assert err.decode() == line
+    else:  # the run ended before the signal
+        assert child.returncode == 1, err
+        assert names == ["events.jsonl", "m.prom"]
