@@ -42,6 +42,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from harmony_doctor.inputs.loki import document_start, loki_lines, utf8
 from harmony_doctor.inputs.timestamps import (
     HEAD,
     canonical_epoch,
@@ -217,7 +218,7 @@ class Unwrapper:
 
     def _start(self, data: bytes) -> None:
         self._started = True
-        if _document_start(data):
+        if document_start(data):
             self._document = []
 
     def finish(self) -> Unwrapped:
@@ -235,7 +236,7 @@ class Unwrapper:
         if self._document is not None:
             document, self._document = b"".join(self._document) + self._tail, None
             self._tail = b""
-            loki = _loki_lines(document)
+            loki = loki_lines(document)
             if loki is not None:
                 return self._emit_loki(loki)
             return self._concat(self._feed_lines(document), self._flush())
@@ -487,7 +488,7 @@ def _json_record(line: bytes) -> _Record | None:
     log = record.get("log")
     if isinstance(log, str) and "stream" in record and ("time" in record or "attrs" in record):
         complete = log.endswith("\n")  # the engine splits lines at 16 KiB: no "\n" = more follows
-        text = _utf8(log[:-1] if complete else log)
+        text = utf8(log[:-1] if complete else log)
         stream = record.get("stream")
         stamp = _stamp(record.get("time"))
         return _Record(text, complete, f"docker:{stream}", stamp, None, None, "docker")
@@ -499,14 +500,14 @@ def _json_record(line: bytes) -> _Record | None:
             labels = record.get("labels")
             labels = labels if isinstance(labels, dict) else record
             host = record.get("host") or record.get("hostname") or labels.get("host")
-            return _Record(_utf8(inner), True, None, stamp, _pid(record), _str(host), "json")
+            return _Record(utf8(inner), True, None, stamp, _pid(record), _str(host), "json")
     return None
 
 
 def _journal_json(record: dict[str, Any]) -> _Record | None:
     message = record.get("MESSAGE")
     if isinstance(message, str):
-        text = _utf8(message)
+        text = utf8(message)
     elif isinstance(message, list) and all(isinstance(b, int) and 0 <= b < 256 for b in message):
         text = bytes(message)  # journald's form for messages with control or non-UTF-8 bytes
     else:
@@ -550,62 +551,3 @@ def _pid(record: dict[str, Any]) -> int | None:
 
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
-
-
-def _utf8(text: str) -> bytes:
-    return text.encode("utf-8", errors="replace")  # lone surrogates from JSON escapes
-
-
-def _document_start(data: bytes) -> bool:
-    """The input opens like one JSON document (pretty-printed, or a Loki API response)."""
-    head = data.lstrip()
-    first_line = head.split(b"\n", 1)[0].strip()
-    return first_line == b"{" or first_line.replace(b" ", b"").startswith(
-        (b'{"status"', b'{"data"')
-    )
-
-
-def _loki_lines(document: bytes) -> list[tuple[int, bytes, int, dict[str, Any]]] | None:
-    """(ns time, line, line of the document, stream labels) of each value, in time order."""
-    try:
-        parsed = json.loads(document)
-    except (ValueError, RecursionError):
-        return None
-    data = parsed.get("data") if isinstance(parsed, dict) else None
-    result = data.get("result") if isinstance(data, dict) else None
-    if not isinstance(result, list):
-        return None
-    values: list[tuple[int, int, int, bytes, int, dict[str, Any]]] = []
-    position, line_number = 0, 1  # where the last value was found in the document
-    for number, stream in enumerate(result):
-        if not isinstance(stream, dict) or not isinstance(stream.get("values"), list):
-            return None
-        found_labels = stream.get("stream")
-        labels: dict[str, Any] = found_labels if isinstance(found_labels, dict) else {}
-        rows: list[tuple[int, bytes, int]] = []
-        for value in stream["values"]:
-            if not _is_value(value):
-                continue
-            found = document.find(b'"' + value[0].encode() + b'"', position)
-            if found >= 0:
-                line_number += document.count(b"\n", position, found)
-                position = found
-            text = value[1][:-1] if value[1].endswith("\n") else value[1]
-            rows.append((int(value[0]), _utf8(text), line_number))
-        # Loki answers newest first unless asked otherwise; the log reads oldest first.
-        if len(rows) > 1 and rows[0][0] > rows[-1][0]:
-            rows.reverse()
-        for index, (ts, text, source_line) in enumerate(rows):
-            values.append((ts, number, index, text, source_line, labels))
-    values.sort(key=lambda v: (v[0], v[1], v[2]))
-    return [(ts, text, line, labels) for ts, _, _, text, line, labels in values]
-
-
-def _is_value(value: Any) -> bool:
-    return (
-        isinstance(value, list)
-        and len(value) >= 2
-        and isinstance(value[0], str)
-        and value[0].isdigit()
-        and isinstance(value[1], str)
-    )
