@@ -242,7 +242,8 @@ FORMS: Final[tuple[Form, ...]] = (
         "template_content",
         "template_content",
         "server",
-        "llama.cpp's gpt-oss chat template",
+        "the gpt-oss chat template (raise_exception), as llama.cpp, mlx-lm, transformers and "
+        "other Jinja servers run it",
         (
             "You have passed a message containing <|channel|> tags in the content field. "
             "Instead of doing this, you should pass analysis messages",
@@ -252,8 +253,7 @@ FORMS: Final[tuple[Form, ...]] = (
         canonical="You have passed a message containing <|channel|> tags in the content field",
         anchors=(b"tags in the content",),
         keywords=("channel",),
-        code="HD184",
-        server="llama.cpp",
+        code="HD184",  # the model's own template: the wording names no server
     ),
     Form(
         # vLLM's Responses API maps each parsed message to an output item and refuses a

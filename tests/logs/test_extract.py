@@ -50,8 +50,10 @@ def test_template_error_reported_once() -> None:
         ]
     )
     error = only(text)
-    assert (error.code, error.line, error.server) == ("HD184", 1, "llama.cpp")
+    # gpt-oss's own template raises it, in any engine that runs the template: no server named
+    assert (error.code, error.line, error.server) == ("HD184", 1, None)
     assert error.message == message
+    assert only("srv operator(): " + message).server == "llama.cpp"  # named by evidence
 
 
 def test_wrapper_of_a_traceback_is_the_same_failure() -> None:
