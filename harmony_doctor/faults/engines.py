@@ -43,6 +43,23 @@ ENGINE_FORMS: Final[tuple[Form, ...]] = (
         server="vllm",
     ),
     Form(
+        # The Responses API's output mapping meets a message whose channel it has no route
+        # for: `None` when vLLM's own conversion of input items (reasoning items, assistant
+        # messages passed back by the client) left the channel unset.
+        "vllm_unknown_channel",
+        "server_rejected",
+        "server",
+        "vLLM's Responses API (harmony_utils.py parse_output_message), late 2025 to early 2026",
+        ("ValueError: Unknown channel: None",),
+        # Only the channels a Harmony message can have; other programs write "Unknown channel".
+        pattern=phrase("unknown channel:") + r"(?=\s*(?:None\b|'?(?:analysis|commentary|final)\b))",
+        canonical="Unknown channel:",
+        anchors=(b"nknown channel",),
+        keywords=("channel",),
+        code="HD193",
+        server="vllm",
+    ),
+    Form(
         # llama.cpp's chat parser finished with text left over (a stop token its gpt-oss parser
         # did not consume when tools were on, builds ~b6100-b6150).
         "llamacpp_end_of_input",

@@ -29,6 +29,7 @@ FormName = Literal[
     # Engines' own Harmony failures read from pasted threads (issue 20):
     "vllm_two_messages",
     "vllm_preamble",
+    "vllm_unknown_channel",
     "llamacpp_end_of_input",
     "llamacpp_peg",
     "llamacpp_arguments",

@@ -316,6 +316,21 @@ _RULES = (
         ("vllm-project/vllm#22403", "openai/openai-cookbook#2063"),
     ),
     Rule(
+        "HD193",
+        "server_rejected",
+        "error",
+        "vLLM found no route for a message's channel (Responses API)",
+        "vLLM's Responses API maps each Harmony message to an output item by its channel and "
+        "raised on a channel it has no mapping for. `None` is a message without a channel, "
+        "typically one vLLM built itself from the request's input items (reasoning items or "
+        "assistant messages a client such as Codex passes back on the next turn): the server's "
+        "conversion, not the model leaving the format.",
+        "Upgrade vLLM (later releases give reasoning items the analysis channel and assistant "
+        "messages the final channel); meanwhile drop earlier reasoning items from the input, "
+        "or use chat completions.",
+        ("vllm-project/vllm#32156",),
+    ),
+    Rule(
         "HD188",
         "template_content",
         "error",
