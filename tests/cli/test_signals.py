@@ -33,6 +33,14 @@ ENDINGS = {
 }
 
 
+def _default_signals() -> None:
+    """In the child: the three signals at their defaults, as a shell starts a job. A runner
+    started under `nohup` (or a service manager) passes SIGHUP on ignored, and the scan rightly
+    keeps it ignored: then there is nothing to test."""
+    for number in ENDINGS:
+        signal.signal(number, signal.SIG_DFL)
+
+
 def _logs(folder: Path) -> list[str]:
     paths = []
     for n in range(3):
@@ -81,6 +89,7 @@ def _scan_with_workers(tmp_path: Path) -> tuple[subprocess.Popen[bytes], dict[in
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         start_new_session=True,  # its own process group, as a shell job is
+        preexec_fn=_default_signals,
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -164,6 +173,7 @@ def test_a_signal_during_the_prometheus_write_leaves_no_temporary_file(
         [sys.executable, "-c", _PROMETHEUS, str(tmp_path / "m.prom")],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        preexec_fn=_default_signals,
     )
     try:
         assert child.stdout is not None
@@ -229,6 +239,7 @@ def test_a_signal_at_any_moment_leaves_outputs_whole_or_absent(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         start_new_session=True,
+        preexec_fn=_default_signals,
     )
     started: dict[int, str] = {}
     deadline = time.monotonic() + delay
