@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import re
-from typing import Final
 
 from harmony_doctor.faults import rules
 from harmony_doctor.faults.catalogue import FORM, Form, is_parser_kind
 from harmony_doctor.faults.classify import HEADER_SHAPE, FaultContext, classify
 from harmony_doctor.faults.rules import Rule
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, special_token_name
-from harmony_doctor.logs.lines import Line
+from harmony_doctor.logs.lines import MAX_MESSAGE_CHARS, MAX_RAW_CHARS, Line, clip
 from harmony_doctor.logs.messages import SPECIAL_TEXT, MessageHit
 from harmony_doctor.logs.process import ProcessState
 from harmony_doctor.logs.servers import version_label
 from harmony_doctor.models import Kind, LogError
-
-MAX_RAW_CHARS: Final = 4000
 
 
 def describe(
@@ -64,7 +61,7 @@ def describe(
         severity=rule.severity,
         title=rule.title,
         message=hit.message,
-        raw=line.raw if len(line.raw) <= MAX_RAW_CHARS else line.raw[: MAX_RAW_CHARS - 1] + "…",
+        raw=clip(line.raw, MAX_RAW_CHARS),
         server=server,
         harmony_version=version_label(versions),
         timestamp=timestamp,
@@ -261,8 +258,8 @@ def shown_markup(text: str, line: int) -> LogError:
         code=rule.code,
         severity=rule.severity,
         title=rule.title,
-        message=shown if len(shown) <= 300 else shown[:299] + "…",
-        raw=first if len(first) <= MAX_RAW_CHARS else first[: MAX_RAW_CHARS - 1] + "…",
+        message=clip(shown, MAX_MESSAGE_CHARS),
+        raw=clip(first, MAX_RAW_CHARS),
         server=None,
         harmony_version=None,
         timestamp=None,

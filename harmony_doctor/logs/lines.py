@@ -9,6 +9,16 @@ from dataclasses import dataclass
 from harmony_doctor.logs.servers import path_server, text_server
 from harmony_doctor.models import Server
 
+# How much of an error's message and of its raw line a LogError keeps (the rest elided with …).
+MAX_MESSAGE_CHARS = 300
+MAX_RAW_CHARS = 4000
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` whole, or its first `limit - 1` characters and "…"."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 _CLEAN = str.maketrans(
     {
         "\u201c": '"',

@@ -14,6 +14,7 @@ from harmony_doctor.faults.catalogue import (
     FormName,
 )
 from harmony_doctor.harmony.vocab import START
+from harmony_doctor.logs.lines import MAX_MESSAGE_CHARS, clip
 
 OPENER_REACH: Final = 4096  # characters before a message its opening quote may sit
 
@@ -273,7 +274,7 @@ def find_leak(text: str) -> MessageHit | None:
         return MessageHit(
             name="header_markup" if header else "markup_leak",
             start=match.start(),
-            message=value if len(value) <= 300 else value[:299] + "…",
+            message=clip(value, MAX_MESSAGE_CHARS),
             closed=True,
             end=match.end(),
             shape="json",

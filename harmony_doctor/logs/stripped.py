@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from harmony_doctor.faults import rules
-from harmony_doctor.logs.lines import anatomize
+from harmony_doctor.logs.lines import MAX_MESSAGE_CHARS, MAX_RAW_CHARS, anatomize, clip
 from harmony_doctor.models import LogError
 
 # What stripping leaves: a channel name glued to the role before it (`assistantfinal`), or a
@@ -41,8 +41,8 @@ def find_stripped(text: str) -> LogError | None:
             code=rule.code,
             severity=rule.severity,
             title=rule.title,
-            message=shown if len(shown) <= 300 else shown[:299] + "…",
-            raw=raw if len(raw) <= 4000 else raw[:3999] + "…",
+            message=clip(shown, MAX_MESSAGE_CHARS),
+            raw=clip(raw, MAX_RAW_CHARS),
             server=line.evidence,
             harmony_version=None,
             timestamp=line.timestamp,
