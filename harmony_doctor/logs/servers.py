@@ -28,6 +28,9 @@ _LINE_SERVERS: tuple[tuple[Server, re.Pattern[str]], ...] = (
     ("llama.cpp", re.compile(r"\bllama[-_]server\b|\bllama\.cpp\b|\bcommon_chat_parse", re.I)),
     # llama-server's records: `srv    operator(): `, `srv  log_server_r: `, `slot launch_slot_: `
     ("llama.cpp", re.compile(r"^\s*(?:srv|slot)\s+[\w()]+:\s")),
+    # llama-server's error wrapper (`got exception: {"code":500,...`), and minja, the Jinja
+    # engine llama.cpp runs templates with, placing its errors `at row N, column M:`
+    ("llama.cpp", re.compile(r"\bgot exception: \{\s*\\?\"code\\?\"|\bat row \d+, column \d+:")),
     ("groq", re.compile(r"\bGroqException\b|\bgroq\.\w+Error\b|\bapi\.groq\.com\b")),
 )
 
