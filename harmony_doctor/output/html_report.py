@@ -12,7 +12,6 @@ from collections import Counter
 from pathlib import Path
 
 from harmony_doctor.output.html import chart, series
-
 from harmony_doctor.output.operator import (
     NO_ORIGIN,
     OperatorSummary,
@@ -84,8 +83,8 @@ def _cards(summary: OperatorSummary) -> str:
     requests, rate = totals.get("requests"), totals.get("rate")
     if rate is not None:
         scope = (
-            f"{failures - unrated:,} failure(s) over the {series.rated_requests(summary):,} requests "
-            "of their own origin, process and hour"
+            f"{failures - unrated:,} failure(s) over the {series.rated_requests(summary):,} "
+            "requests of their own origin, process and hour"
         )
         rate_card = _card("rate", rate, percent(rate), "failure rate", scope)
     else:

@@ -12,7 +12,6 @@ import pytest
 from harmony_doctor.output.html.chart import OTHER_COLOUR, PALETTE
 from harmony_doctor.output.operator import percent
 from tests.helpers import SAMPLES
-from tests.output.test_html_report import FETCHING, markup
 from tests.output.html_pages import (
     MultiDay,
     cards,
@@ -21,6 +20,7 @@ from tests.output.html_pages import (
     page_and_json,
     table,
 )
+from tests.output.test_html_report import FETCHING, markup
 
 TOTALS = ("failures", "requests", "rate", "unrated", "files", "lines", "skipped", "partial")
 
@@ -135,9 +135,11 @@ def test_legend_is_ranked_by_count_with_distinct_colours(
     multi_day: tuple[str, dict[str, Any], MultiDay],
 ) -> None:
     page, report, _ = multi_day
-    legend = page.split("<title>Failures per hour by code</title>", 1)[1].split(
-        '<div class="legend">', 1
-    )[1].split("</div>", 1)[0]
+    legend = (
+        page.split("<title>Failures per hour by code</title>", 1)[1]
+        .split('<div class="legend">', 1)[1]
+        .split("</div>", 1)[0]
+    )
     entries = re.findall(r'data-name="([^"]+)"><i style="background:(#\w+)"></i>[^(]*\(([\d,]+)\)',
                          legend)  # fmt: skip
     counts = [int(n.replace(",", "")) for _, _, n in entries]

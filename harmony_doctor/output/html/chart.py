@@ -135,7 +135,9 @@ def chart(
     if not buckets:
         if not series.left_out:
             return '<p class="note">No failure to draw.</p>'
-        return f'<p class="note">Nothing to draw: {series.left_out:,} failure(s) {esc(left_out)}.</p>'
+        return (
+            f'<p class="note">Nothing to draw: {series.left_out:,} failure(s) {esc(left_out)}.</p>'
+        )
     unit = series.unit
     placed = runs(buckets, unit)
     run_of = {b: r for r in placed for b in buckets if r.first <= b <= r.last}
@@ -218,7 +220,8 @@ def _line(
         parts.append(
             f'<circle class="point" data-name="{esc(name)}" data-bucket="{moment.isoformat()}" '
             f'data-value="{value!r}" cx="{xy[0]:.1f}" cy="{xy[1]:.1f}" r="2.5" fill="{colour}">'
-            f"<title>{esc(_label(moment, unit))} {esc(name)}: {_value(value, rate)}</title></circle>"
+            f"<title>{esc(_label(moment, unit))} {esc(name)}: {_value(value, rate)}</title>"
+            "</circle>"
         )
     parts.append(_polyline(stroke, colour))
     return parts

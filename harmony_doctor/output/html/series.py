@@ -109,7 +109,7 @@ def rates(summary: OperatorSummary, unit: timedelta, key: str) -> Series:
     for (label, scope, at), n in failed.items():
         values.setdefault(label, {})[at] = n / asked[(scope, at)]
     if key == "origin":  # an origin's quiet buckets read 0%, not missing
-        for (scope, at), _ in asked.items():
+        for scope, at in asked:
             values.setdefault(scope, {}).setdefault(at, 0.0)
     every = Counter(
         _origin_name(v) if key == "origin" else text(v) for v in found.events[key].to_list()
