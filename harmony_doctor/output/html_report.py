@@ -167,7 +167,7 @@ def _groups(summary: OperatorSummary, top: int) -> str:
         [
             *(g.get(k) for k in summary.keys),
             g["count"],
-            f"{g['share']:.1%}",
+            percent(g["share"]),
             _rate(g.get("rate")) if not g.get("rate_note") else g["rate_note"],
             g.get("first_seen"),
             g.get("last_seen"),

@@ -53,13 +53,16 @@ def _same_totals(page: str, report: dict[str, Any]) -> None:
 
 def _same_groups(page: str, report: dict[str, Any]) -> None:
     header, *rows = table(page, "groups")
-    count, rate = header.index("count"), header.index("rate")
+    count, share, rate = header.index("count"), header.index("share"), header.index("rate")
     groups = report["groups"]
     assert len(rows) == len(groups)
     for row, group in zip(rows, groups, strict=True):
         assert int(row[count].replace(",", "")) == group["count"]
+        assert row[share] == percent(group["share"])
         if group["rate"] is not None:
             assert row[rate] == percent(group["rate"])
+        else:  # never a rate the JSON does not give
+            assert row[rate] == (group["rate_note"] or "unknown")
 
 
 def test_samples_page_numbers_equal_the_json(samples: tuple[str, dict[str, Any]]) -> None:
