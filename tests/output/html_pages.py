@@ -75,9 +75,11 @@ def multi_day_logs(root: Path) -> MultiDay:
     return truth
 
 
-def page_and_json(inputs: list[str], target: Path, *extra: str) -> tuple[str, dict[str, Any]]:
-    """The --html page of `scan INPUTS` and its --format json."""
-    scan = ["scan", *inputs, "-j", "1", *extra]
+def page_and_json(
+    inputs: list[str], target: Path, *extra: str, command: str = "scan"
+) -> tuple[str, dict[str, Any]]:
+    """The --html page of `scan INPUTS` (or `report`) and its --format json."""
+    scan = [command, *inputs, *extra] + (["-j", "1"] if command == "scan" else [])
     result = run([*scan, "--html", str(target)])
     assert result.exit_code in (0, 1), result.stderr
     report = run([*scan, "--format", "json"])

@@ -11,7 +11,7 @@ import pytest
 
 from harmony_doctor.output.html.chart import OTHER_COLOUR, PALETTE
 from harmony_doctor.output.operator import percent
-from tests.helpers import SAMPLES
+from tests.helpers import SAMPLES, run
 from tests.output.html_pages import (
     MultiDay,
     cards,
@@ -132,6 +132,35 @@ def test_a_ten_month_gap_is_cut_and_labelled(
     )  # fmt: skip
     (_, x0), (_, x2), (_, x3) = hours[:3]  # 09h, 11h, 12h (10h has no failure)
     assert x2 - x0 == pytest.approx(2 * (x3 - x2), abs=0.2)
+
+
+def test_two_origins_each_rated_in_their_own_scopes(tmp_path: Path) -> None:
+    multi_day_logs(tmp_path / "logs")
+    events = []
+    for origin, inputs in (
+        ("alpha", [tmp_path / "logs"]),
+        ("beta", [SAMPLES / "vllm-traceback.log"]),
+    ):
+        events.append(tmp_path / f"{origin}.jsonl")
+        result = run(["scan", *map(str, inputs), "-j", "1", "--origin", origin,
+                      "--events", str(events[-1])])  # fmt: skip
+        assert result.exit_code == 1, result.stderr
+    page, report = page_and_json(
+        [str(e) for e in events], tmp_path / "two.html", "--by", "origin", command="report"
+    )
+    _same_totals(page, report)
+    _same_groups(page, report)
+    header, *rows = table(page, "origins")
+    by_origin = {g["origin"]: g for g in report["groups"]}
+    assert {r[0] for r in rows} == set(by_origin) == {"alpha", "beta"}
+    for row in rows:
+        group = by_origin[row[0]]
+        assert int(row[header.index("failures")]) == group["count"]
+        assert row[header.index("failure rate")] == percent(group["rate"])
+        assert int(row[header.index("no rate")]) == group["unrated"]
+    points = marks(page, "Failure rate per hour by origin", "circle")
+    assert {name for name, _, _ in points} == {"alpha", "beta"}
+    assert all(0 <= value <= 1 for _, _, value in points)
 
 
 def test_legend_is_ranked_by_count_with_distinct_colours(
