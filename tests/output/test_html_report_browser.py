@@ -51,7 +51,7 @@ def ink(png: bytes) -> float:
                 line[i] = (line[i] + near) & 255
         inked += sum(1 for x in range(0, stride, channels) if min(line[x : x + 3]) < 200)
         previous = line
-    return inked / (width * height)
+    return float(inked) / float(width * height)
 
 
 def screenshot(page: Path, shot: Path, profile: Path, size: str = "1200,2000") -> bytes:
