@@ -163,6 +163,21 @@ def test_two_origins_each_rated_in_their_own_scopes(tmp_path: Path) -> None:
     assert all(0 <= value <= 1 for _, _, value in points)
 
 
+def test_requests_without_a_failure_draw_a_zero_rate(tmp_path: Path) -> None:
+    log = tmp_path / "quiet.log"
+    log.write_text(
+        "(APIServer pid=5) INFO 11-27 10:00:00 [logger.py:71] Received request chatcmpl-1: "
+        "params: SamplingParams(n=1), prompt_token_ids: None.\n"
+        '(APIServer pid=5) INFO:     10.0.0.2:5555 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
+    )
+    page, report = page_and_json([str(log)], tmp_path / "quiet.html", "--origin", "h")
+    _same_totals(page, report)
+    assert report["totals"]["rate"] == 0.0 and cards(page)["rate"] == "0.0"
+    points = marks(page, "Failure rate per hour by origin", "circle")
+    assert [(name, value) for name, _, value in points] == [("h", 0.0)]
+    assert page.count("No failure to draw.") == 2  # by code, and the failure counts
+
+
 def test_legend_is_ranked_by_count_with_distinct_colours(
     multi_day: tuple[str, dict[str, Any], MultiDay],
 ) -> None:

@@ -143,9 +143,9 @@ def chart(
     run_of = {b: r for r in placed for b in buckets if r.first <= b <= r.last}
     order = [n for n in series.ranked if n in series.values]
     if stack:
-        highest = max(sum(series.values[n].get(b, 0) for n in order) for b in buckets)
+        highest = max((sum(series.values[n].get(b, 0) for n in order) for b in buckets), default=0)
     else:
-        highest = max(v for n in order for v in series.values[n].values())
+        highest = max((v for n in order for v in series.values[n].values()), default=0)
     if not rate:  # counts: whole numbers on every tick
         highest = 4 * -(-highest // 4)
     highest = highest or 1.0

@@ -114,6 +114,8 @@ def rates(summary: OperatorSummary, unit: timedelta, key: str) -> Series:
     every = Counter(
         _origin_name(v) if key == "origin" else text(v) for v in found.events[key].to_list()
     )
+    for name in values:  # an origin with requests and no failure is drawn at 0%
+        every.setdefault(name, 0)
     return Series(unit, values, _ranked(every), dict(every), found.events.height - drawn.height)
 
 
