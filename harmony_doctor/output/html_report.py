@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import html
 from collections import Counter
+from pathlib import Path
 
+from harmony_doctor.output.html import chart, series
 from harmony_doctor.output.operator import (
     NO_ORIGIN,
     OperatorSummary,
@@ -18,16 +20,6 @@ from harmony_doctor.output.operator import (
     text,
     unrated_line,
 )
-
-# Colour-blind-friendly (Okabe-Ito), then greys; a code keeps its colour across the page.
-PALETTE = (
-    "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7",
-    "#56B4E9", "#F0E442", "#000000", "#999999", "#666666",
-)  # fmt: skip
-OTHER = "other"
-# Codes beyond the palette are stacked together, so the chart stays readable.
-CHART_CODES = len(PALETTE) - 1
-CHART_WIDTH, CHART_HEIGHT, MARGIN_LEFT, MARGIN_BOTTOM = 880, 260, 48, 56
 
 _CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px;
@@ -39,8 +31,9 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}
 .card b{display:block;font-size:20px}.card span{color:#57606a;font-size:12px}
 table{border-collapse:collapse;width:100%;font-size:13px}
 th,td{border-bottom:1px solid #d8dee4;padding:4px 8px;text-align:left;vertical-align:top}
-th{background:#f6f8fa}td.n{text-align:right;font-variant-numeric:tabular-nums}
-td.n,td:first-child{white-space:nowrap;word-break:normal}
+th{background:#f6f8fa}.n{text-align:right;font-variant-numeric:tabular-nums}
+td.n,td:first-child{white-space:nowrap;word-break:normal}.card small{display:block;
+color:#57606a;font-size:11px;max-width:260px}
 td{word-break:break-word}code{font-size:12px}
 .legend{display:flex;flex-wrap:wrap;gap:12px;font-size:12px;margin:6px 0}
 .legend i{display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:middle}
@@ -57,7 +50,10 @@ def _rate(value: float | None) -> str:
 
 
 def _table(header: list[str], rows: list[list[object]], numeric: set[int], cls: str) -> str:
-    head = "".join(f"<th>{esc(h)}</th>" for h in header)
+    head = "".join(
+        f'<th class="n">{esc(h)}</th>' if i in numeric else f"<th>{esc(h)}</th>"
+        for i, h in enumerate(header)
+    )
     body = []
     for row in rows:
         cells = "".join(
@@ -70,133 +66,99 @@ def _table(header: list[str], rows: list[list[object]], numeric: set[int], cls: 
     )
 
 
-def _buckets(timestamps: list[str]) -> int:
-    """Characters of the timestamp that make a bucket: hours when the failures span at most
-    two days, days otherwise."""
-    days = {t[:10] for t in timestamps}
-    return 13 if len(days) <= 2 else 10
-
-
-def colours(codes: list[str]) -> dict[str, str]:
-    """Each code's colour, the most frequent first; the rest share OTHER's."""
-    shown = codes[:CHART_CODES]
-    mapping = {code: PALETTE[i] for i, code in enumerate(shown)}
-    mapping[OTHER] = PALETTE[-1]
-    return mapping
-
-
-def timeline_svg(summary: OperatorSummary) -> str:
-    """Failures over time by code, as stacked bars (one per day, or per hour over short spans)."""
-    events = summary.events
-    stamped = [
-        (text(t), text(c))
-        for t, c in zip(events["timestamp"].to_list(), events["code"].to_list(), strict=True)
-        if t
-    ]
-    if not stamped:
-        return '<p class="note">No failure carries a time: nothing to draw.</p>'
-    cut = _buckets([t for t, _ in stamped])
-    by_code = Counter(c for _, c in stamped)
-    palette = colours([c for c, _ in by_code.most_common()])
-    counts: Counter[tuple[str, str]] = Counter(
-        (t[:cut], c if c in palette else OTHER) for t, c in stamped
+def _card(key: str, raw: object, shown: object, label: str, why: str = "") -> str:
+    """One card; `data-total`/`data-value` carry the number as `--format json` has it."""
+    value = "" if raw is None else repr(raw) if isinstance(raw, float) else str(raw)
+    small = f"<small>{esc(why)}</small>" if why else ""
+    return (
+        f'<div class="card" data-total="{key}" data-value="{esc(value)}">'
+        f"<b>{esc(shown)}</b><span>{esc(label)}</span>{small}</div>"
     )
-    buckets = sorted({b for b, _ in counts})
-    stack_order = [c for c in palette if any(k == c for _, k in counts)]
-    highest = max(sum(counts[(b, c)] for c in stack_order) for b in buckets)
-    plot_w, plot_h = CHART_WIDTH - MARGIN_LEFT - 8, CHART_HEIGHT - MARGIN_BOTTOM - 8
-    step = plot_w / len(buckets)
-    bar_w = max(step * 0.8, 1.0)
-    parts = [
-        f'<svg class="timeline" role="img" '
-        f'width="{CHART_WIDTH}" height="{CHART_HEIGHT}" viewBox="0 0 {CHART_WIDTH} {CHART_HEIGHT}">'
-        f"<title>Failures per {'hour' if cut == 13 else 'day'} by code</title>"
-    ]
-    for tick in range(5):  # the y axis: 0, a quarter, ... the highest bar
-        value = highest * tick / 4
-        y = 8 + plot_h - plot_h * tick / 4
-        parts.append(
-            f'<line x1="{MARGIN_LEFT}" x2="{CHART_WIDTH - 8}" y1="{y:.1f}" y2="{y:.1f}" '
-            f'stroke="#d8dee4"/><text x="{MARGIN_LEFT - 6}" y="{y + 4:.1f}" '
-            f'text-anchor="end">{value:.3g}</text>'
-        )
-    label_every = max(1, round(len(buckets) / 12))
-    for i, bucket in enumerate(buckets):
-        x = MARGIN_LEFT + i * step + (step - bar_w) / 2
-        base = 8.0 + plot_h
-        for code in stack_order:
-            n = counts.get((bucket, code), 0)
-            if not n:
-                continue
-            h = plot_h * n / highest
-            base -= h
-            parts.append(
-                f'<rect class="bar" data-code="{esc(code)}" data-bucket="{esc(bucket)}" '
-                f'x="{x:.1f}" y="{base:.1f}" width="{bar_w:.1f}" height="{h:.1f}" '
-                f'fill="{palette[code]}"><title>{esc(bucket)} {esc(code)}: {n}</title></rect>'
-            )
-        if i % label_every == 0:
-            shown = f"{bucket[5:10]} {bucket[11:13]}h" if cut == 13 else bucket
-            parts.append(
-                f'<text x="{x + bar_w / 2:.1f}" y="{CHART_HEIGHT - MARGIN_BOTTOM + 22}" '
-                f'text-anchor="middle">{esc(shown)}</text>'
-            )
-    parts.append("</svg>")
-    others = sum(n for k, n in by_code.items() if k not in palette)
-    legend = "".join(
-        f'<span><i style="background:{palette[c]}"></i>{esc(c)} '
-        f"({by_code[c] if c != OTHER else others})</span>"
-        for c in stack_order
-    )
-    unstamped = events.height - len(stamped)
-    note = (
-        f'<p class="note">{unstamped} failure(s) without a time are not drawn.</p>'
-        if unstamped
-        else ""
-    )
-    first, last = buckets[0], buckets[-1]
-    span = f'<p class="note">{esc(first)} to {esc(last)}</p>'
-    return f'{"".join(parts)}<div class="legend">{legend}</div>{span}{note}'
 
 
 def _cards(summary: OperatorSummary) -> str:
+    """The totals, each as `--format json` gives it; the rate with what it divides."""
     totals = summary.totals
-    rate = _rate(totals.get("rate"))
-    if totals.get("rate_note"):
-        rate += f" ({totals['rate_note']})"
+    failures, unrated = totals["failures"], totals.get("unrated", 0)
+    requests, rate = totals.get("requests"), totals.get("rate")
+    if rate is not None:
+        scope = (
+            f"{failures - unrated:,} failure(s) over the {series.rated_requests(summary):,} "
+            "requests of their own origin, process and hour"
+        )
+        rate_card = _card("rate", rate, percent(rate), "failure rate", scope)
+    else:
+        why = totals.get("rate_note") or (
+            "no request lines were logged" if not requests else "no failure is in a rate"
+        )
+        rate_card = _card("rate", None, "no rate", "failure rate", why)
     cards = [
-        ("failures", totals["failures"]),
-        ("requests", totals.get("requests") if totals.get("requests") is not None else "unknown"),
-        ("failure rate", rate),
-        ("failures in no rate", totals.get("unrated", 0)),
-        ("files", totals["files"]),
-        ("lines", totals["lines"]),
-        ("skipped", totals["skipped"]),
-        ("partial", totals["partial"]),
+        _card("failures", failures, f"{failures:,}", "failures"),
+        _card(
+            "requests",
+            requests,
+            f"{requests:,}" if requests is not None else "unknown",
+            "requests",
+            "" if requests is not None else "no request lines in these logs",
+        ),
+        rate_card,
+        _card(
+            "unrated",
+            unrated,
+            f"{unrated:,}",
+            "failures in no rate",
+            "shown apart: no requests were counted where they happened" if unrated else "",
+        ),
+        *(_card(k, totals[k], f"{totals[k]:,}", k) for k in ("files", "lines", "skipped")),
+        _card("partial", totals["partial"], f"{totals['partial']:,}", "partial"),
     ]
-    inner = "".join(
-        f"<div class='card'><b>{esc(v)}</b><span>{esc(k)}</span></div>" for k, v in cards
+    note = f'<p class="note">{esc(unrated_line(totals))}</p>' if unrated else ""
+    clock = (
+        f'<p class="note">Hours are read on {esc(totals["clock"])}.</p>'
+        if totals.get("clock")
+        else ""
     )
-    note = f'<p class="note">{esc(unrated_line(totals))}</p>' if totals.get("unrated") else ""
-    return f'<div class="cards">{inner}</div>{note}'
+    return f'<div class="cards">{"".join(cards)}</div>{note}{clock}'
+
+
+def _example_link(file: str, line: object) -> str:
+    """`path:line`, linked to the file when it is one on this machine."""
+    shown = f"{esc(file)}:{esc(line)}"
+    try:
+        path = Path(file)
+        if path.is_file():
+            return f'<a href="{esc(path.resolve().as_uri())}">{shown}</a>'
+    except (OSError, ValueError):
+        pass
+    return shown
 
 
 def _patterns(summary: OperatorSummary, top: int) -> str:
+    """The most frequent templates (code and pattern), each with its first failure: where it
+    is and what it said."""
     events = summary.events
     if not events.height:
         return '<p class="note">No failures.</p>'
-    tally: Counter[tuple[str, str]] = Counter(
-        (text(c), text(p))
-        for c, p in zip(events["code"].to_list(), events["pattern"].to_list(), strict=True)
+    tally: Counter[tuple[str, str]] = Counter()
+    example: dict[tuple[str, str], tuple[str, object, str]] = {}
+    for c, p, f, n, m in events.select("code", "pattern", "file", "line", "message").iter_rows():
+        key = (text(c), text(p))
+        tally[key] += 1
+        example.setdefault(key, (text(f), n, text(m)))
+    head = (
+        "<tr><th>code</th><th>pattern</th><th class='n'>count</th><th class='n'>share</th>"
+        "<th>example</th></tr>"
     )
-    example: dict[tuple[str, str], str] = {}
-    for c, p, f, n in events.select("code", "pattern", "file", "line").iter_rows():
-        example.setdefault((text(c), text(p)), f"{text(f)}:{text(n)}")
-    rows: list[list[object]] = [
-        [c, p, n, f"{n / events.height:.1%}", example[(c, p)]]
-        for (c, p), n in tally.most_common(top)
-    ]
-    return _table(["code", "pattern", "count", "share", "example"], rows, {2, 3}, "patterns")
+    rows = []
+    for (code, pattern), n in tally.most_common(top):
+        file, line, message = example[(code, pattern)]
+        said = message if len(message) <= 200 else message[:199] + "…"
+        rows.append(
+            f"<tr><td>{esc(code)}</td><td><code>{esc(pattern)}</code></td>"
+            f'<td class="n">{n:,}</td><td class="n">{esc(percent(n / events.height))}</td>'
+            f"<td>{_example_link(file, line)}<br><code>{esc(said)}</code></td></tr>"
+        )
+    return f'<table class="patterns"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
 
 
 def _groups(summary: OperatorSummary, top: int) -> str:
@@ -205,7 +167,7 @@ def _groups(summary: OperatorSummary, top: int) -> str:
         [
             *(g.get(k) for k in summary.keys),
             g["count"],
-            f"{g['share']:.1%}",
+            percent(g["share"]),
             _rate(g.get("rate")) if not g.get("rate_note") else g["rate_note"],
             g.get("first_seen"),
             g.get("last_seen"),
@@ -248,6 +210,33 @@ def _files(summary: OperatorSummary) -> str:
     )
 
 
+def _charts(summary: OperatorSummary) -> str:
+    """The rate over time by code and by origin, then failures over time (rated or not)."""
+    hours = [series.hour_of(h) for h in summary.events["hour"].to_list()]
+    if summary.requests.height:
+        hours += [series.hour_of(h) for h in summary.requests["hour"].to_list()]
+    unit = series.unit_of(hours)
+    per = "hour" if unit == series.HOUR else "day"
+    counts = series.failure_counts(summary, unit)
+    palette = chart.colours(counts.ranked)
+    by_code = series.rates(summary, unit, "code")
+    by_origin = series.rates(summary, unit, "origin")
+    no_rate = "in no rate, or without a time"
+    return (
+        f"<h2>Failure rate per {per} by code</h2>"
+        f'<p class="note">Each bar is the {per}\'s rate: failures over the requests counted in '
+        "their own origin, process and hour; each code's part is its share.</p>"
+        + chart.chart(by_code, palette, f"Failure rate per {per} by code", stack=True,
+                      rate=True, left_out=no_rate)
+        + f"<h2>Failure rate per {per} by origin</h2>"
+        + chart.chart(by_origin, chart.colours(by_origin.ranked), f"Failure rate per {per} by "
+                      "origin", stack=False, rate=True, left_out=no_rate)
+        + f"<h2>Failures per {per} by code</h2>"
+        + chart.chart(counts, palette, f"Failures per {per} by code", stack=True, rate=False,
+                      left_out="without a time")
+    )  # fmt: skip
+
+
 def html_page(summary: OperatorSummary, top: int, generated: str) -> str:
     """The whole page; `generated` is the time shown as when it was made."""
     title = f"harmony-doctor {summary.title}"
@@ -263,7 +252,7 @@ def html_page(summary: OperatorSummary, top: int, generated: str) -> str:
         f"<h1>{esc(title)}</h1><p class='sub'>Generated {esc(generated)}; "
         f"Harmony-format failures in {esc(summary.totals['files'])} input(s).</p>"
         f"{_cards(summary)}"
-        f"<h2>Failures over time by code</h2>{timeline_svg(summary)}"
+        f"{_charts(summary)}"
         f"<h2>Top groups (by {esc(by)})</h2>{_groups(summary, top)}"
         f"<h2>Top patterns</h2>{_patterns(summary, top)}"
         f"{_origins(summary)}"

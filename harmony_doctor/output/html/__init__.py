@@ -1,0 +1,1 @@
+"""Parts of the HTML report (output/html_report.py): the numbers its charts draw, and the charts."""

@@ -1,0 +1,135 @@
+"""The numbers the page's charts draw: per time bucket (hour, or day over many days), failures
+by code, and the failure rate by code and by origin under the rule of the totals (a failure
+counts in a rate only in the scope its requests were counted in: origin, process, hour)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from harmony_doctor.output.operator import NO_ORIGIN, OperatorSummary, text
+
+if TYPE_CHECKING:
+    import polars as pl
+
+HOUR, DAY = timedelta(hours=1), timedelta(days=1)
+# Up to this many days with data, the charts count per hour; beyond, per day.
+HOURLY_DAYS = 10
+ALL = "all"  # the origin of rows that name none
+
+
+@dataclass(frozen=True)
+class Series:
+    """Values per bucket of named series (codes or origins), the names ranked by failures."""
+
+    unit: timedelta
+    values: dict[str, dict[datetime, float]]
+    ranked: tuple[str, ...]  # names, most failures first
+    failures: dict[str, int]  # each name's failures (the legend's counts)
+    left_out: int  # failures counted but not drawn (no time, or in no rate)
+
+    @property
+    def buckets(self) -> list[datetime]:
+        return sorted({b for per in self.values.values() for b in per})
+
+
+def hour_of(value: object) -> datetime | None:
+    """`2026-11-27T10` or `2026-11-27 10...` as that hour; None when it is not one."""
+    raw = text(value)
+    try:
+        return datetime(int(raw[:4]), int(raw[5:7]), int(raw[8:10]), int(raw[11:13]))
+    except ValueError:
+        return None
+
+
+def bucket(moment: datetime, unit: timedelta) -> datetime:
+    return moment if unit == HOUR else moment.replace(hour=0)
+
+
+def unit_of(hours: list[datetime | None]) -> timedelta:
+    days = {h.date() for h in hours if h is not None}
+    return HOUR if len(days) <= HOURLY_DAYS else DAY
+
+
+def _ranked(failures: Counter[str]) -> tuple[str, ...]:
+    return tuple(name for name, _ in sorted(failures.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def failure_counts(summary: OperatorSummary, unit: timedelta) -> Series:
+    """Failures per bucket and code, rated or not; those without a time are left out."""
+    events = summary.events
+    codes = [text(c) for c in events["code"].to_list()]
+    values: dict[str, dict[datetime, float]] = {}
+    left_out = 0
+    for code, hour in zip(codes, events["hour"].to_list(), strict=True):
+        moment = hour_of(hour)
+        if moment is None:
+            left_out += 1
+            continue
+        per = values.setdefault(code, {})
+        at = bucket(moment, unit)
+        per[at] = per.get(at, 0) + 1
+    failures = Counter(codes)
+    return Series(unit, values, _ranked(failures), dict(failures), left_out)
+
+
+def _origin_name(value: object) -> str:
+    return text(value) if text(value) != NO_ORIGIN else ALL
+
+
+def rates(summary: OperatorSummary, unit: timedelta, key: str) -> Series:
+    """The failure rate per bucket by `key` (code or origin): rated failures over the requests
+    of the scopes they were counted in. By code, each code's share of a bucket's requests (they
+    add up to the bucket's rate); by origin, each origin's own rate. Failures in no rate, or in
+    a scope without a time, are left out (counted in `left_out`)."""
+    from harmony_doctor.scan.summary import SCOPE, scoped
+
+    found = scoped(_origin_column(summary.events), _origin_column(summary.requests))
+    scopes = found.scopes.filter(found.scopes["hour"].is_not_null())
+    drawn = found.events.filter(found.events["rated"]).join(
+        scopes.select(list(SCOPE)), on=list(SCOPE), how="semi", nulls_equal=True
+    )
+    asked: Counter[tuple[str, datetime]] = Counter()
+    for origin, hour, n in scopes.select("origin", "hour", "requests").iter_rows():
+        moment = hour_of(hour)
+        if moment is not None:
+            name = _origin_name(origin) if key == "origin" else ALL
+            asked[(name, bucket(moment, unit))] += int(n)
+    failed: Counter[tuple[str, str, datetime]] = Counter()
+    columns = ["origin", "hour"] if key == "origin" else [key, "origin", "hour"]
+    for row in drawn.select(columns).iter_rows():
+        moment = hour_of(row[-1])
+        if moment is not None:
+            scope = _origin_name(row[-2]) if key == "origin" else ALL
+            label = scope if key == "origin" else text(row[0])
+            failed[(label, scope, bucket(moment, unit))] += 1
+    values: dict[str, dict[datetime, float]] = {}
+    for (label, scope, at), n in failed.items():
+        values.setdefault(label, {})[at] = n / asked[(scope, at)]
+    if key == "origin":  # an origin's quiet buckets read 0%, not missing
+        for scope, at in asked:
+            values.setdefault(scope, {}).setdefault(at, 0.0)
+    every = Counter(
+        _origin_name(v) if key == "origin" else text(v) for v in found.events[key].to_list()
+    )
+    for name in values:  # an origin with requests and no failure is drawn at 0%
+        every.setdefault(name, 0)
+    return Series(unit, values, _ranked(every), dict(every), found.events.height - drawn.height)
+
+
+def rated_requests(summary: OperatorSummary) -> int:
+    """The requests the totals' rate divides by: those of the scopes that give a rate."""
+    from harmony_doctor.scan.summary import scoped
+
+    found = scoped(_origin_column(summary.events), _origin_column(summary.requests))
+    return int(found.scopes["requests"].sum()) if found.scopes.height else 0
+
+
+def _origin_column(frame: pl.DataFrame) -> pl.DataFrame:
+    import polars as pl
+
+    if "origin" in frame.columns:
+        return frame
+    return frame.with_columns(pl.lit(None, dtype=pl.Utf8).alias("origin"))
