@@ -38,11 +38,11 @@ def show_summary(
     table, keys, totals = summary.table, summary.keys, summary.totals
     files = [asdict(f) for f in summary.files]
     if output == "json":
+        from harmony_doctor.output.words import stated
+
         schema = f"harmony-doctor.{title}/1"
-        groups = table.to_dicts()
-        print_json(
-            {"schema": schema, "by": list(keys), "totals": totals, "groups": groups, "files": files}
-        )
+        record = {"by": list(keys), "totals": totals, "groups": table.to_dicts(), "files": files}
+        print_json({"schema": schema, **stated(record)})
     elif output == "csv":
         export.write_csv(table.columns, table.iter_rows(), sys.stdout)
     elif output == "github":
