@@ -33,6 +33,7 @@ def show_summary(
     """The summary on stdout as a table, JSON, CSV or GitHub annotations (scan and report
     print alike; annotations need the events, in `operator`)."""
     from harmony_doctor.output import tables as export
+    from harmony_doctor.output.rate_view import hourly_rates_view
     from harmony_doctor.output.scan_view import scan_view
 
     table, keys, totals = summary.table, summary.keys, summary.totals
@@ -53,7 +54,8 @@ def show_summary(
     else:
         console = make_console(color, width)
         groups = table.to_dicts()
-        view = scan_view(groups, keys, totals, summary.days, files, top, title)
+        hourly = hourly_rates_view(summary.events, summary.requests)
+        view = scan_view(groups, keys, totals, summary.days, files, top, title, hourly)
         show(console, view)
 
 

@@ -34,8 +34,10 @@ def scan_view(
     files: list[dict[str, Any]],
     top: int,
     title: str = "scan",
+    hourly: RenderableType | None = None,
 ) -> RenderableType:
-    """The summary of many sources: headline, top groups, failures per day, files not read."""
+    """The summary of many sources: headline, top groups, failures per day, the rate per hour
+    (`hourly`, drawn on a terminal only: rate_view), files not read."""
     parts: list[RenderableType] = [_scan_headline(totals, title)]
     if totals.get("unrated"):
         parts.append(Text(unrated_line(totals), style=WARNING))
@@ -47,6 +49,8 @@ def scan_view(
             parts.append(Text(f"hours and days on {totals['clock']}", DIM))
         if len(days) > 1:
             parts.append(_days_chart(days))
+        if hourly is not None:
+            parts.append(hourly)
     if len(files) > 1 or any(f["status"] != "ok" or f.get("reason") for f in files):
         parts.append(_files_table(files, top))
     return Group(*parts)
