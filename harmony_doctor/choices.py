@@ -18,3 +18,16 @@ Dialect = Literal["lark", "gbnf"]  # grammar languages
 ContentType = Literal["json", "constrain"]  # `<|constrain|>json` or ` json`
 CONTENT_TYPES: tuple[ContentType, ...] = ("json", "constrain")
 Channel = Literal["analysis", "commentary", "final"]
+# What scan and report summaries can group by (`--by`), in the order the help lists them.
+GROUP_KEYS = (
+    "code",
+    "kind",
+    "pattern",
+    "server",
+    "harmony_version",
+    "origin",
+    "file",
+    "pid",
+    "day",
+    "hour",
+)

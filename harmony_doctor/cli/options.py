@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from harmony_doctor.choices import InputFormat, ParseRole
+from harmony_doctor.choices import GROUP_KEYS, InputFormat, ParseRole
 from harmony_doctor.errors import OutputError
 
 Color = Literal["auto", "always", "never"]
@@ -63,8 +63,7 @@ ByOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--by",
-        help="Group by code, kind, pattern, server, harmony_version, file, pid, day, hour "
-        "(comma-separated or repeated; default code).",
+        help=f"Group by {', '.join(GROUP_KEYS)} (comma-separated or repeated; default code).",
     ),
 ]
 SummaryFormatOpt = Annotated[

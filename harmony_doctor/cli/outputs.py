@@ -33,16 +33,17 @@ def show_summary(
     """The summary on stdout as a table, JSON, CSV or GitHub annotations (scan and report
     print alike; annotations need the events, in `operator`)."""
     from harmony_doctor.output import tables as export
+    from harmony_doctor.output.rate_view import hourly_rates_view
     from harmony_doctor.output.scan_view import scan_view
 
     table, keys, totals = summary.table, summary.keys, summary.totals
     files = [asdict(f) for f in summary.files]
     if output == "json":
+        from harmony_doctor.output.words import stated
+
         schema = f"harmony-doctor.{title}/1"
-        groups = table.to_dicts()
-        print_json(
-            {"schema": schema, "by": list(keys), "totals": totals, "groups": groups, "files": files}
-        )
+        record = {"by": list(keys), "totals": totals, "groups": table.to_dicts(), "files": files}
+        print_json({"schema": schema, **stated(record)})
     elif output == "csv":
         export.write_csv(table.columns, table.iter_rows(), sys.stdout)
     elif output == "github":
@@ -53,7 +54,8 @@ def show_summary(
     else:
         console = make_console(color, width)
         groups = table.to_dicts()
-        view = scan_view(groups, keys, totals, summary.days, files, top, title)
+        hourly = hourly_rates_view(summary.events, summary.requests)
+        view = scan_view(groups, keys, totals, summary.days, files, top, title, hourly)
         show(console, view)
 
 

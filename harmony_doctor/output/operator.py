@@ -63,10 +63,12 @@ def percent(rate: float) -> str:
 
 def unrated_line(totals: dict[str, Any]) -> str:
     """Why some failures are in no rate, with how many: the one sentence every output uses."""
-    where = "logs without request lines"
+    from harmony_doctor.output.words import counted
+
+    why = "their process logged no requests in their hour"
     if totals.get("rate_note"):
-        where += ", or hours that logged fewer requests than failures"
-    return f"{totals['unrated']:,} failure(s) in {where}: no rate"
+        why += ", or fewer than its failures"
+    return f"{counted(totals['unrated'], 'failure')} unrated (in no rate): {why}"
 
 
 @dataclass(frozen=True)

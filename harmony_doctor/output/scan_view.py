@@ -13,6 +13,7 @@ from harmony_doctor.output.escape import safe_text
 from harmony_doctor.output.layout import UNLIMITED, Fitted, capped
 from harmony_doctor.output.operator import percent, unrated_line
 from harmony_doctor.output.styles import DIM, LABEL, OK, WARNING
+from harmony_doctor.output.words import counted
 
 _BLOCKS = " ▏▎▍▌▋▊▉█"
 
@@ -33,24 +34,23 @@ def scan_view(
     files: list[dict[str, Any]],
     top: int,
     title: str = "scan",
+    hourly: RenderableType | None = None,
 ) -> RenderableType:
-    """The summary of many sources: headline, top groups, failures per day, files not read."""
+    """The summary of many sources: headline, top groups, failures per day, the rate per hour
+    (`hourly`, drawn on a terminal only: rate_view), files not read."""
     parts: list[RenderableType] = [_scan_headline(totals, title)]
     if totals.get("unrated"):
         parts.append(Text(unrated_line(totals), style=WARNING))
     if not groups:
         parts.append(Text("No Harmony failures found.", style=OK))
     else:
-        parts.append(Fitted(lambda width: _groups_table(groups, by, top, width)))
-        if len(groups) > top:
-            parts.append(Text(f"… {len(groups) - top} more groups (--top, --format csv)", DIM))
-        note = next((g["rate_note"] for g in groups[:top] if g.get("rate_note")), None)
-        if note is not None:
-            parts.append(Text(f"? rate unknown: more failures than requests ({note})", DIM))
+        parts.append(Fitted(lambda width: _groups(groups, by, top, width)))
         if totals.get("clock") and ("hour" in by or "day" in by):
             parts.append(Text(f"hours and days on {totals['clock']}", DIM))
         if len(days) > 1:
             parts.append(_days_chart(days))
+        if hourly is not None:
+            parts.append(hourly)
     if len(files) > 1 or any(f["status"] != "ok" or f.get("reason") for f in files):
         parts.append(_files_table(files, top))
     return Group(*parts)
@@ -59,16 +59,21 @@ def scan_view(
 def _scan_headline(totals: dict[str, Any], title: str) -> Text:
     line = Text(f"harmony-doctor {title}  ", style=LABEL)
     bits = [
-        f"{totals['files']} file(s)",
+        counted(totals["files"], "file"),
         _human_size(totals["bytes"]),
-        f"{totals['lines']:,} lines",
-        f"{totals['failures']:,} failure(s)",
+        counted(totals["lines"], "line"),
+        counted(totals["failures"], "failure"),
     ]
     if totals.get("requests"):
-        bits.append(f"{totals['requests']:,} requests")
+        bits.append(counted(totals["requests"], "request"))
         rate = totals.get("rate")
         note = totals.get("rate_note") or "unknown"
-        bits.append(f"rate {percent(rate)}" if rate is not None else f"rate ? ({note})")
+        if rate is None:
+            bits.append(f"rate ? ({note})")
+        elif totals.get("unrated"):  # the rate is of the failures in it, said so
+            bits.append(f"rate {percent(rate)} ({totals['failures'] - totals['unrated']:,} rated)")
+        else:
+            bits.append(f"rate {percent(rate)}")
     if totals.get("skipped") or totals.get("partial"):
         bits.append(f"{totals['skipped']} skipped, {totals['partial']} partial")
     line.append(" · ".join(bits), DIM)
@@ -89,7 +94,7 @@ def _files_table(files: list[dict[str, Any]], top: int) -> RenderableType:
     rows: list[RenderableType] = [Text("files", style=LABEL)]
     rows.append(Fitted(lambda width: _files_rows(files, top, width)))
     if len(files) > top:
-        rows.append(Text(f"… {len(files) - top} more files (--format json)", DIM))
+        rows.append(Text(f"… {counted(len(files) - top, 'more file')} (--format json)", DIM))
     return Group(*rows)
 
 
@@ -116,15 +121,47 @@ def _files_rows(files: list[dict[str, Any]], top: int, width: int | None) -> Tab
     return table
 
 
+def _groups(
+    groups: list[dict[str, Any]], by: tuple[str, ...], top: int, width: int | None
+) -> RenderableType:
+    """The groups table, then how many more, then the footnotes of the columns shown (a
+    column dropped on a narrow terminal takes its footnote with it)."""
+    table, columns = _groups_table(groups, by, top, width)
+    parts: list[RenderableType] = [table]
+    if len(groups) > top:
+        more = counted(len(groups) - top, "more group")
+        parts.append(Text(f"… {more} (--top, --format csv)", DIM))
+    note = next((g["rate_note"] for g in groups[:top] if g.get("rate_note")), None)
+    if note is not None and columns["rate"]:
+        parts.append(Text(f"? rate unknown: more failures than requests ({note})", DIM))
+    return Group(*parts)
+
+
+# The middle columns (count is always there), dropped in this order when the keys and count
+# leave too little room: the bar, the share, then the rate and its failures in no rate.
+_DROPPED_FIRST = ("bar", "share", "rate")
+
+
 def _groups_table(
     groups: list[dict[str, Any]], by: tuple[str, ...], top: int, width: int | None
-) -> Table:
-    """The summary table; on narrow terminals the time columns go first, then the example.
-    With an unlimited width (a pipe) every column is there, whole."""
+) -> tuple[Table, dict[str, bool]]:
+    """The summary table and the columns it has; on narrow terminals the time columns go
+    first, then the example, then the bar, the share and the rate (_DROPPED_FIRST), never
+    the keys or the count. With an unlimited width (a pipe) every column is there, whole."""
     shown = groups[:top]
     widths = {k: min(40, max(len(k), *(len(str(g[k])) for g in shown))) for k in by}
-    spare = UNLIMITED if width is None else width - sum(w + 2 for w in widths.values()) - 40
-    columns = {"example": spare >= 14, "first seen": spare >= 48, "last seen": spare >= 66}
+    unrated = any(g.get("unrated") for g in shown)
+    keys = sum(w + 2 for w in widths.values())
+    count = max(5, *(len(f"{g['count']:,}") for g in shown)) + 2
+    middle = {"bar": 12, "share": 8, "rate": 9 + 9 * unrated}
+    columns = dict.fromkeys(_DROPPED_FIRST, True)
+    for name in _DROPPED_FIRST:
+        if width is None or keys + count + sum(middle[c] for c in columns if columns[c]) <= width:
+            break
+        columns[name] = False
+    full = all(columns.values())
+    spare = UNLIMITED if width is None else width - keys - 40 if full else 0
+    columns |= {"example": spare >= 14, "first seen": spare >= 48, "last seen": spare >= 66}
     table = Table(box=None, pad_edge=False, show_edge=False, header_style=DIM)
     for key in by:
         if width is None:
@@ -132,11 +169,13 @@ def _groups_table(
         else:
             table.add_column(key, overflow="fold", min_width=widths[key], max_width=40)
     table.add_column("count", justify="right", no_wrap=True)
-    table.add_column("share", justify="right", no_wrap=True)
-    table.add_column("", no_wrap=True, width=10)
-    table.add_column("rate", justify="right", no_wrap=True)
-    unrated = any(g.get("unrated") for g in shown)
-    if unrated:
+    if columns["share"]:
+        table.add_column("share", justify="right", no_wrap=True)
+    if columns["bar"]:
+        table.add_column("", no_wrap=True, width=10)
+    if columns["rate"]:
+        table.add_column("rate", justify="right", no_wrap=True)
+    if columns["rate"] and unrated:
         table.add_column("no rate", justify="right", no_wrap=True)
     for name in ("first seen", "last seen"):
         if columns[name]:
@@ -151,11 +190,14 @@ def _groups_table(
         cells: list[Any] = [
             *(safe_text(str(g[k]) if g[k] is not None else "-", keep_newlines=False) for k in by),
             f"{g['count']:,}",
-            f"{g['share']:.1%}",
-            Text(bar(g["count"] / biggest, 10), style="cyan"),
-            _rate_cell(g),
         ]
-        if unrated:
+        if columns["share"]:
+            cells.append(f"{g['share']:.1%}")
+        if columns["bar"]:
+            cells.append(Text(bar(g["count"] / biggest, 10), style="cyan"))
+        if columns["rate"]:
+            cells.append(_rate_cell(g))
+        if columns["rate"] and unrated:
             cells.append(f"{g['unrated']:,}" if g.get("unrated") else "")
         if columns["first seen"]:
             cells.append(_short_time(g.get("first_seen")))
@@ -164,7 +206,7 @@ def _groups_table(
         if columns["example"]:
             cells.append(safe_text(g.get("example") or "", keep_newlines=False))
         table.add_row(*cells)
-    return table
+    return table, columns
 
 
 def _rate_cell(group: dict[str, Any]) -> str:

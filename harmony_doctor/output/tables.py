@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from harmony_doctor.errors import OutputError
 from harmony_doctor.output.escape import one_line
+from harmony_doctor.output.words import stated
 from harmony_doctor.scan.event_files import (
     QUOTED_STARTS,
     file_digest,
@@ -198,13 +199,14 @@ def write_table(frame: pl.DataFrame, path: Path) -> None:
 
 
 def write_csv(columns: list[str], rows: Any, stream: TextIO) -> None:
-    """CSV with formula-safe cells; to a terminal, control characters are shown, not obeyed
+    """CSV with formula-safe cells and floats as the outputs state them (words.stated); to a
+    terminal, control characters are shown, not obeyed
     (a file or a pipe gets the values as they are)."""
     shown = stream.isatty()
     writer = csv.writer(stream)
     writer.writerow(columns)
     for row in rows:
-        writer.writerow([_terminal_cell(v) if shown else safe_cell(v) for v in row])
+        writer.writerow([_terminal_cell(v) if shown else safe_cell(v) for v in stated(row)])
 
 
 def _terminal_cell(value: Any) -> Any:
@@ -212,4 +214,7 @@ def _terminal_cell(value: Any) -> Any:
 
 
 def _json_safe(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in row.items()}
+    return {
+        k: None if isinstance(v, float) and not math.isfinite(v) else stated(v)
+        for k, v in row.items()
+    }

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harmony_doctor.choices import GROUP_KEYS
 from harmony_doctor.errors import InputError
 from harmony_doctor.models import RequestTally, ScanEvent
 from harmony_doctor.scan.records import FileReport, FileScan, ScanResult
@@ -15,18 +16,6 @@ from harmony_doctor.scan.records import FileReport, FileScan, ScanResult
 if TYPE_CHECKING:
     import polars as pl
 
-GROUP_KEYS = (
-    "code",
-    "kind",
-    "pattern",
-    "server",
-    "harmony_version",
-    "origin",
-    "file",
-    "pid",
-    "day",
-    "hour",
-)
 # Dimensions requests can be split by; other groups get the overall request count.
 REQUEST_KEYS = ("origin", "file", "pid", "server", "day", "hour")
 

@@ -71,8 +71,8 @@ def test_report_table_csv_and_summary_file(logs_dir: Path, tmp_path: Path) -> No
     run(["scan", str(logs_dir), "-j", "1", "--events", str(events)])
     table = run(["report", str(events)])
     assert table.exit_code == 1
-    assert table.stdout.startswith("harmony-doctor report  1 file(s)")
-    assert "HD111" in table.stdout and "3 failure(s)" in table.stdout
+    assert table.stdout.startswith("harmony-doctor report  1 file ·")
+    assert "HD111" in table.stdout and "3 failures ·" in table.stdout
     rows = list(csv.DictReader(run(["report", str(events), "--format", "csv"]).stdout.splitlines()))
     assert {r["code"]: r["count"] for r in rows} == {"HD111": "2", "HD101": "1"}
     summary = tmp_path / "summary.csv"

@@ -16,7 +16,7 @@ from harmony_doctor.cli.app import app
 from tests.scan.scoped_logs import vllm_log
 from tests.scan.vllm_logs import traceback
 
-LINE = "3 failure(s) in logs without request lines: no rate"
+LINE = "3 failures unrated (in no rate): their process logged no requests in their hour"
 
 
 def _run(args: list[str], **env: str) -> Any:

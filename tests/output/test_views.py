@@ -184,13 +184,13 @@ def test_scan_view() -> None:
     out = _show(scan_view(groups, ("kind",), totals, days, files, top=1))
     _assert_inert(out)
     assert out.startswith(
-        "harmony-doctor scan  2 file(s) · 1.2 KB · 12,345 lines · 4 failure(s) · 1 skipped, 0 partial"
+        "harmony-doctor scan  2 files · 1.2 KB · 12,345 lines · 4 failures · 1 skipped, 0 partial"
     )
-    assert "… 1 more groups (--top, --format csv)" in out
+    assert "… 1 more group (--top, --format csv)" in out
     assert "other" not in out  # cut by --top
     assert re.search(r"^2026-01-02 +3 +█{30}$", out, re.MULTILINE)
     assert "bad\\x1b]8;;http://x\\x07.log" in out
-    assert "… 1 more files (--format json)" in out
+    assert "… 1 more file (--format json)" in out
 
 
 def test_scan_view_without_failures() -> None:
@@ -199,7 +199,7 @@ def test_scan_view_without_failures() -> None:
     out = _show(scan_view([], ("kind",), totals, [], files, top=20, title="report"))
     assert (
         out
-        == "harmony-doctor report  1 file(s) · 999 B · 3 lines · 0 failure(s)\nNo Harmony failures found.\n"
+        == "harmony-doctor report  1 file · 999 B · 3 lines · 0 failures\nNo Harmony failures found.\n"
     )
 
 

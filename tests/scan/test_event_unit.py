@@ -56,7 +56,7 @@ def test_report_refuses_tallies_of_other_events(tmp_path: Path) -> None:
     result = _run(["report", str(old / "ev.csv")])
     assert result.exit_code == 2
     assert "does not belong to" in result.stderr and "its requests are not counted" in result.stderr
-    assert "3 failure(s)" in result.stdout and "rate" not in result.stdout.splitlines()[0]
+    assert "3 failures" in result.stdout and "rate" not in result.stdout.splitlines()[0]
     assert (
         _totals(["report", str(new / "ev.csv")])["rate"]
         == _totals(["scan", "-j", "1", str(log)])["rate"]

@@ -19,6 +19,7 @@ import pytest
 import harmony_doctor as hd
 from harmony_doctor.errors import InputError
 from harmony_doctor.inputs.files import discover
+from harmony_doctor.output.words import stated
 from harmony_doctor.scan.records import ScanOptions
 from tests.helpers import run
 from tests.scan.vllm_logs import access, info, traceback
@@ -91,13 +92,14 @@ def _unqualified(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _library_expected(folders: list[Path], by: str) -> list[dict[str, Any]]:
-    """The summary of every file scanned on its own with its host's origin, merged."""
+    """The summary of every file scanned on its own with its host's origin, merged, its
+    ratios as the JSON states them (words.stated)."""
     scans = [
         hd.scan_file(source.label, ScanOptions(origin=folder.name))
         for folder in folders
         for source in discover([str(folder)], [], [])[0]
     ]
-    return hd.summarize(hd.merge(scans), by.split(",")).to_dicts()
+    return [stated(g) for g in hd.summarize(hd.merge(scans), by.split(",")).to_dicts()]
 
 
 @pytest.mark.parametrize(

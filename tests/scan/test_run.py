@@ -41,7 +41,7 @@ def test_events_requests_and_rates(logs_dir: Path) -> None:
 def test_cli_scan_table_json_csv_and_exit_codes(logs_dir: Path) -> None:
     table = run(["scan", str(logs_dir)])
     assert table.exit_code == 1
-    assert "HD111" in table.stdout and "3 failure(s)" in table.stdout
+    assert "HD111" in table.stdout and "3 failures ·" in table.stdout
     assert "vllm.log.gz" in table.stdout  # the per-file table
     doc = json.loads(run(["scan", "--format", "json", "--by", "code,file", str(logs_dir)]).stdout)
     assert doc["schema"] == "harmony-doctor.scan/1" and doc["by"] == ["code", "file"]

@@ -156,8 +156,11 @@ def test_max_rate_fails_on_unrated_failures_unless_told(tmp_path: Path) -> None:
     gate = ["scan", "-j", "1", str(tmp_path), "--max-rate", "0.99"]
     failed = _run(gate)
     assert failed.exit_code == 1
-    assert "1 failure(s) in logs without request lines: no rate" in failed.stdout
-    assert "--max-rate fails: 1 failure(s) in logs without request lines" in failed.stderr
+    assert (
+        "1 failure unrated (in no rate): their process logged no requests in their hour"
+        in failed.stdout
+    )
+    assert "--max-rate fails: 1 failure unrated (in no rate)" in failed.stderr
     assert _run([*gate, "--unrated", "pass"]).exit_code == 0
     above = _run([*gate[:-1], "0.01", "--unrated", "pass"])
     assert above.exit_code == 1 and "is above 1.00%" in above.stderr
@@ -246,5 +249,8 @@ def test_the_readme_example_of_failures_outside_the_scope() -> None:
     samples = Path(__file__).parents[2] / "samples"
     paths = [str(samples / "vllm-traceback.log"), str(samples / "lmdeploy.log")]
     shown = _run(["scan", "-j", "1", *paths]).stdout.splitlines()
-    assert shown[0].endswith("5 failure(s) · 4 requests · rate 75.00%")
-    assert shown[1] == "2 failure(s) in logs without request lines: no rate"
+    assert shown[0].endswith("5 failures · 4 requests · rate 75.00% (3 rated)")
+    assert (
+        shown[1]
+        == "2 failures unrated (in no rate): their process logged no requests in their hour"
+    )
