@@ -20,6 +20,7 @@ from harmony_doctor.output.operator import (
     text,
     unrated_line,
 )
+from harmony_doctor.output.words import stated
 
 _CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px;
@@ -68,7 +69,7 @@ def _table(header: list[str], rows: list[list[object]], numeric: set[int], cls: 
 
 def _card(key: str, raw: object, shown: object, label: str, why: str = "") -> str:
     """One card; `data-total`/`data-value` carry the number as `--format json` has it."""
-    value = "" if raw is None else repr(raw) if isinstance(raw, float) else str(raw)
+    value = "" if raw is None else repr(stated(raw)) if isinstance(raw, float) else str(raw)
     small = f"<small>{esc(why)}</small>" if why else ""
     return (
         f'<div class="card" data-total="{key}" data-value="{esc(value)}">'
