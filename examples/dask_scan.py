@@ -1,10 +1,11 @@
-"""Scan many logs with Dask: one future per file, merged into the summary `scan` prints.
+"""Scan many logs with Dask: one future per log, merged into the summary `scan` prints.
 
 The listing is the one `scan` makes (folders recursively, URLs, prefixes and globs such as
-s3://bucket/logs/*.gz with harmony-doctor[remote]); each file is scanned by
-`harmony_doctor.scan_file` on a Dask worker (a process of a LocalCluster started here, or of
-the scheduler given); the client merges the picklable results with `harmony_doctor.merge` and
-prints the same table, JSON or CSV as `scan`, with the same counts and rates.
+s3://bucket/logs/*.gz with harmony-doctor[remote]); each log (its rotated parts read as one
+stream) is scanned by `harmony_doctor.scan_rotated` on a Dask worker (a process of a
+LocalCluster started here, or of the scheduler given); the client merges the picklable
+results with `harmony_doctor.merge` and prints the same table, JSON or CSV as `scan`, with
+the same counts and rates.
 
     pip install 'harmony-doctor[remote,dask]'
     python examples/dask_scan.py s3://bucket/logs/ --by code,file --format json
@@ -28,10 +29,10 @@ import harmony_doctor as hd
 
 
 def scan_with_dask(client: Client, inputs: list[str], options: hd.ScanOptions) -> hd.ScanResult:
-    """What `harmony-doctor scan INPUTS` finds, each file scanned by a Dask worker."""
+    """What `harmony-doctor scan INPUTS` finds, each log scanned by a Dask worker."""
     found = fleet.listing(inputs, "Dask workers")
-    futures = client.map(hd.scan_file, found.labels, options=options, retries=2)
-    scans: list[hd.FileScan] = client.gather(futures)
+    futures = client.map(hd.scan_rotated, found.streams, options=options, retries=2)
+    scans: list[tuple[hd.FileScan, ...]] = client.gather(futures)
     return fleet.merged(found, scans)
 
 

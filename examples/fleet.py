@@ -1,7 +1,8 @@
 """What the Ray and Dask recipes share: the listing scan makes, merging, events, the summary.
 
-An engine only has to map `harmony_doctor.scan_file` over `listing(...).labels` and hand the
-results to `finish(...)`.
+An engine only has to map `harmony_doctor.scan_rotated` over `listing(...).streams` (the
+rotated parts of one log go together: they are read as one stream) and hand the results to
+`finish(...)`.
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ from harmony_doctor.errors import ExitCode
 
 @dataclass(frozen=True)
 class Listing:
-    """The files, objects and URLs to scan (each once), and what could not be listed."""
+    """The files, objects and URLs to scan (each once), grouped into the streams scan reads
+    (a log's rotated parts together, oldest first), and what could not be listed."""
 
-    labels: list[str]
+    streams: list[tuple[str, ...]]
     unread: list[hd.FileScan]
 
 
@@ -31,16 +33,18 @@ def listing(inputs: list[str], engine: str) -> Listing:
     found = hd.list_inputs(inputs)
     if any(s.path is None and not s.url for s in found.sources):
         raise hd.InputError(f"standard input cannot be sent to {engine}: name files or URLs")
-    labels = list(dict.fromkeys(s.label for s in found.sources))  # a file named twice: once
+    unique = {s.label: s for s in found.sources}.values()  # a file named twice: once
+    streams = list(hd.InputListing(tuple(unique), ()).streams)
     unread = [
         hd.FileScan((), (), hd.FileReport(s.label, "skipped", s.reason, 0, 0, 0))
         for s in found.skipped
     ]
-    return Listing(labels, unread)
+    return Listing(streams, unread)
 
 
-def merged(found: Listing, scans: list[hd.FileScan]) -> hd.ScanResult:
+def merged(found: Listing, streams: list[tuple[hd.FileScan, ...]]) -> hd.ScanResult:
     """One result in scan's order: what could not be read, files scan itself wrote, the logs."""
+    scans = [scan for stream in streams for scan in stream]
     scans = sorted(scans, key=lambda scan: scan.report.status != "ignored")
     return hd.merge([*found.unread, *scans])
 

@@ -1,10 +1,10 @@
-"""Scan many logs with Ray: one task per file, merged into the summary `scan` prints.
+"""Scan many logs with Ray: one task per log, merged into the summary `scan` prints.
 
 The listing is the one `scan` makes (folders recursively, URLs, prefixes and globs such as
-s3://bucket/logs/*.gz with harmony-doctor[remote]); each file is scanned by
-`harmony_doctor.scan_file` in a Ray task, wherever Ray places it; the driver merges the picklable
-results with `harmony_doctor.merge` and prints the same table, JSON or CSV as `scan`, with
-the same counts and rates.
+s3://bucket/logs/*.gz with harmony-doctor[remote]); each log (its rotated parts read as one
+stream) is scanned by `harmony_doctor.scan_rotated` in a Ray task, wherever Ray places it; the
+driver merges the picklable results with `harmony_doctor.merge` and prints the same table,
+JSON or CSV as `scan`, with the same counts and rates.
 
     pip install 'harmony-doctor[remote,ray]'
     python examples/ray_scan.py s3://bucket/logs/ --by code,file --format json
@@ -28,15 +28,16 @@ import harmony_doctor as hd
 
 
 @ray.remote(num_cpus=1, max_retries=2)
-def scan_one(label: str, options: hd.ScanOptions) -> hd.FileScan:
-    """One file or object, scanned in a Ray worker (its own process, maybe its own machine)."""
-    return hd.scan_file(label, options)
+def scan_one(stream: tuple[str, ...], options: hd.ScanOptions) -> tuple[hd.FileScan, ...]:
+    """One log (its rotated parts) or object, scanned in a Ray worker (its own process, maybe
+    its own machine)."""
+    return hd.scan_rotated(stream, options)
 
 
 def scan_with_ray(inputs: list[str], options: hd.ScanOptions) -> hd.ScanResult:
-    """What `harmony-doctor scan INPUTS` finds, each file scanned in its own Ray task."""
+    """What `harmony-doctor scan INPUTS` finds, each log scanned in its own Ray task."""
     found = fleet.listing(inputs, "Ray tasks")
-    scans: list[hd.FileScan] = ray.get([scan_one.remote(x, options) for x in found.labels])
+    scans = ray.get([scan_one.remote(x, options) for x in found.streams])
     return fleet.merged(found, scans)
 
 

@@ -123,6 +123,7 @@ __all__ = [
     "scan_file",
     "scan_inputs",
     "scan_paths",
+    "scan_rotated",
     "scan_stream",
     "shrink",
     "summarize",
@@ -362,6 +363,22 @@ def scan_file(path_or_url: str | Path, options: ScanOptions | None = None) -> Fi
     from harmony_doctor.scan.run import scan_file as scan_one
 
     return scan_one(path_or_url, options or ScanOptions())
+
+
+def scan_rotated(
+    paths: Sequence[str | Path], options: ScanOptions | None = None
+) -> tuple[FileScan, ...]:
+    """The parts of one rotated log (`vllm.log.2.gz`, `vllm.log.1`, `vllm.log`; any order) read
+    oldest first as one stream, as `scan` reads them: one FileScan per part, and a failure the
+    rotation cut in two counted once. Map it over `list_inputs(...).streams` (a lone file or
+    URL is a stream of one) and `merge` the results: one scan over the same inputs."""
+    from harmony_doctor.scan.records import ScanOptions
+    from harmony_doctor.scan.run import scan_file as scan_one
+    from harmony_doctor.scan.run import scan_rotated as scan_parts
+
+    if len(paths) == 1:
+        return (scan_one(paths[0], options or ScanOptions()),)
+    return scan_parts(paths, options or ScanOptions())
 
 
 def scan_stream(

@@ -84,7 +84,7 @@ def _cards(summary: OperatorSummary) -> str:
     requests, rate = totals.get("requests"), totals.get("rate")
     if rate is not None:
         scope = (
-            f"{failures - unrated:,} failure(s) over the {series.rated_requests(summary):,} "
+            f"{failures - unrated:,} failure(s) over the {totals['rate_requests']:,} "
             "requests of their own origin, process and hour"
         )
         rate_card = _card("rate", rate, percent(rate), "failure rate", scope)

@@ -70,8 +70,10 @@ def _scan_headline(totals: dict[str, Any], title: str) -> Text:
         note = totals.get("rate_note") or "unknown"
         if rate is None:
             bits.append(f"rate ? ({note})")
-        elif totals.get("unrated"):  # the rate is of the failures in it, said so
-            bits.append(f"rate {percent(rate)} ({totals['failures'] - totals['unrated']:,} rated)")
+        elif totals.get("unrated") or totals.get("rate_requests") != totals["requests"]:
+            # the rate is of the failures and requests in its scopes: said so
+            rated = totals["failures"] - totals["unrated"]
+            bits.append(f"rate {percent(rate)} ({rated:,} of {totals['rate_requests']:,} requests)")
         else:
             bits.append(f"rate {percent(rate)}")
     if totals.get("skipped") or totals.get("partial"):

@@ -15,8 +15,8 @@ from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.inputs.timestamps import parse_timestamp
 from harmony_doctor.models import Diagnosis, LogError, ScanEvent, Server, TokenInput
 from harmony_doctor.scan import patterns
+from harmony_doctor.scan.found import Place, SourceScan
 from harmony_doctor.scan.records import ScanOptions
-from harmony_doctor.scan.source import Place, SourceScan
 from harmony_doctor.streams.diagnose import CleanStreams, diagnose
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import bisect
 import contextlib
+import functools
+import itertools
 import multiprocessing
 import os
 import signal
@@ -11,7 +14,7 @@ import stat
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -23,11 +26,13 @@ from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.inputs.files import MAX_LINE, Readable, Skipped, Source, open_binary
 from harmony_doctor.inputs.remote import is_url, open_url
 from harmony_doctor.models import RequestTally, ScanEvent
-from harmony_doctor.scan.documents import Document, as_document, read_head
+from harmony_doctor.scan.documents import DOCUMENT_BYTES, Document, as_document, read_head
 from harmony_doctor.scan.event_files import written_by_scan
 from harmony_doctor.scan.findings import diagnosis_events, merge_duplicates, redact, source_events
+from harmony_doctor.scan.found import Place, SourceScan
+from harmony_doctor.scan.names import rotation_rank, stream_of
 from harmony_doctor.scan.records import FileReport, FileScan, FileStatus, ScanOptions, ScanResult
-from harmony_doctor.scan.source import Place, SourceScan, scan_source
+from harmony_doctor.scan.source import scan_parts, scan_source
 from harmony_doctor.streams.diagnose import CleanStreams
 
 POOL_BYTES = 16 * 1024 * 1024  # below this, starting worker processes costs more than it saves
@@ -36,14 +41,17 @@ DEFAULT_OPTIONS = ScanOptions()  # frozen, so one shared default is safe
 
 @dataclass(frozen=True)
 class Unit:
-    """A piece of work: one whole source (results never depend on how work is shared out)."""
+    """A piece of work: one whole source, or the parts of one rotated log (oldest first), read
+    as one stream (results never depend on how work is shared out)."""
 
-    source: Source
+    parts: tuple[Source, ...]
 
 
 @dataclass
 class UnitResult:
-    unit: Unit
+    """What one source (a part of a unit) yielded."""
+
+    source: Source
     events: list[ScanEvent]
     found: SourceScan | None
     error: str | None = None  # the source could not be opened
@@ -51,9 +59,10 @@ class UnitResult:
 
 
 def plan(sources: Iterable[Source]) -> tuple[list[Unit], list[FileReport]]:
-    """One unit per distinct input; a file named twice (or reached through a folder and a
-    path, or a link) is read once, and files scan itself wrote are left out with the reason."""
-    units: list[Unit] = []
+    """One unit per distinct input, the rotated parts of one log joined (`rotated`); a file
+    named twice (or reached through a folder and a path, or a link) is read once, and files
+    scan itself wrote are left out with the reason."""
+    kept: list[Source] = []
     ignored: list[FileReport] = []
     seen: set[tuple[int | str, int]] = set()
     for source in sources:
@@ -66,8 +75,28 @@ def plan(sources: Iterable[Source]) -> tuple[list[Unit], list[FileReport]]:
         if written is not None:
             ignored.append(FileReport(source.label, "ignored", written, 0, 0, 0))
             continue
-        units.append(Unit(source))
-    return units, ignored
+        kept.append(source)
+    return [Unit(parts) for parts in rotated(kept)], ignored
+
+
+def rotated(sources: Iterable[Source]) -> list[tuple[Source, ...]]:
+    """Sources grouped into the streams they are parts of: the rotated and compressed parts of
+    one log file (`vllm.log.2.gz`, `vllm.log.1`, `vllm.log`: scan/names.py) oldest first, at
+    the place of the first one listed; anything else (standard input, pipes, URLs, a lone
+    file) on its own. Stdout/stderr splits run side by side, so they stay apart."""
+    groups: dict[str, list[Source]] = {}
+    order: list[str | int] = []
+    for index, source in enumerate(sources):
+        if source.url or source.stream is not None or source.path is None:
+            order.append(index)
+            groups[str(index)] = [source]
+            continue
+        key = "stream:" + stream_of(source.label)
+        if key not in groups:
+            order.append(key)
+            groups[key] = []
+        groups[key].append(source)
+    return [tuple(sorted(groups[str(key)], key=lambda s: rotation_rank(s.label))) for key in order]
 
 
 def _identity(source: Source) -> tuple[int | str, int] | None:
@@ -93,15 +122,20 @@ def _written_by_scan(source: Source) -> str | None:
 def _total_size(units: list[Unit]) -> int:
     """Bytes on disk the units will read (stdin counts as large: its size is unknown)."""
     total = 0
-    for unit in units:
-        if unit.source.path is None:
+    for source in (s for unit in units for s in unit.parts):
+        if source.path is None:
             return POOL_BYTES
         with contextlib.suppress(OSError):
-            total += unit.source.path.stat().st_size
+            total += source.path.stat().st_size
     return total
 
 
-def _in_process(source: Source) -> bool:
+def _in_process(unit: Unit) -> bool:
+    """Whether a unit holds a source a worker cannot open."""
+    return any(_local_only(source) for source in unit.parts)
+
+
+def _local_only(source: Source) -> bool:
     """Sources a worker cannot open: open streams, stdin, pipes (/dev/fd/N, <(...))."""
     if source.url:
         return False  # a URL pickles: any worker opens it
@@ -124,8 +158,8 @@ def scan(
     be read is reported. Results do not depend on `jobs`."""
     units, ignored = plan(sources)
     origin = options.origin or socket.gethostname()
-    results: dict[int, UnitResult] = {}
-    pooled = [i for i, u in enumerate(units) if not _in_process(u.source)]
+    results: dict[int, list[UnitResult]] = {}
+    pooled = [i for i, u in enumerate(units) if not _in_process(u)]
     if options.jobs <= 1 or len(pooled) <= 1 or _total_size(units) < POOL_BYTES:
         pooled = []
     if pooled:
@@ -133,12 +167,18 @@ def scan(
     for index, unit in enumerate(units):
         if index not in results:
             results[index] = scan_unit(unit, options, now)
-            if progress is not None:
-                progress(results[index])
+            _told(progress, results[index])
     reports = [FileReport(s.label, "skipped", s.reason, 0, 0, 0) for s in skipped]
     scans = [FileScan((), (), report) for report in [*reports, *ignored]]
-    scans.extend(file_scan(results[index], options, origin) for index in range(len(units)))
+    scans.extend(
+        file_scan(part, options, origin) for index in range(len(units)) for part in results[index]
+    )
     return merge(scans)
+
+
+def _told(progress: Callable[[UnitResult], None] | None, parts: list[UnitResult]) -> None:
+    for part in parts if progress is not None else ():
+        progress(part)  # type: ignore[misc]
 
 
 def merge(scans: Iterable[FileScan]) -> ScanResult:
@@ -168,7 +208,24 @@ def scan_file(
     units, ignored = plan([Source(text, Path(text))])
     if not units:
         return FileScan((), (), ignored[0])
-    return file_scan(scan_unit(units[0], options, now), options, origin)
+    return file_scan(scan_unit(units[0], options, now)[0], options, origin)
+
+
+def scan_rotated(
+    paths: Sequence[str | Path], options: ScanOptions = DEFAULT_OPTIONS, now: datetime | None = None
+) -> tuple[FileScan, ...]:
+    """The parts of one rotated log (in any order; read oldest first as one stream, as `scan`
+    reads them), one FileScan per part: a failure whose lines the rotation cut in two counts
+    once, in the part its error line is in. Paths that are not parts of one log are refused."""
+    origin = options.origin or socket.gethostname()
+    units, ignored = plan([Source(str(p), Path(p)) for p in paths])
+    if len(units) > 1:
+        names = ", ".join(unit.parts[0].label for unit in units)
+        raise InputError(f"not the parts of one rotated log: {names}")
+    scans = [FileScan((), (), report) for report in ignored]
+    for unit in units:
+        scans.extend(file_scan(part, options, origin) for part in scan_unit(unit, options, now))
+    return tuple(scans)
 
 
 def scan_stream(
@@ -181,7 +238,7 @@ def scan_stream(
     the current time). The stream is closed."""
     origin = options.origin or socket.gethostname()
     source = Source(label, None, stream)
-    return file_scan(scan_unit(Unit(source), options, now), options, origin)
+    return file_scan(scan_unit(Unit((source,)), options, now)[0], options, origin)
 
 
 def _in_pool(
@@ -189,7 +246,7 @@ def _in_pool(
     options: ScanOptions,
     now: datetime | None,
     progress: Callable[[UnitResult], None] | None,
-) -> dict[int, UnitResult]:
+) -> dict[int, list[UnitResult]]:
     # spawn, not fork: the parent may already run polars' or openai-harmony's threads.
     context = multiprocessing.get_context("spawn")
     jobs = min(options.jobs, len(units))
@@ -197,14 +254,13 @@ def _in_pool(
     pool = ProcessPoolExecutor(
         max_workers=jobs, mp_context=context, initializer=_worker_start, initargs=(os.getpid(),)
     )
-    results: dict[int, UnitResult] = {}
+    results: dict[int, list[UnitResult]] = {}
     try:
         with _blocked("SIGINT"):  # workers start here: Ctrl-C is the parent's to handle
             futures = {pool.submit(scan_unit, unit, options, now): i for i, unit in units}
         for future in as_completed(futures):
             results[futures[future]] = future.result()
-            if progress is not None:
-                progress(results[futures[future]])
+            _told(progress, results[futures[future]])
     except BaseException:
         _stop(pool)
         raise
@@ -286,27 +342,29 @@ def _watch_parent(parent: int) -> None:
 _PR_SET_PDEATHSIG = 1
 
 
-def scan_unit(unit: Unit, options: ScanOptions, now: datetime | None) -> UnitResult:
-    """Scan one source (in a worker process or this one)."""
-    source = unit.source
+def scan_unit(unit: Unit, options: ScanOptions, now: datetime | None) -> list[UnitResult]:
+    """Scan one unit (in a worker process or this one): what each of its sources yielded."""
+    if len(unit.parts) == 1:
+        return [_scan_one(unit.parts[0], options, now)]
+    return _scan_parts(unit.parts, options, now)
+
+
+def _scan_one(source: Source, options: ScanOptions, now: datetime | None) -> UnitResult:
+    """Scan one source."""
+    given = source
     if source.url:  # opened in the process that reads it; its last-modified time dates stamps
         try:
             remote, _, modified = open_url(source.label)
         except InputError as exc:
-            return UnitResult(unit, [], None, str(exc))
+            return UnitResult(given, [], None, str(exc))
         source, now = Source(source.label, None, remote), modified or now
     reference = _reference_time(source, now)
     before = _state(source)
-    try:
-        stream: Readable = open_binary(source)
-    except (InputError, OSError) as exc:
-        return UnitResult(unit, [], None, str(exc))
     vocab = _vocab_loader(options.vocab_path)
-    stream, whole = read_head(stream)
-    document = None if whole is None else as_document(whole, source.label, vocab, options.role)
-    if document is not None:
-        stream.close()
-        return _document_result(unit, document, whole or b"", vocab)
+    opened = _open(source, vocab, options)
+    if not isinstance(opened, tuple):
+        return opened
+    stream = opened[1]
     clean = _clean_check(vocab, options)
     try:
         found = scan_source(stream, source.label, reference, options.replay, clean=clean)
@@ -315,7 +373,97 @@ def scan_unit(unit: Unit, options: ScanOptions, now: datetime | None) -> UnitRes
     events = list(source_events(found, vocab, options, clean))
     found.errors, found.completions = [], []  # now events: keep what crosses processes small
     changed = _changed(before, _state(source))
-    return UnitResult(unit, merge_duplicates(events), found, changed=changed)
+    return UnitResult(given, merge_duplicates(events), found, changed=changed)
+
+
+def _open(
+    source: Source, vocab: Callable[[], Vocab], options: ScanOptions
+) -> UnitResult | tuple[Source, Readable]:
+    """A source opened for reading as a log; or what it yielded already: the reason it could
+    not be opened, or the diagnosis of a whole token-stream document."""
+    try:
+        stream: Readable = open_binary(source)
+    except (InputError, OSError) as exc:
+        return UnitResult(source, [], None, str(exc))
+    stream, whole = read_head(stream)
+    document = None if whole is None else as_document(whole, source.label, vocab, options.role)
+    if document is None:
+        return source, stream
+    stream.close()
+    return _document_result(source, document, whole or b"", vocab)
+
+
+def _scan_parts(
+    parts: tuple[Source, ...], options: ScanOptions, now: datetime | None
+) -> list[UnitResult]:
+    """The parts of one rotated log read as one stream, oldest first (a part that cannot be
+    opened is skipped): each failure is placed, and counted once, in the part its line is in;
+    every part keeps its own lines, bytes, requests and status. The stream is a token-stream
+    document only as a whole (no part of it alone)."""
+    vocab = _vocab_loader(options.vocab_path)
+    before = {id(s): _state(s) for s in parts}
+    whole = _whole_document(parts, vocab, options)
+    if whole is not None:
+        return whole
+    alone: dict[int, UnitResult] = {}
+    logs: list[Source] = []
+    for source in parts:
+        try:
+            open_binary(source).close()  # opened again when its turn comes: one at a time
+            logs.append(source)
+        except (InputError, OSError) as exc:
+            alone[id(source)] = UnitResult(source, [], None, str(exc))
+    if logs:
+        clean = _clean_check(vocab, options)
+        reference = _reference_time(logs[-1], now)
+        named = [(s.label, functools.partial(open_binary, s)) for s in logs]
+        found = scan_parts(named, reference, options.replay, clean)
+        events = merge_duplicates(list(source_events(found, vocab, options, clean)))
+        found.errors, found.completions = [], []
+        pieces = found.parts or [found]
+        starts = list(itertools.accumulate((p.lines for p in pieces[:-1]), initial=0))
+        placed: list[list[ScanEvent]] = [[] for _ in pieces]
+        for event in events:
+            k = bisect.bisect_right(starts, event.line - 1) - 1
+            placed[k].append(replace(event, file=pieces[k].label, line=event.line - starts[k]))
+        for source, piece, mine in zip(logs, pieces, placed, strict=True):
+            changed = _changed(before[id(source)], _state(source))
+            alone[id(source)] = UnitResult(source, mine, piece, changed=changed)
+    return [alone[id(source)] for source in parts]
+
+
+def _whole_document(
+    parts: tuple[Source, ...], vocab: Callable[[], Vocab], options: ScanOptions
+) -> list[UnitResult] | None:
+    """Small parts that are, read as one stream, one token-stream document (a JSON completion
+    cut by a rotation): its diagnosis in the first part, each part with its own lines."""
+    heads: list[bytes] = []
+    for source in parts:
+        try:
+            stream = open_binary(source)
+            try:
+                head = stream.read(DOCUMENT_BYTES + 1)
+            finally:
+                stream.close()
+        except (InputError, OSError, EOFError, ValueError):
+            return None
+        heads.append(head if head.endswith(b"\n") or not head else head + b"\n")
+        if sum(map(len, heads)) > DOCUMENT_BYTES:
+            return None
+    data = b"".join(heads)
+    document = as_document(data, parts[0].label, vocab, options.role)
+    if document is None:
+        return None
+    events = _document_result(parts[0], document, data, vocab).events
+    results = []
+    for source, head in zip(parts, heads, strict=True):
+        found = SourceScan(source.label, datetime.now(), lines=_lines(head), bytes=len(head))
+        results.append(UnitResult(source, events if source is parts[0] else [], found))
+    return results
+
+
+def _lines(data: bytes) -> int:
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
 def _state(source: Source) -> os.stat_result | None:
@@ -329,6 +477,9 @@ def _state(source: Source) -> os.stat_result | None:
     return info if stat.S_ISREG(info.st_mode) else None
 
 
+GREW = "the file grew"
+
+
 def _changed(before: os.stat_result | None, after: os.stat_result | None) -> str | None:
     """How a file changed between its opening and the end of its reading: written to,
     truncated, grown or replaced (what was read is then a part of no one version of it)."""
@@ -338,31 +489,30 @@ def _changed(before: os.stat_result | None, after: os.stat_result | None) -> str
         return "the file was replaced or removed while it was read"
     if (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns):
         return None
-    how = "grew" if after.st_size > before.st_size else "shrank"
+    what = GREW if after.st_size > before.st_size else "the file shrank"
     if after.st_size == before.st_size:
-        how = "was written to"
+        what = "the file was written to"
     return (
-        f"the file {how} while it was read ({before.st_size:,} bytes when opened, "
+        f"{what} while it was read ({before.st_size:,} bytes when opened, "
         f"{after.st_size:,} at the end)"
     )
 
 
 def _document_result(
-    unit: Unit, document: Document, data: bytes, vocab: Callable[[], Vocab]
+    source: Source, document: Document, data: bytes, vocab: Callable[[], Vocab]
 ) -> UnitResult:
     """A whole token-stream input: explain's diagnosis as events at its first line."""
-    label = unit.source.label
+    label = source.label
     diagnosis = document.diagnosis
     place = Place(1, None, None)
     events = list(diagnosis_events(diagnosis.input, diagnosis, vocab(), label, place, None))
     found = SourceScan(label, datetime.now(), lines=document.lines, bytes=len(data))
-    return UnitResult(unit, events, found)
+    return UnitResult(source, events, found)
 
 
 def _vocab_loader(path: Path | None) -> Callable[[], Vocab]:
     """The vocabulary, located and loaded on the first replay of a source only (locating it
     again for every completion cost about a tenth of a scan)."""
-    import functools
 
     from harmony_doctor.harmony.vocab import load_vocab
 
@@ -380,18 +530,24 @@ def _clean_check(vocab: Callable[[], Vocab], options: ScanOptions) -> CleanStrea
 
 def file_scan(result: UnitResult, options: ScanOptions, origin: str) -> FileScan:
     """One source's report, events and request counts, marked with their origin."""
-    label = result.unit.source.label
+    label = result.source.label
     found = result.found
     if found is None:
         return FileScan((), (), FileReport(label, "skipped", result.error, 0, 0, 0))
     events = [replace(e, origin=origin) for e in result.events]
     if options.redact:
         events = [redact(e) for e in events]
-    status: FileStatus = "partial" if found.damage or result.changed else "ok"
+    # A log that only grew while it was read (a live log, appended to) was read as one whole
+    # version of itself, to a line: `ok`, and said. Any other change leaves a part of no one
+    # version: `partial`.
+    grew = result.changed is not None and result.changed.startswith(GREW)
+    status: FileStatus = "partial" if found.damage or (result.changed and not grew) else "ok"
     reasons = []
     if found.damage:
         reasons.append(f"stopped after line {found.lines}: {_reason(found.damage)}")
-    if result.changed:
+    if grew:
+        reasons.append(f"{result.changed}: read to line {found.lines:,}, the rest is newer")
+    elif result.changed:
         reasons.append(f"{result.changed}: {found.lines:,} lines read")
     if found.cut_lines:  # read, but not whole: said in every output, the file still counts
         reasons.append(_cut(found.cut_lines))

@@ -29,6 +29,14 @@ class InputListing:
     skipped: tuple[Skipped, ...]
 
     @property
+    def streams(self) -> tuple[tuple[str, ...], ...]:
+        """The labels grouped as `scan` reads them: the rotated parts of one log together,
+        oldest first (read as one stream: `scan_rotated`), anything else on its own."""
+        from harmony_doctor.scan.run import rotated
+
+        return tuple(tuple(s.label for s in group) for group in rotated(self.sources))
+
+    @property
     def bytes(self) -> int:
         """Bytes on disk of the files listed (standard input and URLs count 0)."""
         return sum(file_size(s.path) for s in self.sources)
@@ -69,7 +77,7 @@ def scan_inputs(
 
 def _progress_of(unit: UnitResult) -> ScanProgress:
     """The record of one input done, from the scan's own (which crosses processes)."""
-    source = unit.unit.source
+    source = unit.source
     read = file_size(source.path) if unit.found is not None else 0
     return ScanProgress(source.label, read, len(unit.events))
 

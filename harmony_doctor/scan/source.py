@@ -14,24 +14,23 @@ queue, the core's window state, and wrapper metadata for the last few MiB of lin
 
 from __future__ import annotations
 
-import queue
 import re
 import threading
 from collections import Counter, deque
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, MESSAGE, VOCAB_SIZE
 from harmony_doctor.inputs.files import MAX_LINE, Readable
-from harmony_doctor.inputs.timestamps import HEAD, own_stamp, parse_timestamp
+from harmony_doctor.inputs.timestamps import HEAD, own_stamp
 from harmony_doctor.inputs.tokens import RequestStreams, VllmRecord, parse_vllm_bytes
 from harmony_doctor.inputs.wrappers import Unwrapped, Unwrapper
 from harmony_doctor.logs.extract import _Extractor
 from harmony_doctor.logs.servers import server_in
-from harmony_doctor.models import LogError, Server, TokenInput
+from harmony_doctor.models import LogError, TokenInput
 from harmony_doctor.native import (
     count_newlines,
     native_for,
@@ -43,61 +42,27 @@ from harmony_doctor.scan.core import (
     Batch,
     CoreLike,
     IdLine,
-    Meta,
+    TallyKey,
     Window,
     make_core,
     own_pid,
 )
+from harmony_doctor.scan.found import Clock, Mark, Place, SourceScan
+from harmony_doctor.scan.threads import CHUNK, CORE_QUEUE, CoreThread, read_ahead
 from harmony_doctor.streams.diagnose import CleanStreams
 
 if TYPE_CHECKING:
     from harmony_doctor.native import OutputKey
 
 _RESPONSE_ID = re.compile(rb"Generated response ([^\s:(]+)")
-CHUNK = 1024 * 1024  # bytes read (and fed to the core) at a time
-QUEUE = 4  # chunks read ahead of the core
 BEFORE = 3 * 1024  # context bytes before an error line (the traceback)
 AFTER = 1024  # context bytes after it (wrapped or multi-line messages)
 MAX_WINDOW = 1024 * 1024  # a window of merged hits is emitted once it would grow past this
 MAX_PENDING = 10_000  # vLLM requests waiting for their last log line
-CORE_QUEUE = 2  # unwrapped chunks waiting for the core's thread
 # Wrapper metadata kept for lines this far behind the read position: windows reach back at most
 # BEFORE + MAX_WINDOW bytes, plus the chunks the core has not settled yet, plus the chunks
 # queued for (or being read by) the core's thread whose batches are not taken yet.
 META_REACH = BEFORE + MAX_WINDOW + (3 + CORE_QUEUE + 1) * CHUNK
-
-
-@dataclass(frozen=True)
-class Place:
-    """Where something was found: the line of the file as given, its time and process."""
-
-    line: int
-    timestamp: datetime | None
-    pid: int | None
-
-
-@dataclass
-class SourceScan:
-    """Everything one source yields: errors, finished requests, and request counts."""
-
-    label: str
-    reference: datetime
-    errors: list[tuple[LogError, Place]] = field(default_factory=list)
-    completions: list[tuple[TokenInput, Place]] = field(default_factory=list)
-    # logged completions whose ids openai-harmony rejects: (why, request id, where)
-    rejected: list[tuple[str, str | None, Place]] = field(default_factory=list)
-    # (pid, ISO hour) -> requests, from access lines or, where a log has none, request lines
-    requests: Counter[tuple[int | None, str | None]] = field(default_factory=Counter)
-    received: Counter[tuple[int | None, str | None]] = field(default_factory=Counter)
-    access_lines: int = 0
-    received_lines: int = 0
-    lines: int = 0
-    cut_lines: int = 0
-    server: Server | None = None
-    damage: str | None = None  # why the stream stopped early (damaged compressed data)
-    bytes: int = 0
-    # (pid, ISO hour) -> completions the log carried (a request count where lines lack)
-    completed: Counter[tuple[int | None, str | None]] = field(default_factory=Counter)
 
 
 def scan_source(
@@ -105,47 +70,40 @@ def scan_source(
     label: str,
     reference: datetime,
     replay: bool,
-    on_progress: Callable[[int], None] | None = None,
     clean: CleanStreams | None = None,
 ) -> SourceScan:
-    """Scan one opened source to its end; damaged data stops it with `damage` set."""
+    """Scan one opened source to its end; damaged data stops it with `damage` set. The stream
+    stays open (the caller closes it: a file held open keeps its inode while it is compared)."""
+    return scan_parts([(label, lambda: _Borrowed(stream))], reference, replay, clean)
+
+
+class _Borrowed:
+    """A stream read by the scan but closed by its owner."""
+
+    def __init__(self, stream: Readable) -> None:
+        self.stream = stream
+
+    def read(self, size: int = -1, /) -> bytes:
+        return self.stream.read(size)
+
+    def close(self) -> None:
+        pass
+
+
+def scan_parts(
+    parts: Sequence[tuple[str, Callable[[], Readable]]],
+    reference: datetime,
+    replay: bool,
+    clean: CleanStreams | None = None,
+) -> SourceScan:
+    """Scan the parts of one stream, (label, opener) each (rotated files, oldest first), as
+    one stream labelled as its last part: a traceback, a streamed completion or a time cut by
+    the rotation is read whole. Each part is opened when the one before it is read, and
+    closed once read. A part that does not end with a newline ends its last line; damaged
+    data, or a part that cannot be opened, ends that part only. With more than one part,
+    `parts` says what each held (its lines, bytes, requests, damage)."""
     reuse_large_buffers()
-    return _SourceScanner(label, reference, replay, clean).run(stream, on_progress)
-
-
-def _read_ahead(stream: Readable, stop: threading.Event) -> Iterator[bytes | BaseException]:
-    """The stream's chunks, read (and decompressed) in a thread; a read error comes last."""
-    chunks: queue.Queue[bytes | BaseException] = queue.Queue(maxsize=QUEUE)
-
-    def put(item: bytes | BaseException) -> bool:
-        while not stop.is_set():
-            try:
-                chunks.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def read() -> None:
-        try:
-            while True:
-                data = stream.read(CHUNK)
-                if not put(data) or not data:
-                    return
-        except BaseException as exc:  # handed to the consumer, which decides
-            put(exc)
-
-    reader = threading.Thread(target=read, name="harmony-doctor-reader", daemon=True)
-    reader.start()
-    try:
-        while True:
-            item = chunks.get()
-            yield item
-            if isinstance(item, BaseException) or not item:
-                return
-    finally:
-        stop.set()
-        reader.join()
+    return _SourceScanner(parts[-1][0], reference, replay, clean).run(parts)
 
 
 @dataclass(frozen=True)
@@ -157,78 +115,6 @@ class _Read:
     lines: list[bytes]
     stamp_before: bytes | None
     meta: dict[int, tuple[bytes | None, int | None]]
-
-
-class _CoreThread:
-    """The core, fed in its own thread: the Rust core releases the GIL, so it scans chunk N
-    while this thread unwraps chunk N+1 and reads the windows and id lines of chunk N-1.
-    Batches come back in the order the chunks went in."""
-
-    def __init__(self, core: CoreLike) -> None:
-        self.core = core
-        self.todo: queue.Queue[tuple[bytes, Meta | None] | None] = queue.Queue(CORE_QUEUE)
-        self.done: queue.Queue[Batch | BaseException] = queue.Queue()
-        self.pending = 0
-        self.thread = threading.Thread(target=self._work, name="harmony-doctor-core", daemon=True)
-        self.thread.start()
-
-    def _work(self) -> None:
-        failed = False
-        while (job := self.todo.get()) is not None:
-            if failed:
-                continue  # keep taking jobs so that the feeding side never blocks
-            try:
-                self.done.put(self.core.feed(*job))
-            except BaseException as exc:  # handed to the feeding side, which raises it
-                self.done.put(exc)
-                failed = True
-
-    def submit(self, data: bytes, meta: Meta | None) -> None:
-        self.todo.put((data, meta))
-        self.pending += 1
-
-    def batches(self, wait: bool) -> Iterator[Batch]:
-        """The batches scanned so far (every outstanding one when `wait`), in order."""
-        while self.pending:
-            try:
-                item = self.done.get(block=wait)
-            except queue.Empty:
-                return
-            self.pending -= 1
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-
-    def close(self) -> None:
-        self.todo.put(None)
-        self.thread.join()
-
-
-class _Clock:
-    """Log stamps as times, dated from the source's reference time; parsed once each."""
-
-    def __init__(self, reference: datetime) -> None:
-        self.reference = reference
-        self._parsed: dict[bytes, datetime | None] = {}
-        self._hours: dict[bytes, str | None] = {}
-
-    def parse(self, stamp: bytes | None) -> datetime | None:
-        if stamp is None:
-            return None
-        if stamp not in self._parsed:
-            if len(self._parsed) > 4096:
-                self._parsed.clear()
-            self._parsed[stamp] = parse_timestamp(stamp.decode("ascii", "replace"), self.reference)
-        return self._parsed[stamp]
-
-    def hour(self, key: bytes | None) -> str | None:
-        """The ISO hour (`2026-11-28T10`) of a core hour key (b"2026-11-28 10" or b"11-28 10")."""
-        if key is None:
-            return None
-        if key not in self._hours:
-            stamp = self.parse(key + b":00:00")
-            self._hours[key] = stamp.strftime("%Y-%m-%dT%H") if stamp is not None else None
-        return self._hours[key]
 
 
 class _LineFacts:
@@ -267,7 +153,7 @@ class _ErrorReader:
     """The core's windows through the extractor `explain` uses: each failure once, placed on
     the line of the source as given, with its time and process."""
 
-    def __init__(self, out: SourceScan, facts: _LineFacts, clock: _Clock) -> None:
+    def __init__(self, out: SourceScan, facts: _LineFacts, clock: Clock) -> None:
         self.out = out
         self.facts = facts
         self.clock = clock
@@ -372,7 +258,7 @@ class _CompletionReader:
         self,
         out: SourceScan,
         unwrapper: Unwrapper,
-        clock: _Clock,
+        clock: Clock,
         clean: CleanStreams | None,
         native: bool,
     ) -> None:
@@ -495,41 +381,109 @@ class _SourceScanner:
         self.core: CoreLike = make_core(BEFORE, AFTER, ids=replay, native=native)
         self.unwrapper = Unwrapper(MAX_LINE)
         self.facts = _LineFacts(self.unwrapper)
-        self.clock = _Clock(reference)
+        self.clock = Clock(reference)
         self.errors = _ErrorReader(self.out, self.facts, self.clock)
         self.completions = _CompletionReader(self.out, self.unwrapper, self.clock, clean, native)
         self.raw_lines = 0
         self.raw_tail = b""  # the last byte read (does the last line end with a newline?)
 
-    def run(self, stream: Readable, on_progress: Callable[[int], None] | None) -> SourceScan:
-        self.core_thread = _CoreThread(self.core)
+    def run(self, parts: Sequence[tuple[str, Callable[[], Readable]]]) -> SourceScan:
+        self.core_thread = CoreThread(self.core)
+        marks: list[Mark] = []
+        damages: list[str | None] = []
         try:
-            self._read(stream, on_progress)
+            for index, (_, open_part) in enumerate(parts):
+                damages.append(self._read_part(open_part))
+                if index < len(parts) - 1:
+                    marks.append(self._end_part())
             self._feed(self.unwrapper.finish())
             for batch in self.core_thread.batches(wait=True):
                 self._take(batch, final=False)
         finally:
             self.core_thread.close()
         self._take(self.core.finish(), final=True)
+        self.out.damage = damages[-1]
         self._finish()
+        if len(parts) > 1:
+            marks.append(self._mark(self.out.lines))
+            self.out.parts = self._parts([name for name, _ in parts], marks, damages)
+            self.out.damage = next((d for d in damages if d), None)
         return self.out
 
-    def _read(self, stream: Readable, on_progress: Callable[[int], None] | None) -> None:
+    def _end_part(self) -> Mark:
+        """A part read to its end: its last line ended, and everything it held counted."""
+        if self.raw_tail not in (b"", b"\n"):
+            self.raw_lines += 1
+            self.raw_tail = b"\n"
+            self._feed(self.unwrapper.feed(b"\n"))
+        for batch in self.core_thread.batches(wait=True):
+            self._take(batch, final=False)
+        return self._mark(self.raw_lines)
+
+    def _mark(self, lines: int) -> Mark:
+        stats = self.core.stats()
+        return Mark(
+            lines,
+            self.out.bytes,
+            stats.cut_lines + self.unwrapper.cut_lines,
+            stats.access_lines,
+            stats.received_lines,
+            dict(stats.tallies),
+            Counter(self.out.completed),
+        )
+
+    def _parts(
+        self, labels: list[str], marks: list[Mark], damages: list[str | None]
+    ) -> list[SourceScan]:
+        """What each part held: the differences between the marks at the parts' ends."""
+        parts = []
+        before = Mark(0, 0, 0, 0, 0, {}, Counter())
+        for label, mark, damage in zip(labels, marks, damages, strict=True):
+            part = SourceScan(label, self.out.reference, server=self.out.server, damage=damage)
+            part.lines = mark.lines - before.lines
+            part.bytes = mark.bytes - before.bytes
+            part.cut_lines = mark.cut_lines - before.cut_lines
+            part.access_lines = mark.access_lines - before.access_lines
+            part.received_lines = mark.received_lines - before.received_lines
+            for key, n in mark.tallies.items():
+                if n - before.tallies.get(key, 0):
+                    self._tally(part, key, n - before.tallies.get(key, 0))
+            part.completed = mark.completed - before.completed
+            parts.append(part)
+            before = mark
+        return parts
+
+    def _tally(self, out: SourceScan, key: TallyKey, n: int) -> None:
+        kind, pid, hour = key
+        target = out.requests if kind == "access" else out.received
+        target[(pid, self.clock.hour(hour))] += n
+
+    def _read_part(self, open_part: Callable[[], Readable]) -> str | None:
+        """Open one part, read it to its end and close it; why it stopped early, if it did."""
+        try:
+            stream = open_part()
+        except (InputError, OSError) as exc:
+            return str(exc) or type(exc).__name__
+        try:
+            return self._read(stream)
+        finally:
+            stream.close()
+
+    def _read(self, stream: Readable) -> str | None:
+        """Read one stream to its end; why it stopped early, if damaged data stopped it."""
         stop = threading.Event()
-        for item in _read_ahead(stream, stop):
+        for item in read_ahead(stream, stop):
             if isinstance(item, BaseException):
                 if not isinstance(item, (OSError, EOFError, ValueError, InputError)):
                     raise item
-                self.out.damage = str(item) or type(item).__name__
-                break
+                return str(item) or type(item).__name__
             if not item:
                 break
             self.out.bytes += len(item)
             self.raw_lines += count_newlines(item)
             self.raw_tail = item[-1:]
             self._feed(self.unwrapper.feed(item))
-            if on_progress is not None:
-                on_progress(self.out.bytes)
+        return None
 
     def _feed(self, piece: Unwrapped) -> None:
         if not piece.data and not piece.meta:
@@ -565,9 +519,8 @@ class _SourceScanner:
         out.cut_lines = stats.cut_lines + self.unwrapper.cut_lines  # cut once: by one or other
         out.access_lines = stats.access_lines
         out.received_lines = stats.received_lines
-        for (kind, pid, key), n in stats.tallies.items():
-            target = out.requests if kind == "access" else out.received
-            target[(pid, self.clock.hour(key))] += n
+        for key, n in stats.tallies.items():
+            self._tally(out, key, n)
         if out.server is None and stats.first_access_line is not None:
             self._note_server(stats.first_access_line)
         if out.damage is None:  # else requests still open were cut by the damage, not the server

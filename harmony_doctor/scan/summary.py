@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from harmony_doctor.choices import GROUP_KEYS
 from harmony_doctor.errors import InputError
 from harmony_doctor.models import RequestTally, ScanEvent
+from harmony_doctor.scan.names import process_of, rotation_rank
 from harmony_doctor.scan.records import FileReport, FileScan, ScanResult
 
 if TYPE_CHECKING:
@@ -116,50 +116,48 @@ REQUEST_KINDS = ("access", "received", "completions")
 # A rate's scope: the requests of one server process in one hour, on one host.
 SCOPE = ("origin", "process", "pid", "hour")
 
-_COMPRESSED = re.compile(r"\.(?:gz|bz2|xz|zst|zstd|lz4)$", re.I)
-_ROTATED = re.compile(
-    r"(?:\.\d{1,3}|[._-]\d{8}(?:[_T-]?\d{4,6})?|[._-]\d{4}-\d\d-\d\d(?:[_T-]\d\d(?::?\d\d){0,2})?)$"
-)
-_STREAM = re.compile(
-    r"(?i)(?:[._-](?:stdout|stderr|out|err)(?=[._-]|$)|^(?:stdout|stderr)(?=[._-]|$))"
-)
-
-
-def process_of(file: str) -> str:
-    """The process a log file belongs to, by its name: rotated and compressed parts
-    (`vllm.log.1`, `vllm.log-20261127.gz`) and stdout/stderr splits (`vllm.stdout.log`,
-    `vllm.err`) of one server name the same one, in the same folder."""
-    folder, slash, name = file.rpartition("/")
-    while True:
-        shorter = _ROTATED.sub("", _COMPRESSED.sub("", name))
-        if shorter == name or not shorter:
-            break
-        name = shorter
-    name = _STREAM.sub("", name) or name
-    return folder + slash + name
-
-
-def rotation_rank(file: str) -> tuple[int, int, str]:
-    """Oldest first: `name.3` before `name.2` before `name.1`, dated parts in date order, the
-    live file last."""
-    name = _COMPRESSED.sub("", file.rpartition("/")[2])
-    numbered = re.search(r"\.(\d{1,3})$", name)
-    if numbered is not None:
-        return (0, -int(numbered.group(1)), "")
-    dated = re.search(r"[._-](\d{4}-?\d\d-?\d\d\S*)$", name)
-    if dated is not None:
-        return (1, 0, dated.group(1).replace("-", ""))
-    return (2, 0, "")
-
 
 def _with_process(frame: pl.DataFrame) -> pl.DataFrame:
     import polars as pl
 
+    if "process" in frame.columns:
+        return frame
     files = frame["file"].unique().to_list()
     mapping = {f: process_of(f) for f in files if f is not None}
     return frame.with_columns(
         pl.col("file").replace_strict(mapping, default=None, return_dtype=pl.Utf8).alias("process")
     )
+
+
+def _lone_pids(events: pl.DataFrame, requests: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """A server that stamps its pid on some lines only (vLLM's prefix on its own lines but
+    not on a library's, a traceback's lines) is one process where its log names one pid for
+    it: its failures and requests without a pid take that one. Where the log names two or
+    more, or the lines are another server's (a log holding several), a line without a pid
+    belongs to none of them, and stays apart."""
+    import polars as pl
+
+    key = ["origin", "process", "server"]
+    named = pl.concat(
+        [events.select(*key, "pid"), requests.select(*key, "pid")], how="vertical_relaxed"
+    )
+    lone = (
+        named.drop_nulls("pid")
+        .unique()
+        .group_by(key)
+        .agg(pl.col("pid").first().alias("lone"), pl.len().alias("pids"))
+        .filter(pl.col("pids") == 1)
+        .drop("pids")
+    )
+
+    def fill(frame: pl.DataFrame) -> pl.DataFrame:
+        return (
+            frame.join(lone, on=key, how="left", nulls_equal=True)
+            .with_columns(pl.col("pid").fill_null(pl.col("lone")))
+            .drop("lone")
+        )
+
+    return fill(events), fill(requests)
 
 
 def counted_tallies(requests: pl.DataFrame) -> pl.DataFrame:
@@ -279,6 +277,7 @@ def scoped(events: pl.DataFrame, requests: pl.DataFrame) -> Scoped:
     import polars as pl
 
     events = _with_process(_with_origin(events)).with_columns(pl.col("pid").cast(pl.Utf8))
+    events, requests = _lone_pids(events, _with_process(_with_origin(requests)))
     counted, events = _place_heads(counted_tallies(requests), events)
     scopes = _scopes_of(counted)
     # A process whose request lines carry no time at all (nor one before them) is one scope
@@ -479,7 +478,9 @@ def frame_totals(
     files: Sequence[FileReport], events: pl.DataFrame, requests: pl.DataFrame
 ) -> dict[str, Any]:
     """The totals line of a scan's frames or of event files read back (`report`): requests
-    and the rate over the scopes that give one, the failures no rate covers (`unrated`)."""
+    (every one counted), the rate over the scopes that give one and its own denominator
+    (`rate_requests`: a scope that logged fewer requests than failures gives no rate, and its
+    requests are not in it), the failures no rate covers (`unrated`)."""
     found = scoped(_with_origin(events), _with_origin(requests))
     rated = int(found.events["rated"].sum()) if events.height else 0
     total = int(found.scopes["requests"].sum()) if found.scopes.height else 0
@@ -495,6 +496,7 @@ def frame_totals(
         "rate_note": NOT_LOGGED if found.excess else None,
         "unrated": events.height - rated,
         "clock": CLOCK,
+        "rate_requests": total or None,
     }
 
 

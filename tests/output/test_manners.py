@@ -140,7 +140,7 @@ def test_scan_and_report_headers_say_one_request_and_one_failure(tmp_path: Path)
 def test_unrated_line_reads_as_one_sentence_in_the_table_and_the_gate(gap_logs: Path) -> None:
     table = run(["scan", "-j", "1", str(gap_logs)])
     lines = table.stdout.splitlines()
-    assert lines[0].endswith("3 failures · 6 requests · rate 33.33% (2 rated)")
+    assert lines[0].endswith("3 failures · 6 requests · rate 33.33% (2 of 6 requests)")
     assert lines[1] == (
         "1 failure unrated (in no rate): their process logged no requests in their hour"
     )

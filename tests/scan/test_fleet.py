@@ -18,7 +18,6 @@ import pytest
 
 import harmony_doctor as hd
 from harmony_doctor.errors import InputError
-from harmony_doctor.inputs.files import discover
 from harmony_doctor.output.words import stated
 from harmony_doctor.scan.records import ScanOptions
 from tests.helpers import run
@@ -92,12 +91,13 @@ def _unqualified(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _library_expected(folders: list[Path], by: str) -> list[dict[str, Any]]:
-    """The summary of every file scanned on its own with its host's origin, merged, its
-    ratios as the JSON states them (words.stated)."""
+    """The summary of every log (its rotated parts read as one) scanned on its own with its
+    host's origin, merged, its ratios as the JSON states them (words.stated)."""
     scans = [
-        hd.scan_file(source.label, ScanOptions(origin=folder.name))
+        scan
         for folder in folders
-        for source in discover([str(folder)], [], [])[0]
+        for stream in hd.list_inputs([folder]).streams
+        for scan in hd.scan_rotated(stream, ScanOptions(origin=folder.name))
     ]
     return [stated(g) for g in hd.summarize(hd.merge(scans), by.split(",")).to_dicts()]
 
@@ -224,16 +224,17 @@ def test_urls_go_through_the_remote_hook(monkeypatch: pytest.MonkeyPatch) -> Non
         hd.scan_file("s3://bucket/vllm.log")
 
 
-def _scan_in_worker(label: str, origin: str) -> hd.FileScan:
-    return hd.scan_file(label, ScanOptions(origin=origin))
+def _scan_in_worker(stream: tuple[str, ...], origin: str) -> tuple[hd.FileScan, ...]:
+    return hd.scan_rotated(stream, ScanOptions(origin=origin))
 
 
-def test_scan_file_in_spawned_pool_merges_to_scan(fleet: list[Path]) -> None:
-    labels = [s.label for s in discover(list(map(str, fleet)), [], [])[0]]
+def test_scan_rotated_in_spawned_pool_merges_to_scan(fleet: list[Path]) -> None:
+    streams = hd.list_inputs(fleet).streams
+    assert any(len(stream) > 1 for stream in streams), "the fleet has rotated logs"
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=2, mp_context=context) as pool:
-        scans = list(pool.map(_scan_in_worker, labels, ["fleet"] * len(labels)))
-    merged = hd.merge(scans)
+        parts = list(pool.map(_scan_in_worker, streams, ["fleet"] * len(streams)))
+    merged = hd.merge(scan for stream in parts for scan in stream)
     whole = hd.scan_paths(fleet, ScanOptions(origin="fleet", jobs=1))
     assert hd.summarize_scan(merged).totals == hd.summarize_scan(whole).totals
     assert merged.events

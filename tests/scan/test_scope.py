@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 import harmony_doctor as hd
 from harmony_doctor.cli.app import app
 from harmony_doctor.output.operator import percent
-from harmony_doctor.scan.summary import process_of
+from harmony_doctor.scan.names import process_of
 from tests.scan.scoped_logs import GeneratedLog, journald, rotated, split_streams, vllm_log
 from tests.scan.vllm_logs import traceback
 
@@ -225,7 +225,7 @@ def test_tallies_count_every_kind_per_process(tmp_path: Path) -> None:
 
 
 def test_rotation_rank_orders_parts_oldest_first() -> None:
-    from harmony_doctor.scan.summary import rotation_rank
+    from harmony_doctor.scan.names import rotation_rank
 
     names = ["d/vllm.log", "d/vllm.log.1", "d/vllm.log.2.gz", "d/vllm.log.10"]
     assert sorted(names, key=rotation_rank) == [
@@ -249,8 +249,50 @@ def test_the_readme_example_of_failures_outside_the_scope() -> None:
     samples = Path(__file__).parents[2] / "samples"
     paths = [str(samples / "vllm-traceback.log"), str(samples / "lmdeploy.log")]
     shown = _run(["scan", "-j", "1", *paths]).stdout.splitlines()
-    assert shown[0].endswith("5 failures · 4 requests · rate 75.00% (3 rated)")
+    assert shown[0].endswith("5 failures · 4 requests · rate 75.00% (3 of 4 requests)")
     assert (
         shown[1]
         == "2 failures unrated (in no rate): their process logged no requests in their hour"
     )
+
+
+def test_the_totals_carry_the_rates_own_denominator(tmp_path: Path) -> None:
+    """A process that logged fewer requests than failures in its hour gives no rate: its
+    requests are counted, but not in the rate, and the header says what the rate divides."""
+    access = (
+        '(APIServer pid={pid}) INFO 11-27 10:00:0{n} "POST /v1/chat/completions HTTP/1.1" 200\n'
+    )
+    failure = (
+        "(APIServer pid={pid}) ERROR 11-27 10:00:0{n} [serving_chat.py:1] "
+        "openai_harmony.HarmonyError: Unknown role: assistantassistant{n}\n"
+    )
+    lines = [access.format(pid=1, n=0), *(failure.format(pid=1, n=n) for n in range(3))]
+    lines += [*(access.format(pid=2, n=n) for n in range(3)), failure.format(pid=2, n=5)]
+    (tmp_path / "x.log").write_text("".join(lines))
+    totals = _scan(tmp_path / "x.log").totals
+    assert (totals["requests"], totals["rate_requests"], totals["failures"]) == (4, 3, 4)
+    assert totals["rate"] == pytest.approx(1 / 3) and totals["unrated"] == 3
+    result = CliRunner().invoke(app, ["scan", "--jobs", "1", str(tmp_path / "x.log")])
+    assert "4 requests · rate 33.33% (1 of 3 requests)" in result.stdout.splitlines()[0]
+
+
+@pytest.mark.parametrize("pids", [(7,), (7, 8)])
+def test_a_process_that_stamps_its_pid_on_some_lines_only(
+    tmp_path: Path, pids: tuple[int, ...]
+) -> None:
+    """Access lines under vLLM's `(APIServer pid=N)` prefix, the error line without one: one
+    process when the log names one pid; with two, the error belongs to neither: it is unrated,
+    and the requests' rate has no failure in it."""
+    access = (
+        '(APIServer pid={pid}) INFO 11-27 10:00:0{n} "POST /v1/chat/completions HTTP/1.1" 200\n'
+    )
+    lines = [access.format(pid=pid, n=n) for n, pid in enumerate(pids * 2)]
+    lines.append(
+        "ERROR 11-27 10:00:09 [serving_chat.py:1] openai_harmony.HarmonyError: Unknown role: x\n"
+    )
+    (tmp_path / "v.log").write_text("".join(lines))
+    totals = _scan(tmp_path / "v.log").totals
+    if len(pids) == 1:
+        assert (totals["rate"], totals["unrated"]) == (pytest.approx(0.5), 0)
+    else:
+        assert (totals["rate"], totals["unrated"]) == (0, 1)

@@ -14,7 +14,8 @@ from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.native import use_native
 from harmony_doctor.scan import source
 from harmony_doctor.scan.core import Batch, Core, IdLine, Meta, Window
-from harmony_doctor.scan.source import _CoreThread, scan_source
+from harmony_doctor.scan.source import scan_source
+from harmony_doctor.scan.threads import CoreThread
 from harmony_doctor.streams.diagnose import CleanStreams
 
 
@@ -35,7 +36,7 @@ class _Failing(Core):
 def test_core_thread_batches_come_back_in_order() -> None:
     error = "openai_harmony.HarmonyError: Unknown role: x"
     chunks = [f"INFO line {n}\n{error}\n".encode() + b"filler\n" * 400 for n in range(40)]
-    thread = _CoreThread(Core())
+    thread = CoreThread(Core())
     windows: list[Window] = []
     try:
         for chunk in chunks:
@@ -51,7 +52,7 @@ def test_core_thread_batches_come_back_in_order() -> None:
 
 
 def test_core_thread_error_reaches_the_feeder_and_the_thread_ends() -> None:
-    thread = _CoreThread(_Failing())
+    thread = CoreThread(_Failing())
     with pytest.raises(ValueError, match="bad meta"):
         try:
             for n in range(10):
@@ -65,7 +66,7 @@ def test_core_thread_error_reaches_the_feeder_and_the_thread_ends() -> None:
 
 
 def test_idline_type_is_what_batches_carry() -> None:
-    thread = _CoreThread(Core())
+    thread = CoreThread(Core())
     try:
         line = b"INFO [logger.py:71] Generated response r: output: '', output_token_ids: [1]\n"
         thread.submit(line, None)
@@ -134,7 +135,7 @@ def test_completions_settled_by_shape_count_as_the_general_path(
         scanner = source._SourceScanner("x.log", datetime(2026, 11, 30), True, clean)
         if not shapes:
             scanner.completions.settle = None
-        found = scanner.run(io.BytesIO(text.encode()), None)
+        found = scanner.run([("x.log", lambda: io.BytesIO(text.encode()))])
         kept = [
             (i.request_id, i.tokens, i.notes, h.line, h.timestamp) for i, h in found.completions
         ]
@@ -155,7 +156,7 @@ def test_clean_one_line_completions_are_settled_by_shape(vocab: Vocab) -> None:
     settled = []
     shape = scanner.completions._settled_by_shape
     scanner.completions._settled_by_shape = lambda *a: settled.append(shape(*a)) or settled[-1]  # type: ignore[method-assign]
-    found = scanner.run(io.BytesIO(("\n".join(lines) + "\n").encode()), None)
+    found = scanner.run([("x.log", lambda: io.BytesIO(("\n".join(lines) + "\n").encode()))])
     assert settled == [True] * 5 + [False]
     assert sum(found.completed.values()) == 6 and [i.request_id for i, _ in found.completions] == [
         "chatcmpl-9"

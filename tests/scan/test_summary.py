@@ -59,6 +59,7 @@ def test_scan_totals_rate_counts_only_files_with_requests(logs_dir: Path) -> Non
         "rate_note",
         "unrated",
         "clock",
+        "rate_requests",
     ]  # the JSON contract's order (later keys added last)
     assert totals["files"] == 4 and totals["failures"] == 4 and totals["requests"] == 13
     assert totals["rate"] == pytest.approx(3 / 13)  # the log without requests adds no rate

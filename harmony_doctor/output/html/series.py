@@ -119,14 +119,6 @@ def rates(summary: OperatorSummary, unit: timedelta, key: str) -> Series:
     return Series(unit, values, _ranked(every), dict(every), found.events.height - drawn.height)
 
 
-def rated_requests(summary: OperatorSummary) -> int:
-    """The requests the totals' rate divides by: those of the scopes that give a rate."""
-    from harmony_doctor.scan.summary import scoped
-
-    found = scoped(_origin_column(summary.events), _origin_column(summary.requests))
-    return int(found.scopes["requests"].sum()) if found.scopes.height else 0
-
-
 def _origin_column(frame: pl.DataFrame) -> pl.DataFrame:
     import polars as pl
 

@@ -1,0 +1,88 @@
+"""What reading one source yields, before diagnosis: where each sighting was (Place), the
+source's errors, completions and request counts (SourceScan), and its clock."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from harmony_doctor.inputs.timestamps import parse_timestamp
+from harmony_doctor.models import LogError, Server, TokenInput
+from harmony_doctor.scan.core import TallyKey
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where something was found: the line of the file as given, its time and process."""
+
+    line: int
+    timestamp: datetime | None
+    pid: int | None
+
+
+@dataclass
+class SourceScan:
+    """Everything one source yields: errors, finished requests, and request counts."""
+
+    label: str
+    reference: datetime
+    errors: list[tuple[LogError, Place]] = field(default_factory=list)
+    completions: list[tuple[TokenInput, Place]] = field(default_factory=list)
+    # logged completions whose ids openai-harmony rejects: (why, request id, where)
+    rejected: list[tuple[str, str | None, Place]] = field(default_factory=list)
+    # (pid, ISO hour) -> requests, from access lines or, where a log has none, request lines
+    requests: Counter[tuple[int | None, str | None]] = field(default_factory=Counter)
+    received: Counter[tuple[int | None, str | None]] = field(default_factory=Counter)
+    access_lines: int = 0
+    received_lines: int = 0
+    lines: int = 0
+    cut_lines: int = 0
+    server: Server | None = None
+    damage: str | None = None  # why the stream stopped early (damaged compressed data)
+    bytes: int = 0
+    # (pid, ISO hour) -> completions the log carried (a request count where lines lack)
+    completed: Counter[tuple[int | None, str | None]] = field(default_factory=Counter)
+    # The parts of a stream read as one (rotated files), in order, with what each held; empty
+    # for a single source. Lines of `errors`, `completions` and `rejected` run over all parts.
+    parts: list[SourceScan] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Mark:
+    """How far a stream read as parts had got when one part ended (totals so far)."""
+
+    lines: int
+    bytes: int
+    cut_lines: int
+    access_lines: int
+    received_lines: int
+    tallies: dict[TallyKey, int]
+    completed: Counter[tuple[int | None, str | None]]
+
+
+class Clock:
+    """Log stamps as times, dated from the source's reference time; parsed once each."""
+
+    def __init__(self, reference: datetime) -> None:
+        self.reference = reference
+        self._parsed: dict[bytes, datetime | None] = {}
+        self._hours: dict[bytes, str | None] = {}
+
+    def parse(self, stamp: bytes | None) -> datetime | None:
+        if stamp is None:
+            return None
+        if stamp not in self._parsed:
+            if len(self._parsed) > 4096:
+                self._parsed.clear()
+            self._parsed[stamp] = parse_timestamp(stamp.decode("ascii", "replace"), self.reference)
+        return self._parsed[stamp]
+
+    def hour(self, key: bytes | None) -> str | None:
+        """The ISO hour (`2026-11-28T10`) of a core hour key (b"2026-11-28 10" or b"11-28 10")."""
+        if key is None:
+            return None
+        if key not in self._hours:
+            stamp = self.parse(key + b":00:00")
+            self._hours[key] = stamp.strftime("%Y-%m-%dT%H") if stamp is not None else None
+        return self._hours[key]
