@@ -268,7 +268,7 @@ class _Extractor:
         than the `File "...", line N` above it, or a `raise` statement (a paste may have lost
         the indentation)."""
         previous = self.previous
-        if previous is None or not FRAME.match(previous.text) or line.prefix != previous.prefix:
+        if previous is None or line.prefix != previous.prefix or not FRAME.match(previous.text):
             return False
         if line.text.startswith("raise "):
             return True
