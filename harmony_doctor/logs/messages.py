@@ -124,8 +124,11 @@ def holds_message(text: str, position: int = 0, bare: bool = True) -> bool:
 
 def find_hit(text: str, position: int = 0) -> MessageHit | None:
     """The first error message in `text` from `position` on, or None."""
+    forms = _forms_for(text)
+    if not forms and "<|" not in text:
+        return None  # no form can match, nor a bare remainder (it holds markup)
     best: tuple[int, FormName, re.Match[str]] | None = None
-    for name, form in _forms_for(text):
+    for name, form in forms:
         match = form.search(text, position)
         if match is not None and (best is None or match.start() < best[0]):
             best = (match.start(), name, match)
