@@ -6,6 +6,11 @@ makes (split the lines, one regex search each), plus `harmony-doctor explain` en
 2,000-line excerpt (the issue's target: under a second).
 
     python benchmarks/logs.py [--lines 200000] [--every 500] [--json]
+    python benchmarks/logs.py --windows LOG [--repeat 3] [--json]
+
+`--windows LOG`: the extractor as `scan` runs it, on the failure windows the scan core cuts
+from LOG (the Rust core when built): CPU per window, per window line and per GiB of LOG, best
+of --repeat, beside ripgrep's CPU for `rg -c HarmonyError LOG` when rg is installed.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -21,6 +28,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harmony_doctor.logs import extract_errors
+from harmony_doctor.logs.extract import _Extractor
+from harmony_doctor.scan.core import Window, make_core
 
 INFO = (
     "(APIServer pid=7) INFO 11-12 14:02:10 [loggers.py:127] Engine 000: Avg prompt throughput: "
@@ -52,12 +61,89 @@ def timed(run: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
+def windows_of(path: Path) -> list[Window]:
+    """The failure windows the scan core cuts from the file at `path` (scan's window sizes)."""
+    core = make_core(before=3 * 1024, after=1024)
+    found: list[Window] = []
+    with path.open("rb") as source:
+        while chunk := source.read(1024 * 1024):
+            found.extend(core.feed(chunk).windows)
+    found.extend(core.finish().windows)
+    return found
+
+
+def read_windows(windows: list[Window]) -> tuple[int, int]:
+    """The windows through the extractor as scan/source.py feeds them: (lines fed, failures)."""
+    extractor = _Extractor()
+    fed = failures = 0
+    for window in windows:
+        lines = window.text.decode("utf-8", "replace").split("\n")
+        if window.first_line > fed + 1 and fed:
+            failures += len(list(extractor.feed(window.first_line - 1, "")))
+        for number, text in enumerate(lines, start=window.first_line):
+            if number > fed:
+                fed = number
+                failures += len(list(extractor.feed(number, text)))
+    failures += len(list(extractor.close(fed)))
+    return sum(w.text.count(b"\n") + 1 for w in windows), failures
+
+
+def cpu(run: Callable[[], object], repeat: int) -> float:
+    """The least CPU time (this process) of `repeat` runs."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.process_time()
+        run()
+        best = min(best, time.process_time() - start)
+    return best
+
+
+def rg_cpu(path: Path, repeat: int) -> float | None:
+    """The least CPU time of `rg -c HarmonyError path` (None without ripgrep)."""
+    if shutil.which("rg") is None:
+        return None
+    best = float("inf")
+    for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run(["rg", "-c", "HarmonyError", str(path)], capture_output=True, check=False)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        used = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+        best = min(best, used)
+    return best
+
+
+def windows_report(path: Path, repeat: int) -> dict[str, object]:
+    windows = windows_of(path)
+    counted: list[tuple[int, int]] = []
+    spent = cpu(lambda: counted.append(read_windows(windows)), repeat)
+    lines, failures = counted[-1]
+    gib = path.stat().st_size / 2**30
+    rg = rg_cpu(path, repeat)
+    return {
+        "log": str(path),
+        "windows": len(windows),
+        "window_lines": lines,
+        "failures": failures,
+        "extract_cpu_s": round(spent, 3),
+        "ms_per_window": round(spent / max(len(windows), 1) * 1e3, 3),
+        "us_per_line": round(spent / max(lines, 1) * 1e6, 2),
+        "extract_s_per_gib": round(spent / gib, 3),
+        "rg_s_per_gib": None if rg is None else round(rg / gib, 3),
+        "extract_vs_rg": None if not rg else round(spent / rg, 1),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=200_000)
     parser.add_argument("--every", type=int, default=500)
+    parser.add_argument("--windows", type=Path, help="a log: time the extractor on its windows")
+    parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if args.windows is not None:
+        show(windows_report(args.windows, args.repeat), args.json)
+        return
     log = build(args.lines, args.every)
     baseline_pattern = re.compile(r"HarmonyError")
     baseline = timed(lambda: sum(1 for line in log if baseline_pattern.search(line)))
@@ -76,7 +162,11 @@ def main() -> None:
         "extract_vs_baseline": round(extract / baseline, 1),
         "explain_2000_lines_s": round(explain, 3),
     }
-    if args.json:
+    show(result, args.json)
+
+
+def show(result: dict[str, object], as_json: bool) -> None:
+    if as_json:
         print(json.dumps(result, indent=2))
     else:
         for key, value in result.items():

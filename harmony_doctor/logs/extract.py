@@ -61,6 +61,7 @@ _SHAPE_RANK: Final = {"exception": 0, "bare": 0, "wrapper": 1, "quoted": 1, "rep
 # A summary line is a log record (`logger.exception(e)` writes the message, `[safe_run]
 # exception caught: HarmonyError X` wraps it), never a body sent to a client.
 _SUMMARY_RANK: Final = 1
+_MODEL_OUTPUT: Final = "model output:"  # LM Studio's line of what the model wrote
 # Request ids a line may name: OpenAI-style ids, `request_id=...`, SGLang's `rid=...`.
 _REQUEST_ID = re.compile(
     r"\b(?:chatcmpl|cmpl|resp|req)[-_][0-9A-Za-z][\w-]*|\b(?:request_id|rid)=[\"']?([\w-]+)"
@@ -258,7 +259,9 @@ class _Extractor:
         self.previous_hit = candidate is not None
         if candidate is not None:
             self._start(candidate)
-        elif line.text.lower().startswith("model output:"):
+        elif line.text[: len(_MODEL_OUTPUT)].lower() == _MODEL_OUTPUT:
+            # (the head lowered alone: lower() maps each character to one but U+0130, whose
+            # two are not ASCII)
             self._attach_model_output(line)
         elif "<|" in line.text:
             self._detect_leak(line)
@@ -268,7 +271,7 @@ class _Extractor:
         than the `File "...", line N` above it, or a `raise` statement (a paste may have lost
         the indentation)."""
         previous = self.previous
-        if previous is None or not FRAME.match(previous.text) or line.prefix != previous.prefix:
+        if previous is None or line.prefix != previous.prefix or not FRAME.match(previous.text):
             return False
         if line.text.startswith("raise "):
             return True

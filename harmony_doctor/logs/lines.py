@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from harmony_doctor.logs.servers import path_server, text_server
 from harmony_doctor.models import Server
@@ -101,6 +101,29 @@ _ANY_PREFIX = re.compile(
     "|".join(f"({re.sub(r'[(][?]P<[a-z0-9]+>', '(?:', p.pattern)})" for p in _PREFIXES)
 )
 _NEVER_PREFIX = frozenset(" \t|+{\"'<.:-")  # no prefix starts so: spare the regexes
+
+
+def _own_groups(index: int, pattern: str) -> str:
+    """`pattern` with its named groups named for shape `index` (`ts` -> `ts_3`)."""
+    return re.sub(r"[(][?]P<([a-z0-9]+)>", lambda m: f"(?P<{m[1]}_{index}>", pattern)
+
+
+# The same alternation with each shape's named groups kept (named for the shape): one match
+# gives the shape and what it read. `_ANY_PREFIX` followed by the shape's own regex is the
+# reference (`anatomize_reference`); the alternative that matches first is the shape's own
+# match, as nothing follows it in the alternation.
+_ANY_PREFIX_READ = re.compile(
+    "|".join(f"(?P<shape_{i}>{_own_groups(i, p.pattern)})" for i, p in enumerate(_PREFIXES))
+)
+# Per shape (by the index of its outer group): the group numbers of its key, time and pid.
+_SHAPE_GROUPS: dict[int, tuple[int | None, int | None, int | None]] = {
+    _ANY_PREFIX_READ.groupindex[f"shape_{i}"]: (
+        _ANY_PREFIX_READ.groupindex.get(f"key_{i}"),
+        _ANY_PREFIX_READ.groupindex.get(f"ts_{i}"),
+        _ANY_PREFIX_READ.groupindex.get(f"pid_{i}"),
+    )
+    for i in range(len(_PREFIXES))
+}
 _MONTH_DAY_RECORD = re.compile(rf"^{_LEVEL}\s+{_TS_MONTH_DAY}\s+\[?[\w.-]+\.py:\d+\]")
 
 # Python's, IPython's (`HarmonyError   Traceback (most recent call last)`) and rich's heads.
@@ -128,9 +151,11 @@ _ELISION = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class Line:
-    """One physical line taken apart: process key, prefix, and the text after them."""
+class Line(NamedTuple):
+    """One physical line taken apart: process key, prefix, and the text after them.
+
+    A NamedTuple, as scan/core.py's records: every line of every failure window makes one, and
+    a frozen dataclass costs several times as much to build."""
 
     number: int
     raw: str
@@ -174,6 +199,58 @@ def anatomize(number: int, raw: str) -> Line:
     position = 0
     if line[:1].isspace():  # an indented paste: the prefix may follow the indentation
         indent = len(line) - len(line.lstrip())
+        if _ANY_PREFIX_READ.match(line[indent:]) and not line.startswith("File ", indent):
+            position = indent
+    for _ in range(4):
+        rest = line[position:]  # the shapes are anchored (`^`): match from its start
+        if not rest or rest[0] in _NEVER_PREFIX:
+            break
+        match = _ANY_PREFIX_READ.match(rest)
+        if match is None or match.lastindex is None:
+            break
+        key_group, ts_group, pid_group = _SHAPE_GROUPS[match.lastindex]
+        if evidence is None and _MONTH_DAY_RECORD.match(rest):
+            evidence = "vllm"  # `LEVEL MM-DD HH:MM:SS [file.py:N]` is vLLM's own format
+        if key_group is not None and match.group(key_group):
+            keys.append(match.group(key_group))
+        if timestamp is None and ts_group is not None and match.group(ts_group):
+            timestamp = match.group(ts_group)
+        if pid is None and pid_group is not None and match.group(pid_group):
+            pid = int(match.group(pid_group))
+        position += match.end()
+    prefix, rest = line[:position], line[position:]
+    text, gutter = _strip_gutter(rest)
+    if pid is None and keys:
+        found = _KEY_PID.search(keys[0])
+        if found is not None:
+            pid = int(found.group(1) or found.group(2))
+    return Line(
+        number,
+        raw.rstrip("\r\n"),
+        " ".join(keys),
+        prefix,
+        rest,
+        text.strip(),
+        timestamp,
+        pid,
+        gutter,
+        evidence,
+    )
+
+
+_KEY_PID = re.compile(r"pid=(\d+)|\[(\d+)\]")
+
+
+def anatomize_reference(number: int, raw: str) -> Line:
+    """`anatomize` as first written, one regex per step: the reference it is tested equal to."""
+    line = _clean(raw)
+    keys: list[str] = []
+    timestamp: str | None = None
+    pid: int | None = None
+    evidence = _server_evidence(line)
+    position = 0
+    if line[:1].isspace():  # an indented paste: the prefix may follow the indentation
+        indent = len(line) - len(line.lstrip())
         if _ANY_PREFIX.match(line[indent:]) and not line.startswith("File ", indent):
             position = indent
     for _ in range(4):
@@ -195,7 +272,7 @@ def anatomize(number: int, raw: str) -> Line:
             pid = int(groups["pid"])
         position += match.end()
     prefix, rest = line[:position], line[position:]
-    text, gutter = _strip_gutter(rest)
+    text, gutter = _strip_gutter_reference(rest)
     if pid is None and keys:
         found = re.search(r"pid=(\d+)|\[(\d+)\]", keys[0])
         if found is not None:
@@ -222,6 +299,13 @@ _GUTTER = re.compile(r"^(?:\s*\|(?=\s|$))+")
 
 def _strip_gutter(rest: str) -> tuple[str, bool]:
     """The text inside an exception group's `| ` gutters, and whether there were any."""
+    if "|" not in rest and "+" not in rest:
+        return rest, False  # each gutter shape holds one of them
+    return _strip_gutter_reference(rest)
+
+
+def _strip_gutter_reference(rest: str) -> tuple[str, bool]:
+    """`_strip_gutter` without the quick refusal: the reference it is tested equal to."""
     if _GUTTER_SEPARATOR.match(rest):
         return "", True
     text = rest

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from harmony_doctor.faults.catalogue import (
+    FORM,
     HEADER_FIELDS,
     KEYWORDS,
     LEAK_FIELDS,
@@ -70,20 +71,73 @@ _HEADER_MARKUP = re.compile(r"<\|(?:start|constrain|channel|message)\|>")
 _STOP_MARKUP = re.compile(r"<\|(?:end|call|return)\|>")
 
 
+# Per form, the words one of which each of its matches holds (a form without them: any word).
+_FORM_WORDS: tuple[tuple[FormName, re.Pattern[str], frozenset[str]], ...] = tuple(
+    (name, form, frozenset(FORM[name].keywords or _FRAGMENTS)) for name, form in _FORMS
+)
+_FORMS_WITH: dict[tuple[str, ...], tuple[tuple[FormName, re.Pattern[str]], ...]] = {}
+
+
+def _forms_for(text: str, gate: bool = True) -> tuple[tuple[FormName, re.Pattern[str]], ...]:
+    """The forms that can match in `text`, in the order they are tried.
+
+    Each match of a form holds one of its keywords (faults/catalogue.py), so on ASCII text a
+    form whose words the text lacks cannot match. Text that is not ASCII gets every form:
+    case-insensitive matching folds the long s (U+017F) to `s`, which `lower()` does not.
+    `gate`: no form at all where the text holds none of the words (what find_hit has always
+    done, on any text)."""
+    lower = text.lower()
+    for word in _FRAGMENTS:
+        if word in lower:
+            break
+    else:
+        return () if gate or text.isascii() else _FORMS
+    if not text.isascii():
+        return _FORMS
+    present = tuple(word for word in _FRAGMENTS if word in lower)
+    forms = _FORMS_WITH.get(present)
+    if forms is None:
+        forms = tuple(
+            (name, form) for name, form, words in _FORM_WORDS if not words.isdisjoint(present)
+        )
+        if len(_FORMS_WITH) < 4096:  # the sets of words lines hold: a few in any real log
+            _FORMS_WITH[present] = forms
+    return forms
+
+
+def holds_form(text: str) -> bool:
+    """Whether a message form matches anywhere in `text`: `ANY_FORM.search(text)`, sparing the
+    regexes of forms the text holds no word of."""
+    return any(form.search(text) for _, form in _forms_for(text, gate=False))
+
+
 def holds_message(text: str, position: int = 0, bare: bool = True) -> bool:
     """Whether an error message starts somewhere in `text` from `position` on.
 
     `bare`: count a header remainder quoted on its own (not when `text` may be the rest of a
     message already being read).
     """
-    lower = text.lower()
-    if any(fragment in lower for fragment in _FRAGMENTS) and ANY_FORM.search(text, position):
+    if any(form.search(text, position) for _, form in _forms_for(text)):
         return True
     return bare and _find_bare(text, position) is not None
 
 
 def find_hit(text: str, position: int = 0) -> MessageHit | None:
     """The first error message in `text` from `position` on, or None."""
+    forms = _forms_for(text)
+    if not forms and "<|" not in text:
+        return None  # no form can match, nor a bare remainder (it holds markup)
+    best: tuple[int, FormName, re.Match[str]] | None = None
+    for name, form in forms:
+        match = form.search(text, position)
+        if match is not None and (best is None or match.start() < best[0]):
+            best = (match.start(), name, match)
+    return _hit(text, position, best)
+
+
+def find_hit_reference(text: str, position: int = 0) -> MessageHit | None:
+    """`find_hit` trying every form behind one gate, as first written: the reference it is
+    tested equal to."""
     best: tuple[int, FormName, re.Match[str]] | None = None
     lower = text.lower()
     if any(fragment in lower for fragment in _FRAGMENTS) and ANY_FORM.search(text, position):
@@ -91,6 +145,13 @@ def find_hit(text: str, position: int = 0) -> MessageHit | None:
             match = form.search(text, position)
             if match is not None and (best is None or match.start() < best[0]):
                 best = (match.start(), name, match)
+    return _hit(text, position, best)
+
+
+def _hit(
+    text: str, position: int, best: tuple[int, FormName, re.Match[str]] | None
+) -> MessageHit | None:
+    """The hit of the first form found (`best`), unless a bare remainder starts before it."""
     bare = _find_bare(text, position, best[0] if best is not None else len(text))
     if bare is not None:
         return bare

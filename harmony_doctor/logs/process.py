@@ -16,7 +16,7 @@ from harmony_doctor.logs.lines import (
     TRACEBACK_START,
     Line,
 )
-from harmony_doctor.logs.messages import ANY_FORM
+from harmony_doctor.logs.messages import holds_form
 from harmony_doctor.logs.servers import frame_versions, path_server
 from harmony_doctor.models import Server
 
@@ -34,8 +34,17 @@ _REQUEST_START = re.compile(
     r"\b(?:Received|Added) request \S|\brequest: [A-Z]+ /|\bsession \d+ start\b|\bReceive: obj="
 )
 _REQUEST_WORDS = ("request", "session", "Receive")
+_ANY_REQUEST_WORD = re.compile("|".join(map(re.escape, _REQUEST_WORDS)))
 # The last line of a traceback: the exception's type and message (`ExceptionGroup: ...`).
 _EXCEPTION_LINE = re.compile(r"^[\w.]*(?:Error|Exception|ExceptionGroup|Warning|Interrupt)\b:")
+# The line shapes `_follow_traceback` tries in turn, in one regex: a line none of them matches
+# (most lines of a window) skips to the last test at once.
+_ANY_TRACEBACK_SHAPE = re.compile(
+    "|".join(
+        f"(?:{shape.pattern})"
+        for shape in (TRACEBACK_START, CHAIN, _EXCEPTION_LINE, FRAME, CARETS, TRACEBACK_FURNITURE)
+    )
+)
 
 
 @dataclass
@@ -108,7 +117,7 @@ class ProcessState:
         if line.evidence is not None:
             self.server, self.server_line = line.evidence, number
         text = line.text
-        if any(word in text for word in _REQUEST_WORDS) and _REQUEST_START.search(text):
+        if _ANY_REQUEST_WORD.search(text) and _REQUEST_START.search(text):
             self.request_line = number
         in_traceback = self._follow_traceback(line)
         if text and not in_traceback and not line.rest[:1].isspace():
@@ -117,6 +126,12 @@ class ProcessState:
     def _follow_traceback(self, line: Line) -> bool:
         """Follow the traceback `line` may belong to; whether it does."""
         number, text = line.number, line.text
+        if (
+            not line.gutter
+            and _ANY_TRACEBACK_SHAPE.match(text) is None
+            and not (".py:" in text and text.startswith(("File ", "│")))
+        ):
+            return self._source_line(line)  # what the tests below come to for such a line
         if TRACEBACK_START.match(text):
             chained = number - self.chain_line <= 4 or line.gutter
             if not chained:
@@ -132,7 +147,7 @@ class ProcessState:
             self.handled_line = self.error_line if recent else _LONG_AGO
             self._mark(number)
             return True
-        if _EXCEPTION_LINE.match(text) and self.ends_traceback(line) and not ANY_FORM.search(text):
+        if _EXCEPTION_LINE.match(text) and self.ends_traceback(line) and not holds_form(text):
             self.close_traceback()  # an exception of its own ended it: the next line is not its
             return True
         frame = FRAME.match(text)
@@ -142,15 +157,20 @@ class ProcessState:
             self._enter_frame(number, frame)
         elif line.gutter or CARETS.match(text) or TRACEBACK_FURNITURE.match(text):
             self._mark(number)
-        elif (
-            line.rest.startswith((" ", "\t"))
-            and self.traceback_distance(number, bool(line.key)) <= 1
-            and not ANY_FORM.search(text)
-        ):
-            self._mark(number)  # the source line under a frame
         else:
-            return False
+            return self._source_line(line)
         return True
+
+    def _source_line(self, line: Line) -> bool:
+        """Whether `line` is the source line under a frame (indented, right after it): mark it."""
+        if (
+            line.rest.startswith((" ", "\t"))
+            and self.traceback_distance(line.number, bool(line.key)) <= 1
+            and not holds_form(line.text)
+        ):
+            self._mark(line.number)
+            return True
+        return False
 
     def _enter_frame(self, number: int, frame: re.Match[str]) -> None:
         if number - self.last_traceback_line > TRACEBACK_REACH:
