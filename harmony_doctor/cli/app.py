@@ -26,8 +26,9 @@ from harmony_doctor.cli.funnel import (
     guard_stdout,
     interrupted,
     stdout_failed,
+    unsaid_interrupt,
 )
-from harmony_doctor.cli.signals import answered
+from harmony_doctor.cli.signals import answered, received
 from harmony_doctor.errors import ExitCode
 from harmony_doctor.version import __version__
 
@@ -144,4 +145,7 @@ def _dispatch(argv: list[str] | None) -> int:
         code = interrupted(exc.__cause__)
     except click_errors.ClickException as exc:
         code = fail(exc.format_message())
-    return int(code) if isinstance(code, int) else 0
+    code = int(code) if isinstance(code, int) else 0
+    if unsaid_interrupt(code):
+        code = interrupted(received())
+    return code

@@ -121,7 +121,17 @@ def interrupted(exc: BaseException | None) -> int:
 
     code, words = ending(exc)
     note(words)
+    _said.append(code)
     return code
+
+
+_said: list[int] = []  # the exits `interrupted` has said
+
+
+def unsaid_interrupt(code: int) -> bool:
+    """Whether exit `code` is an interrupt nobody reported: typer ends a KeyboardInterrupt
+    raised outside a command's body (parsing, the context's close) with a silent 130."""
+    return code == ExitCode.INTERRUPTED and not _said
 
 
 def outcome(run: Callable[[], int]) -> int:

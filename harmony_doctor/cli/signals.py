@@ -66,7 +66,17 @@ def _raise(number: int, frame: FrameType | None) -> None:
     for other in HANDLED:  # a second signal while unwinding: the default, at once
         if signal.getsignal(other) is _raise:
             signal.signal(other, signal.SIG_DFL)
+    _received.append(number)
     raise Signalled(number)
+
+
+_received: list[int] = []  # the signals `_raise` turned into Signalled, in this process
+
+
+def received() -> Signalled | None:
+    """The signal that ended the run, where an interrupt was swallowed on its way out (typer
+    turns a KeyboardInterrupt raised outside a command's body into a silent exit 130)."""
+    return Signalled(_received[-1]) if _received else None
 
 
 def ending(exc: BaseException | None) -> tuple[int, str]:

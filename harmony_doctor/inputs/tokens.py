@@ -8,6 +8,7 @@ request); and raw Harmony text with special-token strings. Every error names whe
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -33,6 +34,8 @@ _LOG_MARKER_RE = re.compile(r"\b(?:output_token_ids|prompt_token_ids)\s*[:=]\s*(
 _GENERATED_RE = re.compile(
     r"Generated response (?P<id>[^\s:]+)(?P<mode> \(streaming (?:delta|complete)\))?"
 )
+_SSE_LINE = re.compile(r"(?m)^[ \t]*(?:data|event|id):")
+_SPACE = re.compile(r"\s*")
 _PROMPT_LINE_RE = re.compile(r"(?:Received request|Request) (?P<id>[^\s:]+)")
 _FINISH_RE = re.compile(r"finish_reason[:=]\s*'?(?P<reason>\w+)")
 
@@ -46,6 +49,7 @@ class _Stream:
     prompt: list[int] | None = None
     finish_reason: str | None = None
     cut: bool = False  # a list ended without its closing bracket
+    line: int = 1  # the line it was first seen on
 
 
 def parse_tokens(
@@ -75,8 +79,26 @@ def parse_tokens(
             return _finish(_select([_Stream("", list(doc))], request), "json-array", "tokens")
         return _finish(_select(_doc_streams([(1, doc)]), request), "json", "tokens")
     if fmt == "jsonl":
-        return _finish(_select(_doc_streams(_jsonl_docs(body)), request), "jsonl", "tokens")
+        return _finish(_select(_doc_streams(_json_docs(body)), request), "jsonl", "tokens")
     raise InputError(f"unknown input format {fmt!r}")
+
+
+def token_streams(text: str) -> list[tuple[TokenInput, int]]:
+    """Every token stream of a JSON or JSON-lines text (responses, choices, an id list a line),
+    each with the line it starts on; raises InputError when the text holds none."""
+    body = text.lstrip("\ufeff")
+    fmt = detect_format(body)
+    if fmt == "json":
+        doc = _load_json(body, 1)
+        if isinstance(doc, list) and _is_id_list(doc):
+            _check_range(doc, 1, 1)
+            return [(_finish(_Stream("", list(doc)), "json-array", "tokens"), 1)]
+        streams = _doc_streams([(1, doc)])
+    elif fmt == "jsonl":
+        streams = _doc_streams(_json_docs(body))
+    else:
+        raise InputError(f"not a JSON document of token streams ({fmt})")
+    return [(_finish(s, fmt, "tokens"), s.line) for s in streams]
 
 
 def detect_format(text: str) -> InputFormat:
@@ -94,7 +116,7 @@ def detect_format(text: str) -> InputFormat:
             pass
         except (ValueError, RecursionError):
             return "json"  # well-formed but unusable: parsing again reports why
-        if stripped.startswith("{"):
+        if stripped.startswith("{") or _json_lines(stripped):
             return "jsonl"
         if _looks_like_cut_list(stripped) or _IDS_RE.fullmatch(stripped):
             return "ids"
@@ -128,6 +150,46 @@ def may_hold_tokens(data: bytes) -> bool:
         return True
     end = data.find(b"\n", start)
     return _ID_LINE.fullmatch(data, start, len(data) if end < 0 else end) is not None
+
+
+def _json_lines(text: str) -> bool:
+    """Two JSON arrays or objects or more, one after the other (a line each, as a script
+    dumps id lists, or pretty-printed, as `jq` reads a stream of values)."""
+    try:
+        docs = list(itertools.islice(_json_values(text), 2))
+    except InputError:
+        return False
+    return len(docs) == 2 and all(isinstance(doc, list | dict) for _, doc in docs)
+
+
+def _json_docs(text: str) -> Iterator[tuple[int, Any]]:
+    """The documents of a JSON-lines text, with the line each starts on: Server-Sent Events
+    (`data: {...}`) line by line, else a stream of JSON values however they are laid out."""
+    if _SSE_LINE.search(text):
+        return _jsonl_docs(text)
+    return _json_values(text)
+
+
+def _json_values(text: str) -> Iterator[tuple[int, Any]]:
+    decoder = json.JSONDecoder()
+    position, line, counted = 0, 1, 0
+    while True:
+        position = _SPACE.match(text, position).end()  # type: ignore[union-attr]
+        if position == len(text):
+            return
+        line += text.count("\n", counted, position)
+        counted = position
+        try:
+            doc, position = decoder.raw_decode(text, position)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+            ) from None
+        except RecursionError:
+            raise InputError(f"JSON at line {line} is nested too deeply") from None
+        except ValueError as exc:
+            raise InputError(f"invalid JSON at line {line}: {exc}") from None
+        yield line, doc
 
 
 def _has_vllm_record(text: str) -> bool:
@@ -249,10 +311,11 @@ def _doc_streams(docs: Iterator[tuple[int, Any]] | list[tuple[int, Any]]) -> lis
     """Streams keyed by (response id, choice index); chunks of one response are joined."""
     streams: dict[str, _Stream] = {}
     for number, doc in docs:
-        rid = _doc_id(doc)
-        for choice, key, values, finish in _walk_ids(doc):
+        bare = isinstance(doc, list) and bool(doc) and _is_id_list(doc)  # an id list a line
+        rid = f"line {number}" if bare else _doc_id(doc)
+        for choice, key, values, finish in _walk_ids(doc, top=True):
             label = rid if choice is None else f"{rid}#{choice}" if rid else f"choice {choice}"
-            stream = streams.setdefault(label, _Stream(label))
+            stream = streams.setdefault(label, _Stream(label, line=number))
             where = f"line {number}: " if number > 1 else ""
             ids = _check_range(values, number, 1, where)
             if key == "prompt":
@@ -282,9 +345,13 @@ def _doc_id(doc: Any) -> str:
 
 
 def _walk_ids(
-    node: Any, choice: int | None = None
+    node: Any, choice: int | None = None, top: bool = False
 ) -> Iterator[tuple[int | None, str, list[Any], str | None]]:
-    """(choice, "output"|"prompt", ids, finish_reason) for every id list in a document."""
+    """(choice, "output"|"prompt", ids, finish_reason) for every id list in a document (a
+    document that is itself an id list, one of a JSON-lines file, is its own output)."""
+    if top and isinstance(node, list) and node and _is_id_list(node):
+        yield choice, "output", node, None
+        return
     if isinstance(node, list):
         for item in node:
             yield from _walk_ids(item, choice)

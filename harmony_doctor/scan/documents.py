@@ -18,7 +18,7 @@ from harmony_doctor.explain import count_lines, explain_text, log_failures
 from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.inputs.files import CHUNK, Readable
 from harmony_doctor.inputs.reader import unwrap_whole
-from harmony_doctor.inputs.tokens import detect_format, may_hold_tokens
+from harmony_doctor.inputs.tokens import detect_format, may_hold_tokens, token_streams
 from harmony_doctor.models import Diagnosis
 
 # Inputs up to this size are looked at whole; one completion of 100,000 ids as JSON is ~0.8 MB.
@@ -31,9 +31,10 @@ TEXT_BYTES = 256 * 1024
 
 @dataclass(frozen=True)
 class Document:
-    """A whole input that is one token stream, and explain's diagnosis of it."""
+    """A whole input that is one token stream, or a JSON document of several (responses, an
+    id list a line), and explain's diagnosis of each, with the line it starts on."""
 
-    diagnosis: Diagnosis
+    diagnoses: tuple[tuple[Diagnosis, int], ...]
     lines: int
 
 
@@ -95,6 +96,10 @@ def as_document(
         return None  # completions inside a log: the log reader replays each one
     if shape == "text" and len(data) > TEXT_BYTES:
         return None
+    if shape in ("json", "jsonl"):
+        many = _many_streams(text, vocab, role)
+        if many is not None:
+            return many
     try:
         if log_failures(text) is not None:
             return None  # explain reads it as a log
@@ -103,4 +108,19 @@ def as_document(
         return None
     if not isinstance(result, Diagnosis):
         return None
-    return Document(result, count_lines(text))
+    return Document(((result, 1),), count_lines(text))
+
+
+def _many_streams(text: str, vocab: Callable[[], Vocab], role: ParseRole) -> Document | None:
+    """A JSON document holding several token streams (explain asks which one: scan reads
+    every one), each diagnosed as explain diagnoses one; None for one stream or none."""
+    from harmony_doctor.streams.diagnose import diagnose
+
+    try:
+        streams = token_streams(text)
+    except InputError:
+        return None
+    if len(streams) < 2:
+        return None
+    found = tuple((diagnose(inp, vocab(), role), line) for inp, line in streams)
+    return Document(found, count_lines(text))

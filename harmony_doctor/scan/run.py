@@ -501,11 +501,16 @@ def _changed(before: os.stat_result | None, after: os.stat_result | None) -> str
 def _document_result(
     source: Source, document: Document, data: bytes, vocab: Callable[[], Vocab]
 ) -> UnitResult:
-    """A whole token-stream input: explain's diagnosis as events at its first line."""
+    """A whole token-stream input: explain's diagnosis of each stream as events at the line
+    it starts on."""
     label = source.label
-    diagnosis = document.diagnosis
-    place = Place(1, None, None)
-    events = list(diagnosis_events(diagnosis.input, diagnosis, vocab(), label, place, None))
+    events = [
+        event
+        for diagnosis, line in document.diagnoses
+        for event in diagnosis_events(
+            diagnosis.input, diagnosis, vocab(), label, Place(line, None, None), None
+        )
+    ]
     found = SourceScan(label, datetime.now(), lines=document.lines, bytes=len(data))
     return UnitResult(source, events, found)
 

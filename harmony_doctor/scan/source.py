@@ -272,6 +272,9 @@ class _CompletionReader:
             self.settle = vllm_output_key
         self.streams = RequestStreams()
         self.finished_requests: set[str] = set()
+        # Lines damaged data cut short (the last of a part read to a damaged end): ids cut
+        # there were cut by the damage, not logged wrong by the server, so they are no HD177.
+        self.cut_by_damage: set[int] = set()
 
     def id_line(self, id_line: IdLine) -> None:
         stamp = self.clock.parse(id_line.stamp)
@@ -282,7 +285,8 @@ class _CompletionReader:
         try:
             record = parse_vllm_bytes(id_line.text, line, self.native)
         except InputError as exc:
-            self._rejected(id_line.text, str(exc), place)
+            if line not in self.cut_by_damage:
+                self._rejected(id_line.text, str(exc), place)
             return
         if record is not None:
             self._add_record(record, place)
@@ -394,6 +398,8 @@ class _SourceScanner:
         try:
             for index, (_, open_part) in enumerate(parts):
                 damages.append(self._read_part(open_part))
+                if damages[-1] and self.raw_tail not in (b"", b"\n"):
+                    self.completions.cut_by_damage.add(self.raw_lines + 1)
                 if index < len(parts) - 1:
                     marks.append(self._end_part())
             self._feed(self.unwrapper.finish())

@@ -264,3 +264,28 @@ def test_a_signal_at_any_moment_leaves_outputs_whole_or_absent(
     else:  # the run ended before the signal
         assert child.returncode == 1, err
         assert names == ["events.jsonl", "m.prom"]
+
+
+def test_an_interrupt_typer_swallows_is_still_said(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A signal landing outside a command's body (typer's parsing, the context's close) is
+    turned by typer into a silent exit 130: it is said, with its own code."""
+    import typer
+
+    from harmony_doctor.cli import app as cli_app
+    from harmony_doctor.cli import funnel, signals
+
+    bare = typer.Typer()
+
+    @bare.command()
+    def boom() -> None:
+        signals._raise(signal.SIGTERM, None)  # the handler, outside any command wrapper
+
+    monkeypatch.setattr(cli_app, "app", bare)
+    monkeypatch.setattr(signals, "_received", [])
+    monkeypatch.setattr(funnel, "_said", [])
+    with signals.answered():
+        code = cli_app._dispatch([])
+    assert code == 143
+    assert capsys.readouterr().err == "harmony-doctor: terminated (SIGTERM)\n"

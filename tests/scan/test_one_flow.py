@@ -124,6 +124,35 @@ def test_a_token_file_is_not_clean_to_scan(tmp_path: Path) -> None:
         assert found.report.status == "ok" and found.report.lines >= 1
 
 
+@pytest.mark.parametrize("layout", ["lines", "pretty", "objects"])
+def test_a_file_of_several_token_streams_is_not_clean_to_scan(tmp_path: Path, layout: str) -> None:
+    """An id list a line (as a script dumps them), pretty-printed documents one after the other
+    (as jq reads them) or response objects a line: scan diagnoses every stream, each at the
+    line it starts on; explain names them and asks which one (exit 2), never 'clean'."""
+    ids = json.loads((SAMPLES / "ignore-eos.json").read_text())  # HD111
+    clean = [*ids[:-2], 200002]  # the same completion ended with <|return|> alone
+    streams = [ids, clean, ids]
+    if layout == "lines":
+        text = "".join(json.dumps(s) + "\n" for s in streams)
+        starts = [1, 3]
+    elif layout == "pretty":
+        text = "".join(json.dumps(s, indent=1) + "\n" for s in streams)
+        starts = [1, (len(ids) + 2) + (len(clean) + 2) + 1]
+    else:
+        text = "".join(
+            json.dumps({"id": f"r{n}", "output_token_ids": s}) + "\n" for n, s in enumerate(streams)
+        )
+        starts = [1, 3]
+    path = tmp_path / "dump.jsonl"
+    path.write_text(text)
+    found = hd.scan_file(path)
+    assert [(e.code, e.line) for e in found.events if e.severity == "error"] == [
+        ("HD111", line) for line in starts
+    ]
+    explained = run(["explain", str(path)])
+    assert explained.exit_code == 2 and "holds 3 token streams" in explained.stderr
+
+
 def test_a_token_file_keeps_every_byte_when_it_is_a_log_after_all(tmp_path: Path) -> None:
     """A small file looked at whole, then read as a log, loses nothing: lines and bytes."""
     path = tmp_path / "small.log"

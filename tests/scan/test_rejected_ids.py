@@ -50,3 +50,27 @@ def test_rejected_prompt_ids_are_left_alone(tmp_path: Path, core: str) -> None:
         "params: SamplingParams(n=1), prompt_token_ids: [200006, -5, 200008], lora_request: None.\n"
     )
     assert hd.scan_paths([log], hd.ScanOptions(jobs=1)).events == ()
+
+
+def test_ids_cut_by_damaged_compressed_data_are_no_rejected_ids(tmp_path: Path, core: str) -> None:
+    """The last line of a compressed log cut short holds ids the damage cut, not ids the
+    server logged wrong: the file is partial, and that line is no HD177 (whole, it is one)."""
+    import gzip
+    import zlib
+
+    first, bad = CLEAN.replace("chatcmpl-ok", "chatcmpl-a"), LINE.format(n=2, bad="-5")
+    data = gzip.compress((first + bad + CLEAN).encode())
+    inside = range(len(first) + bad.index("-5") + 2, len(first) + len(bad) - 1)
+    cuts = [
+        n
+        for n in range(len(data))
+        if len(zlib.decompressobj(wbits=31).decompress(data[:n])) in inside
+    ]
+    assert cuts, "cut points inside the line, after its rejected id"
+    for n in cuts:
+        (tmp_path / "app.log.gz").write_bytes(data[:n])
+        found = hd.scan_file(tmp_path / "app.log.gz")
+        assert found.report.status == "partial" and found.report.lines == 2
+        assert [e.code for e in found.events] == []
+    (tmp_path / "app.log.gz").write_bytes(data)
+    assert [e.code for e in hd.scan_file(tmp_path / "app.log.gz").events] == ["HD177"]
