@@ -51,13 +51,15 @@ def show_summary(
         assert operator is not None, "--format github needs the events"
         sys.stdout.write(workflow_commands(operator))
     else:
-        from harmony_doctor.output.rate_view import hourly_rates_view
         from harmony_doctor.output.scan_view import scan_view
 
         console = make_console(color, width)
         groups = summary.groups
-        # The rate per hour is drawn under the groups, when there are some.
-        hourly = hourly_rates_view(summary.events, summary.requests) if groups else None
+        hourly = None
+        if groups:  # the rate per hour is drawn under the groups, when there are some
+            from harmony_doctor.output.rate_view import hourly_rates_view
+
+            hourly = hourly_rates_view(summary.events, summary.requests)
         view = scan_view(groups, keys, totals, summary.days, files, top, title, hourly)
         show(console, view)
 

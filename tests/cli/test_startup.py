@@ -143,6 +143,7 @@ _NEVER = ("pydantic", "openai_harmony", "importlib.metadata", "harmony_doctor.ou
             ["explain", str(SAMPLES / "vllm-traceback.log")],
             (
                 "openai_harmony.openai_harmony",
+                "harmony_doctor.output.recover_view",  # its next steps follow a token stream
                 "harmony_doctor.harmony.ranks",
                 "harmony_doctor.harmony.spec",
                 "tempfile",
@@ -224,10 +225,17 @@ def test_scan_with_nothing_to_aggregate_imports_no_polars(
 ) -> None:
     """A scan that found no failure and counted no request has nothing for polars to
     aggregate: its summary (table or JSON) is printed without a frame, and without the
-    vocabulary or openai-harmony, which no completion asked for."""
+    vocabulary or openai-harmony, which no completion asked for; a log that cannot be one
+    token stream is not handed to explain's reader, and no hourly rate is drawn."""
     log = tmp_path / "server.log"
     log.write_text(content)
-    assert _loaded_after(["scan", str(log), "--format", fmt]) == []
+    unused = (
+        "harmony_doctor.explain",
+        "harmony_doctor.inputs.paste",
+        "harmony_doctor.output.rate_view",
+        "harmony_doctor.scan.hourly",
+    )
+    assert _loaded_after(["scan", str(log), "--format", fmt], names=(*_HEAVY, *unused)) == []
 
 
 @pytest.mark.parametrize(
