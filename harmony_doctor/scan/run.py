@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import signal
 import socket
@@ -12,11 +11,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import Vocab
@@ -29,6 +27,9 @@ from harmony_doctor.scan.findings import diagnosis_events, merge_duplicates, red
 from harmony_doctor.scan.records import FileReport, FileScan, FileStatus, ScanOptions, ScanResult
 from harmony_doctor.scan.source import Place, SourceScan, scan_source
 from harmony_doctor.streams.diagnose import CleanStreams
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 POOL_BYTES = 16 * 1024 * 1024  # below this, starting worker processes costs more than it saves
 DEFAULT_OPTIONS = ScanOptions()  # frozen, so one shared default is safe
@@ -190,6 +191,9 @@ def _in_pool(
     now: datetime | None,
     progress: Callable[[UnitResult], None] | None,
 ) -> dict[int, UnitResult]:
+    import multiprocessing  # a pool only for large scans: small ones never load it
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
     # spawn, not fork: the parent may already run polars' or openai-harmony's threads.
     context = multiprocessing.get_context("spawn")
     jobs = min(options.jobs, len(units))

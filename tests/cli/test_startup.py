@@ -226,7 +226,8 @@ def test_scan_with_nothing_to_aggregate_imports_no_polars(
     """A scan that found no failure and counted no request has nothing for polars to
     aggregate: its summary (table or JSON) is printed without a frame, and without the
     vocabulary or openai-harmony, which no completion asked for; a log that cannot be one
-    token stream is not handed to explain's reader, and no hourly rate is drawn."""
+    token stream is not handed to explain's reader, no hourly rate is drawn and no process
+    pool started."""
     log = tmp_path / "server.log"
     log.write_text(content)
     unused = (
@@ -234,6 +235,8 @@ def test_scan_with_nothing_to_aggregate_imports_no_polars(
         "harmony_doctor.inputs.paste",
         "harmony_doctor.output.rate_view",
         "harmony_doctor.scan.hourly",
+        "multiprocessing",  # a pool only for inputs large enough to share out
+        "concurrent.futures",
     )
     assert _loaded_after(["scan", str(log), "--format", fmt], names=(*_HEAVY, *unused)) == []
 
