@@ -1,12 +1,13 @@
 """Start-up of each command shape, end to end, against `python -c pass` side by side.
 
-Every shape runs as a fresh process N times, after one warm-up run each (which also fills the
-vocabulary cache). The runs are interleaved, one round at a time with every shape in turn, so
-that a change in the machine's load falls on every shape alike; the table gives the best and
-the median wall time, the median CPU time (user + system of the child), and each as a multiple
-of `python -c pass` of the same interpreter (best over best, median over median). The load
-average (os.getloadavg) before and after is printed too: on a busy machine every number grows,
-the ratios much less.
+Every shape runs as a fresh process N times, after one warm-up run each (which fills the
+vocabulary cache, and the bytecode cache: in a temporary PYTHONPYCACHEPREFIX, whatever
+PYTHONDONTWRITEBYTECODE says). The runs are interleaved, one round at a time with every shape
+in turn, so that a change in the machine's load falls on every shape alike; the table gives
+the best and the median wall time, the median CPU time (user + system of the child), and each
+as a multiple of `python -c pass` of the same interpreter (best over best, median over
+median). The load average (os.getloadavg) before and after is printed too: on a busy machine
+every number grows, the ratios much less.
 
     python benchmarks/startup.py [--runs 10] [--json] [--instructions]
 
@@ -99,11 +100,34 @@ def shapes(folder: Path) -> dict[str, list[str]]:
     }
 
 
+def child_env(cache: Path) -> dict[str, str]:
+    """The environment every shape runs in: bytecode cached (in `cache`, outside the source
+    tree, filled by the warm-up run), whatever PYTHONDONTWRITEBYTECODE says here. Without a
+    cache, each run compiles every module it imports from source (a third of a scan's start)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(cache)
+    return env
+
+
+def _run(command: list[str]) -> None:
+    subprocess.run(
+        command,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,
+        env=_ENV or None,
+    )
+
+
+# Set by main (and by a caller that imports this module) before anything runs.
+_ENV: dict[str, str] = {}
+
+
 def _once(command: list[str]) -> tuple[float, float]:
     """Wall and CPU time (user + system of the child) of one run."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    _run(command)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
@@ -135,13 +159,14 @@ def measure(commands: dict[str, list[str]], runs: int) -> dict[str, dict[str, fl
 
 def instructions(command: list[str]) -> int:
     """Instructions the command executes (callgrind's `I refs`), after a warm-up run."""
-    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    _run(command)
     counted = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
         check=False,
+        env=_ENV or None,
     )
     found = re.search(r"I\s+refs:\s+([\d,]+)", counted.stderr)
     if found is None:
@@ -154,6 +179,7 @@ def count_instructions(as_json: bool) -> None:
     if shutil.which("valgrind") is None:
         raise SystemExit("--instructions needs valgrind on PATH")
     with tempfile.TemporaryDirectory(prefix="hd-startup-") as tmp:
+        _ENV.update(child_env(Path(tmp) / "pycache"))
         counts = {name: instructions(cmd) for name, cmd in shapes(Path(tmp)).items()}
     if as_json:
         print(json.dumps({"instructions": counts}, indent=2))
@@ -188,6 +214,7 @@ def main() -> None:
         return
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="hd-startup-") as tmp:
+        _ENV.update(child_env(Path(tmp) / "pycache"))
         results = with_ratios(measure(shapes(Path(tmp)), args.runs))
     load_after = os.getloadavg()
     if args.json:
