@@ -106,6 +106,7 @@ def child_env(cache: Path) -> dict[str, str]:
     cache, each run compiles every module it imports from source (a third of a scan's start)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPYCACHEPREFIX"] = str(cache)
+    cache.mkdir(parents=True, exist_ok=True)
     return env
 
 
@@ -116,10 +117,13 @@ def _run(command: list[str]) -> None:
         stderr=subprocess.DEVNULL,
         check=False,
         env=_ENV or None,
+        cwd=_ENV.get("PYTHONPYCACHEPREFIX"),
     )
 
 
-# Set by main (and by a caller that imports this module) before anything runs.
+# Set by main (and by a caller that imports this module) before anything runs. The children
+# run in the cache folder: `python -m` looks in its working folder first, and a checkout
+# there would be measured instead of the interpreter's own install.
 _ENV: dict[str, str] = {}
 
 
@@ -167,6 +171,7 @@ def instructions(command: list[str]) -> int:
         text=True,
         check=False,
         env=_ENV or None,
+        cwd=_ENV.get("PYTHONPYCACHEPREFIX"),
     )
     found = re.search(r"I\s+refs:\s+([\d,]+)", counted.stderr)
     if found is None:
