@@ -3,6 +3,7 @@ polars), and what it prints is exactly what the frames would have given."""
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,8 @@ def test_nothing_found_summary_is_the_frames_summary(
     assert lazy.table.equals(framed.table) and lazy.table.schema == framed.table.schema
     assert lazy.events.schema == framed.events.schema and lazy.events.height == 0
     assert lazy.requests.schema == framed.requests.schema and lazy.requests.height == 0
+    again = pickle.loads(pickle.dumps(hd.summarize_scan(ScanResult((), (), files), by)))
+    assert again.totals == lazy.totals and again.table.equals(lazy.table)
 
 
 def test_a_summary_with_rows_groups_from_its_table() -> None:
@@ -52,3 +55,4 @@ def test_a_summary_with_rows_groups_from_its_table() -> None:
     assert summary.groups == summary.table.to_dicts() and len(summary.groups) == 3
     assert summary.table is summary.table and summary.events is summary.events
     assert summary.totals["failures"] == summary.events.height == 3
+    assert pickle.loads(pickle.dumps(summary)).table.equals(summary.table)

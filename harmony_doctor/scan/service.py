@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -133,7 +133,7 @@ def summary_of(
     table = summarize_frames(events, requests, keys)
     totals = frame_totals(files, events, requests)
     days = failures_per_day(events)
-    return Summary(keys, totals, days, tuple(files), lambda: (table, events, requests))
+    return Summary(keys, totals, days, tuple(files), partial(_given, (table, events, requests)))
 
 
 def failures_per_day(events: pl.DataFrame) -> tuple[tuple[str, int], ...]:
@@ -152,15 +152,19 @@ def summarize_scan(result: ScanResult | FileScan, by: Sequence[str] = ("code",))
     if result.events or result.requests:
         return summary_of(result.files, *_scan_frames(result), keys)
     files = tuple(result.files)
-    return Summary(
-        keys, totals_line(files), (), files, lambda: _nothing_frames(result, keys), aggregated=False
-    )
+    frames = partial(_nothing_frames, result, keys)
+    return Summary(keys, totals_line(files), (), files, frames, aggregated=False)
 
 
 def _scan_frames(result: ScanResult | FileScan) -> tuple[pl.DataFrame, pl.DataFrame]:
     from harmony_doctor.scan.summary import events_frame, requests_frame
 
     return events_frame(result.events), requests_frame(result.requests)
+
+
+def _given(frames: Frames) -> Frames:
+    """Frames built already (a module function, not a lambda: a Summary pickles)."""
+    return frames
 
 
 def _nothing_frames(result: ScanResult | FileScan, keys: tuple[str, ...]) -> Frames:
