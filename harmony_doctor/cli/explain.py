@@ -62,7 +62,6 @@ def explain(
     (Markdown quotes, fences and tables, CI and pytest output, flattened tracebacks, code).
     """
     from harmony_doctor.output.explain_view import explain_view
-    from harmony_doctor.output.recover_view import next_steps_view
 
     read = hd.read_input(given.source)
     explained = hd.explain_input(
@@ -98,6 +97,8 @@ def explain(
 
             show(console, stream_check_view(check, vocab), soft_wrap=True)
         if result.harmony_error is not None:
+            from harmony_doctor.output.recover_view import next_steps_view
+
             steps = next_commands(given, role, lenient)
             show(console, next_steps_view(steps))
     return ExitCode.FINDINGS if result.findings and not exit_zero else ExitCode.CLEAN

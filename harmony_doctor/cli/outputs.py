@@ -31,30 +31,35 @@ def show_summary(
     operator: OperatorSummary | None = None,
 ) -> None:
     """The summary on stdout as a table, JSON, CSV or GitHub annotations (scan and report
-    print alike; annotations need the events, in `operator`)."""
-    from harmony_doctor.output import tables as export
-    from harmony_doctor.output.rate_view import hourly_rates_view
-    from harmony_doctor.output.scan_view import scan_view
-
-    table, keys, totals = summary.table, summary.keys, summary.totals
+    print alike; annotations need the events, in `operator`). A summary with nothing to
+    aggregate prints as a table or JSON without building a frame."""
+    keys, totals = summary.keys, summary.totals
     files = [asdict(f) for f in summary.files]
     if output == "json":
         from harmony_doctor.output.words import stated
 
         schema = f"harmony-doctor.{title}/1"
-        record = {"by": list(keys), "totals": totals, "groups": table.to_dicts(), "files": files}
+        record = {"by": list(keys), "totals": totals, "groups": summary.groups, "files": files}
         print_json({"schema": schema, **stated(record)})
     elif output == "csv":
-        export.write_csv(table.columns, table.iter_rows(), sys.stdout)
+        from harmony_doctor.output import tables as export
+
+        export.write_csv(summary.table.columns, summary.table.iter_rows(), sys.stdout)
     elif output == "github":
         from harmony_doctor.output.github import workflow_commands
 
         assert operator is not None, "--format github needs the events"
         sys.stdout.write(workflow_commands(operator))
     else:
+        from harmony_doctor.output.scan_view import scan_view
+
         console = make_console(color, width)
-        groups = table.to_dicts()
-        hourly = hourly_rates_view(summary.events, summary.requests)
+        groups = summary.groups
+        hourly = None
+        if groups:  # the rate per hour is drawn under the groups, when there are some
+            from harmony_doctor.output.rate_view import hourly_rates_view
+
+            hourly = hourly_rates_view(summary.events, summary.requests)
         view = scan_view(groups, keys, totals, summary.days, files, top, title, hourly)
         show(console, view)
 
@@ -90,15 +95,37 @@ def output_targets(
     return [Target(option, path, kind) for option, path, kind in named if path is not None]
 
 
+def operator_view(
+    title: str,
+    summary: Summary,
+    output: SummaryFormat,
+    step_summary: Path | None,
+    prometheus: Path | None,
+    html: Path | None,
+) -> OperatorSummary | None:
+    """What the operator outputs read (the summary and its frames), when one is asked for
+    (--format github, its step summary, --prometheus, --html); None otherwise, so that a
+    summary nothing else reads the frames of never builds them."""
+    if output != "github" and step_summary is None and prometheus is None and html is None:
+        return None
+    from harmony_doctor.output.operator import operator_summary
+
+    return operator_summary(title, summary)
+
+
 def write_operator_outputs(
-    operator: OperatorSummary,
+    operator: OperatorSummary | None,
     step_summary: Path | None,
     prometheus: Path | None,
     html: Path | None,
     top: int,
 ) -> list[str]:
-    """Write the operator outputs asked for; the one-line errors of those that failed (a
-    failed one stops neither the others nor the summary)."""
+    """Write the operator outputs asked for (`operator_view` gives the view, None when none
+    is); the one-line errors of those that failed (a failed one stops neither the others nor
+    the summary)."""
+    if operator is None:
+        assert step_summary is None and prometheus is None and html is None
+        return []
     from harmony_doctor.errors import OutputError
     from harmony_doctor.output import operator_files
     from harmony_doctor.output.tables import write_text

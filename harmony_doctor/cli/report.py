@@ -22,6 +22,7 @@ from harmony_doctor.cli.options import (
     once,
 )
 from harmony_doctor.cli.outputs import (
+    operator_view,
     output_targets,
     show_summary,
     step_summary_path,
@@ -59,7 +60,6 @@ def report(
     rates one scan over all the logs would; files without them add failures but no rate.
     """
     from harmony_doctor.output import tables as export
-    from harmony_doctor.output.operator import operator_summary
     from harmony_doctor.output.targets import check_not_inputs, check_targets
 
     keys = hd.group_keys(by or [])
@@ -77,8 +77,8 @@ def report(
             note(bad.reason)
         raise InputError(read.unread[0].reason)
     failed = export.write_tables([(summary_path, lambda: found.table)])
-    operator = operator_summary("report", found)
     step_summary = step_summary_path(output)
+    operator = operator_view("report", found, output, step_summary, prometheus_path, html_path)
     failed += write_operator_outputs(operator, step_summary, prometheus_path, html_path, top)
     # The files are written before the summary is shown: a standard output that fails (a full
     # device, a closed pipe) ends the run, and must not take them with it.

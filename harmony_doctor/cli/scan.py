@@ -27,6 +27,7 @@ from harmony_doctor.cli.options import (
     once,
 )
 from harmony_doctor.cli.outputs import (
+    operator_view,
     output_targets,
     show_summary,
     step_summary_path,
@@ -122,7 +123,6 @@ def scan(
 ) -> int:
     """Batch-scan server logs: how often Harmony parsing fails, in which ways, since when."""
     from harmony_doctor.output import tables as export
-    from harmony_doctor.output.operator import operator_summary
     from harmony_doctor.output.targets import check_not_inputs, check_targets
 
     keys = hd.group_keys(by or [])
@@ -159,8 +159,8 @@ def scan(
         failed += export.write_event_tables(
             found.events, hd.tally_table(result), events_path, tallies
         )
-    operator = operator_summary("scan", found)
     step_summary = step_summary_path(output)
+    operator = operator_view("scan", found, output, step_summary, prometheus_path, html_path)
     failed += write_operator_outputs(operator, step_summary, prometheus_path, html_path, top)
     # The files are written before the summary is shown: a standard output that fails (a full
     # device, a closed pipe) ends the run, and must not take them with it.

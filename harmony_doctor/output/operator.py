@@ -35,9 +35,8 @@ class OperatorSummary:
 def operator_summary(title: str, summary: Summary) -> OperatorSummary:
     """The operator outputs' view of the summary `title` (scan or report) printed."""
     files = [asdict(f) for f in summary.files]
-    groups = summary.table.to_dicts()
     return OperatorSummary(
-        title, summary.keys, summary.totals, groups, files, summary.events, summary.requests
+        title, summary.keys, summary.totals, summary.groups, files, summary.events, summary.requests
     )
 
 

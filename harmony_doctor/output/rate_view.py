@@ -22,10 +22,11 @@ from harmony_doctor.output.escape import safe_text
 from harmony_doctor.output.operator import percent
 from harmony_doctor.output.styles import DIM, LABEL, WARNING
 from harmony_doctor.output.words import counted
-from harmony_doctor.scan.hourly import HourlyRates, ScopeRates
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from harmony_doctor.scan.hourly import HourlyRates, ScopeRates
 
 # No request logged in the cell; then rate 0; then rising rates, relative to the highest.
 GAP = "·"

@@ -14,10 +14,8 @@ from dataclasses import dataclass
 
 from harmony_doctor.choices import ParseRole
 from harmony_doctor.errors import InputError
-from harmony_doctor.explain import count_lines, explain_text, log_failures
 from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.inputs.files import CHUNK, Readable
-from harmony_doctor.inputs.reader import unwrap_whole
 from harmony_doctor.inputs.tokens import detect_format, may_hold_tokens, token_streams
 from harmony_doctor.models import Diagnosis
 
@@ -85,6 +83,10 @@ def as_document(
     or an input explain refuses: the log reader takes it)."""
     if not may_hold_tokens(data):
         return None  # a log (most inputs): no need to unwrap and look at it whole
+    # explain's reader and decision load only for an input that may be one token stream.
+    from harmony_doctor.explain import count_lines, explain_text, log_failures
+    from harmony_doctor.inputs.reader import unwrap_whole
+
     text = unwrap_whole([data], label).text
     if not text.strip():
         return None  # nothing to explain: the log reader reports an empty input as it does
@@ -114,6 +116,7 @@ def as_document(
 def _many_streams(text: str, vocab: Callable[[], Vocab], role: ParseRole) -> Document | None:
     """A JSON document holding several token streams (explain asks which one: scan reads
     every one), each diagnosed as explain diagnoses one; None for one stream or none."""
+    from harmony_doctor.explain import count_lines
     from harmony_doctor.streams.diagnose import diagnose
 
     try:

@@ -6,7 +6,6 @@ import bisect
 import contextlib
 import functools
 import itertools
-import multiprocessing
 import os
 import signal
 import socket
@@ -15,11 +14,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import Vocab
@@ -34,6 +32,9 @@ from harmony_doctor.scan.names import rotation_rank, stream_of
 from harmony_doctor.scan.records import FileReport, FileScan, FileStatus, ScanOptions, ScanResult
 from harmony_doctor.scan.source import scan_parts, scan_source
 from harmony_doctor.streams.diagnose import CleanStreams
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 POOL_BYTES = 16 * 1024 * 1024  # below this, starting worker processes costs more than it saves
 DEFAULT_OPTIONS = ScanOptions()  # frozen, so one shared default is safe
@@ -247,6 +248,9 @@ def _in_pool(
     now: datetime | None,
     progress: Callable[[UnitResult], None] | None,
 ) -> dict[int, list[UnitResult]]:
+    import multiprocessing  # a pool only for large scans: small ones never load it
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
     # spawn, not fork: the parent may already run polars' or openai-harmony's threads.
     context = multiprocessing.get_context("spawn")
     jobs = min(options.jobs, len(units))

@@ -6,7 +6,8 @@ failures per day), built the same way from a scan and from event files read back
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -82,20 +83,47 @@ def _progress_of(unit: UnitResult) -> ScanProgress:
     return ScanProgress(source.label, read, len(unit.events))
 
 
+# What a summary's frames are made from, on first use: the grouped table, events, tallies.
+Frames = tuple["pl.DataFrame", "pl.DataFrame", "pl.DataFrame"]
+
+
 @dataclass(frozen=True)
 class Summary:
     """What `scan` and `report` print: the grouped table, the totals line (a JSON contract:
     files, bytes, lines, requests, failures, rate, skipped, partial, rate_note, unrated,
     clock), failures per day, the inputs, and the events and request tallies behind them
-    (`frames`' schema)."""
+    (`frames`' schema). The three frames are built with polars on first use: a scan that found
+    no failure and counted no request has its totals, days and groups without them."""
 
     keys: tuple[str, ...]
-    table: pl.DataFrame
     totals: dict[str, Any]
     days: tuple[tuple[str, int], ...]
     files: tuple[FileReport, ...]
-    events: pl.DataFrame
-    requests: pl.DataFrame
+    build: Callable[[], Frames] = field(repr=False, compare=False)
+    # False: there was nothing to aggregate (no event, no tally), and `groups` needs no frame.
+    aggregated: bool = True
+
+    @cached_property
+    def _frames(self) -> Frames:
+        return self.build()
+
+    @property
+    def table(self) -> pl.DataFrame:
+        """One row per group (`summarize`'s columns), largest first."""
+        return self._frames[0]
+
+    @property
+    def events(self) -> pl.DataFrame:
+        return self._frames[1]
+
+    @property
+    def requests(self) -> pl.DataFrame:
+        return self._frames[2]
+
+    @property
+    def groups(self) -> list[dict[str, Any]]:
+        """The table's rows as dicts (none, and no frame built, when nothing was found)."""
+        return self.table.to_dicts() if self.aggregated else []
 
 
 def summary_of(
@@ -112,7 +140,8 @@ def summary_of(
 
     table = summarize_frames(events, requests, keys)
     totals = frame_totals(files, events, requests)
-    return Summary(keys, table, totals, failures_per_day(events), tuple(files), events, requests)
+    days = failures_per_day(events)
+    return Summary(keys, totals, days, tuple(files), partial(_given, (table, events, requests)))
 
 
 def failures_per_day(events: pl.DataFrame) -> tuple[tuple[str, int], ...]:
@@ -122,11 +151,36 @@ def failures_per_day(events: pl.DataFrame) -> tuple[tuple[str, int], ...]:
 
 
 def summarize_scan(result: ScanResult | FileScan, by: Sequence[str] = ("code",)) -> Summary:
-    """The summary `scan` prints for a scan (or a merge of FileScans), grouped `by`."""
-    from harmony_doctor.scan.summary import events_frame, group_keys, requests_frame
+    """The summary `scan` prints for a scan (or a merge of FileScans), grouped `by`. A scan
+    with no event and no request tally has nothing to aggregate: its totals are those of its
+    files alone, and its frames (empty, with every column) are made only if asked for."""
+    from harmony_doctor.scan.summary import group_keys, totals_line
 
-    events, requests = events_frame(result.events), requests_frame(result.requests)
-    return summary_of(result.files, events, requests, group_keys(by))
+    keys = group_keys(by)
+    if result.events or result.requests:
+        return summary_of(result.files, *_scan_frames(result), keys)
+    files = tuple(result.files)
+    frames = partial(_nothing_frames, result, keys)
+    return Summary(keys, totals_line(files), (), files, frames, aggregated=False)
+
+
+def _scan_frames(result: ScanResult | FileScan) -> tuple[pl.DataFrame, pl.DataFrame]:
+    from harmony_doctor.scan.summary import events_frame, requests_frame
+
+    return events_frame(result.events), requests_frame(result.requests)
+
+
+def _given(frames: Frames) -> Frames:
+    """Frames built already (a module function, not a lambda: a Summary pickles)."""
+    return frames
+
+
+def _nothing_frames(result: ScanResult | FileScan, keys: tuple[str, ...]) -> Frames:
+    """The frames of a scan that found nothing, made as every summary's are."""
+    from harmony_doctor.scan.summary import summarize_frames
+
+    events, requests = _scan_frames(result)
+    return summarize_frames(events, requests, keys), events, requests
 
 
 @dataclass(frozen=True)

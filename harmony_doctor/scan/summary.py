@@ -484,19 +484,43 @@ def frame_totals(
     found = scoped(_with_origin(events), _with_origin(requests))
     rated = int(found.events["rated"].sum()) if events.height else 0
     total = int(found.scopes["requests"].sum()) if found.scopes.height else 0
+    return totals_line(
+        files,
+        requests=found.requests or None,
+        failures=events.height,
+        rated=rated,
+        rate=rated / total if total else None,
+        rate_requests=total or None,
+        excess=found.excess,
+    )
+
+
+def totals_line(
+    files: Sequence[FileReport],
+    *,
+    requests: int | None = None,
+    failures: int = 0,
+    rated: int = 0,
+    rate: float | None = None,
+    rate_requests: int | None = None,
+    excess: int = 0,
+) -> dict[str, Any]:
+    """The totals line (the JSON contract's keys, in its order) of `files` and what was
+    counted in them; the defaults are a scan that counted no failure and no request, whose
+    line needs no frame (and no polars) at all."""
     return {
         "files": len(files),
         "bytes": sum(f.bytes for f in files),
         "lines": sum(f.lines for f in files),
-        "requests": found.requests or None,
-        "failures": events.height,
-        "rate": rated / total if total else None,
+        "requests": requests,
+        "failures": failures,
+        "rate": rate,
         "skipped": sum(1 for f in files if f.status == "skipped"),
         "partial": sum(1 for f in files if f.status == "partial"),
-        "rate_note": NOT_LOGGED if found.excess else None,
-        "unrated": events.height - rated,
+        "rate_note": NOT_LOGGED if excess else None,
+        "unrated": failures - rated,
         "clock": CLOCK,
-        "rate_requests": total or None,
+        "rate_requests": rate_requests,
     }
 
 

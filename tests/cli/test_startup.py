@@ -143,6 +143,7 @@ _NEVER = ("pydantic", "openai_harmony", "importlib.metadata", "harmony_doctor.ou
             ["explain", str(SAMPLES / "vllm-traceback.log")],
             (
                 "openai_harmony.openai_harmony",
+                "harmony_doctor.output.recover_view",  # its next steps follow a token stream
                 "harmony_doctor.harmony.ranks",
                 "harmony_doctor.harmony.spec",
                 "tempfile",
@@ -169,14 +170,97 @@ def test_latency_each_path_imports_only_what_it_uses(
     assert _loaded_after(args, env, (*_NEVER, *absent)) == []
 
 
-def test_version_imports_nothing_of_the_scan_stack() -> None:
-    """`--version` names the scan core (native or python) without loading the scan itself."""
-    scan_stack = (
-        "harmony_doctor.scan.core",
-        "harmony_doctor.scan.source",
-        "harmony_doctor.scan.run",
-        "harmony_doctor.logs",
-        "harmony_doctor.inputs.wrappers",
-        *_HEAVY,
+def _loaded_under(args: list[str], prefixes: tuple[str, ...]) -> list[str]:
+    """The modules a fresh process holds, after running the CLI with `args`, that are one of
+    `prefixes` or inside one of them."""
+    code = (
+        "import sys\n"
+        "from harmony_doctor.cli import app as cli\n"
+        f"try:\n    cli.main({args!r})\nexcept SystemExit:\n    pass\n"
+        f"prefixes = {prefixes!r}\n"
+        "print(sorted(m for m in sys.modules if any(m == p or m.startswith(p + '.') "
+        "for p in prefixes)), file=sys.stderr)\n"
     )
-    assert _loaded_after(["--version"], names=scan_stack) == []
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    import ast
+
+    return list(ast.literal_eval(out.stderr.strip().splitlines()[-1]))
+
+
+# Issue 23: what `--version` and `--help` must not load (nothing of the scan stack).
+_SCAN_STACK = (
+    "harmony_doctor.scan",
+    "harmony_doctor.logs",
+    "harmony_doctor.inputs",
+    "harmony_doctor.explain",
+    "harmony_doctor.streams",
+    *_HEAVY,
+)
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--help"], ["scan", "--help"]])
+def test_version_and_help_import_nothing_of_the_scan_stack(args: list[str]) -> None:
+    """`--version` names the scan core (native or python) without loading the scan itself;
+    --help lists the commands, and `scan --help` its options, without it either."""
+    assert _loaded_under(args, _SCAN_STACK) == []
+
+
+# A vLLM server's start-up lines: a clean log, without requests or failures.
+_STARTED = (
+    "(APIServer pid=4121) INFO 11-28 10:14:50 [api_server.py:1885] vLLM API server version 0.10.1\n"
+    "(APIServer pid=4121) INFO:     Started server process [4121]\n"
+    "(APIServer pid=4121) INFO:     Application startup complete.\n"
+)
+_SERVED = (
+    "(APIServer pid=4121) INFO 11-28 10:15:01 [logger.py:71] Received request chatcmpl-a1: "
+    "params: SamplingParams(n=1, temperature=1.0, max_tokens=512), prompt_token_ids: None, "
+    "lora_request: None.\n"
+)
+
+
+@pytest.mark.parametrize("fmt", ["table", "json"])
+@pytest.mark.parametrize("content", ["", _STARTED], ids=["empty", "clean"])
+def test_scan_with_nothing_to_aggregate_imports_no_polars(
+    tmp_path: Path, content: str, fmt: str
+) -> None:
+    """A scan that found no failure and counted no request has nothing for polars to
+    aggregate: its summary (table or JSON) is printed without a frame, and without the
+    vocabulary or openai-harmony, which no completion asked for; a log that cannot be one
+    token stream is not handed to explain's reader, no hourly rate is drawn and no process
+    pool started."""
+    log = tmp_path / "server.log"
+    log.write_text(content)
+    unused = (
+        "harmony_doctor.explain",
+        "harmony_doctor.inputs.paste",
+        "harmony_doctor.output.rate_view",
+        "harmony_doctor.scan.hourly",
+        "multiprocessing",  # a pool only for inputs large enough to share out
+        "concurrent.futures",
+    )
+    assert _loaded_after(["scan", str(log), "--format", fmt], names=(*_HEAVY, *unused)) == []
+
+
+@pytest.mark.parametrize(
+    ("content", "options"),
+    [
+        (_STARTED + _SERVED, []),  # request tallies, no failure
+        ("", ["--format", "csv"]),  # the table's header is the frame's
+        ("", ["--summary-csv", "SUMMARY"]),  # an export writes the frame
+    ],
+    ids=["tallies", "csv", "export"],
+)
+def test_scan_that_aggregates_still_uses_polars(
+    tmp_path: Path, content: str, options: list[str]
+) -> None:
+    """polars stays the one aggregation engine: tallies to sum, a CSV or an export is made
+    from the frames, never from a second computation."""
+    log = tmp_path / "server.log"
+    log.write_text(content)
+    options = [str(tmp_path / "summary.csv") if o == "SUMMARY" else o for o in options]
+    assert "polars" in _loaded_after(["scan", str(log), *options])
+
+
+def test_scan_with_failures_aggregates_with_polars_and_no_vocabulary() -> None:
+    """A traceback's failures are grouped by polars; no completion needs the vocabulary."""
+    assert _loaded_after(["scan", str(SAMPLES / "vllm-traceback.log")]) == ["polars"]
