@@ -306,7 +306,9 @@ tail";
             let mut counted = core(20, 60, 1 << 20);
             let (mut w, mut i) = (Vec::new(), Vec::new());
             for chunk in &chunks {
-                let b = counted.feed_counted(chunk, &[], Some(count_nl(chunk))).unwrap();
+                let b = counted
+                    .feed_counted(chunk, &[], Some(count_nl(chunk)))
+                    .unwrap();
                 w.extend(b.windows);
                 i.extend(b.id_lines);
             }
