@@ -98,15 +98,6 @@ def clean_key(tokens: Sequence[int], first_special: int, message: int) -> tuple[
     return _native.clean_key(tokens, first_special, message)
 
 
-def count_newlines(data: bytes) -> int:
-    """The number of newlines in `data`."""
-    if native_for():
-        from harmony_doctor import _native
-
-        return _native.count_lines(data)
-    return data.count(b"\n")
-
-
 # A line that may be wrapped starts like one of these; chunks without any pass through whole.
 # Searched as "a newline, then a start" (a literal first byte the regex engine skips to) plus a
 # match at the chunk's start: a multiline `^` would be tried at every byte.
@@ -118,21 +109,29 @@ _CANDIDATE_AT_START = re.compile(_CANDIDATE_START)
 _CANDIDATE_AFTER_NEWLINE = re.compile(rb"\n" + _CANDIDATE_START)
 
 
-def may_be_wrapped(body: bytes) -> bool:
-    """Whether the first line of `body`, or any line after a newline, starts like a wrapped one
-    (a Docker/CRI JSON record, an ISO or syslog stamp, a journald note)."""
+def chunk_lines(data: bytes) -> tuple[int, bool]:
+    """The newlines in `data`, and whether a line that starts after one of them and ends at a
+    later one starts like a wrapped one (a Docker/CRI JSON record, an ISO or syslog stamp, a
+    journald note): one pass over the chunk. The line after the last newline may be cut by the
+    chunk's end and is not looked at (ask `starts_like_wrapped` once it is whole); nor is the
+    first line, which may have begun in the chunk before."""
     if native_for():
         from harmony_doctor import _native
 
-        return _native.may_be_wrapped(body)
-    return may_be_wrapped_reference(body)
+        return _native.chunk_lines(data)
+    return chunk_lines_reference(data)
 
 
-def may_be_wrapped_reference(body: bytes) -> bool:
-    """`may_be_wrapped` in Python (the Rust version is tested equal to it)."""
-    if _CANDIDATE_AT_START.match(body) is not None:
-        return True
-    return _CANDIDATE_AFTER_NEWLINE.search(body) is not None
+def chunk_lines_reference(data: bytes) -> tuple[int, bool]:
+    """`chunk_lines` in Python (the Rust version is tested equal to it)."""
+    last = data.rfind(b"\n")
+    wrapped = last > 0 and _CANDIDATE_AFTER_NEWLINE.search(data, 0, last) is not None
+    return data.count(b"\n"), wrapped
+
+
+def starts_like_wrapped(line: bytes) -> bool:
+    """Whether `line` (a whole line, or whole lines) starts like a wrapped one."""
+    return _CANDIDATE_AT_START.match(line) is not None
 
 
 # glibc's mallopt parameters (malloc.h)

@@ -39,16 +39,20 @@ chunks = st.lists(st.sampled_from(PIECES), max_size=30).map(b"".join) | st.binar
 @given(chunks)
 def test_native_chunk_answers_equal_the_reference(data: bytes) -> None:
     assert native is not None
-    assert native.may_be_wrapped(data) == accel.may_be_wrapped_reference(data)
-    assert native.count_lines(data) == data.count(b"\n")
+    assert native.chunk_lines(data) == accel.chunk_lines_reference(data)
+    assert native.chunk_lines(data)[0] == data.count(b"\n")
 
 
 def test_python_fallback_when_native_is_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(accel.NATIVE_ENV, "0")
     assert not accel.use_native()
-    assert accel.count_newlines(b"a\nb\n") == 2
-    assert accel.may_be_wrapped(b"plain\nNov 12 10:41:19 host x[1]: y\n")
-    assert not accel.may_be_wrapped(b"plain\n(APIServer pid=1) INFO x\n")
+    assert accel.chunk_lines(b"a\nb\n") == (2, False)
+    assert accel.chunk_lines(b"plain\nNov 12 10:41:19 host x[1]: y\n") == (2, True)
+    assert accel.chunk_lines(b"plain\n(APIServer pid=1) INFO x\n") == (2, False)
+    # the line after the last newline may be cut: only whole lines are looked at
+    assert accel.chunk_lines(b"plain\nNov 12 10:41:19 host x[1]: y") == (1, False)
+    assert accel.starts_like_wrapped(b'{"log":"x"}\n')
+    assert not accel.starts_like_wrapped(b"plain\n{\n")
 
 
 @needs_native

@@ -50,7 +50,7 @@ from harmony_doctor.inputs.timestamps import (
     canonical_utc,
     own_stamp,
 )
-from harmony_doctor.native import count_newlines, may_be_wrapped
+from harmony_doctor.native import chunk_lines, starts_like_wrapped
 
 DOCUMENT_LIMIT = 256 * 1024 * 1024  # a Loki API response is parsed whole up to this size
 
@@ -77,6 +77,7 @@ class Unwrapped:
 
     data: bytes
     meta: tuple[LineMeta, ...]  # one per wrapped line in `data`; plain lines have none
+    lines: int  # the newlines in `data` (counted once, where the lines were found)
 
     def core_meta(self) -> list[tuple[int, bytes | None, int | None]]:
         """Entries for Core.feed: lines with a wrapper stamp or pid, sorted by line."""
@@ -171,7 +172,11 @@ class Unwrapper:
 
     Usage: `out = u.feed(chunk)` for each chunk, then `u.finish()`; then `u.source_line(n)`
     gives the wrapped file's line of unwrapped line n. `u.wrappers` counts the wrapped lines
-    seen per wrapper (empty for a plain file).
+    seen per wrapper (empty for a plain file); `u.newlines` the newlines fed.
+
+    Each chunk fed is searched for newlines once (native.chunk_lines): its count is the
+    wrapped file's lines, and, when no line in it starts like a wrapped one, the count of the
+    unwrapped piece it passes through as it is.
     """
 
     def __init__(self, max_line: int | None = None) -> None:
@@ -181,6 +186,7 @@ class Unwrapper:
         self.max_line = max_line
         self.cut_lines = 0
         self.wrappers: Counter[str] = Counter()
+        self.newlines = 0  # newlines fed (the wrapped file's lines, but for an unended last)
         self._tail = b""  # the partial wrapped line at the end of the last chunk
         self._held: list[bytes] = []  # and the chunks after it, without a newline (not joined:
         self._held_size = 0  # joining them chunk after chunk would cost the square of a line)
@@ -203,6 +209,9 @@ class Unwrapper:
         """The unwrapped lines completed by this chunk of the wrapped file."""
         if self._finished:
             raise ValueError("feed after finish")
+        count, wrapped = chunk_lines(data)
+        self.newlines += count
+        facts: tuple[int, bool] | None = (count, wrapped)
         if not self._started:
             # Decide whether this is one JSON document from its first bytes, whatever the
             # chunking: wait for enough of them.
@@ -212,9 +221,10 @@ class Unwrapper:
                 return _EMPTY
             data, self._tail = self._tail, b""
             self._start(data)
+            facts = None  # `data` holds the bytes held before it too
         if self._document is not None:
             return self._buffer_document(data)
-        return self._feed_lines(data)
+        return self._feed_lines(data, facts)
 
     def _start(self, data: bytes) -> None:
         self._started = True
@@ -244,14 +254,18 @@ class Unwrapper:
 
     # -- lines -----------------------------------------------------------------------------
 
-    def _feed_lines(self, data: bytes) -> Unwrapped:
+    def _feed_lines(self, data: bytes, facts: tuple[int, bool] | None = None) -> Unwrapped:
+        """`facts`: chunk_lines(data), when known. The partial line before `data` holds no
+        newline, so the complete lines it ends are as many, and start at the same places but
+        the first."""
         if self._skipping:
             newline = data.find(b"\n")
             if newline < 0:
                 return _EMPTY
             self._skipping = False  # the cut line ends here (it was counted when cut)
             data = data[newline + 1 :]
-        if b"\n" not in data:  # the line goes on
+            facts = None
+        if (facts[0] == 0) if facts is not None else (b"\n" not in data):  # the line goes on
             self._held.append(data)
             self._held_size += len(data)
             if self.max_line is None or self._held_size <= 2 * self.max_line + 4096:
@@ -261,7 +275,7 @@ class Unwrapper:
         self._held, self._held_size = [], 0
         end = data.rfind(b"\n") + 1
         body, self._tail = data[:end], data[end:]
-        out = self._lines(body) if body else _EMPTY
+        out = self._lines(body, facts) if body else _EMPTY
         if self.max_line is not None and len(self._tail) > 2 * self.max_line + 4096:
             # too long to be a record (JSON escapes double a text at most): a plain, cut line
             cut, self._tail, self._skipping = self._tail[: self.max_line], b"", True
@@ -270,30 +284,36 @@ class Unwrapper:
         return out
 
     def _flush(self) -> Unwrapped:
-        parts: list[bytes] = []
+        parts: list[bytes] = []  # one line each, ending with its newline
         meta: list[LineMeta] = []
         self._tail += b"".join(self._held)
         self._held, self._held_size = [], 0
+        unended = 0
         if self._tail:
             tail, self._tail = self._tail, b""
             self._lines_into(tail + b"\n", parts, meta)
             if self._last_plain:  # a plain last line without a newline stays without one
                 parts[-1] = parts[-1][:-1]
+                unended = 1
         for key in list(self._partials):
             self._close_partial(key, parts, meta)
-        return Unwrapped(b"".join(parts), tuple(meta))
+        return Unwrapped(b"".join(parts), tuple(meta), len(parts) - unended)
 
-    def _lines(self, body: bytes) -> Unwrapped:
-        if not self._partials and self._indent is None and not may_be_wrapped(body):
-            count = count_newlines(body)  # nothing wrapped here: the chunk passes through whole
-            self.lines.add(self._inner + 1, self._source + 1, count)
-            self._inner += count
-            self._source += count
-            return Unwrapped(body, ())
-        parts: list[bytes] = []
+    def _lines(self, body: bytes, facts: tuple[int, bool] | None = None) -> Unwrapped:
+        """Whole lines; `facts`: their count, and whether one after the first starts like a
+        wrapped one (chunk_lines of the chunk that ended them), when known."""
+        if not self._partials and self._indent is None:
+            count, wrapped = facts if facts is not None else chunk_lines(body)
+            if not wrapped and not starts_like_wrapped(body):
+                # nothing wrapped here: the chunk passes through whole
+                self.lines.add(self._inner + 1, self._source + 1, count)
+                self._inner += count
+                self._source += count
+                return Unwrapped(body, (), count)
+        parts: list[bytes] = []  # one line each, ending with its newline
         meta: list[LineMeta] = []
         self._lines_into(body, parts, meta)
-        return Unwrapped(b"".join(parts), tuple(meta))
+        return Unwrapped(b"".join(parts), tuple(meta), len(parts))
 
     def _lines_into(self, body: bytes, parts: list[bytes], meta: list[LineMeta]) -> None:
         start = 0
@@ -435,7 +455,7 @@ class Unwrapper:
             stamp = canonical_epoch(ts, 1_000_000_000)
             record = _Record(text, True, None, stamp, _pid(labels), _str(host), "loki")
             self._write(text, source_line, record, parts, meta)
-        return Unwrapped(b"".join(parts), tuple(meta))
+        return Unwrapped(b"".join(parts), tuple(meta), len(parts))
 
     @staticmethod
     def _concat(a: Unwrapped, b: Unwrapped) -> Unwrapped:
@@ -443,10 +463,10 @@ class Unwrapper:
             return b
         if not b.data and not b.meta:
             return a
-        return Unwrapped(a.data + b.data, a.meta + b.meta)
+        return Unwrapped(a.data + b.data, a.meta + b.meta, a.lines + b.lines)
 
 
-_EMPTY = Unwrapped(b"", ())
+_EMPTY = Unwrapped(b"", (), 0)
 
 
 def unwrap(chunks: Iterable[bytes]) -> Iterator[Unwrapped]:

@@ -80,7 +80,8 @@ class Batch(NamedTuple):
 
 
 class CoreLike(Protocol):
-    def feed(self, data: bytes, meta: Meta | None = None) -> Batch: ...
+    # newlines: the number of b"\n" in data, when the caller has counted them (see Core.feed)
+    def feed(self, data: bytes, meta: Meta | None = None, newlines: int | None = None) -> Batch: ...
 
     def finish(self) -> Batch: ...
 
@@ -185,7 +186,9 @@ class Core:
 
     # -- public -------------------------------------------------------------------------------
 
-    def feed(self, data: bytes, meta: Meta | None = None) -> Batch:
+    def feed(self, data: bytes, meta: Meta | None = None, newlines: int | None = None) -> Batch:
+        """Scan one chunk. `newlines` (the caller's count of data's newlines) spares the Rust
+        core a count of its own; this reference counts them all the same."""
         if self._done:
             raise ValueError("feed() after finish()")
         data = bytes(data)
@@ -453,9 +456,9 @@ class NativeCore:
             anchors, markup_line.decode(), before, after, max_line, max_window, ids
         )
 
-    def feed(self, data: bytes, meta: Meta | None = None) -> Batch:
+    def feed(self, data: bytes, meta: Meta | None = None, newlines: int | None = None) -> Batch:
         try:
-            return _batch(self._core.feed(bytes(data), meta))
+            return _batch(self._core.feed(bytes(data), meta, newlines))
         except OverflowError as e:  # a negative or huge meta line number or pid
             raise ValueError(str(e)) from e
 

@@ -32,7 +32,6 @@ from harmony_doctor.logs.extract import _Extractor
 from harmony_doctor.logs.servers import server_in
 from harmony_doctor.models import LogError, TokenInput
 from harmony_doctor.native import (
-    count_newlines,
     native_for,
     reuse_large_buffers,
     use_native,
@@ -134,7 +133,7 @@ class _LineFacts:
             if m.stamp is not None or m.pid is not None:
                 self.meta[m.line] = (m.stamp, m.pid)
         self.offset += len(piece.data)
-        self.lines += count_newlines(piece.data)
+        self.lines += piece.lines
 
     def get(self, line: int) -> tuple[bytes | None, int | None]:
         return self.meta.get(line, (None, None))
@@ -388,7 +387,6 @@ class _SourceScanner:
         self.clock = Clock(reference)
         self.errors = _ErrorReader(self.out, self.facts, self.clock)
         self.completions = _CompletionReader(self.out, self.unwrapper, self.clock, clean, native)
-        self.raw_lines = 0
         self.raw_tail = b""  # the last byte read (does the last line end with a newline?)
 
     def run(self, parts: Sequence[tuple[str, Callable[[], Readable]]]) -> SourceScan:
@@ -419,12 +417,11 @@ class _SourceScanner:
     def _end_part(self) -> Mark:
         """A part read to its end: its last line ended, and everything it held counted."""
         if self.raw_tail not in (b"", b"\n"):
-            self.raw_lines += 1
             self.raw_tail = b"\n"
             self._feed(self.unwrapper.feed(b"\n"))
         for batch in self.core_thread.batches(wait=True):
             self._take(batch, final=False)
-        return self._mark(self.raw_lines)
+        return self._mark(self.unwrapper.newlines)
 
     def _mark(self, lines: int) -> Mark:
         stats = self.core.stats()
@@ -486,7 +483,6 @@ class _SourceScanner:
             if not item:
                 break
             self.out.bytes += len(item)
-            self.raw_lines += count_newlines(item)
             self.raw_tail = item[-1:]
             self._feed(self.unwrapper.feed(item))
         return None
@@ -495,7 +491,7 @@ class _SourceScanner:
         if not piece.data and not piece.meta:
             return
         self.facts.add(piece)
-        self.core_thread.submit(piece.data, piece.core_meta() or None)
+        self.core_thread.submit(piece.data, piece.core_meta() or None, piece.lines)
         for batch in self.core_thread.batches(wait=False):
             self._take(batch, final=False)
         self.facts.forget()
@@ -519,7 +515,7 @@ class _SourceScanner:
         out = self.out
         wrapped = bool(self.unwrapper.wrappers)
         if wrapped:
-            out.lines = self.raw_lines + (1 if self.raw_tail not in (b"", b"\n") else 0)
+            out.lines = self.unwrapper.newlines + (1 if self.raw_tail not in (b"", b"\n") else 0)
         else:
             out.lines = stats.lines
         out.cut_lines = stats.cut_lines + self.unwrapper.cut_lines  # cut once: by one or other

@@ -57,7 +57,7 @@ class CoreThread:
 
     def __init__(self, core: CoreLike) -> None:
         self.core = core
-        self.todo: queue.Queue[tuple[bytes, Meta | None] | None] = queue.Queue(CORE_QUEUE)
+        self.todo: queue.Queue[tuple[bytes, Meta | None, int] | None] = queue.Queue(CORE_QUEUE)
         self.done: queue.Queue[Batch | BaseException] = queue.Queue()
         self.pending = 0
         self.thread = threading.Thread(target=self._work, name="harmony-doctor-core", daemon=True)
@@ -74,8 +74,9 @@ class CoreThread:
                 self.done.put(exc)
                 failed = True
 
-    def submit(self, data: bytes, meta: Meta | None) -> None:
-        self.todo.put((data, meta))
+    def submit(self, data: bytes, meta: Meta | None, newlines: int) -> None:
+        """Scan `data` (`newlines`: its newlines, counted once by the Unwrapper)."""
+        self.todo.put((data, meta, newlines))
         self.pending += 1
 
     def batches(self, wait: bool) -> Iterator[Batch]:

@@ -1,11 +1,8 @@
-//! Whole-chunk questions the Python side asks of every chunk it reads: how many lines end in
-//! it, and whether any line in it starts like a wrapped one (Docker/CRI JSON, journald,
-//! logcli). Answered in one memchr pass instead of a `bytes.count` and a regex search.
+//! The whole-chunk question the Python side asks of every chunk it reads: how many lines end
+//! in it, and whether any line in it starts like a wrapped one (Docker/CRI JSON, journald,
+//! logcli). Answered in one memchr pass: the chunk's newlines are searched once.
 
-/// The number of `\n` bytes in `data`.
-pub fn count_lines(data: &[u8]) -> usize {
-    memchr::memchr_iter(b'\n', data).count()
-}
+use memchr::memchr_iter;
 
 const MONTHS: [&[u8; 3]; 12] = [
     b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec",
@@ -45,9 +42,22 @@ fn candidate(s: &[u8]) -> bool {
     }
 }
 
-/// Whether the chunk's first line, or any line after a `\n`, starts like a wrapped one.
-pub fn may_be_wrapped(data: &[u8]) -> bool {
-    candidate(data) || memchr::memchr_iter(b'\n', data).any(|at| candidate(&data[at + 1..]))
+/// The number of `\n` in `data`, and whether a line that starts after one of them and ends at
+/// a later one starts like a wrapped one (the reference: `chunk_lines_reference` in
+/// harmony_doctor/native.py). The first line (begun in the chunk before, maybe) and the one
+/// after the last `\n` (maybe cut by the chunk's end) are not looked at. Once a line is found
+/// the rest of the chunk is only counted.
+pub fn chunk_lines(data: &[u8]) -> (usize, bool) {
+    let mut count = 0;
+    let mut start = None;
+    for at in memchr_iter(b'\n', data) {
+        count += 1;
+        if start.is_some_and(|s| candidate(&data[s..])) {
+            return (count + memchr_iter(b'\n', &data[at + 1..]).count(), true);
+        }
+        start = Some(at + 1);
+    }
+    (count, false)
 }
 
 #[cfg(test)]
@@ -56,21 +66,22 @@ mod tests {
 
     #[test]
     fn counts_newlines() {
-        assert_eq!(count_lines(b""), 0);
-        assert_eq!(count_lines(b"a\nb\n\nc"), 3);
+        assert_eq!(chunk_lines(b""), (0, false));
+        assert_eq!(chunk_lines(b"a\nb\n\nc"), (3, false));
+        assert_eq!(chunk_lines(b"a\n{\n{\n{\nc\n"), (5, true));
     }
 
     #[test]
-    fn finds_each_wrapper_start_at_a_line_start_only() {
+    fn finds_each_wrapper_start_at_a_whole_line_start_only() {
         for wrapped in [
-            &b"{\"log\":\"x\"}\n"[..],
+            &b"x\n{\"log\":\"x\"}\n"[..],
             b"plain\n2026-11-28T10:41:19.5Z stdout F x\n",
             b"plain\nNov 12 10:41:19 host vllm[1]: x\n",
             b"plain\nNov  2 10:41:19 host vllm[1]: x\n",
-            b"-- Boot 1 --\n",
+            b"\n-- Boot 1 --\n",
         ] {
             assert!(
-                may_be_wrapped(wrapped),
+                chunk_lines(wrapped).1,
                 "{:?}",
                 String::from_utf8_lossy(wrapped)
             );
@@ -80,11 +91,12 @@ mod tests {
             b"x\n2026-11-28 10:41:19 not iso T\n",
             b"x\nNov 12 1041 no colon\n",
             b"x\n-x\n",
-            b"x\nNov 1",
+            b"x\nNov 12 10:41:19 host vllm[1]: not ended",
+            b"{\"log\":\"the first line\"}\nx\n",
             b"",
         ] {
             assert!(
-                !may_be_wrapped(plain),
+                !chunk_lines(plain).1,
                 "{:?}",
                 String::from_utf8_lossy(plain)
             );

@@ -102,6 +102,18 @@ impl Core {
     }
 
     pub fn feed(&mut self, data: &[u8], meta: &[MetaEntry]) -> Result<Batch, String> {
+        self.feed_counted(data, meta, None)
+    }
+
+    /// feed(), given the number of `\n` in `data` when the caller has counted them already:
+    /// the lines are then not counted again (a wrong count is refused in debug builds).
+    pub fn feed_counted(
+        &mut self,
+        data: &[u8],
+        meta: &[MetaEntry],
+        newlines: Option<u64>,
+    ) -> Result<Batch, String> {
+        debug_assert!(newlines.is_none_or(|n| n == count_nl(data)));
         if self.done {
             return Err("feed() after finish()".into());
         }
@@ -122,7 +134,7 @@ impl Core {
         let Some(taken) = self.stream.take(data) else {
             return Ok(Batch::default());
         };
-        let id_lines = self.process(&taken, false);
+        let id_lines = self.process(&taken, false, newlines);
         let windows = self.windows.settle(&self.stream, &mut self.known, false);
         self.trim();
         Ok(Batch { windows, id_lines })
@@ -134,15 +146,16 @@ impl Core {
         }
         self.done = true;
         let id_lines = match self.stream.take_rest() {
-            Some(taken) => self.process(&taken, true),
+            Some(taken) => self.process(&taken, true, None),
             None => Vec::new(),
         };
         let windows = self.windows.settle(&self.stream, &mut self.known, true);
         Ok(Batch { windows, id_lines })
     }
 
-    /// The lines just taken (complete ones, plus the last one when `fin`).
-    fn process(&mut self, taken: &Taken, fin: bool) -> Vec<IdLine> {
+    /// The lines just taken (complete ones, plus the last one when `fin`); `newlines`: the
+    /// number of `\n` in them (the same as in the data they came from), when known.
+    fn process(&mut self, taken: &Taken, fin: bool, newlines: Option<u64>) -> Vec<IdLine> {
         let (base, cuts) = (taken.base, &taken.cuts);
         let end = self.stream.buf.len();
         self.stats.cut_lines += cuts.len() as u64;
@@ -219,7 +232,10 @@ impl Core {
                 self.windows.add_hit(&self.stream, line, ls, le);
             }
         }
-        self.stats.lines = at_line - 1 + count_nl(&self.stream.buf[at..end]) + u64::from(fin);
+        self.stats.lines = match newlines {
+            Some(n) => line0 - 1 + n,
+            None => at_line - 1 + count_nl(&self.stream.buf[at..end]),
+        } + u64::from(fin);
         out
     }
 
@@ -286,6 +302,21 @@ tail";
                 whole,
                 "chunks of {n}"
             );
+            // the caller's count of newlines spares the core its own, with the same results
+            let mut counted = core(20, 60, 1 << 20);
+            let (mut w, mut i) = (Vec::new(), Vec::new());
+            for chunk in &chunks {
+                let b = counted
+                    .feed_counted(chunk, &[], Some(count_nl(chunk)))
+                    .unwrap();
+                w.extend(b.windows);
+                i.extend(b.id_lines);
+            }
+            let b = counted.finish().unwrap();
+            w.extend(b.windows);
+            i.extend(b.id_lines);
+            assert_eq!((w, i), whole, "counted chunks of {n}");
+            assert_eq!(counted.stats(), s, "counted chunks of {n}");
         }
     }
 

@@ -179,18 +179,20 @@ mod python {
             self.inner.markup_line()
         }
 
-        /// Scan one chunk (the GIL is released meanwhile).
-        #[pyo3(signature = (data, meta=None))]
+        /// Scan one chunk (the GIL is released meanwhile); `newlines`: the number of newlines
+        /// in `data` when the caller has counted them (they are not counted again).
+        #[pyo3(signature = (data, meta=None, newlines=None))]
         fn feed(
             &mut self,
             py: Python<'_>,
             data: &[u8],
             meta: Option<Vec<MetaEntry>>,
+            newlines: Option<u64>,
         ) -> PyResult<Batch> {
             let meta = meta.unwrap_or_default();
             let inner = &mut self.inner;
             let b = py
-                .allow_threads(|| inner.feed(data, &meta))
+                .allow_threads(|| inner.feed_counted(data, &meta, newlines))
                 .map_err(PyValueError::new_err)?;
             batch(py, b)
         }
@@ -227,19 +229,14 @@ mod python {
         }
     }
 
-    /// The number of newlines in `data`. The GIL stays held: a 1 MiB chunk takes about
-    /// 0.1 ms, and a thread that lets the GIL go waits up to the switch interval (5 ms) to get
-    /// it back while the others run Python (measured: 6x the call's own time in a scan).
+    /// The number of newlines in `data`, and whether a line between two of them starts like a
+    /// wrapped one (the reference: harmony_doctor/native.py). The GIL stays held: a 1 MiB
+    /// chunk takes about 0.1 ms, and a thread that lets the GIL go waits up to the switch
+    /// interval (5 ms) to get it back while the others run Python (measured: 6x the call's own
+    /// time in a scan).
     #[pyfunction]
-    fn count_lines(data: &[u8]) -> usize {
-        crate::chunk::count_lines(data)
-    }
-
-    /// Whether any line of `data` starts like a wrapped one (the reference:
-    /// harmony_doctor/native.py); the GIL stays held, as in count_lines.
-    #[pyfunction]
-    fn may_be_wrapped(data: &[u8]) -> bool {
-        crate::chunk::may_be_wrapped(data)
+    fn chunk_lines(data: &[u8]) -> (usize, bool) {
+        crate::chunk::chunk_lines(data)
     }
 
     /// A vLLM `Generated response` line in its common shape, or None: then Python's
@@ -321,8 +318,7 @@ mod python {
         m.add_class::<Stats>()?;
         m.add_class::<OutputLine>()?;
         m.add_class::<OutputKey>()?;
-        m.add_function(wrap_pyfunction!(count_lines, m)?)?;
-        m.add_function(wrap_pyfunction!(may_be_wrapped, m)?)?;
+        m.add_function(wrap_pyfunction!(chunk_lines, m)?)?;
         m.add_function(wrap_pyfunction!(vllm_output_line, m)?)?;
         Ok(())
     }

@@ -26,11 +26,11 @@ class _Failing(Core):
         super().__init__()
         self.fed = 0
 
-    def feed(self, data: bytes, meta: Meta | None = None) -> Batch:
+    def feed(self, data: bytes, meta: Meta | None = None, newlines: int | None = None) -> Batch:
         self.fed += 1
         if self.fed == 3:
             raise ValueError("bad meta line")
-        return super().feed(data, meta)
+        return super().feed(data, meta, newlines)
 
 
 def test_core_thread_batches_come_back_in_order() -> None:
@@ -40,7 +40,7 @@ def test_core_thread_batches_come_back_in_order() -> None:
     windows: list[Window] = []
     try:
         for chunk in chunks:
-            thread.submit(chunk, None)
+            thread.submit(chunk, None, chunk.count(b"\n"))
             windows += [w for batch in thread.batches(wait=False) for w in batch.windows]
         windows += [w for batch in thread.batches(wait=True) for w in batch.windows]
     finally:
@@ -56,7 +56,7 @@ def test_core_thread_error_reaches_the_feeder_and_the_thread_ends() -> None:
     with pytest.raises(ValueError, match="bad meta"):
         try:
             for n in range(10):
-                thread.submit(b"x\n" * (n + 1), None)
+                thread.submit(b"x\n" * (n + 1), None, n + 1)
                 list(thread.batches(wait=False))
             list(thread.batches(wait=True))
         finally:
@@ -69,7 +69,7 @@ def test_idline_type_is_what_batches_carry() -> None:
     thread = CoreThread(Core())
     try:
         line = b"INFO [logger.py:71] Generated response r: output: '', output_token_ids: [1]\n"
-        thread.submit(line, None)
+        thread.submit(line, None, line.count(b"\n"))
         batch = next(thread.batches(wait=True))
     finally:
         thread.close()
