@@ -397,7 +397,7 @@ class _SourceScanner:
             for index, (_, open_part) in enumerate(parts):
                 damages.append(self._read_part(open_part))
                 if damages[-1] and self.raw_tail not in (b"", b"\n"):
-                    self.completions.cut_by_damage.add(self.raw_lines + 1)
+                    self.completions.cut_by_damage.add(self.unwrapper.newlines + 1)
                 if index < len(parts) - 1:
                     marks.append(self._end_part())
             self._feed(self.unwrapper.finish())
