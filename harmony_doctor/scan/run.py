@@ -7,13 +7,9 @@ import contextlib
 import functools
 import itertools
 import os
-import signal
 import socket
 import stat
-import sys
-import threading
-import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -29,12 +25,13 @@ from harmony_doctor.scan.event_files import written_by_scan
 from harmony_doctor.scan.findings import diagnosis_events, merge_duplicates, redact, source_events
 from harmony_doctor.scan.found import Place, SourceScan
 from harmony_doctor.scan.names import rotation_rank, stream_of
+from harmony_doctor.scan.pool import blocked, start_tracker, stop, worker_start
 from harmony_doctor.scan.records import FileReport, FileScan, FileStatus, ScanOptions, ScanResult
 from harmony_doctor.scan.source import scan_parts, scan_source
 from harmony_doctor.streams.diagnose import CleanStreams
 
 if TYPE_CHECKING:
-    from concurrent.futures import ProcessPoolExecutor
+    pass
 
 POOL_BYTES = 16 * 1024 * 1024  # below this, starting worker processes costs more than it saves
 DEFAULT_OPTIONS = ScanOptions()  # frozen, so one shared default is safe
@@ -254,96 +251,22 @@ def _in_pool(
     # spawn, not fork: the parent may already run polars' or openai-harmony's threads.
     context = multiprocessing.get_context("spawn")
     jobs = min(options.jobs, len(units))
-    _start_tracker()
+    start_tracker()
     pool = ProcessPoolExecutor(
-        max_workers=jobs, mp_context=context, initializer=_worker_start, initargs=(os.getpid(),)
+        max_workers=jobs, mp_context=context, initializer=worker_start, initargs=(os.getpid(),)
     )
     results: dict[int, list[UnitResult]] = {}
     try:
-        with _blocked("SIGINT"):  # workers start here: Ctrl-C is the parent's to handle
+        with blocked("SIGINT"):  # workers start here: Ctrl-C is the parent's to handle
             futures = {pool.submit(scan_unit, unit, options, now): i for i, unit in units}
         for future in as_completed(futures):
             results[futures[future]] = future.result()
             _told(progress, results[futures[future]])
     except BaseException:
-        _stop(pool)
+        stop(pool)
         raise
     pool.shutdown()
     return results
-
-
-def _stop(pool: ProcessPoolExecutor) -> None:
-    """End the workers now (an interrupt, an error): not after the file each is reading."""
-    workers = list((pool._processes or {}).values())  # no public way before Python 3.14
-    pool.shutdown(wait=False, cancel_futures=True)
-    for worker in workers:
-        with contextlib.suppress(OSError, ValueError):
-            worker.terminate()
-    for worker in workers:
-        with contextlib.suppress(OSError, ValueError, AssertionError):
-            worker.join(timeout=5)
-    # The pool's own thread sees its workers gone and closes its pipes; wait for it, or
-    # concurrent.futures' exit hook may write to a pipe it is closing (a traceback at exit).
-    pool.shutdown(wait=True)
-
-
-def _start_tracker() -> None:
-    """Start multiprocessing's resource tracker with SIGHUP blocked, which it inherits: it
-    ignores SIGINT and SIGTERM itself, but a hang-up sent to the process group would end it
-    before this process has released its semaphores (a warning and tracebacks on stderr). It
-    ends when the last process holding its pipe (this one, the workers) ends."""
-    from multiprocessing import resource_tracker
-
-    with _blocked("SIGHUP"):
-        resource_tracker.ensure_running()
-
-
-@contextlib.contextmanager
-def _blocked(*names: str) -> Iterator[None]:
-    """Signals held back in this thread while the body runs, and delivered after it; the
-    processes it starts inherit them blocked (for good: they never unblock them)."""
-    numbers = {getattr(signal, n) for n in names if hasattr(signal, n)}
-    if not hasattr(signal, "pthread_sigmask") or not numbers:
-        yield
-        return
-    signal.pthread_sigmask(signal.SIG_BLOCK, numbers)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, numbers)
-
-
-def _worker_start(parent: int) -> None:
-    """A worker ends with the process that started it, however that ends (SIGKILL included):
-    Linux's parent-death signal, else a thread watching the parent. Ctrl-C is the parent's to
-    handle: it stops the workers (SIGINT is blocked from their start where signals can be)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if not _die_with_parent():
-        threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
-    if os.getppid() != parent:  # the parent ended before the signal was asked for
-        os._exit(1)
-
-
-def _die_with_parent() -> bool:
-    """Ask Linux for SIGKILL when the parent ends (prctl PR_SET_PDEATHSIG); False elsewhere."""
-    if not sys.platform.startswith("linux"):
-        return False
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)) == 0
-    except (OSError, AttributeError):
-        return False
-
-
-def _watch_parent(parent: int) -> None:
-    while os.getppid() == parent:
-        time.sleep(0.5)
-    os._exit(1)
-
-
-_PR_SET_PDEATHSIG = 1
 
 
 def scan_unit(unit: Unit, options: ScanOptions, now: datetime | None) -> list[UnitResult]:

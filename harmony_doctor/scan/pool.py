@@ -1,0 +1,89 @@
+"""The worker processes of a scan's pool: they start with SIGINT left to the parent, end with
+the parent however it ends, and are stopped at once on an interrupt or an error."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
+PR_SET_PDEATHSIG = 1
+
+
+def stop(pool: ProcessPoolExecutor) -> None:
+    """End the workers now (an interrupt, an error): not after the file each is reading."""
+    workers = list((pool._processes or {}).values())  # no public way before Python 3.14
+    pool.shutdown(wait=False, cancel_futures=True)
+    for worker in workers:
+        with contextlib.suppress(OSError, ValueError):
+            worker.terminate()
+    for worker in workers:
+        with contextlib.suppress(OSError, ValueError, AssertionError):
+            worker.join(timeout=5)
+    # The pool's own thread sees its workers gone and closes its pipes; wait for it, or
+    # concurrent.futures' exit hook may write to a pipe it is closing (a traceback at exit).
+    pool.shutdown(wait=True)
+
+
+def start_tracker() -> None:
+    """Start multiprocessing's resource tracker with SIGHUP blocked, which it inherits: it
+    ignores SIGINT and SIGTERM itself, but a hang-up sent to the process group would end it
+    before this process has released its semaphores (a warning and tracebacks on stderr). It
+    ends when the last process holding its pipe (this one, the workers) ends."""
+    from multiprocessing import resource_tracker
+
+    with blocked("SIGHUP"):
+        resource_tracker.ensure_running()
+
+
+@contextlib.contextmanager
+def blocked(*names: str) -> Iterator[None]:
+    """Signals held back in this thread while the body runs, and delivered after it; the
+    processes it starts inherit them blocked (for good: they never unblock them)."""
+    numbers = {getattr(signal, n) for n in names if hasattr(signal, n)}
+    if not hasattr(signal, "pthread_sigmask") or not numbers:
+        yield
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, numbers)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, numbers)
+
+
+def worker_start(parent: int) -> None:
+    """A worker ends with the process that started it, however that ends (SIGKILL included):
+    Linux's parent-death signal, else a thread watching the parent. Ctrl-C is the parent's to
+    handle: it stops the workers (SIGINT is blocked from their start where signals can be)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if not _die_with_parent():
+        threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    if os.getppid() != parent:  # the parent ended before the signal was asked for
+        os._exit(1)
+
+
+def _die_with_parent() -> bool:
+    """Ask Linux for SIGKILL when the parent ends (prctl PR_SET_PDEATHSIG); False elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
