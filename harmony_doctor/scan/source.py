@@ -31,7 +31,7 @@ from harmony_doctor.inputs.tokens import RequestStreams, VllmRecord, parse_vllm_
 from harmony_doctor.inputs.wrappers import Unwrapped, Unwrapper
 from harmony_doctor.logs.extract import _Extractor
 from harmony_doctor.logs.servers import server_in
-from harmony_doctor.models import LogError, Server, TokenInput
+from harmony_doctor.models import LogError, LoggedFailure, Server, TokenInput
 from harmony_doctor.native import (
     count_newlines,
     native_for,
@@ -67,7 +67,7 @@ CORE_QUEUE = 2  # unwrapped chunks waiting for the core's thread
 META_REACH = BEFORE + MAX_WINDOW + (3 + CORE_QUEUE + 1) * CHUNK
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Place:
     """Where something was found: the line of the file as given, its time and process."""
 
@@ -82,7 +82,7 @@ class SourceScan:
 
     label: str
     reference: datetime
-    errors: list[tuple[LogError, Place]] = field(default_factory=list)
+    errors: list[tuple[LoggedFailure, Place]] = field(default_factory=list)
     completions: list[tuple[TokenInput, Place]] = field(default_factory=list)
     # logged completions whose ids openai-harmony rejects: (why, request id, where)
     rejected: list[tuple[str, str | None, Place]] = field(default_factory=list)
@@ -351,10 +351,7 @@ class _ErrorReader:
                 self.seen = {k for k in self.seen if k[0] >= error.line - 1000}
             place = self._place(error.line) or self._late_place(error.line)
             line = unwrapper.source_line(error.line)
-            first, last = error.span
-            span = (unwrapper.source_line(first), unwrapper.source_line(last))
-            placed = replace(error, line=line, span=span)
-            self.out.errors.append((placed, replace(place, line=line)))
+            self.out.errors.append((LoggedFailure.of(error, line), replace(place, line=line)))
 
     def _in_reach(self, line: int) -> bool:
         """Whether `line` lies between a window's first hit and its end (errors the extractor
