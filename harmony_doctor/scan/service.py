@@ -138,6 +138,7 @@ class EventFilesSummary:
     summary: Summary
     unread: tuple[UnreadFile, ...]
     untallied: tuple[str, ...]  # as named, like UnreadFile.path
+    cut: tuple[tuple[str, int], ...] = ()  # (file as named, cells cut to event_files.MAX_CELL)
 
 
 def summarize_event_files(
@@ -171,7 +172,10 @@ def summarize_event_files(
         for b in read.bad
     )
     untallied = tuple(labels.get(str(p), str(p)) for p in read.untallied)
-    return EventFilesSummary(summary, unread, untallied)
+    cut = tuple(
+        (labels.get(str(p), str(p)), n) for p, n in zip(read.paths, read.cut, strict=True) if n
+    )
+    return EventFilesSummary(summary, unread, untallied, cut)
 
 
 def _as_named(text: str, labels: dict[str, str]) -> str:
