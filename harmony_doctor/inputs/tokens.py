@@ -34,10 +34,9 @@ _GENERATED_RE = re.compile(
     r"Generated response (?P<id>[^\s:]+)(?P<mode> \(streaming (?:delta|complete)\))?"
 )
 _PROMPT_LINE_RE = re.compile(r"(?:Received request|Request) (?P<id>[^\s:]+)")
-# A line as str.splitlines() cuts lines, found without cutting the others (a log is not copied).
+# The first line as str.splitlines() cuts it, found without cutting the others (no copy).
 _LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 _FIRST_LINE = re.compile(f"[^{_LINE_BREAKS}]*")
-_TOKEN_IDS_LINE = re.compile(f"[^{_LINE_BREAKS}]*token_ids[^{_LINE_BREAKS}]*")
 _FINISH_RE = re.compile(r"finish_reason[:=]\s*'?(?P<reason>\w+)")
 
 
@@ -136,9 +135,12 @@ def may_hold_tokens(data: bytes) -> bool:
 
 def _has_vllm_record(text: str) -> bool:
     """A line that logs ids the way vLLM does, not only the key (Harmony text may quote it)."""
+    if "token_ids" not in text:
+        return False  # a log without ids is never cut into lines here
     return any(
         _LOG_MARKER_RE.search(line) and (_GENERATED_RE.search(line) or _PROMPT_LINE_RE.search(line))
-        for line in (found.group() for found in _TOKEN_IDS_LINE.finditer(text))
+        for line in text.splitlines()
+        if "token_ids" in line
     )
 
 
