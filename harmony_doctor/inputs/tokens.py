@@ -135,11 +135,13 @@ def may_hold_tokens(data: bytes) -> bool:
 
 def _has_vllm_record(text: str) -> bool:
     """A line that logs ids the way vLLM does, not only the key (Harmony text may quote it)."""
-    if "token_ids" not in text:
-        return False  # a log without ids is never cut into lines here
+    from harmony_doctor.inputs.paste import lines_of  # a line at a time: a log is not copied
+
     return any(
         _LOG_MARKER_RE.search(line) and (_GENERATED_RE.search(line) or _PROMPT_LINE_RE.search(line))
-        for line in text.splitlines()
+        for part in lines_of(text)
+        if "token_ids" in part
+        for line in part.splitlines()
         if "token_ids" in line
     )
 
