@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from harmony_doctor.choices import InputFormat, ParseRole
 from harmony_doctor.errors import InputError
 from harmony_doctor.inputs import tokens as token_input
-from harmony_doctor.inputs.paste import Paste, Piece, opens_as_log, read_paste
+from harmony_doctor.inputs.paste import Paste, Piece, lines_of, opens_as_log, read_paste
 from harmony_doctor.models import Diagnosis, LogError
 
 if TYPE_CHECKING:
@@ -127,9 +127,7 @@ def read_as(text: str, input_format: InputFormat = "auto", request: str | None =
     """
     body = text.lstrip("\ufeff")
     if input_format == "log":
-        from harmony_doctor import logs
-
-        return Reading(_only_harmony(logs.extract_text(text), text))
+        return Reading(_only_harmony(_extract(text), text))
     if input_format != "auto" or request is not None or not body.strip():
         # A forced shape or a chosen request is token input; the reader reports empty input.
         return Reading(None, text)
@@ -138,7 +136,7 @@ def read_as(text: str, input_format: InputFormat = "auto", request: str | None =
         return _read_plain(text, body)
     from harmony_doctor import logs
 
-    found = _only_harmony(logs.extract_text(paste.text), paste.text)
+    found = _only_harmony(_extract(paste.text), paste.text)
     if not found:
         stripped = logs.find_stripped(paste.text)
         found = (stripped,) if stripped is not None else ()
@@ -169,14 +167,12 @@ def _read_plain(text: str, body: str) -> Reading:
 
         # No tokens at all: whatever the log holds, else Harmony text stripped of its special
         # tokens (vLLM's `output:` field), which cannot be replayed and is not clean.
-        found = _only_harmony(logs.extract_text(text), text)
+        found = _only_harmony(_extract(text), text)
         stripped = None if found else logs.find_stripped(body)
         return Reading((stripped,) if stripped is not None else found)
     if shape not in ("text", "json", "jsonl", "vllm-log"):
         return Reading(None, text)  # ids: the log readers (many regexes) never load for them
-    from harmony_doctor import logs
-
-    found = _without_requests(_only_harmony(logs.extract_text(text), text), body, shape)
+    found = _without_requests(_only_harmony(_extract(text), text), body, shape)
     if shape in ("text", "vllm-log") and (found or (shape == "text" and opens_as_log(body))):
         # text: special-token strings inside error messages or log records (a template dump,
         # a logged prompt), not a Harmony stream; vllm-log: a log with failures, its
@@ -256,6 +252,17 @@ def _only_harmony(found: tuple[LogError, ...], text: str) -> tuple[LogError, ...
     if _HARMONY_SIGNS.search(text):
         return found
     return tuple(e for e in found if e.kind not in _ENGINE_KINDS)
+
+
+def _extract(text: str) -> tuple[LogError, ...]:
+    """`logs.extract_text`, the lines read one at a time (a large log is held once, as text)."""
+    from harmony_doctor import logs
+
+    return tuple(sorted(logs.extract_errors(lines_of(text.lstrip("\ufeff"))), key=_line))
+
+
+def _line(error: LogError) -> int:
+    return error.line
 
 
 def _completion(piece: Piece) -> bool:

@@ -271,7 +271,7 @@ Server = Literal[
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LogError:
     """One Harmony failure found in log text, reported once, with the evidence around it."""
 
@@ -299,12 +299,48 @@ class LogError:
     fix: str
 
 
+@dataclass(frozen=True, slots=True)
+class LoggedFailure:
+    """What a scan keeps of a LogError until the source's events are built (scan/findings.py):
+    the fields an event takes, without the evidence, explanation and advice `explain` shows
+    (several hundred bytes per failure that no event carries)."""
+
+    line: int
+    timestamp: str | None
+    pid: int | None
+    server: Server | None
+    harmony_version: str | None
+    kind: Kind
+    code: str
+    severity: Severity
+    token: int | None
+    header_remainder: str | None
+    message: str
+
+    @classmethod
+    def of(cls, error: LogError, line: int) -> LoggedFailure:
+        """`error`'s event fields, at `line` (the line of the input as given)."""
+        return cls(
+            line,
+            error.timestamp,
+            error.pid,
+            error.server,
+            error.harmony_version,
+            error.kind,
+            error.code,
+            error.severity,
+            error.token,
+            error.header_remainder,
+            error.message,
+        )
+
+
 # --- scan ------------------------------------------------------------------------------------
 
 EventSource = Literal["log", "replay"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # no per-instance dict: scan keeps one per failure
 class ScanEvent:
     """One failure found while scanning: a logged error, or a fault in a replayed completion."""
 
@@ -329,7 +365,7 @@ class ScanEvent:
     origin: str | None = None  # the host (or name given with --origin) the log was scanned on
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RequestTally:
     """Requests seen in the logs for one (origin, file, pid, server, hour, kind) cell."""
 

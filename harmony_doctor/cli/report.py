@@ -88,6 +88,10 @@ def report(
     for named in read.untallied:
         tallies = hd.requests_path(Path(named)).name
         note(f"no request counts beside {named} (no {tallies}): its failures count in no rate")
+    for named, cells in read.cut:  # kept, not whole: said, never silent
+        what = "1 cell" if cells == 1 else f"{cells:,} cells"
+        limit = read.cell_limit
+        note(f"{what} of {named} longer than {limit:,} characters read to that length only")
     for error in failed:
         fail(error)
     if read.unread or failed:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -97,9 +98,10 @@ class Paste:
     """A text with its paste furniture undone.
 
     `text` holds the input's lines unquoted (a flattened line becomes several, a table row one
-    line per cell); `source[i]` is the input line of line i + 1 of `text`. `shapes` says what
-    was undone (empty: the input is read as given). `prose` and `captions` count the lines of
-    prose and of captions (headings, list items, lines ending in a colon) outside blocks.
+    line per cell); `source[i]` is the input line of line i + 1 of `text` (empty: every line
+    is where it was). `shapes` says what was undone (empty: the input is read as given).
+    `prose` and `captions` count the lines of prose and of captions (headings, list items,
+    lines ending in a colon) outside blocks.
     """
 
     text: str
@@ -123,13 +125,12 @@ class Paste:
 
 def read_paste(text: str) -> Paste:
     """`text` with its paste furniture undone, and its pieces; see the module docstring."""
+    if len(text) > MAX_PASTE:
+        return Paste(text, (), frozenset())  # a log too large to be a paste: as given
     raw = text.split("\n")
     first = next((line.strip() for line in raw if line.strip()), "")
-    if len(text) > MAX_PASTE or (
-        first.startswith(("<|", "{", "[", "data:")) and not _CI_STAMP.match(first)
-    ):
-        # a log too large to be a paste; a completion, JSON, SSE: as given
-        return Paste(text, tuple(range(1, len(raw) + 1)), frozenset())
+    if first.startswith(("<|", "{", "[", "data:")) and not _CI_STAMP.match(first):
+        return Paste(text, (), frozenset())  # a completion, JSON, SSE: as given
     lines: list[str] = []
     source: list[int] = []
     shapes: set[Shape] = set()
@@ -197,7 +198,7 @@ def read_paste(text: str) -> Paste:
     if shapes <= {"prose", "caption", "code"} and _STOP.search(_INLINE.sub(" ", text)):
         shapes = set()  # a stop token outside quoting: a completion that opens with text
     if not shapes:
-        return Paste(text, tuple(range(1, len(raw) + 1)), frozenset(), ordered, 0, captions)
+        return Paste(text, (), frozenset(), ordered, 0, captions)
     return Paste("\n".join(lines), tuple(source), frozenset(shapes), ordered, prose, captions)
 
 
@@ -355,10 +356,23 @@ def _id_pieces(lines: list[str], source: list[int]) -> list[Piece]:
     return pieces
 
 
+def lines_of(text: str, piece: int = 1024 * 1024) -> Iterator[str]:
+    """`text.split("\n")`, one line at a time: a large text is never held twice (its lines
+    as a list), only about `piece` characters of it at a time."""
+    start = 0
+    while True:
+        end = text.find("\n", start + piece)
+        if end < 0:
+            yield from text[start:].split("\n")
+            return
+        yield from text[start:end].split("\n")
+        start = end + 1
+
+
 def opens_as_log(text: str) -> bool:
     """Whether `text` opens with a log record (a stamp, a process tag): a log that may quote
     markup, never a completion, which opens with markup or the model's own text."""
-    first = next((line for line in text.split("\n") if line.strip()), "")
+    first = next((line for line in lines_of(text) if line.strip()), "")
     return _RECORD_START.match(first) is not None
 
 

@@ -69,16 +69,17 @@ def read_input(source: str, limit: int = DEFAULT_LIMIT) -> TextInput:
 def unwrap_whole(chunks: Iterable[bytes], label: str) -> TextInput:
     """An input's bytes (UTF-8, as open_binary gives them) as one text, its wrappers removed."""
     unwrapper = Unwrapper()
-    parts: list[bytes] = []
+    whole = bytearray()  # grown in place: at most this and the text are ever held at once
     meta: list[LineMeta] = []
     for data in chunks:
         out = unwrapper.feed(data)
-        parts.append(out.data)
+        whole += out.data
         meta.extend(out.meta)
     out = unwrapper.finish()
-    parts.append(out.data)
+    whole += out.data
     meta.extend(out.meta)
-    text = b"".join(parts).decode("utf-8", errors="replace")
+    text = whole.decode("utf-8", errors="replace")
+    del whole
     wrappers = tuple(sorted(unwrapper.wrappers))
     return TextInput(text, label, wrappers, tuple(meta), unwrapper if wrappers else None)
 

@@ -37,6 +37,9 @@ _GENERATED_RE = re.compile(
 _SSE_LINE = re.compile(r"(?m)^[ \t]*(?:data|event|id):")
 _SPACE = re.compile(r"\s*")
 _PROMPT_LINE_RE = re.compile(r"(?:Received request|Request) (?P<id>[^\s:]+)")
+# The first line as str.splitlines() cuts it, found without cutting the others (no copy).
+_LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_FIRST_LINE = re.compile(f"[^{_LINE_BREAKS}]*")
 _FINISH_RE = re.compile(r"finish_reason[:=]\s*'?(?P<reason>\w+)")
 
 
@@ -126,7 +129,7 @@ def detect_format(text: str) -> InputFormat:
         return "text"
     if _LOG_MARKER_RE.search(text):
         return "vllm-log"
-    first = stripped.splitlines()[0][:60]
+    first = _FIRST_LINE.match(stripped).group()[:60]  # type: ignore[union-attr]  # matches ""
     raise InputError(f"no token ids or Harmony text found (line 1 starts {first!r})")
 
 
@@ -194,9 +197,13 @@ def _json_values(text: str) -> Iterator[tuple[int, Any]]:
 
 def _has_vllm_record(text: str) -> bool:
     """A line that logs ids the way vLLM does, not only the key (Harmony text may quote it)."""
+    from harmony_doctor.inputs.paste import lines_of  # a line at a time: a log is not copied
+
     return any(
         _LOG_MARKER_RE.search(line) and (_GENERATED_RE.search(line) or _PROMPT_LINE_RE.search(line))
-        for line in text.splitlines()
+        for part in lines_of(text)
+        if "token_ids" in part
+        for line in part.splitlines()
         if "token_ids" in line
     )
 

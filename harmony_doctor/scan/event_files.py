@@ -35,6 +35,11 @@ OPTIONAL = ("origin", "kind")  # columns files written by older versions lack (r
 REQUESTS_INFIX = ".requests"
 
 
+# Characters of one text cell kept when an events file is read back: a longer cell (a file
+# scan did not write: scan clips what it writes far below this) is cut to it and counted.
+MAX_CELL = 64 * 1024
+_CUT = "__cells_cut__"  # the count of a row's cut cells, while a file is read
+
 # The column of a tally file that names its events file: the SHA-256 of the events' bytes.
 EVENTS_DIGEST = "events_sha256"
 
@@ -159,18 +164,22 @@ def _read_each(
     empty: pl.DataFrame,
     unreadable: dict[Path, str],
     bad: list[BadFile],
-) -> tuple[list[pl.DataFrame], list[Path]]:
-    """Each file's frame and the files read; a file that cannot be read goes to `bad`."""
+) -> tuple[list[pl.DataFrame], list[Path], list[int]]:
+    """Each file's frame, the files read and the cells cut in each (longer than MAX_CELL); a
+    file that cannot be read goes to `bad`."""
     frames: list[pl.DataFrame] = []
     good: list[Path] = []
+    cut: list[int] = []
     for path in paths:
         try:
-            frames.append(_checked_read(path, columns, empty, unreadable))
+            frame, cells = _checked_read(path, columns, empty, unreadable)
         except InputError as exc:
             bad.append(BadFile(path, str(exc)))
         else:
+            frames.append(frame)
             good.append(path)
-    return frames, good
+            cut.append(cells)
+    return frames, good, cut
 
 
 @dataclass(frozen=True)
@@ -189,6 +198,7 @@ class EventFiles:
     bad: tuple[BadFile, ...]
     tallies: pl.DataFrame | None = None  # request tallies found beside them (when asked for)
     untallied: tuple[Path, ...] = ()  # events files with no tallies beside (older versions)
+    cut: tuple[int, ...] = ()  # cells longer than MAX_CELL in each file read, cut to it
 
 
 # A CSV cell starting with one of these is written with a `'` before it (output/tables.py
@@ -199,11 +209,18 @@ _QUOTED_CELL = r"^'([=+\-@\t\r'])"  # QUOTED_STARTS after the one `'` taken off
 
 
 def read_table(path: Path) -> pl.DataFrame:
-    """Read back a table written by output/tables.write_table (CSV cells unquoted)."""
+    """Read back a table written by output/tables.write_table (CSV cells unquoted; a text cell
+    longer than MAX_CELL characters cut to it)."""
     return _read_table(path, checked=False)
 
 
 def _read_table(path: Path, checked: bool) -> pl.DataFrame:
+    return _read_capped(path, checked)[0]
+
+
+def _read_capped(path: Path, checked: bool) -> tuple[pl.DataFrame, int]:
+    """The table, each text cell at most MAX_CELL characters, and how many cells were cut.
+    Parquet is cut in the query, before its rows are collected."""
     import polars as pl
 
     kind = read_format(path)
@@ -214,19 +231,38 @@ def _read_table(path: Path, checked: bool) -> pl.DataFrame:
     try:
         with _native_stderr_silenced():
             if kind == "parquet":
-                return pl.read_parquet(path)
-            if kind == "jsonl":
+                frame = _capped(pl.scan_parquet(path)).collect()
+            elif kind == "jsonl":
                 # A run with no events writes an empty file, which polars refuses to read.
                 if not _has_content(path):
-                    return pl.DataFrame()
+                    return pl.DataFrame(), 0
                 _check_flat_records(path)
-                return pl.read_ndjson(path)
-            frame = pl.read_csv(path, infer_schema_length=0)
+                frame = _capped(pl.read_ndjson(path).lazy()).collect()
+            else:
+                frame = _capped(pl.read_csv(path, infer_schema_length=0).lazy()).collect()
     except (OSError, pl.exceptions.PolarsError) as exc:
         raise InputError(f"cannot read {path}: {_one_line(exc)}") from None
     except pl.exceptions.PanicException:  # a BaseException: polars gave up on a corrupt file
         raise InputError(f"cannot read {path}: the {kind} data is corrupt") from None
-    return frame.with_columns(pl.col(c).str.replace(_QUOTED_CELL, "$1") for c in frame.columns)
+    cut = int(frame[_CUT].sum())
+    frame = frame.drop(_CUT)
+    if kind != "csv":
+        return frame, cut
+    return frame.with_columns(pl.col(c).str.replace(_QUOTED_CELL, "$1") for c in frame.columns), cut
+
+
+def _capped(table: pl.LazyFrame) -> pl.LazyFrame:
+    """Every text column cut to MAX_CELL characters, and the count of cells cut per row."""
+    import polars as pl
+
+    schema = table.collect_schema()
+    texts = [c for c, t in schema.items() if t == pl.String]
+    if not texts:
+        return table.with_columns(pl.lit(0, pl.UInt32).alias(_CUT))
+    longer = [pl.col(c).str.len_chars().gt(MAX_CELL).fill_null(False) for c in texts]
+    return table.with_columns(
+        pl.sum_horizontal(longer).alias(_CUT), *(pl.col(c).str.slice(0, MAX_CELL) for c in texts)
+    )
 
 
 def _one_line(exc: BaseException) -> str:
@@ -381,12 +417,12 @@ def read_event_files(
             if problem is not None:
                 bad.append(BadFile(own, problem))
                 tally_paths.remove(own)
-    frames, good = _read_each(event_paths, columns, empty, unreadable, bad)
+    frames, good, cut = _read_each(event_paths, columns, empty, unreadable, bad)
     tallies: pl.DataFrame | None = None
     untallied: list[Path] = []
     if requests_schema is not None:
         tally_empty = pl.DataFrame(schema=tally_columns)
-        tally_frames, read = _read_each(tally_paths, tally_columns, tally_empty, unreadable, bad)
+        tally_frames, read, _ = _read_each(tally_paths, tally_columns, tally_empty, unreadable, bad)
         tallies = pl.concat(tally_frames) if tally_frames else tally_empty
         refused = {b.path for b in bad}
         untallied = [p for p in good if requests_path(p) not in set(read) | refused]
@@ -396,12 +432,14 @@ def read_event_files(
         pl.col("timestamp").str.slice(0, 13).alias("hour"),
     )
     counts = tuple(f.height for f in frames)
-    return EventFiles(events, tuple(good), counts, tuple(bad), tallies, tuple(untallied))
+    return EventFiles(
+        events, tuple(good), counts, tuple(bad), tallies, tuple(untallied), tuple(cut)
+    )
 
 
 def _checked_read(
     path: Path, columns: Mapping[str, Any], empty: pl.DataFrame, unreadable: Mapping[Path, str]
-) -> pl.DataFrame:
+) -> tuple[pl.DataFrame, int]:
     problem = _cannot_open(path)
     if problem is not None:
         raise InputError(problem)
@@ -441,19 +479,21 @@ def _kind_or_none(path: Path) -> str | None:
     return FORMATS.get(path.suffix.lower())
 
 
-def _events_of(path: Path, columns: Mapping[str, Any], empty: pl.DataFrame) -> pl.DataFrame:
+def _events_of(
+    path: Path, columns: Mapping[str, Any], empty: pl.DataFrame
+) -> tuple[pl.DataFrame, int]:
     import polars as pl
 
-    frame = _read_table(path, checked=True)
+    frame, cut = _read_capped(path, checked=True)
     if frame.height == 0:  # a clean run's file (maybe without any column)
-        return empty
+        return empty, 0
     missing = [c for c in columns if c not in frame.columns and c not in OPTIONAL]
     if missing:
         what = "request tallies" if is_requests_path(path) else "an events file"
         raise InputError(f"{path} is not {what} from scan --events: no {missing[0]!r}")
     frame = frame.with_columns(pl.lit(None).alias(c) for c in columns if c not in frame.columns)
     try:
-        return frame.select(pl.col(c).cast(t) for c, t in columns.items())
+        return frame.select(pl.col(c).cast(t) for c, t in columns.items()), cut
     except pl.exceptions.PolarsError as exc:
         raise InputError(f"cannot read {path}: {_one_line(exc)}") from None
 

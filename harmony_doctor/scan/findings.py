@@ -13,7 +13,7 @@ from harmony_doctor.faults.catalogue import FORM, QUOTING_KINDS
 from harmony_doctor.faults.rules import RULES
 from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.inputs.timestamps import parse_timestamp
-from harmony_doctor.models import Diagnosis, LogError, ScanEvent, Server, TokenInput
+from harmony_doctor.models import Diagnosis, LoggedFailure, ScanEvent, Server, TokenInput
 from harmony_doctor.scan import patterns
 from harmony_doctor.scan.found import Place, SourceScan
 from harmony_doctor.scan.records import ScanOptions
@@ -178,7 +178,7 @@ def _iso(stamp: datetime | None) -> str | None:
 
 
 def _log_event(
-    error: LogError, hit: Place, found: SourceScan, vocab: Callable[[], Vocab]
+    error: LoggedFailure, hit: Place, found: SourceScan, vocab: Callable[[], Vocab]
 ) -> ScanEvent:
     stamp = parse_timestamp(error.timestamp, found.reference) if error.timestamp else None
     return ScanEvent(

@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from harmony_doctor.inputs.timestamps import parse_timestamp
-from harmony_doctor.models import LogError, Server, TokenInput
+from harmony_doctor.models import LoggedFailure, Server, TokenInput
 from harmony_doctor.scan.core import TallyKey
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Place:
     """Where something was found: the line of the file as given, its time and process."""
 
@@ -27,7 +27,7 @@ class SourceScan:
 
     label: str
     reference: datetime
-    errors: list[tuple[LogError, Place]] = field(default_factory=list)
+    errors: list[tuple[LoggedFailure, Place]] = field(default_factory=list)
     completions: list[tuple[TokenInput, Place]] = field(default_factory=list)
     # logged completions whose ids openai-harmony rejects: (why, request id, where)
     rejected: list[tuple[str, str | None, Place]] = field(default_factory=list)

@@ -200,6 +200,8 @@ class EventFilesSummary:
     summary: Summary
     unread: tuple[UnreadFile, ...]
     untallied: tuple[str, ...]  # as named, like UnreadFile.path
+    cut: tuple[tuple[str, int], ...] = ()  # (file as named, cells cut to `cell_limit`)
+    cell_limit: int = 0  # characters of one text cell kept (event_files.MAX_CELL)
 
 
 def summarize_event_files(
@@ -209,7 +211,7 @@ def summarize_event_files(
     Parquet, any mix; URLs and globs with the remote extra), with rates from the request
     tallies beside each. A file that cannot be read is set apart, not fatal: the others are
     summed all the same. InputError for a URL that cannot be listed or fetched."""
-    from harmony_doctor.scan.event_files import fetched, read_event_files
+    from harmony_doctor.scan.event_files import MAX_CELL, fetched, read_event_files
     from harmony_doctor.scan.summary import (
         event_file_reports,
         events_frame,
@@ -233,7 +235,10 @@ def summarize_event_files(
         for b in read.bad
     )
     untallied = tuple(labels.get(str(p), str(p)) for p in read.untallied)
-    return EventFilesSummary(summary, unread, untallied)
+    cut = tuple(
+        (labels.get(str(p), str(p)), n) for p, n in zip(read.paths, read.cut, strict=True) if n
+    )
+    return EventFilesSummary(summary, unread, untallied, cut, MAX_CELL)
 
 
 def _as_named(text: str, labels: dict[str, str]) -> str:

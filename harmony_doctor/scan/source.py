@@ -30,7 +30,7 @@ from harmony_doctor.inputs.tokens import RequestStreams, VllmRecord, parse_vllm_
 from harmony_doctor.inputs.wrappers import Unwrapped, Unwrapper
 from harmony_doctor.logs.extract import _Extractor
 from harmony_doctor.logs.servers import server_in
-from harmony_doctor.models import LogError, TokenInput
+from harmony_doctor.models import LogError, LoggedFailure, TokenInput
 from harmony_doctor.native import (
     native_for,
     reuse_large_buffers,
@@ -236,10 +236,7 @@ class _ErrorReader:
                 self.seen = {k for k in self.seen if k[0] >= error.line - 1000}
             place = self._place(error.line) or self._late_place(error.line)
             line = unwrapper.source_line(error.line)
-            first, last = error.span
-            span = (unwrapper.source_line(first), unwrapper.source_line(last))
-            placed = replace(error, line=line, span=span)
-            self.out.errors.append((placed, replace(place, line=line)))
+            self.out.errors.append((LoggedFailure.of(error, line), replace(place, line=line)))
 
     def _in_reach(self, line: int) -> bool:
         """Whether `line` lies between a window's first hit and its end (errors the extractor

@@ -87,9 +87,9 @@ def _frame(
     """Records as rows; without records, an empty frame that still has every column."""
     import polars as pl
 
-    rows = [r.__dict__ for r in records]
+    rows = list(records)  # read column by column: no dict per record (records have slots)
     if rows:
-        return pl.DataFrame(rows, schema=columns, orient="row")
+        return pl.DataFrame({c: [getattr(r, c) for r in rows] for c in columns}, schema=columns)
     return pl.DataFrame(schema=columns)
 
 

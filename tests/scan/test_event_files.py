@@ -79,3 +79,31 @@ def test_report_summary_csv_checked_before_reading(tmp_path: Path) -> None:
     result = run(["report", "--summary-csv", str(tmp_path / "out.txt"), str(good)])
     assert result.exit_code == 2 and result.stdout == ""
     assert "cannot tell the format" in result.stderr
+
+
+@pytest.mark.parametrize("name", ["long.parquet", "long.csv", "long.jsonl"])
+def test_report_cuts_a_long_cell_and_says_so(tmp_path: Path, name: str) -> None:
+    """A text cell longer than MAX_CELL is kept cut to it (Parquet cut in the query, before it
+    is collected), counted per file, and `report` says so on stderr: never cut silently."""
+    import polars as pl
+
+    path = _events_file(tmp_path, name)
+    frame = reading.read_table(path)
+    long_message = "x" * (3 * reading.MAX_CELL) + "y"
+    frame = frame.with_columns(pl.lit(long_message).alias("message"))
+    path.unlink()
+    export.write_table(
+        pl.concat([frame, frame.with_columns(pl.lit("short").alias("message"))]), path
+    )
+    read = reading.read_event_files([path], events_frame(()).schema)
+    assert read.cut == (1,)
+    assert read.frame["message"].to_list() == ["x" * reading.MAX_CELL, "short"]
+    result = run(["report", str(path), "--exit-zero"])
+    assert f"1 cell of {path} longer than {reading.MAX_CELL:,} characters" in result.stderr
+    assert result.exit_code == 0
+
+
+def test_report_of_whole_cells_says_nothing_of_cuts(tmp_path: Path) -> None:
+    path = _events_file(tmp_path, "plain.parquet")
+    assert reading.read_event_files([path], events_frame(()).schema).cut == (0,)
+    assert "read to that length" not in run(["report", str(path), "--exit-zero"]).stderr
