@@ -250,29 +250,49 @@ def shown_markup(text: str, line: int) -> LogError:
     rule = rules.RULES["HD205"]
     shown = text.strip()
     markup = sorted(set(SPECIAL_TEXT.findall(shown)))
-    first = shown.split("\n", 1)[0]
+    return unparsed(
+        rule,
+        (line, line + shown.count("\n")),
+        shown,
+        shown.split("\n", 1)[0],
+        "plain text in the returned message",
+        f"well-formed Harmony shown as text ({', '.join(markup)}): nothing failed to "
+        "parse, the server did not parse it",
+    )
+
+
+def unparsed(
+    rule: Rule,
+    span: tuple[int, int],
+    shown: str,
+    raw: str,
+    expected: str,
+    found: str,
+    prefix: Line | None = None,
+) -> LogError:
+    """A failure with no parse evidence (no token, no header): Harmony a server showed or
+    returned as text. Its server, time and pid come from its line's prefix, when it has one."""
     return LogError(
-        line=line,
-        span=(line, line + shown.count("\n")),
+        line=span[0],
+        span=span,
         kind=rule.kind,
         code=rule.code,
         severity=rule.severity,
         title=rule.title,
         message=clip(shown, MAX_MESSAGE_CHARS),
-        raw=clip(first, MAX_RAW_CHARS),
-        server=None,
+        raw=clip(raw, MAX_RAW_CHARS),
+        server=prefix.evidence if prefix is not None else None,
         harmony_version=None,
-        timestamp=None,
-        pid=None,
+        timestamp=prefix.timestamp if prefix is not None else None,
+        pid=prefix.pid if prefix is not None else None,
         token=None,
         header_remainder=None,
         header_words=(),
         remainder_truncated=False,
         reconstructed=None,
         context=None,
-        expected="plain text in the returned message",
-        found=f"well-formed Harmony shown as text ({', '.join(markup)}): nothing failed to "
-        "parse, the server did not parse it",
+        expected=expected,
+        found=found,
         cause=rule.cause,
         fix=rule.fix,
     )

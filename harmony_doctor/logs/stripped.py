@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 from harmony_doctor.faults import rules
-from harmony_doctor.logs.lines import MAX_MESSAGE_CHARS, MAX_RAW_CHARS, anatomize, clip
+from harmony_doctor.logs.describe import unparsed
+from harmony_doctor.logs.lines import anatomize
 from harmony_doctor.models import LogError
 
 # What stripping leaves: a channel name glued to the role before it (`assistantfinal`), or a
@@ -31,32 +32,15 @@ def find_stripped(text: str) -> LogError | None:
         match = _GLUED.search(raw)
         if match is None:
             continue
-        line = anatomize(number, raw)
-        rule = rules.RULES["HD206"]
         shown = raw.strip()
-        return LogError(
-            line=number,
-            span=(number, number),
-            kind="stripped_markup",
-            code=rule.code,
-            severity=rule.severity,
-            title=rule.title,
-            message=clip(shown, MAX_MESSAGE_CHARS),
-            raw=clip(raw, MAX_RAW_CHARS),
-            server=line.evidence,
-            harmony_version=None,
-            timestamp=line.timestamp,
-            pid=line.pid,
-            token=None,
-            header_remainder=None,
-            header_words=(),
-            remainder_truncated=False,
-            reconstructed=None,
-            context=None,
-            expected="Harmony text with its special tokens, or the token ids",
-            found=f"{match.group(0).strip(chr(39) + chr(34))!r}: special tokens removed "
+        return unparsed(
+            rules.RULES["HD206"],
+            (number, number),
+            shown,
+            raw,
+            "Harmony text with its special tokens, or the token ids",
+            f"{match.group(0).strip(chr(39) + chr(34))!r}: special tokens removed "
             "(skip_special_tokens); the message boundaries are lost and it cannot be replayed",
-            cause=rule.cause,
-            fix=rule.fix,
+            anatomize(number, raw),
         )
     return None
