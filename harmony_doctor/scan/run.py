@@ -101,13 +101,8 @@ def _identity(source: Source) -> tuple[int | str, int] | None:
     """(device, inode) of a regular file; None for stdin, pipes and streams."""
     if source.url:
         return (source.label, 0)  # the same object named twice (a prefix and a glob)
-    if source.path is None or source.stream is not None:
-        return None
-    try:
-        info = os.stat(source.path)
-    except OSError:
-        return None
-    return (info.st_dev, info.st_ino) if stat.S_ISREG(info.st_mode) else None
+    info = _state(source)
+    return None if info is None else (info.st_dev, info.st_ino)
 
 
 def _written_by_scan(source: Source) -> str | None:
