@@ -92,6 +92,9 @@ def report(
         what = "1 cell" if cells == 1 else f"{cells:,} cells"
         limit = read.cell_limit
         note(f"{what} of {named} longer than {limit:,} characters read to that length only")
+    for named, events in read.repeated:  # counted once: said, so that no one wonders
+        what = "1 event" if events == 1 else f"{events:,} events"
+        note(f"{what} of {named} read already from an earlier file: counted once")
     for error in failed:
         fail(error)
     if read.unread or failed:

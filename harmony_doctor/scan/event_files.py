@@ -199,6 +199,7 @@ class EventFiles:
     tallies: pl.DataFrame | None = None  # request tallies found beside them (when asked for)
     untallied: tuple[Path, ...] = ()  # events files with no tallies beside (older versions)
     cut: tuple[int, ...] = ()  # cells longer than MAX_CELL in each file read, cut to it
+    repeated: tuple[int, ...] = ()  # events of each file read already from an earlier one
 
 
 # A CSV cell starting with one of these is written with a `'` before it (output/tables.py
@@ -418,11 +419,13 @@ def read_event_files(
                 bad.append(BadFile(own, problem))
                 tally_paths.remove(own)
     frames, good, cut = _read_each(event_paths, columns, empty, unreadable, bad)
+    frames, repeated = _once(frames)
     tallies: pl.DataFrame | None = None
     untallied: list[Path] = []
     if requests_schema is not None:
         tally_empty = pl.DataFrame(schema=tally_columns)
         tally_frames, read, _ = _read_each(tally_paths, tally_columns, tally_empty, unreadable, bad)
+        tally_frames, _ = _once(tally_frames)
         tallies = pl.concat(tally_frames) if tally_frames else tally_empty
         refused = {b.path for b in bad}
         untallied = [p for p in good if requests_path(p) not in set(read) | refused]
@@ -433,8 +436,34 @@ def read_event_files(
     )
     counts = tuple(f.height for f in frames)
     return EventFiles(
-        events, tuple(good), counts, tuple(bad), tallies, tuple(untallied), tuple(cut)
+        events,
+        tuple(good),
+        counts,
+        tuple(bad),
+        tallies,
+        tuple(untallied),
+        tuple(cut),
+        tuple(repeated),
     )
+
+
+def _once(frames: list[pl.DataFrame]) -> tuple[list[pl.DataFrame], list[int]]:
+    """Each file's rows but those an earlier file held already (a copy of an events file, the
+    same scan written as CSV and as JSONL, two exports that overlap): a failure, or a request
+    tally, counts once however often it was written; and how many each file repeated. Rows
+    repeated within one file are its own, and stay."""
+    import polars as pl
+
+    kept: list[pl.DataFrame] = []
+    repeated: list[int] = []
+    for frame in frames:
+        fresh = frame
+        if kept and frame.height:
+            seen = pl.concat(kept).unique()
+            fresh = frame.join(seen, on=frame.columns, how="anti", nulls_equal=True)
+        kept.append(fresh)
+        repeated.append(frame.height - fresh.height)
+    return kept, repeated
 
 
 def _checked_read(

@@ -202,6 +202,7 @@ class EventFilesSummary:
     untallied: tuple[str, ...]  # as named, like UnreadFile.path
     cut: tuple[tuple[str, int], ...] = ()  # (file as named, cells cut to `cell_limit`)
     cell_limit: int = 0  # characters of one text cell kept (event_files.MAX_CELL)
+    repeated: tuple[tuple[str, int], ...] = ()  # (file as named, events read already before it)
 
 
 def summarize_event_files(
@@ -238,7 +239,10 @@ def summarize_event_files(
     cut = tuple(
         (labels.get(str(p), str(p)), n) for p, n in zip(read.paths, read.cut, strict=True) if n
     )
-    return EventFilesSummary(summary, unread, untallied, cut, MAX_CELL)
+    repeated = tuple(
+        (labels.get(str(p), str(p)), n) for p, n in zip(read.paths, read.repeated, strict=True) if n
+    )
+    return EventFilesSummary(summary, unread, untallied, cut, MAX_CELL, repeated)
 
 
 def _as_named(text: str, labels: dict[str, str]) -> str:

@@ -76,3 +76,38 @@ def test_report_counts_an_events_file_named_twice_once(
     assert once == {**_totals(["scan", "-j", "1", str(SAMPLES)]), "files": 1} | {
         k: once[k] for k in ("bytes", "lines")
     }
+
+
+def test_report_counts_a_failure_written_twice_once(tmp_path: Path) -> None:
+    """A copy of an events file, or the same scan written as CSV and as JSONL, holds the same
+    failures and request tallies: each counts once, and the repeat is said on stderr."""
+    log = tmp_path / "v.log"
+    log.write_text(vllm_log(7).text)
+    csv, jsonl = tmp_path / "ev.csv", tmp_path / "ev.jsonl"
+    for target in (csv, jsonl):
+        _run(["scan", "-j", "1", str(log), "--events", str(target), "--exit-zero"])
+    shutil.copy(csv, tmp_path / "copy.csv")
+    shutil.copy(tmp_path / "ev.requests.csv", tmp_path / "copy.requests.csv")
+    once = _totals(["report", str(csv)])
+    assert once["failures"] and once["requests"]
+    result = _run(["report", str(csv), str(tmp_path / "copy.csv"), str(jsonl), "-f", "json"])
+    totals = json.loads(result.stdout)["totals"]
+    assert {k: totals[k] for k in ("failures", "requests", "rate")} == {
+        k: once[k] for k in ("failures", "requests", "rate")
+    }
+    failures = once["failures"]
+    for name in ("copy.csv", "ev.jsonl"):
+        assert f"{failures} events of {tmp_path / name} read already" in result.stderr
+
+
+def test_report_keeps_what_two_files_do_not_share(tmp_path: Path) -> None:
+    """Two exports that overlap: the shared failures count once, the others all count."""
+    first, second = tmp_path / "a.log", tmp_path / "b.log"
+    first.write_text(vllm_log(8).text)
+    shutil.copy(SAMPLES / "error-bodies.txt", second)
+    _run(["scan", "-j", "1", str(first), "--events", str(tmp_path / "one.jsonl"), "--exit-zero"])
+    both = tmp_path / "both.jsonl"
+    _run(["scan", "-j", "1", str(first), str(second), "--events", str(both), "--exit-zero"])
+    alone = _totals(["report", str(both)])
+    merged = _totals(["report", str(tmp_path / "one.jsonl"), str(both)])
+    assert merged["failures"] == alone["failures"] and merged["requests"] == alone["requests"]
