@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import threading
 from datetime import datetime
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -130,7 +131,7 @@ def test_completions_settled_by_shape_count_as_the_general_path(
     streaming deltas, repeats of a request, empty, cut and faulty lists mixed in."""
     text = "\n".join(_id_line(n, *line) for n, line in enumerate(lines)) + "\n"
 
-    def scan(shapes: bool) -> tuple[int, list[tuple[object, ...]]]:
+    def scan(shapes: bool) -> tuple[object, object]:
         clean = CleanStreams(vocab, "assistant")
         scanner = source._SourceScanner("x.log", datetime(2026, 11, 30), True, clean)
         if not shapes:
@@ -153,9 +154,14 @@ def test_clean_one_line_completions_are_settled_by_shape(vocab: Vocab) -> None:
     scanner = source._SourceScanner(
         "x.log", datetime(2026, 11, 30), True, CleanStreams(vocab, "assistant")
     )
-    settled = []
+    settled: list[bool] = []
     shape = scanner.completions._settled_by_shape
-    scanner.completions._settled_by_shape = lambda *a: settled.append(shape(*a)) or settled[-1]  # type: ignore[method-assign]
+
+    def recorded(*args: Any) -> bool:
+        settled.append(shape(*args))
+        return settled[-1]
+
+    scanner.completions._settled_by_shape = recorded  # type: ignore[method-assign,assignment]
     found = scanner.run([("x.log", lambda: io.BytesIO(("\n".join(lines) + "\n").encode()))])
     assert settled == [True] * 5 + [False]
     assert sum(found.completed.values()) == 6 and [i.request_id for i, _ in found.completions] == [
