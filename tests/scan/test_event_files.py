@@ -23,11 +23,13 @@ for number, path in enumerate(sys.stdin.read().split("\\0")[:-1]):
 
 
 def _events_file(folder: Path, name: str) -> Path:
+    """One failure, of a log named after the file (two such files hold two failures: a row
+    that an earlier file held already would count once)."""
     import polars as pl
 
     frame = events_frame(()).drop("day", "hour")
     row = {c: None for c in frame.columns} | {
-        "file": "a.log",
+        "file": f"{Path(name).stem}.log",
         "code": "HD101",
         "timestamp": "2026-11-27T10:00:00Z",
     }
