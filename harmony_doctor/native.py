@@ -129,6 +129,18 @@ def chunk_lines_reference(data: bytes) -> tuple[int, bool]:
     return data.count(b"\n"), wrapped
 
 
+def unwrap_records(body: bytes) -> tuple[bytes, int, int] | None:
+    """Whole lines that are all complete Docker JSON or CRI records in the runtimes' exact
+    shape, unwrapped in Rust: (their text, Docker records, CRI records); None when the Rust
+    extension is not used or declines, and Python reads the lines one by one (the reference:
+    `Unwrapper._lines_into`, tested equal)."""
+    if not native_for():
+        return None
+    from harmony_doctor import _native
+
+    return _native.unwrap_records(body)
+
+
 def starts_like_wrapped(line: bytes) -> bool:
     """Whether `line` (a whole line, or whole lines) starts like a wrapped one."""
     return _CANDIDATE_AT_START.match(line) is not None

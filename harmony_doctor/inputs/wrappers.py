@@ -50,7 +50,7 @@ from harmony_doctor.inputs.timestamps import (
     canonical_utc,
     own_stamp,
 )
-from harmony_doctor.native import chunk_lines, starts_like_wrapped
+from harmony_doctor.native import chunk_lines, starts_like_wrapped, unwrap_records
 
 DOCUMENT_LIMIT = 256 * 1024 * 1024  # a Loki API response is parsed whole up to this size
 
@@ -179,11 +179,16 @@ class Unwrapper:
     unwrapped piece it passes through as it is.
     """
 
-    def __init__(self, max_line: int | None = None) -> None:
+    def __init__(self, max_line: int | None = None, own_stamps_first: bool = False) -> None:
         self.lines = LineMap()
         # None: lines are read whole (a whole-input reader bounds the input instead); a cap
         # (scan's MAX_LINE) keeps that much of a longer line, and counts the line in `cut_lines`
         self.max_line = max_line
+        # The reader takes a line's own stamp before the wrapper's (the scan does; explain
+        # shows the wrapper's time). Then, once the log keeps its own clock, the wrapper's
+        # time says nothing a line does not, and chunks of whole Docker/CRI records are
+        # unwrapped in Rust with no metadata per line (`_records`).
+        self.own_stamps_first = own_stamps_first
         self.cut_lines = 0
         self.wrappers: Counter[str] = Counter()
         self.newlines = 0  # newlines fed (the wrapped file's lines, but for an unended last)
@@ -310,10 +315,28 @@ class Unwrapper:
                 self._inner += count
                 self._source += count
                 return Unwrapped(body, (), count)
+            if self._own_clock and self.own_stamps_first:
+                records = unwrap_records(body)
+                if records is not None:
+                    return self._records(*records)
         parts: list[bytes] = []  # one line each, ending with its newline
         meta: list[LineMeta] = []
         self._lines_into(body, parts, meta)
         return Unwrapped(b"".join(parts), tuple(meta), len(parts))
+
+    def _records(self, text: bytes, docker: int, cri: int) -> Unwrapped:
+        """Whole records unwrapped by native.unwrap_records, one inner line each, as
+        `_lines_into` writes them but for the metadata: in the log's own clock a line without
+        a stamp takes none from its wrapper, and one with a stamp is read by it first."""
+        count = docker + cri
+        self.lines.add(self._inner + 1, self._source + 1, count)
+        self._inner += count
+        self._source += count
+        for wrapper, records in (("docker", docker), ("cri", cri)):
+            if records:
+                self.wrappers[wrapper] += records
+        self._last_plain = False
+        return Unwrapped(text, (), count)
 
     def _lines_into(self, body: bytes, parts: list[bytes], meta: list[LineMeta]) -> None:
         start = 0

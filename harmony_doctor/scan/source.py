@@ -379,7 +379,7 @@ class _SourceScanner:
         self.replay = replay
         native = use_native()  # decided once: the environment is read at start only
         self.core: CoreLike = make_core(BEFORE, AFTER, ids=replay, native=native)
-        self.unwrapper = Unwrapper(MAX_LINE)
+        self.unwrapper = Unwrapper(MAX_LINE, own_stamps_first=True)
         self.facts = _LineFacts(self.unwrapper)
         self.clock = Clock(reference)
         self.errors = _ErrorReader(self.out, self.facts, self.clock)

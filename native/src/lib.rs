@@ -11,6 +11,7 @@ pub mod stamps;
 mod tallies;
 #[cfg(test)]
 mod testing;
+pub mod unwrap;
 pub mod vllm;
 pub mod windows;
 
@@ -239,6 +240,22 @@ mod python {
         crate::chunk::chunk_lines(data)
     }
 
+    /// A chunk of whole Docker JSON / CRI records unwrapped: (text, docker, cri), or None for
+    /// Python to read line by line (the reference: Unwrapper._lines_into in
+    /// harmony_doctor/inputs/wrappers.py). The GIL stays held, as for chunk_lines.
+    #[pyfunction]
+    fn unwrap_records<'py>(
+        py: Python<'py>,
+        body: &[u8],
+    ) -> Option<(Bound<'py, PyBytes>, usize, usize)> {
+        let records = crate::unwrap::unwrap_records(body)?;
+        Some((
+            PyBytes::new_bound(py, &records.text),
+            records.docker,
+            records.cri,
+        ))
+    }
+
     /// A vLLM `Generated response` line in its common shape, or None: then Python's
     /// `parse_vllm_line` decides (harmony_doctor/inputs/tokens.py).
     #[pyfunction]
@@ -319,6 +336,7 @@ mod python {
         m.add_class::<OutputLine>()?;
         m.add_class::<OutputKey>()?;
         m.add_function(wrap_pyfunction!(chunk_lines, m)?)?;
+        m.add_function(wrap_pyfunction!(unwrap_records, m)?)?;
         m.add_function(wrap_pyfunction!(vllm_output_line, m)?)?;
         Ok(())
     }

@@ -1,0 +1,249 @@
+//! Docker JSON and CRI records unwrapped a whole chunk at a time, for a scan in its steady
+//! state: the log keeps its own clock, so the wrapper's time says nothing a line does not
+//! (a line's own stamp comes first, and a line without one takes the last one before it).
+//!
+//! The reference is `Unwrapper._lines_into` (harmony_doctor/inputs/wrappers.py). This answers
+//! only for chunks whose every line is a complete record in the exact shape the container
+//! runtimes write:
+//!   docker  `{"log":"<text>\n","stream":"<name>","time":"<time>"}`
+//!   cri     `<RFC 3339 time> stdout|stderr F <text>`
+//! and declines (None) anything else (a plain line, a split record, JSON written some other
+//! way, escapes it does not decode exactly as Python's json does), which Python then reads
+//! line by line.
+
+/// The unwrapped text of a chunk's records (each inner line ending with `\n`), and how many
+/// records of each wrapper it held.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Records {
+    pub text: Vec<u8>,
+    pub docker: usize,
+    pub cri: usize,
+}
+
+/// `body`: whole lines, each ending with `\n`.
+pub fn unwrap_records(body: &[u8]) -> Option<Records> {
+    let (last, lines) = body.split_last()?;
+    if *last != b'\n' {
+        return None;
+    }
+    let mut out = Records {
+        text: Vec::with_capacity(body.len()),
+        docker: 0,
+        cri: 0,
+    };
+    for raw in lines.split(|&b| b == b'\n') {
+        let line = raw.strip_suffix(b"\r").unwrap_or(raw);
+        match line.first() {
+            Some(b'{') => {
+                docker_text(line, &mut out.text)?;
+                out.docker += 1;
+            }
+            Some(b'0'..=b'9') => {
+                out.text.extend_from_slice(cri_text(line)?);
+                out.cri += 1;
+            }
+            _ => return None,
+        }
+        out.text.push(b'\n');
+    }
+    Some(out)
+}
+
+/// A Docker json-file record's `log` text, without its final newline, appended to `out`; None
+/// unless the record is whole (its text ends with a newline, and holds no other) and written
+/// exactly as Docker writes it.
+fn docker_text(line: &[u8], out: &mut Vec<u8>) -> Option<()> {
+    std::str::from_utf8(line).ok()?; // Python's json reads the line as UTF-8, or not at all
+    let rest = line.strip_prefix(b"{\"log\":\"")?;
+    let start = out.len();
+    let rest = json_string(rest, out)?;
+    let text = &out[start..];
+    if text.last() != Some(&b'\n') || text[..text.len() - 1].contains(&b'\n') {
+        out.truncate(start);
+        return None;
+    }
+    out.pop();
+    let rest = rest.strip_prefix(b",\"stream\":\"")?;
+    let rest = plain_string(rest)?;
+    let rest = rest.strip_prefix(b",\"time\":\"")?;
+    let rest = plain_string(rest)?;
+    (rest == b"}").then_some(())
+}
+
+/// The JSON string at the start of `s` (after its opening quote) decoded into `out`, as
+/// Python's json decodes it; the rest of `s` after the closing quote.
+fn json_string<'a>(s: &'a [u8], out: &mut Vec<u8>) -> Option<&'a [u8]> {
+    let mut i = 0;
+    loop {
+        let run = s[i..]
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+        out.extend_from_slice(&s[i..i + run]);
+        i += run;
+        match s[i] {
+            b'"' => return Some(&s[i + 1..]),
+            b'\\' => {
+                let escape = *s.get(i + 1)?;
+                i += 2;
+                let byte = match escape {
+                    b'"' => b'"',
+                    b'\\' => b'\\',
+                    b'/' => b'/',
+                    b'b' => 0x08,
+                    b'f' => 0x0c,
+                    b'n' => b'\n',
+                    b'r' => b'\r',
+                    b't' => b'\t',
+                    b'u' => {
+                        let (c, used) = unicode_escape(&s[i..])?;
+                        i += used;
+                        let mut buf = [0u8; 4];
+                        out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                        continue;
+                    }
+                    _ => return None,
+                };
+                out.push(byte);
+            }
+            _ => return None, // a raw control character: Python's json refuses the line
+        }
+    }
+}
+
+/// The character of `\uXXXX` (after `\u`), a surrogate pair joined; None for a lone surrogate
+/// (Python keeps it and writes it as `?`: left to Python); and the bytes it took.
+fn unicode_escape(s: &[u8]) -> Option<(char, usize)> {
+    let first = hex4(s)?;
+    if !(0xD800..0xE000).contains(&first) {
+        return Some((char::from_u32(first)?, 4));
+    }
+    if first >= 0xDC00 {
+        return None;
+    }
+    let low = hex4(s.get(4..)?.strip_prefix(b"\\u")?)?;
+    if !(0xDC00..0xE000).contains(&low) {
+        return None;
+    }
+    let c = 0x10000 + ((first - 0xD800) << 10) + (low - 0xDC00);
+    Some((char::from_u32(c)?, 10))
+}
+
+fn hex4(s: &[u8]) -> Option<u32> {
+    let digits = s.get(..4)?;
+    digits.iter().try_fold(0u32, |value, &b| {
+        Some(value * 16 + char::from(b).to_digit(16)?)
+    })
+}
+
+/// A JSON string without escapes or control characters (its text is not needed); the rest
+/// after its closing quote.
+fn plain_string(s: &[u8]) -> Option<&[u8]> {
+    let end = s
+        .iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+    (s[end] == b'"').then(|| &s[end + 1..])
+}
+
+/// The text of a whole CRI line (`F`), as `_CRI` in wrappers.py reads it:
+/// `^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)) (stdout|stderr) ([PF])(?: |$)`.
+fn cri_text(line: &[u8]) -> Option<&[u8]> {
+    let rest = rfc3339(line)?;
+    let rest = rest
+        .strip_prefix(b" stdout ")
+        .or_else(|| rest.strip_prefix(b" stderr "))?;
+    let rest = rest.strip_prefix(b"F")?;
+    if rest.is_empty() {
+        return Some(rest);
+    }
+    rest.strip_prefix(b" ")
+}
+
+/// The rest of `s` after an RFC 3339 time with a zone, as `_ISO` in wrappers.py matches it.
+fn rfc3339(s: &[u8]) -> Option<&[u8]> {
+    const SHAPE: &[u8] = b"dddd-dd-ddTdd:dd:dd";
+    let head = s.get(..SHAPE.len())?;
+    let fits = SHAPE.iter().zip(head).all(|(&want, &b)| {
+        if want == b'd' {
+            b.is_ascii_digit()
+        } else {
+            b == want
+        }
+    });
+    if !fits {
+        return None;
+    }
+    let mut rest = &s[SHAPE.len()..];
+    if let Some(fraction) = rest.strip_prefix(b".") {
+        let digits = fraction.iter().take_while(|b| b.is_ascii_digit()).count();
+        if digits == 0 {
+            return None;
+        }
+        rest = &fraction[digits..];
+    }
+    if let Some(after) = rest.strip_prefix(b"Z") {
+        return Some(after);
+    }
+    let after = rest
+        .strip_prefix(b"+")
+        .or_else(|| rest.strip_prefix(b"-"))?;
+    let two = |t: &[u8]| t.len() >= 2 && t[..2].iter().all(u8::is_ascii_digit);
+    if !two(after) {
+        return None;
+    }
+    let minutes = after[2..].strip_prefix(b":").unwrap_or(&after[2..]);
+    two(minutes).then(|| &minutes[2..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(body: &[u8]) -> Option<Vec<u8>> {
+        unwrap_records(body).map(|r| r.text)
+    }
+
+    #[test]
+    fn unwraps_docker_and_cri_records() {
+        let body = b"{\"log\":\"INFO a \\\"q\\\" \\u00e9\\ud83d\\ude00\\n\",\"stream\":\"stdout\",\"time\":\"2026-11-01T00:00:00.1Z\"}\n\
+2026-11-01T00:00:00.123456789+05:30 stderr F b c\n\
+2026-11-01T00:00:00Z stdout F\n";
+        let records = unwrap_records(body).unwrap();
+        assert_eq!(
+            records.text,
+            "INFO a \"q\" \u{e9}\u{1F600}\nb c\n\n".as_bytes().to_vec()
+        );
+        assert_eq!((records.docker, records.cri), (1, 2));
+    }
+
+    #[test]
+    fn declines_what_python_reads_otherwise() {
+        for body in [
+            &b"plain\n"[..],
+            b"\n",
+            b"{\"log\":\"split\",\"stream\":\"stdout\",\"time\":\"t\"}\n",
+            b"{\"log\":\"two\\nlines\\n\",\"stream\":\"stdout\",\"time\":\"t\"}\n",
+            b"{\"log\": \"x\\n\",\"stream\":\"stdout\",\"time\":\"t\"}\n",
+            b"{\"log\":\"x\\n\",\"stream\":\"stdout\",\"time\":\"t\",\"attrs\":{}}\n",
+            b"{\"log\":\"lone \\ud83d\\n\",\"stream\":\"stdout\",\"time\":\"t\"}\n",
+            b"{\"log\":\"bad \\x\\n\",\"stream\":\"stdout\",\"time\":\"t\"}\n",
+            b"{\"log\":\"tab \t\\n\",\"stream\":\"stdout\",\"time\":\"t\"}\n",
+            b"{\"log\":\"\xff\\n\",\"stream\":\"stdout\",\"time\":\"t\"}\n",
+            b"2026-11-01T00:00:00Z stdout P piece\n",
+            b"2026-11-01T00:00:00Z stdout Fx\n",
+            b"2026-11-01T00:00:00.Z stdout F x\n",
+            b"2026-11-01T00:00:00+05:3 stdout F x\n",
+            b"2026-11-01 00:00:00Z stdout F x\n",
+            b"no newline",
+        ] {
+            assert_eq!(text(body), None, "{}", String::from_utf8_lossy(body));
+        }
+    }
+
+    #[test]
+    fn a_carriage_return_before_the_newline_is_not_text() {
+        assert_eq!(
+            text(b"2026-11-01T00:00:00Z stdout F x\r\n"),
+            Some(b"x\n".to_vec())
+        );
+    }
+}

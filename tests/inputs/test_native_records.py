@@ -1,0 +1,176 @@
+"""Docker JSON and CRI records unwrapped in Rust (native.unwrap_records) against the Python
+reader line by line (`Unwrapper._lines_into`): the same text, lines, line map and wrappers, and
+the same time and pid for every line the scan reads them for."""
+
+from __future__ import annotations
+
+import io
+import itertools
+import json
+from datetime import datetime
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harmony_doctor import native
+from harmony_doctor.inputs import wrappers
+from harmony_doctor.inputs.timestamps import HEAD, own_stamp
+from harmony_doctor.inputs.wrappers import Unwrapper
+from harmony_doctor.native import use_native
+from harmony_doctor.scan import source
+from harmony_doctor.scan.source import scan_source
+from tests.scan.scoped_logs import vllm_log
+
+pytestmark = pytest.mark.skipif(
+    not use_native(), reason="the Rust extension is not built (or HARMONY_DOCTOR_NATIVE=0)"
+)
+
+STAMP = "2026-11-01T00:00:01Z"
+STAMPED = "(APIServer pid=7) INFO 11-01 00:00:0{} [logger.py:43] Received request r{}"
+_TEXT = st.text(
+    alphabet=st.sampled_from(["a", " ", '"', "\\", "/", "\t", "\r", "\x00", "\x1f", "é", "😀"]),
+    max_size=12,
+)
+_TIME = st.sampled_from(
+    [
+        "2026-11-01T00:00:01Z",
+        "2026-11-01T00:00:01.123456789Z",
+        "2026-11-01T05:30:01+05:30",
+        "2026-11-01T00:00:01-0800",
+        "2026-11-01T00:00:01.Z",
+        "1795773601",
+    ]
+)
+
+
+@st.composite
+def _inner(draw: st.DrawFn) -> str:
+    """An inner line: stamped as vLLM stamps it, or not; any text after it."""
+    if draw(st.booleans()):
+        return STAMPED.format(draw(st.integers(0, 9)), draw(_TEXT))
+    return draw(_TEXT)
+
+
+RECORDS = ["docker", "docker", "cri", "cri"]
+ANY = [*RECORDS, "piece", "plain", "other"]
+
+
+@st.composite
+def _log(draw: st.DrawFn) -> list[str]:
+    """Lines of a wrapped log; half of the logs hold whole records only (the Rust path's), and
+    the first line sets the log's own clock where its wrapper's time can be read."""
+    kinds = RECORDS if draw(st.booleans()) else ANY
+    first = draw(_line(["docker", "cri"], stamped=True))
+    return [first, *draw(st.lists(_line(kinds), max_size=30))]
+
+
+@st.composite
+def _line(draw: st.DrawFn, kinds: list[str], stamped: bool = False) -> str:
+    text, time = draw(_inner()), draw(_TIME)
+    if stamped:
+        text, time = STAMPED.format(1, "first"), STAMP
+    kind = draw(st.sampled_from(kinds))
+    if kind == "docker":
+        ascii_only = draw(st.booleans())
+        log = text + (draw(st.sampled_from(["\n", "\n", "", "\nmore\n"])) if not stamped else "\n")
+        record = {"log": log, "stream": draw(st.sampled_from(["stdout", "stderr"])), "time": time}
+        return json.dumps(record, separators=(",", ":"), ensure_ascii=ascii_only)
+    if kind == "cri":
+        return f"{time} {draw(st.sampled_from(['stdout', 'stderr']))} F {text}".rstrip("\n")
+    if kind == "piece":
+        return f"{time} stderr P {text}"
+    if kind == "other":  # JSON the runtimes do not write: Python reads it (or not) its way
+        return json.dumps({"log": text + "\n", "stream": "stdout", "time": time})
+    return text.replace("\n", " ")
+
+
+def _read(data: bytes, cuts: list[int], fast: bool) -> tuple[Any, ...]:
+    """Everything the scan takes from an Unwrapper, fed `data` cut at `cuts`."""
+    unwrapper = Unwrapper(max_line=None, own_stamps_first=fast)
+    text, facts = b"", {}
+    starts = [0, *sorted(c for c in cuts if 0 < c < len(data)), len(data)]
+    pieces = [unwrapper.feed(data[a:b]) for a, b in itertools.pairwise(starts)]
+    for piece in [*pieces, unwrapper.finish()]:
+        text += piece.data
+        facts.update({m.line: (m.stamp, m.pid) for m in piece.meta})
+    lines = text.split(b"\n")
+    # what the scan reads of each line: its own stamp first, else the wrapper's; the pid
+    read = [
+        (own_stamp(line[:HEAD]) or facts.get(n, (None, None))[0], facts.get(n, (None, None))[1])
+        for n, line in enumerate(lines, start=1)
+    ]
+    mapped = [unwrapper.source_line(n) for n in range(1, len(lines) + 1)]
+    return text, read, mapped, dict(unwrapper.wrappers), unwrapper.newlines, unwrapper.cut_lines
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    lines=_log(),
+    cuts=st.lists(st.integers(0, 3000), max_size=6),
+    crlf=st.booleans(),
+)
+def test_records_read_in_rust_as_python_reads_them(
+    lines: list[str], cuts: list[int], crlf: bool
+) -> None:
+    data = "".join(line + ("\r\n" if crlf else "\n") for line in lines).encode()
+    assert _read(data, cuts, fast=True) == _read(data, cuts, fast=False)
+
+
+def test_a_container_log_in_its_own_clock_is_unwrapped_in_rust(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The equality above is not idle: whole chunks of records do take the Rust path."""
+    taken: list[int] = []
+    real = native.unwrap_records
+
+    def counted(body: bytes) -> tuple[bytes, int, int] | None:
+        found = real(body)
+        taken.append(0 if found is None else found[1] + found[2])
+        return found
+
+    monkeypatch.setattr(wrappers, "unwrap_records", counted)
+    log = [STAMPED.format(n % 10, n) for n in range(200)]
+    docker = [
+        json.dumps({"log": f"{t}\n", "stream": "stdout", "time": STAMP}, separators=(",", ":"))
+        for t in log
+    ]
+    data = "".join(f"{line}\n" for line in docker).encode()
+    unwrapper = Unwrapper(own_stamps_first=True)
+    out = unwrapper.feed(data[:500]).data + unwrapper.feed(data[500:]).data
+    out += unwrapper.finish().data
+    assert out.decode().splitlines() == log
+    assert sum(taken) > 150
+
+
+def _wrap(text: str, kind: str) -> bytes:
+    """A generated vLLM log as a container runtime stores it (compact JSON, as Docker's
+    json-file driver writes it; CRI `F` lines)."""
+    out = []
+    for n, line in enumerate(text.splitlines()):
+        time = f"2026-11-01T{n // 3600 % 24:02d}:{n // 60 % 60:02d}:{n % 60:02d}.5Z"
+        if kind == "docker":
+            record = {"log": line + "\n", "stream": "stderr", "time": time}
+            out.append(json.dumps(record, separators=(",", ":")))
+        else:
+            out.append(f"{time} stderr F {line}")
+    return "".join(f"{line}\n" for line in out).encode()
+
+
+@pytest.mark.parametrize("kind", ["docker", "cri"])
+def test_a_wrapped_log_scans_the_same_with_records_read_in_rust(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = _wrap(vllm_log(3, requests=400).text, kind)
+
+    def scanned() -> Any:
+        found = scan_source(io.BytesIO(data), "x.log", datetime(2026, 11, 30), replay=True)
+        errors = [(e.line, e.kind, e.timestamp, e.pid) for e, _ in found.errors]
+        places = [(p.line, p.timestamp, p.pid) for _, p in found.errors]
+        return found.lines, dict(found.requests), dict(found.received), errors, places
+
+    fast = scanned()
+    monkeypatch.setattr(source, "Unwrapper", lambda cap, **_: Unwrapper(cap))
+    assert fast == scanned()
+    assert fast[3] and sum(fast[1].values()) > 300
