@@ -129,11 +129,12 @@ def chunk_lines_reference(data: bytes) -> tuple[int, bool]:
     return data.count(b"\n"), wrapped
 
 
-def unwrap_records(body: bytes) -> tuple[bytes, int, int] | None:
-    """Whole lines that are all complete Docker JSON or CRI records in the runtimes' exact
-    shape, unwrapped in Rust: (their text, Docker records, CRI records); None when the Rust
-    extension is not used or declines, and Python reads the lines one by one (the reference:
-    `Unwrapper._lines_into`, tested equal)."""
+def unwrap_records(body: bytes) -> tuple[bytes, int, int, int, list[tuple[int, int]]] | None:
+    """Whole lines that are all complete Docker JSON, CRI or journald (`-o short`, `short-iso`)
+    records in their writers' exact shapes, unwrapped in Rust: (their text, Docker, CRI and
+    journal records, [(line of the chunk from 0, the journal's pid)] for the lines that name
+    no pid themselves); None when the Rust extension is not used or declines, and Python reads
+    the lines one by one (the reference: `Unwrapper._lines_into`, tested equal)."""
     if not native_for():
         return None
     from harmony_doctor import _native

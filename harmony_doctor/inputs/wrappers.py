@@ -315,28 +315,49 @@ class Unwrapper:
                 self._inner += count
                 self._source += count
                 return Unwrapped(body, (), count)
-            if self._own_clock and self.own_stamps_first:
-                records = unwrap_records(body)
-                if records is not None:
-                    return self._records(*records)
+        if self._own_clock and self.own_stamps_first and not self._partials:
+            records = None if self._continued(body) else unwrap_records(body)
+            if records is not None:
+                self._indent = None  # the first line does not go on the journal line above
+                return self._records(body, records)
         parts: list[bytes] = []  # one line each, ending with its newline
         meta: list[LineMeta] = []
         self._lines_into(body, parts, meta)
         return Unwrapped(b"".join(parts), tuple(meta), len(parts))
 
-    def _records(self, text: bytes, docker: int, cri: int) -> Unwrapped:
+    def _continued(self, body: bytes) -> bool:
+        """Whether the first of these lines goes on the journal line before them."""
+        if self._indent is None:
+            return False
+        line = body[: body.find(b"\n")]
+        line = line[:-1] if line.endswith(b"\r") else line
+        return self._continuation(line, self._indent[0]) is not None
+
+    def _records(
+        self,
+        body: bytes,
+        unwrapped: tuple[bytes, int, int, int, list[tuple[int, int]]],
+    ) -> Unwrapped:
         """Whole records unwrapped by native.unwrap_records, one inner line each, as
-        `_lines_into` writes them but for the metadata: in the log's own clock a line without
-        a stamp takes none from its wrapper, and one with a stamp is read by it first."""
-        count = docker + cri
-        self.lines.add(self._inner + 1, self._source + 1, count)
+        `_lines_into` writes them but for the metadata, which holds what a line does not say
+        itself: in the log's own clock a line without a stamp takes none from its wrapper
+        (and one with a stamp is read by it first); a journal's pid is kept for the lines
+        that name none."""
+        text, docker, cri, journal, pids = unwrapped
+        count = docker + cri + journal
+        first, source = self._inner + 1, self._source + 1
+        self.lines.add(first, source, count)
         self._inner += count
         self._source += count
-        for wrapper, records in (("docker", docker), ("cri", cri)):
+        for wrapper, records in (("docker", docker), ("cri", cri), ("journal", journal)):
             if records:
                 self.wrappers[wrapper] += records
         self._last_plain = False
-        return Unwrapped(text, (), count)
+        if journal:  # a journal line may go on in the next chunk's indented lines
+            last = body[body.rfind(b"\n", 0, len(body) - 1) + 1 : -1]
+            self._classify(last[:-1] if last.endswith(b"\r") else last)
+        meta = tuple(LineMeta(first + k, source + k, None, pid, None, "journal") for k, pid in pids)
+        return Unwrapped(text, meta, count)
 
     def _lines_into(self, body: bytes, parts: list[bytes], meta: list[LineMeta]) -> None:
         start = 0

@@ -240,19 +240,23 @@ mod python {
         crate::chunk::chunk_lines(data)
     }
 
-    /// A chunk of whole Docker JSON / CRI records unwrapped: (text, docker, cri), or None for
+    /// A chunk of whole Docker JSON / CRI / journald records unwrapped: (text, docker, cri,
+    /// journal, [(line of the chunk, pid)] where a line names no pid itself), or None for
     /// Python to read line by line (the reference: Unwrapper._lines_into in
     /// harmony_doctor/inputs/wrappers.py). The GIL stays held, as for chunk_lines.
     #[pyfunction]
+    #[allow(clippy::type_complexity)]
     fn unwrap_records<'py>(
         py: Python<'py>,
         body: &[u8],
-    ) -> Option<(Bound<'py, PyBytes>, usize, usize)> {
-        let records = crate::unwrap::unwrap_records(body)?;
+    ) -> Option<(Bound<'py, PyBytes>, usize, usize, usize, Vec<(usize, i64)>)> {
+        let r = crate::unwrap::unwrap_records(body)?;
         Some((
-            PyBytes::new_bound(py, &records.text),
-            records.docker,
-            records.cri,
+            PyBytes::new_bound(py, &r.text),
+            r.docker,
+            r.cri,
+            r.journal,
+            r.pids,
         ))
     }
 

@@ -1,15 +1,18 @@
-//! Docker JSON and CRI records unwrapped a whole chunk at a time, for a scan in its steady
-//! state: the log keeps its own clock, so the wrapper's time says nothing a line does not
-//! (a line's own stamp comes first, and a line without one takes the last one before it).
+//! Docker JSON, CRI and journald records unwrapped a whole chunk at a time, for a scan in its
+//! steady state: the log keeps its own clock, so the wrapper's time says nothing a line does
+//! not (a line's own stamp comes first, and a line without one takes the last one before it).
+//! A wrapper's pid is kept only for lines that carry no pid of their own.
 //!
 //! The reference is `Unwrapper._lines_into` (harmony_doctor/inputs/wrappers.py). This answers
-//! only for chunks whose every line is a complete record in the exact shape the container
-//! runtimes write:
-//!   docker  `{"log":"<text>\n","stream":"<name>","time":"<time>"}`
-//!   cri     `<RFC 3339 time> stdout|stderr F <text>`
-//! and declines (None) anything else (a plain line, a split record, JSON written some other
-//! way, escapes it does not decode exactly as Python's json does), which Python then reads
-//! line by line.
+//! only for chunks whose every line is a complete record in the exact shape its writer uses:
+//!   docker   `{"log":"<text>\n","stream":"<name>","time":"<time>"}`
+//!   cri      `<RFC 3339 time> stdout|stderr F <text>`
+//!   journal  `journalctl -o short` / `-o short-iso`: `<time> <host> <ident>[<pid>]: <text>`
+//! and declines (None) anything else (a plain line, a split record, an indented continuation,
+//! JSON written some other way, escapes it does not decode exactly as Python's json does),
+//! which Python then reads line by line.
+
+use crate::stamps::{own_pid, HEAD};
 
 /// The unwrapped text of a chunk's records (each inner line ending with `\n`), and how many
 /// records of each wrapper it held.
@@ -18,6 +21,9 @@ pub struct Records {
     pub text: Vec<u8>,
     pub docker: usize,
     pub cri: usize,
+    pub journal: usize,
+    /// (line of the chunk, from 0; the journal's pid) where the line names no pid itself
+    pub pids: Vec<(usize, i64)>,
 }
 
 /// `body`: whole lines, each ending with `\n`.
@@ -30,23 +36,106 @@ pub fn unwrap_records(body: &[u8]) -> Option<Records> {
         text: Vec::with_capacity(body.len()),
         docker: 0,
         cri: 0,
+        journal: 0,
+        pids: Vec::new(),
     };
-    for raw in lines.split(|&b| b == b'\n') {
+    for (index, raw) in lines.split(|&b| b == b'\n').enumerate() {
         let line = raw.strip_suffix(b"\r").unwrap_or(raw);
-        match line.first() {
-            Some(b'{') => {
-                docker_text(line, &mut out.text)?;
-                out.docker += 1;
+        if line.first() == Some(&b'{') {
+            docker_text(line, &mut out.text)?;
+            out.docker += 1;
+        } else if let Some(text) = cri_text(line) {
+            out.text.extend_from_slice(text);
+            out.cri += 1;
+        } else {
+            let (text, pid) = journal_short(line)?;
+            if let Some(pid) = pid {
+                if own_pid(&text[..text.len().min(HEAD)]).is_none() {
+                    out.pids.push((index, pid));
+                }
             }
-            Some(b'0'..=b'9') => {
-                out.text.extend_from_slice(cri_text(line)?);
-                out.cri += 1;
-            }
-            _ => return None,
+            out.text.extend_from_slice(text);
+            out.journal += 1;
         }
         out.text.push(b'\n');
     }
     Some(out)
+}
+
+/// Python's `\s` on bytes: space, \t, \n, \r, \f, \v.
+fn space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+}
+
+const MONTHS: [&[u8]; 12] = [
+    b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec",
+];
+
+/// A `journalctl -o short`/`short-iso` line's text and pid, as `_SHORT` in wrappers.py reads
+/// it: `^(?:(Mon) ([ \d]\d) (\d\d:\d\d:\d\d)(?:\.\d+)?|(ISO)) (\S+) ([^\s:\[]+)(?:\[(\d+)\])?: ?`;
+/// None for a line Python reads as something else first (a logcli line) or not at all.
+fn journal_short(line: &[u8]) -> Option<(&[u8], Option<i64>)> {
+    let rest = if line.first().is_some_and(u8::is_ascii_digit) {
+        let rest = rfc3339(line)?;
+        if rest.starts_with(b" {") {
+            return None; // logcli's `<time> {labels} ` is tried first: left to Python
+        }
+        rest
+    } else {
+        syslog_stamp(line)?
+    };
+    let rest = rest.strip_prefix(b" ")?;
+    let host = rest.iter().position(|&b| space(b)).filter(|&n| n > 0)?;
+    let rest = rest[host..].strip_prefix(b" ")?;
+    let ident = rest
+        .iter()
+        .position(|&b| space(b) || b == b':' || b == b'[')
+        .filter(|&n| n > 0)?;
+    let mut rest = &rest[ident..];
+    let mut pid = None;
+    if let Some(open) = rest.strip_prefix(b"[") {
+        let digits = open.iter().take_while(|b| b.is_ascii_digit()).count();
+        if digits == 0 || open.get(digits) != Some(&b']') {
+            return None;
+        }
+        if digits <= 18 {
+            pid = std::str::from_utf8(&open[..digits]).ok()?.parse().ok();
+        }
+        rest = &open[digits + 1..];
+    }
+    let rest = rest.strip_prefix(b":")?;
+    Some((rest.strip_prefix(b" ").unwrap_or(rest), pid))
+}
+
+/// The rest of `s` after a syslog time, `Mon DD HH:MM:SS` (`DD` may start with a space), and
+/// any fraction of a second.
+fn syslog_stamp(s: &[u8]) -> Option<&[u8]> {
+    const SHAPE: &[u8] = b"Mmm dd dd:dd:dd";
+    let head = s.get(..SHAPE.len())?;
+    if !MONTHS.contains(&&head[..3]) {
+        return None;
+    }
+    let fits = SHAPE
+        .iter()
+        .zip(head)
+        .enumerate()
+        .skip(3)
+        .all(|(i, (&want, &b))| match want {
+            b'd' if i == 4 => b == b' ' || b.is_ascii_digit(),
+            b'd' => b.is_ascii_digit(),
+            _ => b == want,
+        });
+    if !fits {
+        return None;
+    }
+    let rest = &s[SHAPE.len()..];
+    match rest.strip_prefix(b".") {
+        Some(fraction) => {
+            let digits = fraction.iter().take_while(|b| b.is_ascii_digit()).count();
+            (digits > 0).then(|| &fraction[digits..])
+        }
+        None => Some(rest),
+    }
 }
 
 /// A Docker json-file record's `log` text, without its final newline, appended to `out`; None
@@ -213,6 +302,36 @@ mod tests {
             "INFO a \"q\" \u{e9}\u{1F600}\nb c\n\n".as_bytes().to_vec()
         );
         assert_eq!((records.docker, records.cri), (1, 2));
+    }
+
+    #[test]
+    fn unwraps_journal_lines_keeping_the_pid_a_line_does_not_name() {
+        let body = b"Nov  2 10:41:19.5 gpu-1 vllm[1234]: INFO: 127.0.0.1 POST\n\
+2026-11-27T10:00:01+0000 gpu-1 vllm[99]: (APIServer pid=7) INFO x\n\
+Nov 12 10:41:19 gpu-1 kernel: y\n";
+        let records = unwrap_records(body).unwrap();
+        assert_eq!(
+            records.text,
+            b"INFO: 127.0.0.1 POST\n(APIServer pid=7) INFO x\ny\n".to_vec()
+        );
+        assert_eq!(records.journal, 3);
+        assert_eq!(records.pids, vec![(0, 1234)]);
+        for declined in [
+            &b"Nov 12 10:41:19 gpu-1 vllm[x]: y\n"[..],
+            b"Nov 12 10:41:19 gpu-1 vllm y\n",
+            b"Nov 12 10:41:19 gpu-1\tvllm: y\n",
+            b"2026-11-27T10:00:01Z {job=\"v\"} y\n",
+            b"   continued\n",
+            b"-- Boot 1234 --\n",
+            b"Now 12 10:41:19 gpu-1 vllm: y\n",
+        ] {
+            assert_eq!(
+                text(declined),
+                None,
+                "{}",
+                String::from_utf8_lossy(declined)
+            );
+        }
     }
 
     #[test]

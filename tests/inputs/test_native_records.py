@@ -20,6 +20,7 @@ from harmony_doctor.inputs.timestamps import HEAD, own_stamp
 from harmony_doctor.inputs.wrappers import Unwrapper
 from harmony_doctor.native import use_native
 from harmony_doctor.scan import source
+from harmony_doctor.scan.core import own_pid
 from harmony_doctor.scan.source import scan_source
 from tests.scan.scoped_logs import vllm_log
 
@@ -47,14 +48,18 @@ _TIME = st.sampled_from(
 
 @st.composite
 def _inner(draw: st.DrawFn) -> str:
-    """An inner line: stamped as vLLM stamps it, or not; any text after it."""
-    if draw(st.booleans()):
+    """An inner line: stamped as vLLM stamps it (with its pid), or an access line that names
+    no pid, or any text."""
+    shape = draw(st.sampled_from(["stamped", "access", "text"]))
+    if shape == "stamped":
         return STAMPED.format(draw(st.integers(0, 9)), draw(_TEXT))
+    if shape == "access":
+        return 'INFO:     10.0.0.1:5 - "POST /v1/chat/completions HTTP/1.1" 200 OK' + draw(_TEXT)
     return draw(_TEXT)
 
 
-RECORDS = ["docker", "docker", "cri", "cri"]
-ANY = [*RECORDS, "piece", "plain", "other"]
+RECORDS = ["docker", "docker", "cri", "cri", "journal", "journal"]
+ANY = [*RECORDS, "piece", "plain", "other", "indented"]
 
 
 @st.composite
@@ -62,7 +67,7 @@ def _log(draw: st.DrawFn) -> list[str]:
     """Lines of a wrapped log; half of the logs hold whole records only (the Rust path's), and
     the first line sets the log's own clock where its wrapper's time can be read."""
     kinds = RECORDS if draw(st.booleans()) else ANY
-    first = draw(_line(["docker", "cri"], stamped=True))
+    first = draw(_line(["docker", "cri", "journal"], stamped=True))
     return [first, *draw(st.lists(_line(kinds), max_size=30))]
 
 
@@ -79,6 +84,14 @@ def _line(draw: st.DrawFn, kinds: list[str], stamped: bool = False) -> str:
         return json.dumps(record, separators=(",", ":"), ensure_ascii=ascii_only)
     if kind == "cri":
         return f"{time} {draw(st.sampled_from(['stdout', 'stderr']))} F {text}".rstrip("\n")
+    if kind == "journal":
+        time = draw(
+            st.sampled_from(["Nov  2 10:41:19", "Nov 12 10:41:19.25", STAMP[:19] + "+0000"])
+        )
+        pid = draw(st.sampled_from(["[4242]", "", "[x]", "[0123456789012345678]"]))
+        return f"{time} gpu-1 vllm{pid}: {text}".replace("\n", " ")
+    if kind == "indented":  # a journal message's continuation (or a plain indented line)
+        return "                                     " + text.replace("\n", " ")
     if kind == "piece":
         return f"{time} stderr P {text}"
     if kind == "other":  # JSON the runtimes do not write: Python reads it (or not) its way
@@ -96,9 +109,12 @@ def _read(data: bytes, cuts: list[int], fast: bool) -> tuple[Any, ...]:
         text += piece.data
         facts.update({m.line: (m.stamp, m.pid) for m in piece.meta})
     lines = text.split(b"\n")
-    # what the scan reads of each line: its own stamp first, else the wrapper's; the pid
+    # what the scan reads of each line: its own stamp and pid first, else the wrapper's
     read = [
-        (own_stamp(line[:HEAD]) or facts.get(n, (None, None))[0], facts.get(n, (None, None))[1])
+        (
+            own_stamp(line[:HEAD]) or facts.get(n, (None, None))[0],
+            own_pid(line[:HEAD]) or facts.get(n, (None, None))[1],
+        )
         for n, line in enumerate(lines, start=1)
     ]
     mapped = [unwrapper.source_line(n) for n in range(1, len(lines) + 1)]
@@ -146,19 +162,21 @@ def test_a_container_log_in_its_own_clock_is_unwrapped_in_rust(
 
 def _wrap(text: str, kind: str) -> bytes:
     """A generated vLLM log as a container runtime stores it (compact JSON, as Docker's
-    json-file driver writes it; CRI `F` lines)."""
+    json-file driver writes it; CRI `F` lines), or as `journalctl -o short-iso` prints it."""
     out = []
     for n, line in enumerate(text.splitlines()):
         time = f"2026-11-01T{n // 3600 % 24:02d}:{n // 60 % 60:02d}:{n % 60:02d}.5Z"
         if kind == "docker":
             record = {"log": line + "\n", "stream": "stderr", "time": time}
             out.append(json.dumps(record, separators=(",", ":")))
-        else:
+        elif kind == "cri":
             out.append(f"{time} stderr F {line}")
+        else:
+            out.append(f"{time[:19]}+0000 gpu-1 vllm[4242]: {line}")
     return "".join(f"{line}\n" for line in out).encode()
 
 
-@pytest.mark.parametrize("kind", ["docker", "cri"])
+@pytest.mark.parametrize("kind", ["docker", "cri", "journal"])
 def test_a_wrapped_log_scans_the_same_with_records_read_in_rust(
     kind: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
