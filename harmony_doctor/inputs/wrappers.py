@@ -53,6 +53,9 @@ from harmony_doctor.inputs.timestamps import (
 from harmony_doctor.native import chunk_lines, starts_like_wrapped
 
 DOCUMENT_LIMIT = 256 * 1024 * 1024  # a Loki API response is parsed whole up to this size
+# The bytes of a line's start that tell whether it may be wrapped (native.starts_like_wrapped:
+# the longest start it looks for is an ISO date and its T, `2026-11-27T`)
+DECIDED = 11
 
 
 @dataclass(frozen=True)
@@ -73,7 +76,9 @@ class LineMeta:
 
 @dataclass(frozen=True)
 class Unwrapped:
-    """A piece of the unwrapped stream: whole lines (the very last may lack its newline)."""
+    """A piece of the unwrapped stream: lines, the last of which may go on in the next piece
+    (a plain line is handed on as it arrives, once its start shows it is not wrapped; the
+    very last line of the stream may lack its newline)."""
 
     data: bytes
     meta: tuple[LineMeta, ...]  # one per wrapped line in `data`; plain lines have none
@@ -176,7 +181,9 @@ class Unwrapper:
 
     Each chunk fed is searched for newlines once (native.chunk_lines): its count is the
     wrapped file's lines, and, when no line in it starts like a wrapped one, the count of the
-    unwrapped piece it passes through as it is.
+    unwrapped piece it passes through as it is. A plain chunk is handed on as the very object
+    fed, not copied: the line it ends with goes with it when its first bytes (DECIDED) show
+    that it is plain, and the next piece begins with that line's rest.
     """
 
     def __init__(self, max_line: int | None = None) -> None:
@@ -187,7 +194,8 @@ class Unwrapper:
         self.cut_lines = 0
         self.wrappers: Counter[str] = Counter()
         self.newlines = 0  # newlines fed (the wrapped file's lines, but for an unended last)
-        self._tail = b""  # the partial wrapped line at the end of the last chunk
+        self._tail = b""  # the partial wrapped line at the end of the last chunk (not handed on)
+        self._open = 0  # bytes of a plain line already handed on before `_tail` (0: none)
         self._held: list[bytes] = []  # and the chunks after it, without a newline (not joined:
         self._held_size = 0  # joining them chunk after chunk would cost the square of a line)
         self._skipping = False  # inside a line longer than twice the cap
@@ -271,16 +279,24 @@ class Unwrapper:
             if self.max_line is None or self._held_size <= 2 * self.max_line + 4096:
                 return _EMPTY
             data = b""
-        data = self._tail + b"".join(self._held) + data
-        self._held, self._held_size = [], 0
+        if self._tail or self._held:  # joined only when there is a line begun before `data`
+            data = self._tail + b"".join(self._held) + data
+            self._tail, self._held, self._held_size = b"", [], 0
         end = data.rfind(b"\n") + 1
-        body, self._tail = data[:end], data[end:]
-        out = self._lines(body, facts) if body else _EMPTY
-        if self.max_line is not None and len(self._tail) > 2 * self.max_line + 4096:
+        if end:
+            out = self._lines(data, end, facts)
+        else:
+            out, self._tail = _EMPTY, data
+        if self.max_line is not None and self._open + len(self._tail) > 2 * self.max_line + 4096:
             # too long to be a record (JSON escapes double a text at most): a plain, cut line
-            cut, self._tail, self._skipping = self._tail[: self.max_line], b"", True
+            cut = self._tail[: self.max_line - self._open] + b"\n"
+            self._tail, self._skipping = b"", True
             self.cut_lines += 1
-            out = self._concat(out, self._lines(cut + b"\n"))
+            if self._open:
+                self._open_line_ends()
+                out = self._concat(out, Unwrapped(cut, (), 1))
+            else:
+                out = self._concat(out, self._lines(cut, len(cut)))
         return out
 
     def _flush(self) -> Unwrapped:
@@ -289,7 +305,13 @@ class Unwrapper:
         self._tail += b"".join(self._held)
         self._held, self._held_size = [], 0
         unended = 0
-        if self._tail:
+        if self._open:  # the rest of a plain last line handed on in part, without a newline
+            tail, self._tail = self._tail, b""
+            self._open_line_ends()
+            if tail:
+                parts.append(tail)
+                unended = 1
+        elif self._tail:
             tail, self._tail = self._tail, b""
             self._lines_into(tail + b"\n", parts, meta)
             if self._last_plain:  # a plain last line without a newline stays without one
@@ -299,25 +321,66 @@ class Unwrapper:
             self._close_partial(key, parts, meta)
         return Unwrapped(b"".join(parts), tuple(meta), len(parts) - unended)
 
-    def _lines(self, body: bytes, facts: tuple[int, bool] | None = None) -> Unwrapped:
-        """Whole lines; `facts`: their count, and whether one after the first starts like a
-        wrapped one (chunk_lines of the chunk that ended them), when known."""
+    def _lines(self, data: bytes, end: int, facts: tuple[int, bool] | None = None) -> Unwrapped:
+        """The lines of `data` up to `end` (just past its last newline), the first of which
+        may be the rest of a plain line handed on before; what follows `end` (the start of a
+        line) is handed on too if it shows it is plain, else kept in `_tail`. `facts`: the
+        newlines in `data`, and whether a line after the first starts like a wrapped one
+        (chunk_lines of the chunk that ended them), when known."""
         if not self._partials and self._indent is None:
-            count, wrapped = facts if facts is not None else chunk_lines(body)
-            if not wrapped and not starts_like_wrapped(body):
-                # nothing wrapped here: the chunk passes through whole
+            count, wrapped = facts if facts is not None else chunk_lines(data)
+            if not wrapped and (self._open or not starts_like_wrapped(data)):
+                # nothing wrapped here: the chunk passes through, without a copy when its
+                # last line is handed on too
                 self.lines.add(self._inner + 1, self._source + 1, count)
                 self._inner += count
                 self._source += count
-                return Unwrapped(body, (), count)
+                if end < len(data) and not self._plain_start(data, end):
+                    self._open, self._tail = 0, data[end:]
+                    return Unwrapped(data[:end], (), count)
+                self._open = len(data) - end
+                return Unwrapped(data, (), count)
+        self._tail = data[end:]
         parts: list[bytes] = []  # one line each, ending with its newline
         meta: list[LineMeta] = []
-        self._lines_into(body, parts, meta)
+        start = 0
+        if self._open:
+            start = data.index(b"\n") + 1
+            self._open_line_ends()
+            parts.append(data[:start])
+        self._lines_into(data, parts, meta, start, end)
         return Unwrapped(b"".join(parts), tuple(meta), len(parts))
 
-    def _lines_into(self, body: bytes, parts: list[bytes], meta: list[LineMeta]) -> None:
-        start = 0
-        while start < len(body):
+    def _plain_start(self, data: bytes, start: int) -> bool:
+        """Whether the line from `start` to the end of `data` (unended) is a plain one,
+        whatever follows: its first DECIDED bytes do not start like a wrapped line (nor like a
+        journal continuation or record piece: only asked when none is open), and it is within
+        the cap (a longer one is cut from what is kept)."""
+        size = len(data) - start
+        if size < DECIDED or (self.max_line is not None and size > self.max_line):
+            return False
+        return not starts_like_wrapped(data[start : start + DECIDED])
+
+    def _open_line_ends(self) -> None:
+        """The plain line handed on in part ends (its rest is written by the caller)."""
+        self._open = 0
+        self._source += 1
+        self._inner += 1
+        self.lines.add(self._inner, self._source)
+        self._last_plain = True
+
+    def _lines_into(
+        self,
+        body: bytes,
+        parts: list[bytes],
+        meta: list[LineMeta],
+        start: int = 0,
+        stop: int | None = None,
+    ) -> None:
+        """The whole lines of body[start:stop] (`stop` just past a newline), one by one."""
+        if stop is None:
+            stop = len(body)
+        while start < stop:
             end = body.index(b"\n", start)
             raw = body[start:end]
             start = end + 1
