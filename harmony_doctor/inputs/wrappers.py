@@ -34,15 +34,15 @@ input) lines are kept whole. A Loki API document is parsed whole, up to DOCUMENT
 
 from __future__ import annotations
 
-import bisect
-import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from harmony_doctor.inputs.loki import document_start, loki_lines, utf8
+from harmony_doctor.inputs.json_records import Record, json_record, pid_of, text_or_none
+from harmony_doctor.inputs.line_map import LineMap
+from harmony_doctor.inputs.loki import document_start, loki_lines
 from harmony_doctor.inputs.timestamps import (
     HEAD,
     canonical_epoch,
@@ -53,6 +53,9 @@ from harmony_doctor.inputs.timestamps import (
 from harmony_doctor.native import chunk_lines, starts_like_wrapped, unwrap_records
 
 DOCUMENT_LIMIT = 256 * 1024 * 1024  # a Loki API response is parsed whole up to this size
+# The bytes of a line's start that tell whether it may be wrapped (native.starts_like_wrapped:
+# the longest start it looks for is an ISO date and its T, `2026-11-27T`)
+DECIDED = 11
 
 
 @dataclass(frozen=True)
@@ -73,7 +76,9 @@ class LineMeta:
 
 @dataclass(frozen=True)
 class Unwrapped:
-    """A piece of the unwrapped stream: whole lines (the very last may lack its newline)."""
+    """A piece of the unwrapped stream: lines, the last of which may go on in the next piece
+    (a plain line is handed on as it arrives, once its start shows it is not wrapped; the
+    very last line of the stream may lack its newline)."""
 
     data: bytes
     meta: tuple[LineMeta, ...]  # one per wrapped line in `data`; plain lines have none
@@ -82,50 +87,6 @@ class Unwrapped:
     def core_meta(self) -> list[tuple[int, bytes | None, int | None]]:
         """Entries for Core.feed: lines with a wrapper stamp or pid, sorted by line."""
         return [m.core() for m in self.meta if m.stamp is not None or m.pid is not None]
-
-
-class LineMap:
-    """Unwrapped line number -> line of the wrapped file, stored as runs (bounded by forget)."""
-
-    def __init__(self) -> None:
-        self._starts: list[int] = []  # first unwrapped line of each run
-        self._sources: list[int] = []  # its wrapped line
-        self._steps: list[int] = []  # 1: consecutive wrapped lines; 0: all on one wrapped line
-        self._last = 0  # the last line added
-
-    def add(self, line: int, source_line: int, count: int = 1) -> None:
-        """Lines line..line+count-1 come from source_line.. (consecutive); lines must grow."""
-        if count <= 0:
-            return
-        if self._starts:
-            if self._predict(-1, line) == source_line and (count == 1 or self._steps[-1] == 1):
-                self._last = line + count - 1
-                return
-            step = source_line - self._sources[-1]
-            if self._last == self._starts[-1] and step in (0, 1) and (count == 1 or step == 1):
-                self._steps[-1] = step  # a run of one line: its step can still be chosen
-                self._last = line + count - 1
-                return
-        self._starts.append(line)
-        self._sources.append(source_line)
-        self._steps.append(1)
-        self._last = line + count - 1
-
-    def source_line(self, line: int) -> int:
-        """The wrapped file's line of unwrapped line `line` (itself when nothing maps it)."""
-        index = bisect.bisect_right(self._starts, line) - 1
-        if index < 0:
-            return line
-        return self._predict(index, line)
-
-    def forget(self, before: int) -> None:
-        """Drop what only lines below `before` need (the consumer will not ask for them)."""
-        index = bisect.bisect_right(self._starts, before) - 1
-        if index > 0:
-            del self._starts[:index], self._sources[:index], self._steps[:index]
-
-    def _predict(self, index: int, line: int) -> int:
-        return self._sources[index] + (line - self._starts[index]) * self._steps[index]
 
 
 _ISO = rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)"
@@ -138,21 +99,6 @@ _LOGCLI = re.compile(rb"^(" + _ISO + rb") (\{[^{}]*\}) ")
 _JOURNAL_NOTE = re.compile(
     rb"^-- (?:Boot [0-9a-f]+|Reboot|Logs begin at |Journal begins at |No entries|Journal ).*--?$"
 )
-_TIME_KEYS = ("time", "timestamp", "@timestamp", "ts", "date", "_timestamp")
-_META_KEYS = (*_TIME_KEYS, "labels", "stream", "host", "hostname", "source_type", "kubernetes")
-
-
-@dataclass(frozen=True)
-class _Record:
-    """One wrapped line, read: its inner text and what the wrapper said about it."""
-
-    text: bytes  # inner text (may hold several lines)
-    complete: bool  # False: the first piece of a split line (more follows)
-    key: str | None  # pieces of one split line share it (the stream)
-    stamp: bytes | None
-    pid: int | None
-    host: str | None
-    wrapper: str
 
 
 @dataclass
@@ -176,7 +122,9 @@ class Unwrapper:
 
     Each chunk fed is searched for newlines once (native.chunk_lines): its count is the
     wrapped file's lines, and, when no line in it starts like a wrapped one, the count of the
-    unwrapped piece it passes through as it is.
+    unwrapped piece it passes through as it is. A plain chunk is handed on as the very object
+    fed, not copied: the line it ends with goes with it when its first bytes (DECIDED) show
+    that it is plain, and the next piece begins with that line's rest.
     """
 
     def __init__(self, max_line: int | None = None, own_stamps_first: bool = False) -> None:
@@ -192,14 +140,15 @@ class Unwrapper:
         self.cut_lines = 0
         self.wrappers: Counter[str] = Counter()
         self.newlines = 0  # newlines fed (the wrapped file's lines, but for an unended last)
-        self._tail = b""  # the partial wrapped line at the end of the last chunk
+        self._tail = b""  # the partial wrapped line at the end of the last chunk (not handed on)
+        self._open = 0  # bytes of a plain line already handed on before `_tail` (0: none)
         self._held: list[bytes] = []  # and the chunks after it, without a newline (not joined:
         self._held_size = 0  # joining them chunk after chunk would cost the square of a line)
         self._skipping = False  # inside a line longer than twice the cap
         self._source = 0  # wrapped lines read
         self._inner = 0  # unwrapped lines written
         self._partials: dict[str, _Partial] = {}
-        self._indent: tuple[int, _Record] | None = None  # journal short: continuation lines
+        self._indent: tuple[int, Record] | None = None  # journal short: continuation lines
         self._document: list[bytes] | None = None  # buffering a Loki API response
         self._document_size = 0
         self._started = False
@@ -276,16 +225,24 @@ class Unwrapper:
             if self.max_line is None or self._held_size <= 2 * self.max_line + 4096:
                 return _EMPTY
             data = b""
-        data = self._tail + b"".join(self._held) + data
-        self._held, self._held_size = [], 0
+        if self._tail or self._held:  # joined only when there is a line begun before `data`
+            data = self._tail + b"".join(self._held) + data
+            self._tail, self._held, self._held_size = b"", [], 0
         end = data.rfind(b"\n") + 1
-        body, self._tail = data[:end], data[end:]
-        out = self._lines(body, facts) if body else _EMPTY
-        if self.max_line is not None and len(self._tail) > 2 * self.max_line + 4096:
+        if end:
+            out = self._lines(data, end, facts)
+        else:
+            out, self._tail = _EMPTY, data
+        if self.max_line is not None and self._open + len(self._tail) > 2 * self.max_line + 4096:
             # too long to be a record (JSON escapes double a text at most): a plain, cut line
-            cut, self._tail, self._skipping = self._tail[: self.max_line], b"", True
+            cut = self._tail[: self.max_line - self._open] + b"\n"
+            self._tail, self._skipping = b"", True
             self.cut_lines += 1
-            out = self._concat(out, self._lines(cut + b"\n"))
+            if self._open:
+                self._open_line_ends()
+                out = self._concat(out, Unwrapped(cut, (), 1))
+            else:
+                out = self._concat(out, self._lines(cut, len(cut)))
         return out
 
     def _flush(self) -> Unwrapped:
@@ -294,7 +251,13 @@ class Unwrapper:
         self._tail += b"".join(self._held)
         self._held, self._held_size = [], 0
         unended = 0
-        if self._tail:
+        if self._open:  # the rest of a plain last line handed on in part, without a newline
+            tail, self._tail = self._tail, b""
+            self._open_line_ends()
+            if tail:
+                parts.append(tail)
+                unended = 1
+        elif self._tail:
             tail, self._tail = self._tail, b""
             self._lines_into(tail + b"\n", parts, meta)
             if self._last_plain:  # a plain last line without a newline stays without one
@@ -304,25 +267,40 @@ class Unwrapper:
             self._close_partial(key, parts, meta)
         return Unwrapped(b"".join(parts), tuple(meta), len(parts) - unended)
 
-    def _lines(self, body: bytes, facts: tuple[int, bool] | None = None) -> Unwrapped:
-        """Whole lines; `facts`: their count, and whether one after the first starts like a
-        wrapped one (chunk_lines of the chunk that ended them), when known."""
+    def _lines(self, data: bytes, end: int, facts: tuple[int, bool] | None = None) -> Unwrapped:
+        """The lines of `data` up to `end` (just past its last newline), the first of which
+        may be the rest of a plain line handed on before; what follows `end` (the start of a
+        line) is handed on too if it shows it is plain, else kept in `_tail`. `facts`: the
+        newlines in `data`, and whether a line after the first starts like a wrapped one
+        (chunk_lines of the chunk that ended them), when known."""
         if not self._partials and self._indent is None:
-            count, wrapped = facts if facts is not None else chunk_lines(body)
-            if not wrapped and not starts_like_wrapped(body):
-                # nothing wrapped here: the chunk passes through whole
+            count, wrapped = facts if facts is not None else chunk_lines(data)
+            if not wrapped and (self._open or not starts_like_wrapped(data)):
+                # nothing wrapped here: the chunk passes through, without a copy when its
+                # last line is handed on too
                 self.lines.add(self._inner + 1, self._source + 1, count)
                 self._inner += count
                 self._source += count
-                return Unwrapped(body, (), count)
-        if self._own_clock and self.own_stamps_first and not self._partials:
+                if end < len(data) and not self._plain_start(data, end):
+                    self._open, self._tail = 0, data[end:]
+                    return Unwrapped(data[:end], (), count)
+                self._open = len(data) - end
+                return Unwrapped(data, (), count)
+        self._tail = data[end:]
+        if not self._open and self._own_clock and self.own_stamps_first and not self._partials:
+            body = data[:end]
             records = None if self._continued(body) else unwrap_records(body)
             if records is not None:
                 self._indent = None  # the first line does not go on the journal line above
                 return self._records(body, records)
         parts: list[bytes] = []  # one line each, ending with its newline
         meta: list[LineMeta] = []
-        self._lines_into(body, parts, meta)
+        start = 0
+        if self._open:
+            start = data.index(b"\n") + 1
+            self._open_line_ends()
+            parts.append(data[:start])
+        self._lines_into(data, parts, meta, start, end)
         return Unwrapped(b"".join(parts), tuple(meta), len(parts))
 
     def _continued(self, body: bytes) -> bool:
@@ -359,9 +337,36 @@ class Unwrapper:
         meta = tuple(LineMeta(first + k, source + k, None, pid, None, "journal") for k, pid in pids)
         return Unwrapped(text, meta, count)
 
-    def _lines_into(self, body: bytes, parts: list[bytes], meta: list[LineMeta]) -> None:
-        start = 0
-        while start < len(body):
+    def _plain_start(self, data: bytes, start: int) -> bool:
+        """Whether the line from `start` to the end of `data` (unended) is a plain one,
+        whatever follows: its first DECIDED bytes do not start like a wrapped line (nor like a
+        journal continuation or record piece: only asked when none is open), and it is within
+        the cap (a longer one is cut from what is kept)."""
+        size = len(data) - start
+        if size < DECIDED or (self.max_line is not None and size > self.max_line):
+            return False
+        return not starts_like_wrapped(data[start : start + DECIDED])
+
+    def _open_line_ends(self) -> None:
+        """The plain line handed on in part ends (its rest is written by the caller)."""
+        self._open = 0
+        self._source += 1
+        self._inner += 1
+        self.lines.add(self._inner, self._source)
+        self._last_plain = True
+
+    def _lines_into(
+        self,
+        body: bytes,
+        parts: list[bytes],
+        meta: list[LineMeta],
+        start: int = 0,
+        stop: int | None = None,
+    ) -> None:
+        """The whole lines of body[start:stop] (`stop` just past a newline), one by one."""
+        if stop is None:
+            stop = len(body)
+        while start < stop:
             end = body.index(b"\n", start)
             raw = body[start:end]
             start = end + 1
@@ -393,7 +398,7 @@ class Unwrapper:
             return line[width:]
         return None
 
-    def _take(self, record: _Record, parts: list[bytes], meta: list[LineMeta]) -> None:
+    def _take(self, record: Record, parts: list[bytes], meta: list[LineMeta]) -> None:
         key = record.key
         partial = self._partials.get(key) if key is not None else None
         if partial is None and (record.complete or key is None):
@@ -416,14 +421,14 @@ class Unwrapper:
 
     def _close_partial(self, key: str, parts: list[bytes], meta: list[LineMeta]) -> None:
         p = self._partials.pop(key)
-        first = _Record(b"".join(p.parts), True, key, p.stamp, p.pid, p.host, p.wrapper)
+        first = Record(b"".join(p.parts), True, key, p.stamp, p.pid, p.host, p.wrapper)
         self._write(first.text, p.source_line, first, parts, meta)
 
     def _write(
         self,
         text: bytes,
         source_line: int,
-        record: _Record,
+        record: Record,
         parts: list[bytes],
         meta: list[LineMeta],
     ) -> None:
@@ -444,21 +449,21 @@ class Unwrapper:
                 LineMeta(self._inner, source_line, stamp, record.pid, record.host, record.wrapper)
             )
 
-    def _classify(self, line: bytes) -> _Record | None:
+    def _classify(self, line: bytes) -> Record | None:
         first = line[:1]
         if first == b"{":
-            return _json_record(line)
+            return json_record(line)
         if first.isdigit():
             match = _CRI.match(line)
             if match is not None:
                 text = line[match.end() :]
                 stamp = canonical_utc(match[1].decode())
                 key = "cri:" + match[2].decode()
-                return _Record(text, match[3] == b"F", key, stamp, None, None, "cri")
+                return Record(text, match[3] == b"F", key, stamp, None, None, "cri")
             match = _LOGCLI.match(line)
             if match is not None:
                 stamp = canonical_utc(match[1].decode())
-                return _Record(line[match.end() :], True, None, stamp, None, None, "logcli")
+                return Record(line[match.end() :], True, None, stamp, None, None, "logcli")
         match = _SHORT.match(line)
         if match is None:
             return None
@@ -467,7 +472,7 @@ class Unwrapper:
         else:
             stamp = canonical_utc(match[4].decode())
         pid = int(match[7]) if match[7] is not None and len(match[7]) <= 18 else None
-        record = _Record(
+        record = Record(
             line[match.end() :],
             True,
             None,
@@ -497,7 +502,7 @@ class Unwrapper:
             self.wrappers["loki"] += 1
             host = labels.get("host") or labels.get("hostname") or labels.get("instance")
             stamp = canonical_epoch(ts, 1_000_000_000)
-            record = _Record(text, True, None, stamp, _pid(labels), _str(host), "loki")
+            record = Record(text, True, None, stamp, pid_of(labels), text_or_none(host), "loki")
             self._write(text, source_line, record, parts, meta)
         return Unwrapped(b"".join(parts), tuple(meta), len(parts))
 
@@ -531,87 +536,3 @@ def unwrap_text(data: bytes) -> tuple[bytes, Unwrapper]:
     first = unwrapper.feed(data)
     last = unwrapper.finish()
     return first.data + last.data, unwrapper
-
-
-# -- JSON records ---------------------------------------------------------------------------
-
-
-def _json_record(line: bytes) -> _Record | None:
-    if not line.rstrip().endswith(b"}"):
-        return None
-    try:
-        record = json.loads(line)
-    except (ValueError, RecursionError):  # also UnicodeDecodeError; JSON nested too deep
-        return None
-    if not isinstance(record, dict):
-        return None
-    if "MESSAGE" in record and (
-        "__REALTIME_TIMESTAMP" in record or "_PID" in record or "__CURSOR" in record
-    ):
-        return _journal_json(record)
-    log = record.get("log")
-    if isinstance(log, str) and "stream" in record and ("time" in record or "attrs" in record):
-        complete = log.endswith("\n")  # the engine splits lines at 16 KiB: no "\n" = more follows
-        text = utf8(log[:-1] if complete else log)
-        stream = record.get("stream")
-        stamp = _stamp(record.get("time"))
-        return _Record(text, complete, f"docker:{stream}", stamp, None, None, "docker")
-    for field in ("message", "line", "log"):
-        value = record.get(field)
-        if isinstance(value, str) and any(k in record for k in _META_KEYS if k != field):
-            inner = value[:-1] if value.endswith("\n") else value
-            stamp = next((_stamp(record[k]) for k in _TIME_KEYS if k in record), None)
-            labels = record.get("labels")
-            labels = labels if isinstance(labels, dict) else record
-            host = record.get("host") or record.get("hostname") or labels.get("host")
-            return _Record(utf8(inner), True, None, stamp, _pid(record), _str(host), "json")
-    return None
-
-
-def _journal_json(record: dict[str, Any]) -> _Record | None:
-    message = record.get("MESSAGE")
-    if isinstance(message, str):
-        text = utf8(message)
-    elif isinstance(message, list) and all(isinstance(b, int) and 0 <= b < 256 for b in message):
-        text = bytes(message)  # journald's form for messages with control or non-UTF-8 bytes
-    else:
-        return None  # null: the field was too large for journalctl to print
-    if text.endswith(b"\n"):
-        text = text[:-1]
-    stamp = None
-    realtime = record.get("__REALTIME_TIMESTAMP")
-    if isinstance(realtime, str) and realtime.isdigit():
-        stamp = canonical_epoch(int(realtime), 1_000_000)
-    pid = _pid({"pid": record.get("_PID")})
-    return _Record(text, True, None, stamp, pid, _str(record.get("_HOSTNAME")), "journal")
-
-
-def _stamp(value: Any) -> bytes | None:
-    if isinstance(value, str):
-        if value.isdigit():
-            return _epoch(int(value))
-        return canonical_utc(value)
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return _epoch(int(value))
-    return None
-
-
-def _epoch(value: int) -> bytes | None:
-    """Seconds, ms, µs or ns since 1970, told apart by size (2001-2286 in each unit)."""
-    for per_second in (1, 1_000, 1_000_000, 1_000_000_000):
-        if value < 10_000_000_000 * per_second:
-            return canonical_epoch(value, per_second)
-    return None
-
-
-def _pid(record: dict[str, Any]) -> int | None:
-    value = record.get("pid", record.get("_PID"))
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**18:
-        return value
-    if isinstance(value, str) and value.isdigit() and len(value) <= 18:
-        return int(value)
-    return None
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None

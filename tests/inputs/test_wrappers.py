@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from harmony_doctor.inputs.files import MAX_LINE
-from harmony_doctor.inputs.wrappers import LineMap, LineMeta, Unwrapper, unwrap_text
+from harmony_doctor.inputs.line_map import LineMap
+from harmony_doctor.inputs.wrappers import LineMeta, Unwrapper, unwrap_text
 from tests.helpers import SAMPLES, shared_files
 from tests.inputs import wrapping
 
