@@ -25,6 +25,12 @@ time is for lines without a time of their own, and only until the log has stampe
 from then on every line is on the log's own clock (a line without a stamp takes the last one
 before it, as unwrapped), so that failures and requests are never placed on two clocks.
 
+Speed: a reader that takes a line's own stamp and pid before its wrapper's (the scan:
+`own_stamps_first`) needs no metadata for a line in the log's own clock but a journal's pid
+where the line names none; then whole chunks of Docker, CRI and journald records are unwrapped
+in Rust (native.unwrap_records), and the line-by-line reader here is the reference it is
+tested equal to (tests/inputs/test_native_records.py). Anything it declines is read here.
+
 Memory: with a line cap (scan: files.MAX_LINE), one partial line (capped near twice the cap),
 one partial record per stream (capped at the cap; `cut_lines` counts the lines cut), and the
 line map (one entry per change of the line offset; `LineMap.forget` drops the entries a consumer
