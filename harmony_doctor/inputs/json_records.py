@@ -6,6 +6,7 @@ classifies each line; this reads those that start with `{`."""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,7 +87,9 @@ def _stamp(value: Any) -> bytes | None:
         if value.isdigit():
             return _epoch(int(value))
         return canonical_utc(value)
-    if isinstance(value, int | float) and not isinstance(value, bool):
+    if isinstance(value, int) and not isinstance(value, bool):
+        return _epoch(value)
+    if isinstance(value, float) and math.isfinite(value):  # JSON may say NaN or 1e400
         return _epoch(int(value))
     return None
 
