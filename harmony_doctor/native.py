@@ -129,12 +129,15 @@ def chunk_lines_reference(data: bytes) -> tuple[int, bool]:
     return data.count(b"\n"), wrapped
 
 
-def unwrap_records(body: bytes) -> tuple[bytes, int, int, int, list[tuple[int, int]]] | None:
-    """Whole lines that are all complete Docker JSON, CRI or journald (`-o short`, `short-iso`)
-    records in their writers' exact shapes, unwrapped in Rust: (their text, Docker, CRI and
-    journal records, [(line of the chunk from 0, the journal's pid)] for the lines that name
-    no pid themselves); None when the Rust extension is not used or declines, and Python reads
-    the lines one by one (the reference: `Unwrapper._lines_into`, tested equal)."""
+def unwrap_records(
+    body: bytes,
+) -> tuple[bytes, tuple[int, int, int, int], list[tuple[int, int, str]]] | None:
+    """Whole lines that are all complete records in their writers' shapes (Docker json-file,
+    CRI, journald `-o short`/`short-iso`/`-o json`, and the JSON of Vector, Promtail or Fluent
+    Bit), one inner line each, unwrapped in Rust: (their text, (Docker, CRI, journal and JSON
+    records), [(line of the chunk from 0, the wrapper's pid, its name)] for the lines that
+    name no pid themselves); None when the Rust extension is not used or declines, and Python
+    reads the lines one by one (the reference: `Unwrapper._lines_into`, tested equal)."""
     if not native_for():
         return None
     from harmony_doctor import _native

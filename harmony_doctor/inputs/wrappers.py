@@ -320,27 +320,29 @@ class Unwrapper:
     def _records(
         self,
         body: bytes,
-        unwrapped: tuple[bytes, int, int, int, list[tuple[int, int]]],
+        unwrapped: tuple[bytes, tuple[int, int, int, int], list[tuple[int, int, str]]],
     ) -> Unwrapped:
         """Whole records unwrapped by native.unwrap_records, one inner line each, as
         `_lines_into` writes them but for the metadata, which holds what a line does not say
         itself: in the log's own clock a line without a stamp takes none from its wrapper
         (and one with a stamp is read by it first); a journal's pid is kept for the lines
         that name none."""
-        text, docker, cri, journal, pids = unwrapped
-        count = docker + cri + journal
+        text, counts, pids = unwrapped
+        count = sum(counts)
         first, source = self._inner + 1, self._source + 1
         self.lines.add(first, source, count)
         self._inner += count
         self._source += count
-        for wrapper, records in (("docker", docker), ("cri", cri), ("journal", journal)):
+        for wrapper, records in zip(("docker", "cri", "journal", "json"), counts, strict=True):
             if records:
                 self.wrappers[wrapper] += records
         self._last_plain = False
-        if journal:  # a journal line may go on in the next chunk's indented lines
-            last = body[body.rfind(b"\n", 0, len(body) - 1) + 1 : -1]
-            self._classify(last[:-1] if last.endswith(b"\r") else last)
-        meta = tuple(LineMeta(first + k, source + k, None, pid, None, "journal") for k, pid in pids)
+        last = body[body.rfind(b"\n", 0, len(body) - 1) + 1 : -1]
+        if counts[2] and not last.startswith(b"{"):  # a journal line may go on in the next
+            self._classify(last[:-1] if last.endswith(b"\r") else last)  # chunk's indents
+        meta = tuple(
+            LineMeta(first + k, source + k, None, pid, None, wrapper) for k, pid, wrapper in pids
+        )
         return Unwrapped(text, meta, count)
 
     def _plain_start(self, data: bytes, start: int) -> bool:

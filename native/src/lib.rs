@@ -5,6 +5,7 @@ pub mod anchors;
 pub mod chunk;
 pub mod core;
 pub mod harmony;
+mod json_line;
 mod lines;
 mod pieces;
 pub mod stamps;
@@ -240,24 +241,23 @@ mod python {
         crate::chunk::chunk_lines(data)
     }
 
-    /// A chunk of whole Docker JSON / CRI / journald records unwrapped: (text, docker, cri,
-    /// journal, [(line of the chunk, pid)] where a line names no pid itself), or None for
-    /// Python to read line by line (the reference: Unwrapper._lines_into in
+    /// A chunk of whole Docker, CRI, journald and JSON records unwrapped: (text, (docker, cri,
+    /// journal, json), [(line of the chunk, pid)] where a line names no pid itself), or None
+    /// for Python to read line by line (the reference: Unwrapper._lines_into in
     /// harmony_doctor/inputs/wrappers.py). The GIL stays held, as for chunk_lines.
     #[pyfunction]
     #[allow(clippy::type_complexity)]
     fn unwrap_records<'py>(
         py: Python<'py>,
         body: &[u8],
-    ) -> Option<(Bound<'py, PyBytes>, usize, usize, usize, Vec<(usize, i64)>)> {
+    ) -> Option<(
+        Bound<'py, PyBytes>,
+        (usize, usize, usize, usize),
+        Vec<(usize, i64, &'static str)>,
+    )> {
         let r = crate::unwrap::unwrap_records(body)?;
-        Some((
-            PyBytes::new_bound(py, &r.text),
-            r.docker,
-            r.cri,
-            r.journal,
-            r.pids,
-        ))
+        let counts = (r.docker, r.cri, r.journal, r.json);
+        Some((PyBytes::new_bound(py, &r.text), counts, r.pids))
     }
 
     /// A vLLM `Generated response` line in its common shape, or None: then Python's

@@ -12,6 +12,7 @@
 //! JSON written some other way, escapes it does not decode exactly as Python's json does),
 //! which Python then reads line by line.
 
+use crate::json_line::{fields, get, Value};
 use crate::stamps::{own_pid, HEAD};
 
 /// The unwrapped text of a chunk's records (each inner line ending with `\n`), and how many
@@ -22,8 +23,9 @@ pub struct Records {
     pub docker: usize,
     pub cri: usize,
     pub journal: usize,
-    /// (line of the chunk, from 0; the journal's pid) where the line names no pid itself
-    pub pids: Vec<(usize, i64)>,
+    pub json: usize,
+    /// (line of the chunk, from 0; the wrapper's pid; its name) where the line names no pid
+    pub pids: Vec<(usize, i64, &'static str)>,
 }
 
 /// `body`: whole lines, each ending with `\n`.
@@ -37,29 +39,155 @@ pub fn unwrap_records(body: &[u8]) -> Option<Records> {
         docker: 0,
         cri: 0,
         journal: 0,
+        json: 0,
         pids: Vec::new(),
     };
     for (index, raw) in lines.split(|&b| b == b'\n').enumerate() {
         let line = raw.strip_suffix(b"\r").unwrap_or(raw);
         if line.first() == Some(&b'{') {
-            docker_text(line, &mut out.text)?;
-            out.docker += 1;
+            let start = out.text.len();
+            if docker_text(line, &mut out.text).is_some() {
+                out.docker += 1;
+            } else {
+                out.text.truncate(start);
+                let (text, pid, wrapper) = json_record(line)?;
+                let name = match wrapper {
+                    Wrapper::Docker => {
+                        out.docker += 1;
+                        "docker"
+                    }
+                    Wrapper::Journal => {
+                        out.journal += 1;
+                        "journal"
+                    }
+                    Wrapper::Json => {
+                        out.json += 1;
+                        "json"
+                    }
+                };
+                keep_pid(&text, pid, (index, name), &mut out.pids);
+                out.text.extend_from_slice(&text);
+            }
         } else if let Some(text) = cri_text(line) {
             out.text.extend_from_slice(text);
             out.cri += 1;
         } else {
             let (text, pid) = journal_short(line)?;
-            if let Some(pid) = pid {
-                if own_pid(&text[..text.len().min(HEAD)]).is_none() {
-                    out.pids.push((index, pid));
-                }
-            }
+            keep_pid(text, pid, (index, "journal"), &mut out.pids);
             out.text.extend_from_slice(text);
             out.journal += 1;
         }
         out.text.push(b'\n');
     }
     Some(out)
+}
+
+/// A wrapper's pid, kept for a line that names no pid of its own.
+fn keep_pid(
+    text: &[u8],
+    pid: Option<i64>,
+    (index, wrapper): (usize, &'static str),
+    pids: &mut Vec<(usize, i64, &'static str)>,
+) {
+    if let Some(pid) = pid {
+        if own_pid(&text[..text.len().min(HEAD)]).is_none() {
+            pids.push((index, pid, wrapper));
+        }
+    }
+}
+
+enum Wrapper {
+    Docker,
+    Journal,
+    Json,
+}
+
+const TIME_KEYS: [&str; 6] = [
+    "time",
+    "timestamp",
+    "@timestamp",
+    "ts",
+    "date",
+    "_timestamp",
+];
+const META_KEYS: [&str; 6] = [
+    "labels",
+    "stream",
+    "host",
+    "hostname",
+    "source_type",
+    "kubernetes",
+];
+
+/// A JSON record's one inner line and pid, as `json_record` (inputs/json_records.py) reads
+/// it; None where it reads none (the line is plain), several lines, or a piece of one.
+fn json_record(line: &[u8]) -> Option<(Vec<u8>, Option<i64>, Wrapper)> {
+    let record = fields(line)?;
+    let has = |key: &str| get(&record, key).is_some();
+    let text = |value: Option<&Value>| match value {
+        Some(Value::Text(text)) => Some(text.clone()),
+        _ => None,
+    };
+    if has("MESSAGE") && (has("__REALTIME_TIMESTAMP") || has("_PID") || has("__CURSOR")) {
+        let message = match get(&record, "MESSAGE")? {
+            Value::Text(text) => text.clone(),
+            Value::Bytes(Some(bytes)) => bytes.clone(),
+            _ => return None,
+        };
+        return one_line(message, pid(get(&record, "_PID"))?, Wrapper::Journal);
+    }
+    if let Some(log) = text(get(&record, "log")) {
+        if has("stream") && (has("time") || has("attrs")) {
+            if log.last() != Some(&b'\n') {
+                return None; // a piece of a split line: Python joins the pieces
+            }
+            return one_line(log, None, Wrapper::Docker);
+        }
+    }
+    for field in ["message", "line", "log"] {
+        let Some(value) = text(get(&record, field)) else {
+            continue;
+        };
+        if TIME_KEYS
+            .iter()
+            .chain(&META_KEYS)
+            .any(|&k| k != field && has(k))
+        {
+            let given = get(&record, "pid").or_else(|| get(&record, "_PID"));
+            return one_line(value, pid(given)?, Wrapper::Json);
+        }
+    }
+    None
+}
+
+/// The text without one final newline, when it is one line.
+fn one_line(
+    mut text: Vec<u8>,
+    pid: Option<i64>,
+    wrapper: Wrapper,
+) -> Option<(Vec<u8>, Option<i64>, Wrapper)> {
+    if text.last() == Some(&b'\n') {
+        text.pop();
+    }
+    (!text.contains(&b'\n')).then_some((text, pid, wrapper))
+}
+
+/// `pid_of` (inputs/json_records.py): an integer 0 <= pid < 10**18, or a string of at most 18
+/// ASCII digits; Some(None) for no pid; None where Python's `str.isdigit` would read digits
+/// this does not (left to Python).
+fn pid(value: Option<&Value>) -> Option<Option<i64>> {
+    match value {
+        Some(Value::Int(pid)) => Some(*pid),
+        Some(Value::Text(text)) if !text.is_ascii() => None,
+        Some(Value::Text(text)) if !text.is_empty() && text.iter().all(u8::is_ascii_digit) => {
+            Some(if text.len() <= 18 {
+                std::str::from_utf8(text).ok()?.parse().ok()
+            } else {
+                None
+            })
+        }
+        _ => Some(None),
+    }
 }
 
 /// Python's `\s` on bytes: space, \t, \n, \r, \f, \v.
@@ -161,7 +289,7 @@ fn docker_text(line: &[u8], out: &mut Vec<u8>) -> Option<()> {
 
 /// The JSON string at the start of `s` (after its opening quote) decoded into `out`, as
 /// Python's json decodes it; the rest of `s` after the closing quote.
-fn json_string<'a>(s: &'a [u8], out: &mut Vec<u8>) -> Option<&'a [u8]> {
+pub(crate) fn json_string<'a>(s: &'a [u8], out: &mut Vec<u8>) -> Option<&'a [u8]> {
     let mut i = 0;
     loop {
         let run = s[i..]
@@ -315,7 +443,7 @@ Nov 12 10:41:19 gpu-1 kernel: y\n";
             b"INFO: 127.0.0.1 POST\n(APIServer pid=7) INFO x\ny\n".to_vec()
         );
         assert_eq!(records.journal, 3);
-        assert_eq!(records.pids, vec![(0, 1234)]);
+        assert_eq!(records.pids, vec![(0, 1234, "journal")]);
         for declined in [
             &b"Nov 12 10:41:19 gpu-1 vllm[x]: y\n"[..],
             b"Nov 12 10:41:19 gpu-1 vllm y\n",
@@ -341,8 +469,6 @@ Nov 12 10:41:19 gpu-1 kernel: y\n";
             b"\n",
             b"{\"log\":\"split\",\"stream\":\"stdout\",\"time\":\"t\"}\n",
             b"{\"log\":\"two\\nlines\\n\",\"stream\":\"stdout\",\"time\":\"t\"}\n",
-            b"{\"log\": \"x\\n\",\"stream\":\"stdout\",\"time\":\"t\"}\n",
-            b"{\"log\":\"x\\n\",\"stream\":\"stdout\",\"time\":\"t\",\"attrs\":{}}\n",
             b"{\"log\":\"lone \\ud83d\\n\",\"stream\":\"stdout\",\"time\":\"t\"}\n",
             b"{\"log\":\"bad \\x\\n\",\"stream\":\"stdout\",\"time\":\"t\"}\n",
             b"{\"log\":\"tab \t\\n\",\"stream\":\"stdout\",\"time\":\"t\"}\n",
@@ -355,6 +481,32 @@ Nov 12 10:41:19 gpu-1 kernel: y\n";
             b"no newline",
         ] {
             assert_eq!(text(body), None, "{}", String::from_utf8_lossy(body));
+        }
+    }
+
+    #[test]
+    fn reads_json_records_as_python_does() {
+        let body = b"{\"log\": \"a\\n\", \"stream\": \"stdout\", \"time\": \"t\", \"attrs\": {}}\n\
+{\"__REALTIME_TIMESTAMP\":\"1\",\"_PID\":\"42\",\"MESSAGE\":[98]}\n\
+{\"host\":\"h\",\"message\":\"c\\n\",\"pid\":7}\n\
+{\"ts\":1,\"line\":\"(APIServer pid=3) d\",\"pid\":7}\n";
+        let records = unwrap_records(body).unwrap();
+        assert_eq!(records.text, b"a\nb\nc\n(APIServer pid=3) d\n".to_vec());
+        assert_eq!((records.docker, records.journal, records.json), (1, 1, 2));
+        assert_eq!(records.pids, vec![(1, 42, "journal"), (2, 7, "json")]);
+        for declined in [
+            &b"{\"message\":\"no meta key\"}\n"[..],
+            b"{\"MESSAGE\":null,\"_PID\":\"1\"}\n",
+            b"{\"host\":\"h\",\"message\":\"two\\nlines\"}\n",
+            b"{\"host\":\"h\",\"message\":\"x\",\"pid\":\"\\u0661\"}\n",
+            b"{\"log\":\"piece\",\"stream\":\"stdout\",\"attrs\":{}}\n",
+        ] {
+            assert_eq!(
+                text(declined),
+                None,
+                "{}",
+                String::from_utf8_lossy(declined)
+            );
         }
     }
 

@@ -58,8 +58,26 @@ def _inner(draw: st.DrawFn) -> str:
     return draw(_TEXT)
 
 
-RECORDS = ["docker", "docker", "cri", "cri", "journal", "journal"]
-ANY = [*RECORDS, "piece", "plain", "other", "indented"]
+RECORDS = ["docker", "docker", "cri", "cri", "journal", "journal", "json", "json", "other"]
+ANY = [*RECORDS, "piece", "plain", "indented"]
+# values a JSON record's fields may hold, the awkward ones too
+_ANY_VALUE = st.sampled_from(
+    ["4242", "٤٢", "", "x", 4242, -1, 10**18, 1.5, True, None, [1, 2], {"a": [1]}, float("nan")]
+)
+
+
+_JSON_KEYS = [
+    "__REALTIME_TIMESTAMP",
+    "_PID",
+    "__CURSOR",
+    "pid",
+    "host",
+    "ts",
+    "timestamp",
+    "labels",
+    "stream",
+    "_HOSTNAME",
+]
 
 
 @st.composite
@@ -67,7 +85,7 @@ def _log(draw: st.DrawFn) -> list[str]:
     """Lines of a wrapped log; half of the logs hold whole records only (the Rust path's), and
     the first line sets the log's own clock where its wrapper's time can be read."""
     kinds = RECORDS if draw(st.booleans()) else ANY
-    first = draw(_line(["docker", "cri", "journal"], stamped=True))
+    first = draw(_line(["docker", "cri", "journal"], stamped=True))  # sets the own clock
     return [first, *draw(st.lists(_line(kinds), max_size=30))]
 
 
@@ -94,8 +112,21 @@ def _line(draw: st.DrawFn, kinds: list[str], stamped: bool = False) -> str:
         return "                                     " + text.replace("\n", " ")
     if kind == "piece":
         return f"{time} stderr P {text}"
-    if kind == "other":  # JSON the runtimes do not write: Python reads it (or not) its way
-        return json.dumps({"log": text + "\n", "stream": "stdout", "time": time})
+    if kind == "other":  # Docker's record as other tools write it: spaces, more keys
+        record = {"log": text + "\n", "stream": "stdout", "time": time}
+        if draw(st.booleans()):
+            record["attrs"] = {"tag": draw(_ANY_VALUE)}
+        return json.dumps(record)
+    if kind == "json":  # journald -o json, Vector, Promtail, Fluent Bit: keys in any order
+        message = draw(st.sampled_from(["MESSAGE", "message", "line", "log"]))
+        record = {message: text + draw(st.sampled_from(["", "\n", "\nmore"]))}
+        if message == "MESSAGE" and draw(st.booleans()):
+            record[message] = draw(st.sampled_from([list(text.encode()), None, [300], [True]]))
+        for key in draw(st.lists(st.sampled_from(_JSON_KEYS), max_size=4)):
+            record[key] = draw(_ANY_VALUE)
+        keys = list(record)
+        ordered = {k: record[k] for k in draw(st.permutations(keys))}
+        return json.dumps(ordered, ensure_ascii=draw(st.booleans()))
     return text.replace("\n", " ")
 
 
@@ -141,9 +172,9 @@ def test_a_container_log_in_its_own_clock_is_unwrapped_in_rust(
     taken: list[int] = []
     real = native.unwrap_records
 
-    def counted(body: bytes) -> tuple[bytes, int, int] | None:
+    def counted(body: bytes) -> Any:
         found = real(body)
-        taken.append(0 if found is None else found[1] + found[2])
+        taken.append(0 if found is None else sum(found[1]))
         return found
 
     monkeypatch.setattr(wrappers, "unwrap_records", counted)
