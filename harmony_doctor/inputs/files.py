@@ -377,7 +377,10 @@ class _Decompressing:
         self._damage: Exception | None = None
 
     def read(self, size: int = -1, /) -> bytes:
-        while not self._finished and (size < 0 or len(self._output) - self._offset < size):
+        """At most `size` bytes (everything when `size` < 0): what one decompression step
+        made, without filling the read from the next (that would copy every byte once more,
+        holding the GIL the scanning thread needs); b"" only at the end."""
+        while not self._finished and (size < 0 or len(self._output) == self._offset):
             try:
                 self._step()
             except OSError as exc:
