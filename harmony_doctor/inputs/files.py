@@ -5,11 +5,17 @@ Lines of any length are safe: a line longer than MAX_LINE is cut (its line numbe
 the cut is reported), so a 100 MB line without a newline costs MAX_LINE of memory, not 100 MB.
 Anything that cannot be read is returned as a `Skipped` record with its reason, never dropped.
 `open_binary` also detects the text encoding (encodings.py): what it returns is UTF-8.
+
+Decompressed bytes are handed out as they come, before the check that ends their member (gzip's
+CRC-32 and length, a zstd frame's checksum, bzip2's and xz's checks): a damaged member gives
+changed bytes first and its error last. `Checks` says how far the data passed its checks, and
+`CheckedLines` turns that into lines, so that a reader counts lines only through verified data.
 """
 
 from __future__ import annotations
 
 import bz2
+import codecs
 import fnmatch
 import io
 import lzma
@@ -23,7 +29,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from harmony_doctor.errors import InputError
-from harmony_doctor.inputs.encodings import HEAD, decoding, detect
+from harmony_doctor.inputs.encodings import HEAD, Transcoding, decoding, detect
 from harmony_doctor.inputs.remote import expand_url, is_url, open_url
 from harmony_doctor.inputs.zstd_blocks import ZstdBlocks
 
@@ -195,18 +201,95 @@ def compression_of(head: bytes, name: str) -> str | None:
     return None
 
 
-def open_binary(source: Source) -> Readable:
+def open_binary(source: Source, checks: Checks | None = None) -> Readable:
     """The source's bytes, decompressed and as UTF-8; InputError if it cannot be opened.
 
     Nothing is ever stat-sized or seeked: a pipe (`<(...)`, /dev/stdin) reads like a file.
-    Raises encodings.Undecodable (an InputError) when the data is not text.
+    Raises encodings.Undecodable (an InputError) when the data is not text. `checks`, when
+    given, follows how far compressed data passed its format's checks.
     """
-    stream = _decompressed(source)
+    stream = _decompressed(source, checks)
     try:
-        return decoding(stream, source.label)
+        text = decoding(stream, source.label)
     except BaseException:
         stream.close()
         raise
+    if checks is not None and isinstance(text, Transcoding) and text.encoding != "utf-8":
+        checks.comparable = False  # transcoded: its offsets are not the decompressed ones
+    return text
+
+
+def open_checked(source: Source) -> tuple[Readable, Checks]:
+    """`open_binary` with the `Checks` of its data."""
+    checks = Checks()
+    return open_binary(source, checks), checks
+
+
+class Checks:
+    """How far a compressed stream's data passed its format's checks: `passed` decompressed
+    bytes end the last member (gzip member, zstd frame, bzip2 or xz stream) that ended whole,
+    its check passed (a zstd frame without a checksum: decoded to its end without an error);
+    `failed` once data after it did not pass: it failed its check, could not be decoded, or
+    ended before its check (a cut cannot be told from a flipped bit that reads like one).
+    Written by the decompressing thread, read by the scanning one, one value at a time. Plain
+    data is never checked: its reader has no Checks."""
+
+    def __init__(self) -> None:
+        self.passed = 0
+        self.failed = False
+        self.comparable = True  # False: the text is transcoded (UTF-16, latin-1)
+        self.head = b""  # the first decompressed bytes (does a byte-order mark start them?)
+
+    def through(self) -> int | None:
+        """Bytes of the text handed out (a UTF-8 byte-order mark dropped) through the last
+        member that passed, or None when the text's bytes are not the decompressed ones."""
+        if not self.comparable:
+            return None
+        mark = len(codecs.BOM_UTF8) if self.head.startswith(codecs.BOM_UTF8) else 0
+        return max(0, self.passed - mark)
+
+
+class CheckedLines:
+    """The newlines of a stream read through the end of its last checked member.
+
+    Fed each chunk as it is read with the reader's own running count of newlines, it counts
+    none again but in the one chunk a member ends inside. A member's end is known (its check
+    passed) before any byte after it is handed out, so at any chunk the last passing end is
+    inside that chunk, at its start, at or past its end, or seen already: O(1) state."""
+
+    def __init__(self, checks: Checks | None, newlines: int) -> None:
+        self.checks = checks
+        self.offset = 0  # bytes read
+        self.newlines = newlines  # the reader's count of newlines through them
+        self.checked = (0, newlines)  # (offset, newlines) through the last checked member
+
+    def read(self, data: bytes, newlines: int) -> None:
+        """`data` was read; the reader counts `newlines` through its end."""
+        start, before = self.offset, self.newlines
+        self.offset += len(data)
+        self.newlines = newlines
+        self._follow(data, start, before)
+
+    def _follow(self, data: bytes, start: int, before: int) -> None:
+        through = self.checks.through() if self.checks is not None else None
+        if through is None or through <= self.checked[0]:
+            return
+        if through >= self.offset:
+            self.checked = (self.offset, self.newlines)
+        elif through > start:
+            self.checked = (through, before + data.count(b"\n", 0, through - start))
+        elif through == start:
+            self.checked = (start, before)
+
+    def unchecked(self, lines: int) -> int:
+        """Of the `lines` read (the reader's count, an unended last line included), how many
+        came from data that did not pass its check: 0 unless one did not."""
+        if self.checks is None or not self.checks.failed:
+            return 0
+        self._follow(b"", self.offset, self.newlines)
+        if self.checks.through() is not None and self.checked[0] >= self.offset:
+            return 0  # every byte read passed: the damage came after it
+        return max(0, lines - self.checked[1])
 
 
 def plain_size(source: Source) -> int | None:
@@ -235,7 +318,7 @@ def plain_size(source: Source) -> int | None:
     return info.st_size if encoding == "utf-8" else None
 
 
-def _decompressed(source: Source) -> Readable:
+def _decompressed(source: Source, checks: Checks | None = None) -> Readable:
     if source.stream is not None:
         raw: IO[bytes] = source.stream
     elif source.url:
@@ -251,7 +334,7 @@ def _decompressed(source: Source) -> Readable:
     kind = compression_of(head, source.label)
     if kind is None:
         return io.BufferedReader(_Replayed(raw, head), CHUNK)
-    return _Decompressing(raw, head, kind)
+    return _Decompressing(raw, head, kind, checks or Checks())
 
 
 def _decompressor(kind: str) -> Any:
@@ -276,26 +359,36 @@ class _Decompressing:
     Concatenated members (rotated gzip files appended together, multi-frame zstd) are read
     through; when the data ends before the last member does, the bytes decompressed so far
     are returned first and EOFError is raised afterwards. One step never produces more than
-    about STEP_OUTPUT bytes, so a decompression bomb costs time, not memory.
+    about STEP_OUTPUT bytes, so a decompression bomb costs time, not memory. `checks`
+    follows where members ended whole and whether one failed.
     """
 
-    def __init__(self, raw: IO[bytes], head: bytes, kind: str) -> None:
-        self._raw, self._kind = raw, kind
+    def __init__(self, raw: IO[bytes], head: bytes, kind: str, checks: Checks) -> None:
+        self._raw, self._kind, self._checks = raw, kind, checks
+        self._produced = 0  # bytes decompressed
         self._engine = _decompressor(kind)
         self._blocks = ZstdBlocks(ZSTD_BLOCKS) if kind == "zstd" else None
         self._input = head
         self._output = b""
         self._offset = 0  # bytes of _output already handed out (no copy per read)
         self._finished = False
-        self._damaged = False  # the data ended inside a member: raise once the output is out
+        # why the data stopped (it ended inside a member, or could not be decoded): raised
+        # once the output decompressed before it is out (members that passed come whole)
+        self._damage: Exception | None = None
 
     def read(self, size: int = -1, /) -> bytes:
-        while not self._finished and (size < 0 or len(self._output) - self._offset < size):
-            self._step()
+        """At most `size` bytes (everything when `size` < 0): what one decompression step
+        made, without filling the read from the next (that would copy every byte once more,
+        holding the GIL the scanning thread needs); b"" only at the end."""
+        while not self._finished and (size < 0 or len(self._output) == self._offset):
+            try:
+                self._step()
+            except OSError as exc:
+                self._finished, self._damage = True, exc
         available = len(self._output) - self._offset
-        if not available and self._damaged:
-            self._damaged = False
-            raise EOFError(f"{self._kind} data ends before the end of its stream")
+        if not available and self._damage is not None:
+            damage, self._damage = self._damage, None
+            raise damage
         if size < 0 or size > available:
             size = available
         data = self._output[self._offset : self._offset + size]
@@ -308,17 +401,22 @@ class _Decompressing:
             data = self._raw.read(CHUNK)
             if not data:
                 self._finished = True
-                self._damaged = not self._at_member_end()
+                if not self._at_member_end():  # a cut, or a flipped bit that reads like one
+                    self._checks.failed = True
+                    self._damage = EOFError(f"{self._kind} data ends before the end of its stream")
                 return
         if data and self._at_member_end():
             self._engine = _decompressor(self._kind)  # the next concatenated member
         try:
             out = self._decompress(data)
-        except (OSError, ValueError, EOFError, zlib.error, lzma.LZMAError) as exc:
+        except Exception as exc:  # zlib.error, lzma.LZMAError, zstandard.ZstdError, OSError...
+            self._checks.failed = True
             raise OSError(f"corrupt {self._kind} data: {exc}") from None
-        except Exception as exc:  # zstandard.ZstdError has no common base with the others
-            raise OSError(f"corrupt {self._kind} data: {exc}") from None
+        self._produced += len(out)
+        if len(self._checks.head) < 3:
+            self._checks.head += out[: 3 - len(self._checks.head)]
         if self._at_member_end():
+            self._checks.passed = self._produced  # before any byte after it is handed out
             unused = getattr(self._engine, "unused_data", b"")
             if unused and self._blocks is not None:
                 self._blocks.broken = True  # fed past a frame's end: the framing was misread

@@ -36,7 +36,10 @@ class SourceScan:
     received: Counter[tuple[int | None, str | None]] = field(default_factory=Counter)
     access_lines: int = 0
     received_lines: int = 0
-    lines: int = 0
+    lines: int = 0  # lines read
+    # of `lines`, the last ones read from data that did not pass its check (a gzip member's
+    # CRC-32, or a member cut short): read (their failures are kept), not the file's lines
+    unchecked_lines: int = 0
     cut_lines: int = 0
     server: Server | None = None
     damage: str | None = None  # why the stream stopped early (damaged compressed data)

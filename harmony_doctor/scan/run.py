@@ -17,7 +17,15 @@ from typing import IO, TYPE_CHECKING
 
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import Vocab
-from harmony_doctor.inputs.files import MAX_LINE, Readable, Skipped, Source, open_binary
+from harmony_doctor.inputs.files import (
+    MAX_LINE,
+    Checks,
+    Readable,
+    Skipped,
+    Source,
+    open_binary,
+    open_checked,
+)
 from harmony_doctor.inputs.remote import is_url, open_url
 from harmony_doctor.models import RequestTally, ScanEvent
 from harmony_doctor.scan.documents import DOCUMENT_BYTES, Document, as_document, read_head
@@ -286,10 +294,10 @@ def _scan_one(source: Source, options: ScanOptions, now: datetime | None) -> Uni
     opened = _open(source, vocab, options)
     if not isinstance(opened, tuple):
         return opened
-    stream = opened[1]
+    stream, checks = opened
     clean = _clean_check(vocab, options)
     try:
-        found = scan_source(stream, source.label, reference, options.replay, clean=clean)
+        found = scan_source(stream, source.label, reference, options.replay, clean, checks)
     finally:
         stream.close()
     events = list(source_events(found, vocab, options, clean))
@@ -300,17 +308,18 @@ def _scan_one(source: Source, options: ScanOptions, now: datetime | None) -> Uni
 
 def _open(
     source: Source, vocab: Callable[[], Vocab], options: ScanOptions
-) -> UnitResult | tuple[Source, Readable]:
-    """A source opened for reading as a log; or what it yielded already: the reason it could
-    not be opened, or the diagnosis of a whole token-stream document."""
+) -> UnitResult | tuple[Readable, Checks]:
+    """A source opened for reading as a log, with its data's checks; or what it yielded
+    already: the reason it could not be opened, or the diagnosis of a whole token-stream
+    document."""
     try:
-        stream: Readable = open_binary(source)
+        stream, checks = open_checked(source)
     except (InputError, OSError) as exc:
         return UnitResult(source, [], None, str(exc))
     stream, whole = read_head(stream)
     document = None if whole is None else as_document(whole, source.label, vocab, options.role)
     if document is None:
-        return source, stream
+        return stream, checks
     stream.close()
     return _document_result(source, document, whole or b"", vocab)
 
@@ -338,8 +347,12 @@ def _scan_parts(
     if logs:
         clean = _clean_check(vocab, options)
         reference = _reference_time(logs[-1], now)
-        named = [(s.label, functools.partial(open_binary, s)) for s in logs]
-        found = scan_parts(named, reference, options.replay, clean)
+        checks = [Checks() for _ in logs]
+        named = [
+            (s.label, functools.partial(open_binary, s, c))
+            for s, c in zip(logs, checks, strict=True)
+        ]
+        found = scan_parts(named, reference, options.replay, clean, checks)
         events = merge_duplicates(list(source_events(found, vocab, options, clean)))
         found.errors, found.completions = [], []
         pieces = found.parts or [found]
@@ -470,8 +483,14 @@ def file_scan(result: UnitResult, options: ScanOptions, origin: str) -> FileScan
     grew = result.changed is not None and result.changed.startswith(GREW)
     status: FileStatus = "partial" if found.damage or (result.changed and not grew) else "ok"
     reasons = []
+    # Lines read from data that did not pass its check (a damaged gzip member gives changed
+    # bytes before its CRC error, or reads as cut) are not the file's lines: the count stops
+    # before them, and says so.
+    lines = found.lines - found.unchecked_lines
     if found.damage:
-        reasons.append(f"stopped after line {found.lines}: {_reason(found.damage)}")
+        reasons.append(f"stopped after line {lines}: {_reason(found.damage)}")
+    if found.unchecked_lines:
+        reasons.append(_unchecked(found.unchecked_lines))
     if grew:
         reasons.append(f"{result.changed}: read to line {found.lines:,}, the rest is newer")
     elif result.changed:
@@ -479,9 +498,7 @@ def file_scan(result: UnitResult, options: ScanOptions, origin: str) -> FileScan
     if found.cut_lines:  # read, but not whole: said in every output, the file still counts
         reasons.append(_cut(found.cut_lines))
     reason = "; ".join(reasons) or None
-    report = FileReport(
-        label, status, reason, found.bytes, found.lines, len(events), found.cut_lines
-    )
+    report = FileReport(label, status, reason, found.bytes, lines, len(events), found.cut_lines)
     return FileScan(tuple(events), tuple(_tallies(found, origin)), report)
 
 
@@ -489,6 +506,11 @@ def _cut(count: int) -> str:
     cap = f"{MAX_LINE // (1024 * 1024)} MiB"  # the per-line cap
     lines = "1 line" if count == 1 else f"{count:,} lines"
     return f"{lines} longer than {cap} read to {cap} only"
+
+
+def _unchecked(count: int) -> str:
+    lines = "1 more line" if count == 1 else f"{count:,} more lines"
+    return f"{lines} read from data that did not pass its check (not counted; failures kept)"
 
 
 def _reason(damage: str) -> str:

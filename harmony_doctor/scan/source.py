@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, MESSAGE, VOCAB_SIZE
-from harmony_doctor.inputs.files import MAX_LINE, Readable
+from harmony_doctor.inputs.files import MAX_LINE, CheckedLines, Checks, Readable
 from harmony_doctor.inputs.timestamps import HEAD, own_stamp
 from harmony_doctor.inputs.tokens import RequestStreams, VllmRecord, parse_vllm_bytes
 from harmony_doctor.inputs.wrappers import Unwrapped, Unwrapper
@@ -70,10 +70,12 @@ def scan_source(
     reference: datetime,
     replay: bool,
     clean: CleanStreams | None = None,
+    checks: Checks | None = None,
 ) -> SourceScan:
     """Scan one opened source to its end; damaged data stops it with `damage` set. The stream
-    stays open (the caller closes it: a file held open keeps its inode while it is compared)."""
-    return scan_parts([(label, lambda: _Borrowed(stream))], reference, replay, clean)
+    stays open (the caller closes it: a file held open keeps its inode while it is compared).
+    `checks`: how far its compressed data passed its checks (files.open_checked)."""
+    return scan_parts([(label, lambda: _Borrowed(stream))], reference, replay, clean, [checks])
 
 
 class _Borrowed:
@@ -94,15 +96,18 @@ def scan_parts(
     reference: datetime,
     replay: bool,
     clean: CleanStreams | None = None,
+    checks: Sequence[Checks | None] = (),
 ) -> SourceScan:
     """Scan the parts of one stream, (label, opener) each (rotated files, oldest first), as
     one stream labelled as its last part: a traceback, a streamed completion or a time cut by
     the rotation is read whole. Each part is opened when the one before it is read, and
     closed once read. A part that does not end with a newline ends its last line; damaged
-    data, or a part that cannot be opened, ends that part only. With more than one part,
-    `parts` says what each held (its lines, bytes, requests, damage)."""
+    data, or a part that cannot be opened, ends that part only. `checks`, one per part (its
+    opener fills it: files.open_binary), tells the lines read from data that did not pass its
+    check: `unchecked_lines`. With more than one part, `parts` says what each
+    held (its lines, bytes, requests, damage)."""
     reuse_large_buffers()
-    return _SourceScanner(parts[-1][0], reference, replay, clean).run(parts)
+    return _SourceScanner(parts[-1][0], reference, replay, clean).run(parts, checks)
 
 
 @dataclass(frozen=True)
@@ -386,13 +391,20 @@ class _SourceScanner:
         self.completions = _CompletionReader(self.out, self.unwrapper, self.clock, clean, native)
         self.raw_tail = b""  # the last byte read (does the last line end with a newline?)
 
-    def run(self, parts: Sequence[tuple[str, Callable[[], Readable]]]) -> SourceScan:
+    def run(
+        self,
+        parts: Sequence[tuple[str, Callable[[], Readable]]],
+        checks: Sequence[Checks | None] = (),
+    ) -> SourceScan:
         self.core_thread = CoreThread(self.core)
         marks: list[Mark] = []
         damages: list[str | None] = []
+        unchecked: list[int] = []
         try:
             for index, (_, open_part) in enumerate(parts):
-                damages.append(self._read_part(open_part))
+                damage, lines = self._read_part(open_part, checks[index] if checks else None)
+                damages.append(damage)
+                unchecked.append(lines)
                 if damages[-1] and self.raw_tail not in (b"", b"\n"):
                     self.completions.cut_by_damage.add(self.unwrapper.newlines + 1)
                 if index < len(parts) - 1:
@@ -404,10 +416,13 @@ class _SourceScanner:
             self.core_thread.close()
         self._take(self.core.finish(), final=True)
         self.out.damage = damages[-1]
+        self.out.unchecked_lines = sum(unchecked)
         self._finish()
         if len(parts) > 1:
             marks.append(self._mark(self.out.lines))
             self.out.parts = self._parts([name for name, _ in parts], marks, damages)
+            for part, lines in zip(self.out.parts, unchecked, strict=True):
+                part.unchecked_lines = lines
             self.out.damage = next((d for d in damages if d), None)
         return self.out
 
@@ -458,31 +473,40 @@ class _SourceScanner:
         target = out.requests if kind == "access" else out.received
         target[(pid, self.clock.hour(hour))] += n
 
-    def _read_part(self, open_part: Callable[[], Readable]) -> str | None:
-        """Open one part, read it to its end and close it; why it stopped early, if it did."""
+    def _read_part(
+        self, open_part: Callable[[], Readable], checks: Checks | None
+    ) -> tuple[str | None, int]:
+        """Open one part, read it to its end and close it: why it stopped early, if it did,
+        and how many of its lines came from data that did not pass its check."""
         try:
             stream = open_part()
         except (InputError, OSError) as exc:
-            return str(exc) or type(exc).__name__
+            return str(exc) or type(exc).__name__, 0
         try:
-            return self._read(stream)
+            return self._read(stream, checks)
         finally:
             stream.close()
 
-    def _read(self, stream: Readable) -> str | None:
-        """Read one stream to its end; why it stopped early, if damaged data stopped it."""
+    def _read(self, stream: Readable, checks: Checks | None) -> tuple[str | None, int]:
+        """Read one stream to its end: why it stopped early, if damaged data stopped it, and
+        how many of its lines came from data that did not pass its check."""
+        checked = CheckedLines(checks, self.unwrapper.newlines)
+        damage = None
         stop = threading.Event()
         for item in read_ahead(stream, stop):
             if isinstance(item, BaseException):
                 if not isinstance(item, (OSError, EOFError, ValueError, InputError)):
                     raise item
-                return str(item) or type(item).__name__
+                damage = str(item) or type(item).__name__
+                break
             if not item:
                 break
             self.out.bytes += len(item)
             self.raw_tail = item[-1:]
             self._feed(self.unwrapper.feed(item))
-        return None
+            checked.read(item, self.unwrapper.newlines)
+        unended = self.raw_tail not in (b"", b"\n")
+        return damage, checked.unchecked(self.unwrapper.newlines + unended)
 
     def _feed(self, piece: Unwrapped) -> None:
         if not piece.data and not piece.meta:

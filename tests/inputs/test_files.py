@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import io
 import json
 import lzma
 import os
+import random
 import subprocess
 import sys
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -309,3 +312,27 @@ def test_gzip_reads_the_same_through_isal_and_zlib(
     assert (with_zlib[1] is None) == (cut is None) and len(with_zlib[0]) > 100_000
     if cut is None:
         assert with_zlib[0] == body
+
+
+@pytest.mark.parametrize(
+    "pack",
+    [
+        lambda b: gzip.compress(b[:70_000]) + gzip.compress(b[70_000:]),
+        lambda b: zstandard.ZstdCompressor(write_checksum=True).compress(b),
+    ],
+)
+@pytest.mark.parametrize("size", [1, 1000, CHUNK, STEP_OUTPUT, 3 * STEP_OUTPUT])
+def test_reads_are_at_most_their_size_and_end_only_at_the_end(
+    pack: Callable[[bytes], bytes], size: int
+) -> None:
+    """A read hands out what one decompression step made (no copy to fill it from the next):
+    never more than asked, never empty before the end, every byte in order."""
+    rng = random.Random(7)
+    text = b"".join(b"line %d %s\n" % (n, b"x" * rng.randrange(200)) for n in range(40_000))
+    stream = open_binary(Source("x", None, io.BytesIO(pack(text))))
+    got = []
+    while piece := stream.read(size):
+        assert len(piece) <= size
+        got.append(piece)
+    stream.close()
+    assert b"".join(got) == text
