@@ -33,6 +33,7 @@ from typing import Final
 
 from harmony_doctor.faults.catalogue import FORM, FormName
 from harmony_doctor.logs.describe import describe, lmstudio_found
+from harmony_doctor.logs.lazy import Pattern
 from harmony_doctor.logs.lines import FRAME, Line, anatomize, structural
 from harmony_doctor.logs.messages import MessageHit, find_hit, find_leak, holds_message
 from harmony_doctor.logs.process import TRACEBACK_REACH, ProcessState
@@ -63,7 +64,7 @@ _SHAPE_RANK: Final = {"exception": 0, "bare": 0, "wrapper": 1, "quoted": 1, "rep
 _SUMMARY_RANK: Final = 1
 _MODEL_OUTPUT: Final = "model output:"  # LM Studio's line of what the model wrote
 # Request ids a line may name: OpenAI-style ids, `request_id=...`, SGLang's `rid=...`.
-_REQUEST_ID = re.compile(
+_REQUEST_ID = Pattern(
     r"\b(?:chatcmpl|cmpl|resp|req)[-_][0-9A-Za-z][\w-]*|\b(?:request_id|rid)=[\"']?([\w-]+)"
 )
 
