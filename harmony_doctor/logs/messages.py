@@ -467,7 +467,29 @@ def _parse_list(text: str, index: int) -> tuple[Remainder, int]:
 
 
 def _rust_string(text: str, index: int) -> tuple[str, bool, int]:
-    """A Rust Debug string body from just after its opening quote: (value, closed, next)."""
+    """A Rust Debug string body from just after its opening quote: (value, closed, next).
+
+    Copies the runs between escapes whole; `_rust_string_reference`, a character at a time,
+    is what it is tested equal to."""
+    out: list[str] = []
+    while True:
+        quote = text.find('"', index)
+        slash = text.find("\\", index, len(text) if quote < 0 else quote)
+        if slash < 0 or slash + 1 == len(text):  # no escape before the end (or a lone `\`)
+            if quote < 0:
+                out.append(text[index:])
+                return "".join(out), False, max(index, len(text))
+            out.append(text[index:quote])
+            return "".join(out), True, quote + 1
+        out.append(text[index:slash])
+        escape = _ESCAPE.match(text, slash)
+        assert escape is not None  # `.` (DOTALL) takes whatever follows the backslash
+        out.append(_unescape_match(escape))
+        index = escape.end()
+
+
+def _rust_string_reference(text: str, index: int) -> tuple[str, bool, int]:
+    """`_rust_string` a character at a time, as first written."""
     out: list[str] = []
     while index < len(text):
         char = text[index]
