@@ -29,10 +29,13 @@ import re
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
+from itertools import chain
+from operator import attrgetter
 from typing import Final
 
 from harmony_doctor.faults.catalogue import FORM, FormName
 from harmony_doctor.logs.describe import describe, lmstudio_found
+from harmony_doctor.logs.lazy import Pattern
 from harmony_doctor.logs.lines import FRAME, Line, anatomize, structural
 from harmony_doctor.logs.messages import MessageHit, find_hit, find_leak, holds_message
 from harmony_doctor.logs.process import TRACEBACK_REACH, ProcessState
@@ -61,9 +64,10 @@ _SHAPE_RANK: Final = {"exception": 0, "bare": 0, "wrapper": 1, "quoted": 1, "rep
 # A summary line is a log record (`logger.exception(e)` writes the message, `[safe_run]
 # exception caught: HarmonyError X` wraps it), never a body sent to a client.
 _SUMMARY_RANK: Final = 1
+_ERROR_LINE: Final = attrgetter("error.line")
 _MODEL_OUTPUT: Final = "model output:"  # LM Studio's line of what the model wrote
 # Request ids a line may name: OpenAI-style ids, `request_id=...`, SGLang's `rid=...`.
-_REQUEST_ID = re.compile(
+_REQUEST_ID = Pattern(
     r"\b(?:chatcmpl|cmpl|resp|req)[-_][0-9A-Za-z][\w-]*|\b(?:request_id|rid)=[\"']?([\w-]+)"
 )
 
@@ -139,10 +143,8 @@ def _compatible(old: _Pending, new: _Pending) -> bool:
         return True  # the fields of one body leak different text: their lines decide
     if old.mention or new.mention:
         return old.form == new.form and old.mention != new.mention
-    if old.norm == new.norm:
-        return True
-    shorter, longer = sorted((old.norm, new.norm), key=len)
-    return longer.startswith(shorter)
+    # equal, or the shorter a prefix of the longer (a string is no prefix of a shorter one)
+    return old.norm.startswith(new.norm) or new.norm.startswith(old.norm)
 
 
 def extract_errors(lines: Iterable[str], first_line: int = 1) -> Iterator[LogError]:
@@ -362,12 +364,42 @@ class _Extractor:
         state.saw_error(candidate.last_line)
 
     def _place(self, item: _Pending, state: ProcessState) -> None:
-        """Fold `item` into the failure it is another sighting of, or keep it as a new one."""
+        """Fold `item` into the failure it is another sighting of, or keep it as a new one.
+
+        `_same_event` is asked only of the sightings near enough with a message that may be
+        compatible: its first tests, which are pure, refuse every other one (in a log where
+        each line is a failure of its own, all but a few of the recent and pending ones).
+        `_place_reference` asks every sighting, newest first: the reference this equals."""
         if not item.mention:
-            for mention in [p for p in self.pending if p.mention and self._names(p, item)]:
-                self.pending.remove(mention)  # the failure a mention named nearby
-                self._merge(item, mention)
-        for other in reversed([*self.recent, *self.pending]):
+            self._fold_mentions(item)
+        line, norm = item.error.line, item.norm
+        # `_same_event` holds only where this does: the messages are one a prefix of the other
+        # (`_compatible`), unless `item` is a mention (it folds into a failure it names, while a
+        # failure never folds into a mention) or a leak's field line.
+        loose = item.mention or item.error.kind == "markup_leak"
+        near = [
+            other
+            for other in chain(self.recent, self.pending)
+            if line - other.last_line <= DUP_WINDOW
+            and (loose or other.norm.startswith(norm) or norm.startswith(other.norm))
+        ]
+        self._fold(item, state, near)
+
+    def _place_reference(self, item: _Pending, state: ProcessState) -> None:
+        """`_place` as first written: every recent and pending sighting asked in turn."""
+        if not item.mention:
+            self._fold_mentions(item)
+        self._fold(item, state, [*self.recent, *self.pending])
+
+    def _fold_mentions(self, item: _Pending) -> None:
+        for mention in [p for p in self.pending if p.mention and self._names(p, item)]:
+            self.pending.remove(mention)  # the failure a mention named nearby
+            self._merge(item, mention)
+
+    def _fold(self, item: _Pending, state: ProcessState, sightings: list[_Pending]) -> None:
+        """Fold `item` into the newest of `sightings` (oldest first) it is another sighting
+        of, or keep it as a new failure."""
+        for other in reversed(sightings):
             if self._same_event(other, item, state):
                 if not other.emitted:
                     self._merge(other, item)
@@ -455,7 +487,7 @@ class _Extractor:
         """Emit the failures no later line can repeat any more (and the oldest, past a bound)."""
         if not self.pending:
             return
-        self.pending.sort(key=lambda p: p.error.line)
+        self.pending.sort(key=_ERROR_LINE)
         excess = len(self.pending) - MAX_PENDING
         due = [
             p

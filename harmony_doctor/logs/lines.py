@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import html
 import re
+from functools import cache
 from typing import NamedTuple
 
+from harmony_doctor.logs.lazy import Pattern
 from harmony_doctor.logs.servers import path_server, text_server
 from harmony_doctor.models import Server
 
@@ -39,8 +40,8 @@ _CLEAN = str.maketrans(
 )
 # Terminal wrapping pads a broken line with spaces up to the width; a long run of spaces
 # between two non-space characters is padding, not text.
-_WRAP_PADDING = re.compile(r"(?<=\S) {8,}(?=\S)")
-_MARKDOWN = re.compile(r"^\s*(?:>\s?)+|^\s*`+(?:[A-Za-z]+\s*$)?|`+\s*$")
+_WRAP_PADDING = Pattern(r"(?<=\S) {8,}(?=\S)")
+_MARKDOWN = Pattern(r"^\s*(?:>\s?)+|^\s*`+(?:[A-Za-z]+\s*$)?|`+\s*$")
 
 _TS_ISO = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
 _TS_MONTH_DAY = r"\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?"
@@ -50,54 +51,54 @@ _LEVEL = r"(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|ERR|CRITICAL|FATAL)"
 
 # Process tags: they tell interleaved processes apart.
 _KEY_PREFIXES = (
-    re.compile(r"^(?P<key>[A-Za-z0-9][\w.-]*[-_]\d+)\s+\|\s?"),  # docker compose `vllm-1  | `
-    re.compile(  # journald: `Aug 10 12:00:01 host ollama[812]: `
+    Pattern(r"^(?P<key>[A-Za-z0-9][\w.-]*[-_]\d+)\s+\|\s?"),  # docker compose `vllm-1  | `
+    Pattern(  # journald: `Aug 10 12:00:01 host ollama[812]: `
         rf"^(?P<ts>{_TS_SYSLOG}) \S+ (?P<key>[\w.@/-]+\[(?P<pid>\d+)\]):\s?"
     ),
-    re.compile(r"^\((?P<key>[^()]*?\bpid=(?P<pid>\d+)[^()]*)\)\s?"),  # vLLM `(APIServer pid=1)`
+    Pattern(r"^\((?P<key>[^()]*?\bpid=(?P<pid>\d+)[^()]*)\)\s?"),  # vLLM `(APIServer pid=1)`
 )
 # Record prefixes: level, time, source. First the shapes servers write...
 _SERVER_RECORDS = (
     # vLLM `ERROR 08-06 23:25:57 [serving_chat.py:1001] `, `ERROR [serving.py:830] `, no `[`
-    re.compile(
+    Pattern(
         rf"^(?P<level>{_LEVEL})\s+(?:(?P<ts>{_TS_MONTH_DAY}|{_TS_ISO})\s+)?"
         r"\[?(?P<src>[\w.-]+\.py:\d+)\]\s?"
     ),
     # lmdeploy `2025-09-15 11:29:27,572 - lmdeploy - ERROR - async_engine.py:657 - `
-    re.compile(rf"^(?P<ts>{_TS_ISO}) - (?P<src>[\w.]+) - (?P<level>{_LEVEL}) - (?:[\w.]+:\d+ - )?"),
+    Pattern(rf"^(?P<ts>{_TS_ISO}) - (?P<src>[\w.]+) - (?P<level>{_LEVEL}) - (?:[\w.]+:\d+ - )?"),
 )
 # ... then those of logging libraries...
 _LIBRARY_RECORDS = (
     # loguru `2025-01-01 12:00:00.123 | ERROR    | module:function:12 - `
-    re.compile(rf"^(?P<ts>{_TS_ISO})\s*\|\s*(?P<level>{_LEVEL})\s*\|\s*(?P<src>[\w.<>:-]+)\s+-\s"),
+    Pattern(rf"^(?P<ts>{_TS_ISO})\s*\|\s*(?P<level>{_LEVEL})\s*\|\s*(?P<src>[\w.<>:-]+)\s+-\s"),
     # loguru `[ ERROR | logging:handle:1681 ] `
-    re.compile(rf"^\[\s*(?P<level>{_LEVEL})\s*\|\s*(?P<src>[\w.<>:-]+)\s*\]\s?"),
+    Pattern(rf"^\[\s*(?P<level>{_LEVEL})\s*\|\s*(?P<src>[\w.<>:-]+)\s*\]\s?"),
     # logfmt (Ollama, Go slog) `time=... level=ERROR source=server.go:1 msg=...`: keep msg=
-    re.compile(r"^time=(?P<ts>\S+)\s+level=(?P<level>\w+)(?:\s+source=(?P<src>\S+))?\s+(?=msg=)"),
+    Pattern(r"^time=(?P<ts>\S+)\s+level=(?P<level>\w+)(?:\s+source=(?P<src>\S+))?\s+(?=msg=)"),
 )
 # ... then a time, a level or a source tag as any program writes them, bracketed or not.
 _PLAIN_RECORDS = (
     # `[2025-08-07 21:37:03 TP0] `, `[2025-08-07 21:37:03] ERROR:    `, `[..][ERROR][model] `
-    re.compile(
+    Pattern(
         rf"^\[(?P<ts>{_TS_ISO}|{_TS_MONTH_DAY}|{_TS_CLOCK})(?:\s+(?P<src>[^\]]*))?\]"
         rf"(?:\s*\[(?P<level>{_LEVEL})\])?(?:\[[^\]]*\])*\s*(?:(?P<level2>{_LEVEL}):?\s+)?"
     ),
     # `2025-08-07 21:37:03 ERROR `, `2025-08-07T21:37:03Z [ERROR] `, `ERROR 2025-08-07 ...`
-    re.compile(rf"^(?P<ts>{_TS_ISO})\s+\[?(?P<level>{_LEVEL})\]?:?(?:\s+|$)"),
-    re.compile(rf"^(?P<level>{_LEVEL})\s+(?P<ts>{_TS_ISO})\s+"),
+    Pattern(rf"^(?P<ts>{_TS_ISO})\s+\[?(?P<level>{_LEVEL})\]?:?(?:\s+|$)"),
+    Pattern(rf"^(?P<level>{_LEVEL})\s+(?P<ts>{_TS_ISO})\s+"),
     # a source tag alone, as pasted from vLLM: `[serving_chat.py:1001] `
-    re.compile(r"^\[(?P<src>[\w.-]+\.py:\d+)\]\s?"),
+    Pattern(r"^\[(?P<src>[\w.-]+\.py:\d+)\]\s?"),
     # Python logging and uvicorn `ERROR:root:`, `ERROR:    `
-    re.compile(rf"^(?P<level>{_LEVEL}):(?:[\w.]+:|\s+)"),
+    Pattern(rf"^(?P<level>{_LEVEL}):(?:[\w.]+:|\s+)"),
     # container runtimes and `kubectl logs --timestamps`: `2025-08-07T21:37:03.1Z stdout F `
-    re.compile(rf"^(?P<ts>{_TS_ISO})\s+(?:(?:stdout|stderr)\s+[FP]\s+)?"),
+    Pattern(rf"^(?P<ts>{_TS_ISO})\s+(?:(?:stdout|stderr)\s+[FP]\s+)?"),
 )
 # Tried in this order: the first shape that matches is the one read.
 _PREFIXES = (*_KEY_PREFIXES, *_SERVER_RECORDS, *_LIBRARY_RECORDS, *_PLAIN_RECORDS)
 # All prefix shapes in one regex, each a group of its own (their named groups made plain): it
 # rejects text in one call, and the group that matched names the first shape that matches, as
 # trying them in order would (no shape matches empty text, so none is passed over for that).
-_ANY_PREFIX = re.compile(
+_ANY_PREFIX = Pattern(
     "|".join(f"({re.sub(r'[(][?]P<[a-z0-9]+>', '(?:', p.pattern)})" for p in _PREFIXES)
 )
 _NEVER_PREFIX = frozenset(" \t|+{\"'<.:-")  # no prefix starts so: spare the regexes
@@ -112,39 +113,42 @@ def _own_groups(index: int, pattern: str) -> str:
 # gives the shape and what it read. `_ANY_PREFIX` followed by the shape's own regex is the
 # reference (`anatomize_reference`); the alternative that matches first is the shape's own
 # match, as nothing follows it in the alternation.
-_ANY_PREFIX_READ = re.compile(
+_ANY_PREFIX_READ = Pattern(
     "|".join(f"(?P<shape_{i}>{_own_groups(i, p.pattern)})" for i, p in enumerate(_PREFIXES))
 )
-# Per shape (by the index of its outer group): the group numbers of its key, time and pid.
-_SHAPE_GROUPS: dict[int, tuple[int | None, int | None, int | None]] = {
-    _ANY_PREFIX_READ.groupindex[f"shape_{i}"]: (
-        _ANY_PREFIX_READ.groupindex.get(f"key_{i}"),
-        _ANY_PREFIX_READ.groupindex.get(f"ts_{i}"),
-        _ANY_PREFIX_READ.groupindex.get(f"pid_{i}"),
-    )
-    for i in range(len(_PREFIXES))
-}
-_MONTH_DAY_RECORD = re.compile(rf"^{_LEVEL}\s+{_TS_MONTH_DAY}\s+\[?[\w.-]+\.py:\d+\]")
+
+
+@cache
+def _shape_groups() -> dict[int, tuple[int | None, int | None, int | None]]:
+    """Per shape (by the index of its outer group): the group numbers of its key, time, pid."""
+    index = _ANY_PREFIX_READ.groupindex
+    return {
+        index[f"shape_{i}"]: (index.get(f"key_{i}"), index.get(f"ts_{i}"), index.get(f"pid_{i}"))
+        for i in range(len(_PREFIXES))
+    }
+
+
+_MONTH_DAY_RECORD = Pattern(rf"^{_LEVEL}\s+{_TS_MONTH_DAY}\s+\[?[\w.-]+\.py:\d+\]")
 
 # Python's, IPython's (`HarmonyError   Traceback (most recent call last)`) and rich's heads.
-TRACEBACK_START = re.compile(
+TRACEBACK_START = Pattern(
     r"^(?:[\w.]+\s*|[╭┌][─ ]*)?(?:Exception Group )?Traceback \(most recent call last\)"
 )
-CHAIN = re.compile(
+CHAIN = Pattern(
     r"^(?:During handling of the above exception|The above exception was the direct cause)"
 )
-FRAME = re.compile(
+FRAME = Pattern(
     r'^File\s*"(?P<path>[^"]*)"\s*,\s*line\s*(?P<line>\d+)(?:\s*,\s*in\s*(?P<func>[\w<>.]+))?'
 )
 # Other frame shapes: IPython `File ~/x/__init__.py:529, in f`, rich `│ /x/__init__.py:637 in f`.
-FRAME_SHORT = re.compile(
+FRAME_SHORT = Pattern(
     r'^(?:File\s+)?(?P<path>[~/\\.\w:-][^\s"│]*\.py):(?P<line>\d+)'
     r"(?:,?\s+in\b\s*(?:\w+\.)*(?P<func>[\w<>]+)?)?"
 )
 # Lines inside a traceback that are neither frames nor code: IPython arrows and cells, boxes.
-TRACEBACK_FURNITURE = re.compile(r"^(?:-*>\s*\d+\s|\d+\s|Cell In\[\d+\]|[│╭╰┌└├])")
-CARETS = re.compile(r"^[\s^~]*[\^~][\s^~]*$")
-_ELISION = re.compile(
+TRACEBACK_FURNITURE = Pattern(r"^(?:-*>\s*\d+\s|\d+\s|Cell In\[\d+\]|[│╭╰┌└├])")
+CARETS = Pattern(r"^[\s^~]*[\^~][\s^~]*$")
+_ELISION = Pattern(
     r"^(?:\.{3,}|…+|\[(?:\.\.\.|…|snip|truncated)[^\]]*\]|\((?:\.\.\.|…|snip|truncated)[^)]*\)"
     r"|<snip>|-- ?snip ?--)$",
     re.I,
@@ -169,8 +173,8 @@ class Line(NamedTuple):
     evidence: Server | None
 
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
-_HTML_ENTITY = re.compile(r"&(?:quot|apos|lt|gt|amp|#\d+|#x[0-9a-fA-F]+);")
+_ANSI = Pattern(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+_HTML_ENTITY = Pattern(r"&(?:quot|apos|lt|gt|amp|#\d+|#x[0-9a-fA-F]+);")
 
 
 def _clean(raw: str) -> str:
@@ -179,6 +183,8 @@ def _clean(raw: str) -> str:
     if "\x1b" in line:
         line = _ANSI.sub("", line)
     if "&" in line and _HTML_ENTITY.search(line):
+        import html  # rarely needed: not loaded at start-up
+
         line = html.unescape(line)
     if not line.isascii():
         line = line.translate(_CLEAN)
@@ -208,7 +214,7 @@ def anatomize(number: int, raw: str) -> Line:
         match = _ANY_PREFIX_READ.match(rest)
         if match is None or match.lastindex is None:
             break
-        key_group, ts_group, pid_group = _SHAPE_GROUPS[match.lastindex]
+        key_group, ts_group, pid_group = _shape_groups()[match.lastindex]
         if evidence is None and _MONTH_DAY_RECORD.match(rest):
             evidence = "vllm"  # `LEVEL MM-DD HH:MM:SS [file.py:N]` is vLLM's own format
         if key_group is not None and match.group(key_group):
@@ -238,7 +244,7 @@ def anatomize(number: int, raw: str) -> Line:
     )
 
 
-_KEY_PID = re.compile(r"pid=(\d+)|\[(\d+)\]")
+_KEY_PID = Pattern(r"pid=(\d+)|\[(\d+)\]")
 
 
 def anatomize_reference(number: int, raw: str) -> Line:
@@ -292,9 +298,9 @@ def anatomize_reference(number: int, raw: str) -> Line:
 
 
 # Exception groups draw their sub-tracebacks inside `|` gutters, between `+-` separators.
-_GUTTER_SEPARATOR = re.compile(r"^\s*\+-")
-_GUTTER_GROUP_HEAD = re.compile(r"^\s*\+ (?=Exception Group Traceback)")
-_GUTTER = re.compile(r"^(?:\s*\|(?=\s|$))+")
+_GUTTER_SEPARATOR = Pattern(r"^\s*\+-")
+_GUTTER_GROUP_HEAD = Pattern(r"^\s*\+ (?=Exception Group Traceback)")
+_GUTTER = Pattern(r"^(?:\s*\|(?=\s|$))+")
 
 
 def _strip_gutter(rest: str) -> tuple[str, bool]:

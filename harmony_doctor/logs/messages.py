@@ -15,26 +15,27 @@ from harmony_doctor.faults.catalogue import (
     FormName,
 )
 from harmony_doctor.harmony.vocab import START
+from harmony_doctor.logs.lazy import Pattern
 from harmony_doctor.logs.lines import MAX_MESSAGE_CHARS, clip
 
 OPENER_REACH: Final = 4096  # characters before a message its opening quote may sit
 
 
 # The message forms (faults/catalogue.py), compiled in the order they are tried.
-_FORMS: tuple[tuple[FormName, re.Pattern[str]], ...] = tuple(
-    (form.name, re.compile(form.pattern, re.I)) for form in MESSAGE_FORMS if form.pattern
+_FORMS: tuple[tuple[FormName, Pattern], ...] = tuple(
+    (form.name, Pattern(form.pattern, re.I)) for form in MESSAGE_FORMS if form.pattern
 )
 _CANONICAL: dict[FormName, str] = {f.name: f.canonical for f in MESSAGE_FORMS if f.canonical}
 # All forms in one regex, to reject text in one call.
-ANY_FORM = re.compile("|".join(f"(?:{p.pattern})" for _, p in _FORMS), re.I)
+ANY_FORM = Pattern("|".join(f"(?:{p.pattern})" for _, p in _FORMS), re.I)
 
-SPECIAL_TEXT = re.compile(r"<\|(?:start|end|message|channel|constrain|return|call|reserved_\d+)\|>")
-_LEAK = re.compile(
+SPECIAL_TEXT = Pattern(r"<\|(?:start|end|message|channel|constrain|return|call|reserved_\d+)\|>")
+_LEAK = Pattern(
     rf"""(?P<q0>["']?)(?P<field>{"|".join((*LEAK_FIELDS, *HEADER_FIELDS))})(?P=q0)"""
     r"""\s*:\s*(?P<q>["'])(?P<value>(?:\\.|(?!(?P=q)).)*)"""
 )
 
-_OPENER = re.compile(r"""(?:(?<=[(\[{:=,\s])|^)(\\*)(['"])""")
+_OPENER = Pattern(r"""(?:(?<=[(\[{:=,\s])|^)(\\*)(['"])""")
 
 
 @dataclass(frozen=True)
@@ -66,19 +67,19 @@ _FRAGMENTS = KEYWORDS
 
 # A header remainder quoted on its own (pasted into an issue or a chat without the error text
 # before it): Rust Debug `Some("...")` or `["...", ...]`, only where it holds Harmony markup.
-_BARE_REMAINDER = re.compile(r"""(?<![\w:=])(?:Some\(\s*|\[\s*)(?=\\*")""")
-_HEADER_MARKUP = re.compile(r"<\|(?:start|constrain|channel|message)\|>")
-_STOP_MARKUP = re.compile(r"<\|(?:end|call|return)\|>")
+_BARE_REMAINDER = Pattern(r"""(?<![\w:=])(?:Some\(\s*|\[\s*)(?=\\*")""")
+_HEADER_MARKUP = Pattern(r"<\|(?:start|constrain|channel|message)\|>")
+_STOP_MARKUP = Pattern(r"<\|(?:end|call|return)\|>")
 
 
 # Per form, the words one of which each of its matches holds (a form without them: any word).
-_FORM_WORDS: tuple[tuple[FormName, re.Pattern[str], frozenset[str]], ...] = tuple(
+_FORM_WORDS: tuple[tuple[FormName, Pattern, frozenset[str]], ...] = tuple(
     (name, form, frozenset(FORM[name].keywords or _FRAGMENTS)) for name, form in _FORMS
 )
-_FORMS_WITH: dict[tuple[str, ...], tuple[tuple[FormName, re.Pattern[str]], ...]] = {}
+_FORMS_WITH: dict[tuple[str, ...], tuple[tuple[FormName, Pattern], ...]] = {}
 
 
-def _forms_for(text: str, gate: bool = True) -> tuple[tuple[FormName, re.Pattern[str]], ...]:
+def _forms_for(text: str, gate: bool = True) -> tuple[tuple[FormName, Pattern], ...]:
     """The forms that can match in `text`, in the order they are tried.
 
     Each match of a form holds one of its keywords (faults/catalogue.py), so on ASCII text a
@@ -318,7 +319,7 @@ def _read_tail(name: FormName, matched: str, rest: str, quoted: bool) -> tuple[s
 
 
 # A message a user, system, developer or tool wrote: markup in it was sent, not returned.
-_WRITTEN = re.compile(r"""["']role["']\s*:\s*["'](?:user|system|developer|tool)["']""")
+_WRITTEN = Pattern(r"""["']role["']\s*:\s*["'](?:user|system|developer|tool)["']""")
 
 
 def find_leak(text: str) -> MessageHit | None:
@@ -396,7 +397,7 @@ def _find_closing(
     return None
 
 
-_ESCAPE = re.compile(r"\\(u\{[0-9a-fA-F]{1,6}\}|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|.)", re.S)
+_ESCAPE = Pattern(r"\\(u\{[0-9a-fA-F]{1,6}\}|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|.)", re.S)
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", '"': '"', "'": "'", "\\": "\\"}
 
 
@@ -466,7 +467,29 @@ def _parse_list(text: str, index: int) -> tuple[Remainder, int]:
 
 
 def _rust_string(text: str, index: int) -> tuple[str, bool, int]:
-    """A Rust Debug string body from just after its opening quote: (value, closed, next)."""
+    """A Rust Debug string body from just after its opening quote: (value, closed, next).
+
+    Copies the runs between escapes whole; `_rust_string_reference`, a character at a time,
+    is what it is tested equal to."""
+    out: list[str] = []
+    while True:
+        quote = text.find('"', index)
+        slash = text.find("\\", index, len(text) if quote < 0 else quote)
+        if slash < 0 or slash + 1 == len(text):  # no escape before the end (or a lone `\`)
+            if quote < 0:
+                out.append(text[index:])
+                return "".join(out), False, max(index, len(text))
+            out.append(text[index:quote])
+            return "".join(out), True, quote + 1
+        out.append(text[index:slash])
+        escape = _ESCAPE.match(text, slash)
+        assert escape is not None  # `.` (DOTALL) takes whatever follows the backslash
+        out.append(_unescape_match(escape))
+        index = escape.end()
+
+
+def _rust_string_reference(text: str, index: int) -> tuple[str, bool, int]:
+    """`_rust_string` a character at a time, as first written."""
     out: list[str] = []
     while index < len(text):
         char = text[index]

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from harmony_doctor.logs.lazy import Pattern
 from harmony_doctor.logs.lines import (
     CARETS,
     CHAIN,
@@ -30,16 +31,16 @@ _LONG_AGO: Final = -(10**9)
 # llama.cpp's `log_server_r: request: POST /...` (its response line follows), lmdeploy's
 # `session N start`, SGLang's `Receive: obj=`. A failure seen after one is not an echo of a
 # failure seen before it: a request came between.
-_REQUEST_START = re.compile(
+_REQUEST_START = Pattern(
     r"\b(?:Received|Added) request \S|\brequest: [A-Z]+ /|\bsession \d+ start\b|\bReceive: obj="
 )
 _REQUEST_WORDS = ("request", "session", "Receive")
-_ANY_REQUEST_WORD = re.compile("|".join(map(re.escape, _REQUEST_WORDS)))
+_ANY_REQUEST_WORD = Pattern("|".join(map(re.escape, _REQUEST_WORDS)))
 # The last line of a traceback: the exception's type and message (`ExceptionGroup: ...`).
-_EXCEPTION_LINE = re.compile(r"^[\w.]*(?:Error|Exception|ExceptionGroup|Warning|Interrupt)\b:")
+_EXCEPTION_LINE = Pattern(r"^[\w.]*(?:Error|Exception|ExceptionGroup|Warning|Interrupt)\b:")
 # The line shapes `_follow_traceback` tries in turn, in one regex: a line none of them matches
 # (most lines of a window) skips to the last test at once.
-_ANY_TRACEBACK_SHAPE = re.compile(
+_ANY_TRACEBACK_SHAPE = Pattern(
     "|".join(
         f"(?:{shape.pattern})"
         for shape in (TRACEBACK_START, CHAIN, _EXCEPTION_LINE, FRAME, CARETS, TRACEBACK_FURNITURE)

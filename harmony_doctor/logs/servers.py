@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from harmony_doctor.logs.lazy import Pattern
 from harmony_doctor.models import Server
 
 _PACKAGE_SERVERS: dict[str, Server] = {
@@ -15,27 +16,27 @@ _PACKAGE_SERVERS: dict[str, Server] = {
     "tensorrt_llm": "tensorrt-llm",
     "llama_stack": "llama-stack",
 }
-_LINE_SERVERS: tuple[tuple[Server, re.Pattern[str]], ...] = (
-    ("vllm", re.compile(r"\((?:APIServer|EngineCore\w*|VllmWorker\w*|Worker\w*)\b[^()]*pid=\d+")),
-    ("vllm", re.compile(r"\bvllm\.(?:entrypoints|engine|v1|parser)\b|\bvllm serve\b")),
-    ("vllm", re.compile(r"\[(?:serving_chat|serving|serving_responses|api_server)\.py:\d+\]")),
-    ("sglang", re.compile(r"\bsglang\b|^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d (?:TP|DP|PP|EP)\d")),
-    ("lmdeploy", re.compile(r" - lmdeploy - |\blmdeploy\b|\[TM\]\[")),
-    ("tensorrt-llm", re.compile(r"tensorrt_llm|TensorRT-LLM|\btrtllm\b|\[TRT-LLM\]", re.I)),
-    ("llama-stack", re.compile(r"llama[_-]stack", re.I)),
-    ("ollama", re.compile(r"\bollama\[\d+\]|\bsource=[\w./-]+\.go:\d+|\bollama\b", re.I)),
-    ("lmstudio", re.compile(r"\bLM ?Studio\b|\blmstudio\b", re.I)),
-    ("llama.cpp", re.compile(r"\bllama[-_]server\b|\bllama\.cpp\b|\bcommon_chat_parse", re.I)),
+_LINE_SERVERS: tuple[tuple[Server, Pattern], ...] = (
+    ("vllm", Pattern(r"\((?:APIServer|EngineCore\w*|VllmWorker\w*|Worker\w*)\b[^()]*pid=\d+")),
+    ("vllm", Pattern(r"\bvllm\.(?:entrypoints|engine|v1|parser)\b|\bvllm serve\b")),
+    ("vllm", Pattern(r"\[(?:serving_chat|serving|serving_responses|api_server)\.py:\d+\]")),
+    ("sglang", Pattern(r"\bsglang\b|^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d (?:TP|DP|PP|EP)\d")),
+    ("lmdeploy", Pattern(r" - lmdeploy - |\blmdeploy\b|\[TM\]\[")),
+    ("tensorrt-llm", Pattern(r"tensorrt_llm|TensorRT-LLM|\btrtllm\b|\[TRT-LLM\]", re.I)),
+    ("llama-stack", Pattern(r"llama[_-]stack", re.I)),
+    ("ollama", Pattern(r"\bollama\[\d+\]|\bsource=[\w./-]+\.go:\d+|\bollama\b", re.I)),
+    ("lmstudio", Pattern(r"\bLM ?Studio\b|\blmstudio\b", re.I)),
+    ("llama.cpp", Pattern(r"\bllama[-_]server\b|\bllama\.cpp\b|\bcommon_chat_parse", re.I)),
     # llama-server's records: `srv    operator(): `, `srv  log_server_r: `, `slot launch_slot_: `
-    ("llama.cpp", re.compile(r"^\s*(?:srv|slot)\s+[\w()]+:\s")),
+    ("llama.cpp", Pattern(r"^\s*(?:srv|slot)\s+[\w()]+:\s")),
     # llama-server's error wrapper (`got exception: {"code":500,...`), and minja, the Jinja
     # engine llama.cpp runs templates with, placing its errors `at row N, column M:`
-    ("llama.cpp", re.compile(r"\bgot exception: \{\s*\\?\"code\\?\"|\bat row \d+, column \d+:")),
-    ("groq", re.compile(r"\bGroqException\b|\bgroq\.\w+Error\b|\bapi\.groq\.com\b")),
+    ("llama.cpp", Pattern(r"\bgot exception: \{\s*\\?\"code\\?\"|\bat row \d+, column \d+:")),
+    ("groq", Pattern(r"\bGroqException\b|\bgroq\.\w+Error\b|\bapi\.groq\.com\b")),
 )
 
 
-_ANY_SERVER = re.compile(
+_ANY_SERVER = Pattern(
     "|".join(
         f"(?P<s{index}>{'(?i:' if regex.flags & re.I else '(?:'}{regex.pattern}))"
         for index, (_, regex) in enumerate(_LINE_SERVERS)
@@ -51,7 +52,7 @@ def text_server(line: str) -> Server | None:
     return _LINE_SERVERS[int(match.lastgroup[1:])][0]
 
 
-_PACKAGE_IN_PATH = re.compile(
+_PACKAGE_IN_PATH = Pattern(
     r"[/\\](" + "|".join(map(re.escape, _PACKAGE_SERVERS)) + r")[/\\][\w/\\]*\.py\b"
 )
 
@@ -92,7 +93,7 @@ _INIT_LINES: dict[str, dict[int, frozenset[int]]] = {
         699: frozenset({5}),
     },
 }
-_HARMONY_INIT = re.compile(r"harmony[/\\]+_*init_*\.py$")
+_HARMONY_INIT = Pattern(r"harmony[/\\]+_*init_*\.py$")
 
 
 def frame_versions(path: str, line: int, func: str | None) -> frozenset[int] | None:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import re
-
 from harmony_doctor.faults import rules
 from harmony_doctor.logs.describe import unparsed
+from harmony_doctor.logs.lazy import Pattern
 from harmony_doctor.logs.lines import anatomize
 from harmony_doctor.models import LogError
 
@@ -14,7 +13,7 @@ from harmony_doctor.models import LogError
 # a tool call's header glued to its arguments: `commentary to=functions.get_weather json{...`
 # (<|constrain|> gone), `assistant to=python code{...`, `assistantcode{...` (a content type
 # glued to the role). Either way no `<|` is left in the text.
-_GLUED = re.compile(
+_GLUED = Pattern(
     r"assistant(?:analysis|commentary|final)(?=\S)"
     r"|(?:^|output:\s*|['\"])(?:analysis|commentary)(?=[A-Z])"
     r"|assistantcommentary to=\w"

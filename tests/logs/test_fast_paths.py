@@ -172,3 +172,26 @@ def test_generated_logs_give_the_reference_failures(log: list[str]) -> None:
     with pytest.MonkeyPatch.context() as monkeypatch:
         fast, slow = _both("\n".join(log), monkeypatch)
     assert fast == slow
+
+
+# -- a Rust Debug string, read in runs --------------------------------------------------------
+
+_RUST_PIECES = st.sampled_from(['"', "\\", "\\\\", '\\"', "\\u{1F600}", "\\u00e9", "\\x41", "\\n"])
+_RUST_TEXT = st.lists(
+    st.one_of(_RUST_PIECES, st.text(alphabet='ab )u{}x0e9"\\\n', max_size=4)), max_size=12
+).map("".join)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_RUST_TEXT, st.integers(0, 40))
+def test_a_rust_string_reads_as_the_reference(text: str, index: int) -> None:
+    assert messages._rust_string(text, index) == messages._rust_string_reference(text, index)
+
+
+@pytest.mark.parametrize("line", [line for line in REAL_LINES if 'Some("' in line or '["' in line])
+def test_the_rust_strings_of_real_lines_read_as_the_reference(line: str) -> None:
+    for start in range(len(line)):
+        if line[start] == '"':
+            assert messages._rust_string(line, start + 1) == messages._rust_string_reference(
+                line, start + 1
+            )
