@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from harmony_doctor.logs import version_label
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harmony_doctor.logs import servers, version_label
 from harmony_doctor.logs.servers import frame_versions, path_server, text_server
+from tests.helpers import SAMPLES
 from tests.logs.helpers import HARMONY_INIT, VLLM_SERVING
 
 
@@ -40,3 +44,45 @@ def test_server_in_a_stretch_of_log_by_words_then_by_path() -> None:
     assert server_in('  File "/opt/sglang/srt/managers/tokenizer_manager.py", line 9') == "sglang"
     assert server_in('  File "/usr/lib/python3/site-packages/vllm/entrypoints/x.py"') == "vllm"
     assert server_in("2026-11-20 10:00:01 INFO nothing names a server") is None
+
+
+_WORDS = [
+    "pid=",
+    "vllm.entrypoints",
+    "[serving.py:12]",
+    "sglang",
+    "[TM][",
+    "TensorRT-LLM",
+    "Llama-Stack",
+    "OLLAMA",
+    "source=x.go:1",
+    "LM Studio",
+    "common_chat_parse",
+    "srv  x: ",
+    "slot a: ",
+    'got exception: {"code"',
+    "at row 1, column 2:",
+    "GroqException",
+    "[2026-11-01 00:00:00 TP0] ",
+    "(APIServer pid=7) ",
+    "\u212a",
+    "\u017f",
+    "é",
+]
+
+
+@given(
+    st.lists(
+        st.one_of(st.sampled_from(_WORDS), st.text(alphabet=" ab[]():=.-_/\\", max_size=8)),
+        max_size=8,
+    )
+)
+def test_the_words_that_rule_a_text_out_change_no_answer(parts: list[str]) -> None:
+    text = "".join(parts)
+    assert servers.text_server(text) == servers.text_server_reference(text)
+
+
+def test_every_sample_line_names_the_same_server_either_way() -> None:
+    for path in SAMPLES.iterdir():
+        for line in path.read_text(errors="replace").splitlines():
+            assert servers.text_server(line) == servers.text_server_reference(line), line
