@@ -60,8 +60,10 @@ from harmony_doctor.native import chunk_lines, starts_like_wrapped, unwrap_recor
 
 DOCUMENT_LIMIT = 256 * 1024 * 1024  # a Loki API response is parsed whole up to this size
 # The bytes of a line's start that tell whether it may be wrapped (native.starts_like_wrapped:
-# the longest start it looks for is an ISO date and its T, `2026-11-27T`)
+# the longest start it looks for is an ISO date and its T, `2026-11-27T`), and the first bytes
+# of those starts (`{`, `-- `, a digit, a month): a line starting with another byte is plain
 DECIDED = 11
+FIRST_BYTES = frozenset(b"{-0123456789JFMASOND")
 
 
 @dataclass(frozen=True)
@@ -347,12 +349,14 @@ class Unwrapper:
 
     def _plain_start(self, data: bytes, start: int) -> bool:
         """Whether the line from `start` to the end of `data` (unended) is a plain one,
-        whatever follows: its first DECIDED bytes do not start like a wrapped line (nor like a
+        whatever follows: its first byte, or DECIDED bytes, do not start like a wrapped line (nor a
         journal continuation or record piece: only asked when none is open), and it is within
         the cap (a longer one is cut from what is kept)."""
         size = len(data) - start
-        if size < DECIDED or (self.max_line is not None and size > self.max_line):
+        if size == 0 or (self.max_line is not None and size > self.max_line):
             return False
+        if size < DECIDED:
+            return data[start] not in FIRST_BYTES
         return not starts_like_wrapped(data[start : start + DECIDED])
 
     def _open_line_ends(self) -> None:

@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harmony_doctor.inputs.files import MAX_LINE
-from harmony_doctor.inputs.wrappers import DECIDED, Unwrapped, Unwrapper
+from harmony_doctor.inputs.wrappers import DECIDED, FIRST_BYTES, Unwrapped, Unwrapper
 from harmony_doctor.native import starts_like_wrapped
 from tests.inputs import wrapping
 
@@ -194,21 +194,29 @@ def test_a_plain_chunk_is_handed_on_without_a_copy() -> None:
 
 
 def test_a_last_line_that_may_be_wrapped_waits_for_its_end() -> None:
-    """Too short to tell, or starting like a wrapped line: kept back until it is whole."""
+    """Too short to tell, or starting like a wrapped line: kept back until it is whole; a
+    start no wrapped line has goes on at once."""
     for start, whole in (
-        (b"(APISe", b"(APISe\n"),  # plain, but too short to tell yet
+        (b"2026-1", b"2026-1\n"),  # too short to tell yet (a plain line after all)
+        (b"Nov 2", b"Nov 2\n"),
         (b'{"log":"x', b'{"log":"x\n'),  # a plain line after all (no JSON record)
         (b"2026-11-27T10:00:01.5Z stdout P abc", b""),  # a CRI piece: more of it follows
     ):
         unwrapper = Unwrapper(MAX_LINE)
         assert unwrapper.feed(b"plain\n" + start).data == b"plain\n"
         assert unwrapper.feed(b"\n").data == whole
+    unwrapper = Unwrapper(MAX_LINE)
+    assert unwrapper.feed(b"plain\n(APISe").data == b"plain\n(APISe"
+    assert unwrapper.feed(b"rver pid=1)\n").data == b"rver pid=1)\n"
 
 
 @settings(max_examples=300, deadline=None)
 @given(start=st.sampled_from(_STARTS), rest=_text)
 def test_decided_bytes_tell_a_wrapped_start(start: str, rest: str) -> None:
-    """A line's first DECIDED bytes answer starts_like_wrapped as the whole line does (a plain
-    start is handed on before the line ends only then)."""
+    """A line's first DECIDED bytes answer starts_like_wrapped as the whole line does, and a
+    line that starts like a wrapped one starts with one of FIRST_BYTES (a plain start is handed
+    on before the line ends only then)."""
     line = (start + rest).encode()
     assert starts_like_wrapped(line[:DECIDED]) == starts_like_wrapped(line + b"\n")
+    if starts_like_wrapped(line):
+        assert line[0] in FIRST_BYTES
