@@ -376,11 +376,13 @@ def _whole_document(
     for source in parts:
         try:
             stream = open_binary(source)
-            try:
-                head = stream.read(DOCUMENT_BYTES + 1)
-            finally:
-                stream.close()
-        except (InputError, OSError, EOFError, ValueError):
+        except (InputError, OSError):
+            return None
+        try:  # read to its end (one read of a decoded or inflated stream may hand out less)
+            _, head = read_head(stream, DOCUMENT_BYTES - sum(map(len, heads)))
+        finally:
+            stream.close()
+        if head is None:  # larger, or damaged: the parts are read as a log
             return None
         heads.append(head if head.endswith(b"\n") or not head else head + b"\n")
         if sum(map(len, heads)) > DOCUMENT_BYTES:

@@ -10,6 +10,7 @@ agree with one scan.
 from __future__ import annotations
 
 import gzip
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -182,3 +183,20 @@ def test_scan_rotated_refuses_files_of_two_logs(tmp_path: Path) -> None:
     folder = _write(tmp_path / "two", [("a.log", GENERATED), ("b.log", GENERATED)])
     with pytest.raises(hd.InputError, match="not the parts of one rotated log"):
         hd.scan_rotated([folder / "a.log", folder / "b.log"], OPTIONS)
+
+
+def test_a_token_document_longer_than_one_read_cut_by_a_rotation_counts_whole(
+    tmp_path: Path,
+) -> None:
+    """A pretty-printed completion of some 1,400 ids (over 8 KiB: more than one read of a
+    decoded stream hands out) cut in two by a rotation is one document, as it is whole."""
+    ids = [int(n) for n in (SAMPLES / "duplicate-recipient.ids").read_text().split()]
+    data = (json.dumps([*ids[:3], *[316] * 1400, *ids[3:]], indent=1) + "\n").encode()
+    assert len(data) > 8 * 1024
+    lines = data.splitlines(keepends=True)
+    whole = _counts(_scan(_write(tmp_path / "whole", [("c.json", data)])))
+    assert sum(whole[0].values()) == 1 and whole[3] == len(lines)
+    for k in (1, 40, len(lines) // 2, len(lines) - 2):
+        pieces = [b"".join(lines[:k]), b"".join(lines[k:])]
+        folder = _write(tmp_path / f"split{k}", _rotations("c.json", pieces))
+        assert _counts(_scan(folder)) == whole, f"split after line {k}"
