@@ -467,6 +467,9 @@ class _Replayed(io.RawIOBase):
             buffer[:n] = self._pending[:n]
             self._pending = self._pending[n:]
             return n
+        readinto = getattr(self._raw, "readinto", None)
+        if readinto is not None:  # straight into the caller's buffer: no bytes in between
+            return int(readinto(buffer) or 0)
         data = self._raw.read(len(buffer))
         buffer[: len(data)] = data
         return len(data)
