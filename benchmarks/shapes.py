@@ -9,8 +9,9 @@ SGLang's and llama.cpp's own line shapes with the same failure rate. Per shape: 
 (user + sys, best of N) of `harmony-doctor scan --jobs 1 --format json` less that of a scan of
 an empty file measured in the same run (the fixed start), per GiB of the shape's bytes; the
 same for `rg -c HarmonyError`; their ratio; and the failures and requests scan counted against
-the generator's truth (a difference prints MISMATCH). A shape that goes through Python line by
-line shows as a per-GiB cost many times the plain one.
+the generator's truth (a difference prints MISMATCH); and how many wrapped lines scan read one
+by one in Python (`python_lines` in its JSON): a shape where that is more than 0.1% of its lines
+prints FALLBACK and fails the run (exit 1).
 
 A benchmark, not a test: times depend on the machine and its load (noted).
 """
@@ -33,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from make_logs import fails, write
 
 GIB = 1024**3
+FALLBACK = 0.001  # a shape with more of its lines unwrapped in Python fails the benchmark
 STAMP = dt.datetime(2026, 11, 1)
 
 
@@ -156,8 +158,10 @@ def measure(args: argparse.Namespace) -> list[dict[str, Any]]:
         size = path.stat().st_size
         cpu, out = _cpu([*scan, str(path)], args.repeat)
         rg, _ = _cpu(["rg", "-c", "HarmonyError", str(path)], args.repeat)
-        totals = json.loads(out)["totals"]
+        found = json.loads(out)
+        totals = found["totals"]
         counted = {"requests": totals.get("requests") or 0, "failures": totals["failures"]}
+        in_python = sum(f.get("python_lines", 0) for f in found["files"])
         per_gib = (cpu - start) * GIB / size
         rg_gib = rg * GIB / size
         rows.append(
@@ -170,6 +174,8 @@ def measure(args: argparse.Namespace) -> list[dict[str, Any]]:
                 "counted": counted,
                 "truth": expected,
                 "exact": counted == expected,
+                "python_lines": in_python,
+                "lines": totals["lines"],
             }
         )
     return rows
@@ -189,13 +195,20 @@ def main() -> None:
         print(json.dumps({"load": load, "rows": rows}, indent=1))
         return
     print(f"load {load:.1f}; CPU per GiB, the fixed start taken off; best of {args.repeat}")
-    print(f"{'shape':16} {'MiB':>6} {'scan s/GiB':>11} {'rg s/GiB':>9} {'ratio':>6}  counts")
+    print(
+        f"{'shape':16} {'MiB':>6} {'scan s/GiB':>11} {'rg s/GiB':>9} {'ratio':>6} "
+        f"{'lines in Python':>16}  counts"
+    )
     for r in rows:
         check = "exact" if r["exact"] else f"MISMATCH {r['counted']} != truth {r['truth']}"
+        if r["python_lines"] > FALLBACK * r["lines"]:
+            check += f"  FALLBACK: {r['python_lines']:,} of {r['lines']:,} lines read in Python"
         print(
             f"{r['shape']:16} {r['bytes'] / 2**20:6.0f} {r['scan_s_per_gib']:11.2f} "
-            f"{r['rg_s_per_gib']:9.3f} {r['ratio'] or 0:6.0f}x  {check}"
+            f"{r['rg_s_per_gib']:9.3f} {r['ratio'] or 0:6.0f}x {r['python_lines']:16,}  {check}"
         )
+    if any(r["python_lines"] > FALLBACK * r["lines"] for r in rows):
+        sys.exit(1)
 
 
 if __name__ == "__main__":

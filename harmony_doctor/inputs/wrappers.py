@@ -63,6 +63,10 @@ DOCUMENT_LIMIT = 256 * 1024 * 1024  # a Loki API response is parsed whole up to 
 # the longest start it looks for is an ISO date and its T, `2026-11-27T`), and the first bytes
 # of those starts (`{`, `-- `, a digit, a month): a line starting with another byte is plain
 DECIDED = 11
+# Lines of a chunk read one by one before the rest of it may go to Rust: a log's own clock
+# starts on its first stamped line, within these as a rule
+CLOCK_LINES = 64
+CLOCK_BYTES = 16 * 1024  # a smaller chunk is read one line at a time, as a whole
 FIRST_BYTES = frozenset(b"{-0123456789JFMASOND")
 
 
@@ -146,6 +150,7 @@ class Unwrapper:
         # unwrapped in Rust with no metadata per line (`_records`).
         self.own_stamps_first = own_stamps_first
         self.cut_lines = 0
+        self.python_lines = 0  # lines read one by one in `_lines_into` (not by Rust, not plain)
         self.wrappers: Counter[str] = Counter()
         self.newlines = 0  # newlines fed (the wrapped file's lines, but for an unended last)
         self._tail = b""  # the partial wrapped line at the end of the last chunk (not handed on)
@@ -295,12 +300,15 @@ class Unwrapper:
                 self._open = len(data) - end
                 return Unwrapped(data, (), count)
         self._tail = data[end:]
-        if not self._open and self._own_clock and self.own_stamps_first and not self._partials:
-            body = data[:end]
-            records = None if self._continued(body) else unwrap_records(body)
-            if records is not None:
-                self._indent = None  # the first line does not go on the journal line above
-                return self._records(body, records)
+        if not self._open and self.own_stamps_first and not self._partials:
+            if self._own_clock:
+                body = data[:end]
+                records = None if self._continued(body) else unwrap_records(body)
+                if records is not None:
+                    self._indent = None  # the first line does not go on the journal line above
+                    return self._records(body, records)
+            elif end > CLOCK_BYTES:  # a large chunk before the log's own clock
+                return self._until_own_clock(data, end)
         parts: list[bytes] = []  # one line each, ending with its newline
         meta: list[LineMeta] = []
         start = 0
@@ -310,6 +318,21 @@ class Unwrapper:
             parts.append(data[:start])
         self._lines_into(data, parts, meta, start, end)
         return Unwrapped(b"".join(parts), tuple(meta), len(parts))
+
+    def _until_own_clock(self, data: bytes, end: int) -> Unwrapped:
+        """A chunk before the log's own clock: its first CLOCK_LINES lines one by one, and the
+        rest as any chunk is read (by Rust, once those lines started the log's own clock)."""
+        stop = 0
+        for _ in range(CLOCK_LINES):
+            stop = data.index(b"\n", stop) + 1
+            if stop == end:
+                break
+        parts: list[bytes] = []
+        meta: list[LineMeta] = []
+        self._lines_into(data, parts, meta, 0, stop)
+        first = Unwrapped(b"".join(parts), tuple(meta), len(parts))
+        rest = data[stop:]
+        return self._concat(first, self._lines(rest, end - stop)) if stop < end else first
 
     def _continued(self, body: bytes) -> bool:
         """Whether the first of these lines goes on the journal line before them."""
@@ -383,6 +406,7 @@ class Unwrapper:
             raw = body[start:end]
             start = end + 1
             self._source += 1
+            self.python_lines += 1
             self._last_plain = False
             line = raw[:-1] if raw.endswith(b"\r") else raw
             if self._indent is not None:

@@ -41,6 +41,9 @@ class SourceScan:
     # CRC-32, or a member cut short): read (their failures are kept), not the file's lines
     unchecked_lines: int = 0
     cut_lines: int = 0
+    # wrapped lines the Unwrapper read one by one in Python: how the source was read (it
+    # depends on where chunks end), not what it holds, so reports compare without it
+    python_lines: int = field(default=0, compare=False)
     server: Server | None = None
     damage: str | None = None  # why the stream stopped early (damaged compressed data)
     bytes: int = 0
@@ -58,6 +61,7 @@ class Mark:
     lines: int
     bytes: int
     cut_lines: int
+    python_lines: int
     access_lines: int
     received_lines: int
     tallies: dict[TallyKey, int]

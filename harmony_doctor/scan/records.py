@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -38,6 +38,10 @@ class FileReport:
     lines: int
     failures: int
     cut_lines: int = 0  # lines longer than inputs/files.MAX_LINE, read to that length only
+    # wrapped lines read one by one in Python (inputs/wrappers.py), the rest in Rust: how much
+    # of a wrapped log took the slow path (the benchmark fails a shape on it); how the file was
+    # read, not what it holds, so reports compare without it
+    python_lines: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)

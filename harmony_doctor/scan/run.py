@@ -500,7 +500,9 @@ def file_scan(result: UnitResult, options: ScanOptions, origin: str) -> FileScan
     if found.cut_lines:  # read, but not whole: said in every output, the file still counts
         reasons.append(_cut(found.cut_lines))
     reason = "; ".join(reasons) or None
-    report = FileReport(label, status, reason, found.bytes, lines, len(events), found.cut_lines)
+    report = FileReport(
+        label, status, reason, found.bytes, lines, len(events), found.cut_lines, found.python_lines
+    )
     return FileScan(tuple(events), tuple(_tallies(found, origin)), report)
 
 

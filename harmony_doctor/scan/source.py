@@ -441,6 +441,7 @@ class _SourceScanner:
             lines,
             self.out.bytes,
             stats.cut_lines + self.unwrapper.cut_lines,
+            self.unwrapper.python_lines,
             stats.access_lines,
             stats.received_lines,
             dict(stats.tallies),
@@ -452,12 +453,13 @@ class _SourceScanner:
     ) -> list[SourceScan]:
         """What each part held: the differences between the marks at the parts' ends."""
         parts = []
-        before = Mark(0, 0, 0, 0, 0, {}, Counter())
+        before = Mark(0, 0, 0, 0, 0, 0, {}, Counter())
         for label, mark, damage in zip(labels, marks, damages, strict=True):
             part = SourceScan(label, self.out.reference, server=self.out.server, damage=damage)
             part.lines = mark.lines - before.lines
             part.bytes = mark.bytes - before.bytes
             part.cut_lines = mark.cut_lines - before.cut_lines
+            part.python_lines = mark.python_lines - before.python_lines
             part.access_lines = mark.access_lines - before.access_lines
             part.received_lines = mark.received_lines - before.received_lines
             for key, n in mark.tallies.items():
@@ -540,6 +542,7 @@ class _SourceScanner:
         else:
             out.lines = stats.lines
         out.cut_lines = stats.cut_lines + self.unwrapper.cut_lines  # cut once: by one or other
+        out.python_lines = self.unwrapper.python_lines
         out.access_lines = stats.access_lines
         out.received_lines = stats.received_lines
         for key, n in stats.tallies.items():

@@ -9,6 +9,7 @@ import itertools
 import json
 from datetime import datetime
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 from harmony_doctor import native
 from harmony_doctor.inputs import wrappers
 from harmony_doctor.inputs.timestamps import HEAD, own_stamp
-from harmony_doctor.inputs.wrappers import Unwrapper
+from harmony_doctor.inputs.wrappers import CLOCK_LINES, Unwrapper
 from harmony_doctor.native import use_native
 from harmony_doctor.scan import source
 from harmony_doctor.scan.core import own_pid
@@ -131,12 +132,16 @@ def _line(draw: st.DrawFn, kinds: list[str], stamped: bool = False) -> str:
 
 
 def _read(data: bytes, cuts: list[int], fast: bool) -> tuple[Any, ...]:
-    """Everything the scan takes from an Unwrapper, fed `data` cut at `cuts`."""
+    """Everything the scan takes from an Unwrapper, fed `data` cut at `cuts`; the fast one
+    hands the rest of any chunk to Rust after its first two lines (a scan: after 64 lines of
+    a chunk over 16 KiB), once they started the log's own clock."""
     unwrapper = Unwrapper(max_line=None, own_stamps_first=fast)
     text, facts = b"", {}
     starts = [0, *sorted(c for c in cuts if 0 < c < len(data)), len(data)]
-    pieces = [unwrapper.feed(data[a:b]) for a, b in itertools.pairwise(starts)]
-    for piece in [*pieces, unwrapper.finish()]:
+    with mock.patch.multiple(wrappers, CLOCK_LINES=2, CLOCK_BYTES=0):
+        pieces = [unwrapper.feed(data[a:b]) for a, b in itertools.pairwise(starts)]
+        pieces.append(unwrapper.finish())
+    for piece in pieces:
         text += piece.data
         facts.update({m.line: (m.stamp, m.pid) for m in piece.meta})
     lines = text.split(b"\n")
@@ -220,6 +225,10 @@ def test_a_wrapped_log_scans_the_same_with_records_read_in_rust(
         return found.lines, dict(found.requests), dict(found.received), errors, places
 
     fast = scanned()
+    read_in_python = scan_source(io.BytesIO(data), "x.log", datetime(2026, 11, 30), True)
     monkeypatch.setattr(source, "Unwrapper", lambda cap, **_: Unwrapper(cap))
     assert fast == scanned()
     assert fast[3] and sum(fast[1].values()) > 300
+    # the scan says how many lines took the slow path: those before the log's own clock only
+    everything = scan_source(io.BytesIO(data), "x.log", datetime(2026, 11, 30), True)
+    assert 0 < read_in_python.python_lines <= CLOCK_LINES and everything.python_lines == fast[0]
