@@ -330,9 +330,13 @@ class Unwrapper:
         parts: list[bytes] = []
         meta: list[LineMeta] = []
         self._lines_into(data, parts, meta, 0, stop)
+        if not self._own_clock:  # a log without stamps of its own: all of it, line by line
+            self._lines_into(data, parts, meta, stop, end)
+            stop = end
         first = Unwrapped(b"".join(parts), tuple(meta), len(parts))
-        rest = data[stop:]
-        return self._concat(first, self._lines(rest, end - stop)) if stop < end else first
+        if stop == end:
+            return first
+        return self._concat(first, self._lines(data[stop:], end - stop))
 
     def _continued(self, body: bytes) -> bool:
         """Whether the first of these lines goes on the journal line before them."""

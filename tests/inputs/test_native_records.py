@@ -232,3 +232,14 @@ def test_a_wrapped_log_scans_the_same_with_records_read_in_rust(
     # the scan says how many lines took the slow path: those before the log's own clock only
     everything = scan_source(io.BytesIO(data), "x.log", datetime(2026, 11, 30), True)
     assert 0 < read_in_python.python_lines <= CLOCK_LINES and everything.python_lines == fast[0]
+
+
+def test_a_wrapped_log_without_stamps_of_its_own_is_read_in_python_whole() -> None:
+    """No own clock starts: every line of a large chunk is read in Python, at once (not 64 at
+    a time, which copied the rest again and again and recursed once per 64 lines)."""
+    record = '{{"log":"x{}\\n","stream":"stdout","time":"2026-11-01T00:00:01Z"}}'
+    data = "".join(record.format(n) + "\n" for n in range(60_000)).encode()
+    fast, reference = Unwrapper(4 << 20, own_stamps_first=True), Unwrapper(4 << 20)
+    for unwrapper in (fast, reference):
+        unwrapper.feed(data)
+    assert fast.python_lines == reference.python_lines == 60_000
