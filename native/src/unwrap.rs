@@ -419,6 +419,12 @@ mod tests {
         unwrap_records(body).map(|r| r.text)
     }
 
+    fn assert_declined(bodies: &[&[u8]]) {
+        for body in bodies {
+            assert_eq!(text(body), None, "{}", String::from_utf8_lossy(body));
+        }
+    }
+
     #[test]
     fn unwraps_docker_and_cri_records() {
         let body = b"{\"log\":\"INFO a \\\"q\\\" \\u00e9\\ud83d\\ude00\\n\",\"stream\":\"stdout\",\"time\":\"2026-11-01T00:00:00.1Z\"}\n\
@@ -444,7 +450,7 @@ Nov 12 10:41:19 gpu-1 kernel: y\n";
         );
         assert_eq!(records.journal, 3);
         assert_eq!(records.pids, vec![(0, 1234, "journal")]);
-        for declined in [
+        assert_declined(&[
             &b"Nov 12 10:41:19 gpu-1 vllm[x]: y\n"[..],
             b"Nov 12 10:41:19 gpu-1 vllm y\n",
             b"Nov 12 10:41:19 gpu-1\tvllm: y\n",
@@ -452,19 +458,12 @@ Nov 12 10:41:19 gpu-1 kernel: y\n";
             b"   continued\n",
             b"-- Boot 1234 --\n",
             b"Now 12 10:41:19 gpu-1 vllm: y\n",
-        ] {
-            assert_eq!(
-                text(declined),
-                None,
-                "{}",
-                String::from_utf8_lossy(declined)
-            );
-        }
+        ]);
     }
 
     #[test]
     fn declines_what_python_reads_otherwise() {
-        for body in [
+        assert_declined(&[
             &b"plain\n"[..],
             b"\n",
             b"{\"log\":\"split\",\"stream\":\"stdout\",\"time\":\"t\"}\n",
@@ -479,9 +478,7 @@ Nov 12 10:41:19 gpu-1 kernel: y\n";
             b"2026-11-01T00:00:00+05:3 stdout F x\n",
             b"2026-11-01 00:00:00Z stdout F x\n",
             b"no newline",
-        ] {
-            assert_eq!(text(body), None, "{}", String::from_utf8_lossy(body));
-        }
+        ]);
     }
 
     #[test]
@@ -494,20 +491,13 @@ Nov 12 10:41:19 gpu-1 kernel: y\n";
         assert_eq!(records.text, b"a\nb\nc\n(APIServer pid=3) d\n".to_vec());
         assert_eq!((records.docker, records.journal, records.json), (1, 1, 2));
         assert_eq!(records.pids, vec![(1, 42, "journal"), (2, 7, "json")]);
-        for declined in [
+        assert_declined(&[
             &b"{\"message\":\"no meta key\"}\n"[..],
             b"{\"MESSAGE\":null,\"_PID\":\"1\"}\n",
             b"{\"host\":\"h\",\"message\":\"two\\nlines\"}\n",
             b"{\"host\":\"h\",\"message\":\"x\",\"pid\":\"\\u0661\"}\n",
             b"{\"log\":\"piece\",\"stream\":\"stdout\",\"attrs\":{}}\n",
-        ] {
-            assert_eq!(
-                text(declined),
-                None,
-                "{}",
-                String::from_utf8_lossy(declined)
-            );
-        }
+        ]);
     }
 
     #[test]
