@@ -14,6 +14,7 @@ import io
 import itertools
 import re
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,36 +52,32 @@ def _zstd(cuts: tuple[int, ...]) -> bytes:
     return b"".join(compressor.compress(part) for part in _members(LOG, cuts))
 
 
-def _verified_gzip(data: bytes) -> tuple[bytes, bool]:
-    """The bytes of the members that passed their checks (a reference reading, member by
-    member, with zlib), and whether all of the data did."""
+def _verified(data: bytes, engine: Callable[[], Any], error: type[Exception]) -> tuple[bytes, bool]:
+    """The bytes of the members (frames) that passed their checks, read one by one by a
+    fresh `engine()` each (a reference reading with zlib or zstandard), and whether all of
+    the data did."""
     verified = b""
     while data:
-        engine = zlib.decompressobj(wbits=31)
+        reader = engine()
         try:
-            out = engine.decompress(data)
-        except zlib.error:
+            out = reader.decompress(data)
+        except error:
             return verified, False
-        if not engine.eof:
+        if not reader.eof:
             return verified, False
         verified += out
-        data = engine.unused_data
+        data = reader.unused_data
     return verified, True
+
+
+def _verified_gzip(data: bytes) -> tuple[bytes, bool]:
+    return _verified(data, lambda: zlib.decompressobj(wbits=31), zlib.error)
 
 
 def _verified_zstd(data: bytes) -> tuple[bytes, bool]:
-    verified = b""
-    while data:
-        engine = zstandard.ZstdDecompressor().decompressobj()
-        try:
-            out = engine.decompress(data)
-        except zstandard.ZstdError:
-            return verified, False
-        if not engine.eof:
-            return verified, False
-        verified += out
-        data = engine.unused_data
-    return verified, True
+    return _verified(
+        data, lambda: zstandard.ZstdDecompressor().decompressobj(), zstandard.ZstdError
+    )
 
 
 @pytest.fixture(scope="module")
