@@ -454,16 +454,19 @@ def _once(frames: list[pl.DataFrame]) -> tuple[list[pl.DataFrame], list[int]]:
     repeated within one file are its own, and stay."""
     import polars as pl
 
-    kept: list[pl.DataFrame] = []
-    repeated: list[int] = []
-    for frame in frames:
-        fresh = frame
-        if kept and frame.height:
-            seen = pl.concat(kept).unique()
-            fresh = frame.join(seen, on=frame.columns, how="anti", nulls_equal=True)
-        kept.append(fresh)
-        repeated.append(frame.height - fresh.height)
-    return kept, repeated
+    if len(frames) < 2:
+        return frames, [0] * len(frames)
+    columns = frames[0].columns
+    tagged = pl.concat([f.with_columns(pl.lit(i).alias("__file")) for i, f in enumerate(frames)])
+    first = tagged.group_by(columns).agg(pl.col("__file").min().alias("__first"))
+    fresh = (  # one pass: a row stays in the first file that holds it
+        tagged.join(first, on=columns, nulls_equal=True, maintain_order="left")
+        .filter(pl.col("__file") == pl.col("__first"))
+        .drop("__first")
+    )
+    parts = fresh.partition_by("__file", as_dict=True, include_key=False, maintain_order=True)
+    kept = [parts.get((i,), frame.clear()) for i, frame in enumerate(frames)]
+    return kept, [f.height - k.height for f, k in zip(frames, kept, strict=True)]
 
 
 def _checked_read(
