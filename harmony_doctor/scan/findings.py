@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import datetime
@@ -76,13 +77,18 @@ def merge_duplicates(events: list[ScanEvent]) -> list[ScanEvent]:
     the nearest such error not taken yet, completions in the order of their lines.
     """
     logged = sorted((e for e in events if e.source == "log"), key=lambda e: e.line)
+    lines = [e.line for e in logged]
     taken: set[int] = set()
     out: list[ScanEvent] = []
     for event in sorted(events, key=lambda e: e.line):
         if event.source != "replay" or event.severity != "error":
             continue
+        # Only errors from the completion's line to MERGE_WINDOW lines after it can report it:
+        # look there, not through every error (a log dense with both would be quadratic).
+        start = bisect_left(lines, event.line)
+        end = bisect_right(lines, event.line + MERGE_WINDOW, lo=start)
         index = next(
-            (i for i, other in enumerate(logged) if i not in taken and _reports(other, event)),
+            (i for i in range(start, end) if i not in taken and _reports(logged[i], event)),
             None,
         )
         if index is None:

@@ -270,14 +270,20 @@ class Scoped:
     files: pl.DataFrame
 
 
+_ROW = "__row"  # a scoped key row's place in the events frame
+
+
 def scoped(events: pl.DataFrame, requests: pl.DataFrame) -> Scoped:
     """Each failure in the scope its requests were counted in, or in none: same origin and
     process, same pid, same hour. A scope with more failures than requests did not log every
     request: it gives no rate, and its failures are unrated with the others."""
     import polars as pl
 
-    events = _with_process(_with_origin(events)).with_columns(pl.col("pid").cast(pl.Utf8))
-    events, requests = _lone_pids(events, _with_process(_with_origin(requests)))
+    full = _with_process(_with_origin(events)).with_columns(pl.col("pid").cast(pl.Utf8))
+    # Scoping joins only the columns it reads (a join gathers every column it is given: the
+    # whole frame, messages too, once per join), then sets the answers on the frame by row.
+    keys = full.select("origin", "process", "server", "pid", "file", "hour").with_row_index(_ROW)
+    events, requests = _lone_pids(keys, _with_process(_with_origin(requests)))
     counted, events = _place_heads(counted_tallies(requests), events)
     scopes = _scopes_of(counted)
     # A process whose request lines carry no time at all (nor one before them) is one scope
@@ -308,7 +314,7 @@ def scoped(events: pl.DataFrame, requests: pl.DataFrame) -> Scoped:
             nulls_equal=True,
         )
         .with_columns(pl.col("rated").fill_null(False))
-        .drop("hourless", "scope_hour")
+        .sort(_ROW)
     )
     tallied = counted.select("file", *SCOPE).unique()
     untallied = (
@@ -321,7 +327,8 @@ def scoped(events: pl.DataFrame, requests: pl.DataFrame) -> Scoped:
         scopes.drop("failures"), on=list(SCOPE), how="inner", nulls_equal=True
     )
     excess = int(over["failures"].sum()) if over.height else 0
-    return Scoped(rated, scopes, excess, everything, files)
+    answered = full.with_columns(rated["pid"], rated["rated"])
+    return Scoped(answered, scopes, excess, everything, files)
 
 
 def summarize(result: ScanResult | FileScan, by: tuple[str, ...]) -> pl.DataFrame:

@@ -8,9 +8,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harmony_doctor.models import ScanEvent
-from harmony_doctor.scan.findings import MERGE_WINDOW, merge_duplicates
+from harmony_doctor.scan.findings import MERGE_WINDOW, _reports, merge_duplicates
 from tests.helpers import SAMPLES, run
 
 UNEXPECTED = "Unexpected token 200002 while expecting start token 200006"
@@ -82,6 +84,73 @@ def test_one_for_one_nearest_first() -> None:
 def test_warnings_are_never_folded() -> None:
     warning = _event("replay", 10, severity="warning", kind="unknown_channel", token_id=None)
     assert len(merge_duplicates([warning, _event("log", 12, token_id=None)])) == 2
+
+
+def _merged_by_the_rule(events: list[ScanEvent]) -> list[ScanEvent]:
+    """merge_duplicates' rule as its docstring says it, through every logged error: the
+    reference the windowed search is compared with."""
+    logged = sorted((e for e in events if e.source == "log"), key=lambda e: e.line)
+    taken: set[int] = set()
+    out = []
+    for event in sorted(events, key=lambda e: e.line):
+        if event.source != "replay" or event.severity != "error":
+            continue
+        index = next(
+            (i for i, o in enumerate(logged) if i not in taken and _reports(o, event)), None
+        )
+        if index is None:
+            out.append(event)
+            continue
+        taken.add(index)
+        other = logged[index]
+        out.append(
+            replace(
+                event,
+                line=other.line,
+                timestamp=other.timestamp or event.timestamp,
+                harmony_version=other.harmony_version,
+                message=other.message,
+            )
+        )
+    folded = {id(logged[i]) for i in taken}
+    rest = [
+        e
+        for e in events
+        if id(e) not in folded and not (e.source == "replay" and e.severity == "error")
+    ]
+    return sorted([*out, *rest], key=lambda e: e.line)
+
+
+_EVENTS = st.lists(
+    st.builds(
+        lambda source, line, pid, token, severity: _event(
+            source, line, pid, token_id=token, severity=severity
+        ),
+        st.sampled_from(["log", "replay"]),
+        st.integers(1, 3 * MERGE_WINDOW),
+        st.sampled_from([None, 5, 6]),
+        st.sampled_from([200002, 200003]),
+        st.sampled_from(["error", "error", "warning"]),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_EVENTS)
+def test_the_windowed_search_folds_as_the_rule_says(events: list[ScanEvent]) -> None:
+    assert merge_duplicates(events) == _merged_by_the_rule(events)
+
+
+def test_each_of_many_completions_takes_its_own_error() -> None:
+    # 20,000 completions each followed by its traceback (searched through every error, as the
+    # rule is written, this took 2e8 steps: about two minutes).
+    events = []
+    for n in range(20_000):
+        events += [_event("replay", 10 * n), _event("log", 10 * n + 3)]
+    merged = merge_duplicates(events)
+    assert [(e.source, e.line) for e in merged[:2]] == [("replay", 3), ("replay", 13)]
+    assert len(merged) == 20_000
 
 
 # --- through the CLI: rates that mean one thing ---------------------------------------------
