@@ -64,7 +64,7 @@ class _NoNetwork(socket.socket):
         self.connect(address)
         return 1
 
-    def sendto(self, *args: Any) -> int:  # type: ignore[override]
+    def sendto(self, *args: Any) -> int:
         NETWORK_ATTEMPTS.append("sendto")
         raise OSError("network access is blocked in the harmony-doctor test suite")
 

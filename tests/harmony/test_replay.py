@@ -82,6 +82,7 @@ def test_positions_of_a_two_message_completion(vocab: Vocab) -> None:
     assert first.start_index is None and first.header == (0, 2)
     assert tokens[first.header[1]] == 200008
     assert first.text == "Think." and first.terminator == 200007
+    assert first.terminator_index is not None
     assert second.start_index == first.terminator_index + 1
     assert tokens[second.start_index] == 200006
     assert second.recipient == "functions.f" and second.content_type == "<|constrain|>json"

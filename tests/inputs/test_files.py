@@ -157,7 +157,7 @@ def test_truncated_gzip_raises_after_the_good_lines(tmp_path: Path) -> None:
     data = gzip.compress(b"".join(b"line %d\n" % i for i in range(5000)))  # one 40 kB member
     path.write_bytes(data[: len(data) // 2])
     stream = open_binary(Source(str(path), path))
-    seen = []
+    seen: list[int] = []
     try:
         with pytest.raises(EOFError):
             seen.extend(line.number for line in read_lines(stream))
@@ -239,12 +239,13 @@ def test_regression_decompression_bomb_expanded_whole_per_chunk(tmp_path: Path) 
 
 @pytest.mark.parametrize("kind", ["gzip", "bzip2", "xz", "zstd"])
 def test_bounded_steps_read_every_format_and_member(tmp_path: Path, kind: str) -> None:
-    pack = {
+    packers: dict[str, Callable[[bytes], bytes]] = {
         "gzip": gzip.compress,
         "bzip2": bz2.compress,
         "xz": lzma.compress,
         "zstd": zstandard.compress,
-    }[kind]
+    }
+    pack = packers[kind]
     first = b"".join(b"line %d\n" % i for i in range(200_000))
     second = b"\0" * (3 * STEP_OUTPUT) + b"\nlast\n"
     path = tmp_path / "two-members"

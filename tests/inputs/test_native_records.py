@@ -99,7 +99,11 @@ def _line(draw: st.DrawFn, kinds: list[str], stamped: bool = False) -> str:
     if kind == "docker":
         ascii_only = draw(st.booleans())
         log = text + (draw(st.sampled_from(["\n", "\n", "", "\nmore\n"])) if not stamped else "\n")
-        record = {"log": log, "stream": draw(st.sampled_from(["stdout", "stderr"])), "time": time}
+        record: dict[str, Any] = {
+            "log": log,
+            "stream": draw(st.sampled_from(["stdout", "stderr"])),
+            "time": time,
+        }
         return json.dumps(record, separators=(",", ":"), ensure_ascii=ascii_only)
     if kind == "cri":
         return f"{time} {draw(st.sampled_from(['stdout', 'stderr']))} F {text}".rstrip("\n")

@@ -329,8 +329,8 @@ def unit(kind: str, message: str, pid: int, stamp: str, n: int) -> list[str]:
             return [f"(APIServer pid={pid}) INFO {stamp} [loggers.py:123] Engine 000: idle"]
 
 
-KINDS = ("vllm-traceback", "vllm-line", "vllm-summary", "sglang-group", "llamacpp")
-KINDS += ("lmdeploy", "client", "filler")
+KINDS: tuple[str, ...] = ("vllm-traceback", "vllm-line", "vllm-summary", "sglang-group")
+KINDS += ("llamacpp", "lmdeploy", "client", "filler")
 units_st = st.lists(
     st.tuples(
         st.sampled_from(KINDS),

@@ -15,6 +15,7 @@ import polars as pl
 import pytest
 
 from harmony_doctor.errors import InputError
+from harmony_doctor.inputs.files import Source
 from harmony_doctor.output import tables as export
 from harmony_doctor.scan import event_files as reading
 from harmony_doctor.scan import run as scanning
@@ -93,7 +94,7 @@ def test_safe_cell_leaves_numbers_and_plain_text() -> None:
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
 def test_events_round_trip_keeps_counts_and_values(tmp_path: Path, suffix: str) -> None:
     _hostile_log(tmp_path)
-    sources = [scanning.Source(str(p), p) for p in tmp_path.glob("*.log")]
+    sources = [Source(str(p), p) for p in tmp_path.glob("*.log")]
     result = scanning.scan(sources, ScanOptions(jobs=1))
     frame = events_frame(result.events)
     path = tmp_path / f"events{suffix}"

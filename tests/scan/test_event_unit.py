@@ -49,7 +49,8 @@ def test_report_refuses_tallies_of_other_events(tmp_path: Path) -> None:
     log = tmp_path / "vllm.log"
     log.write_text(vllm_log(3).text)
     old, new = tmp_path / "old", tmp_path / "new"
-    old.mkdir(), new.mkdir()
+    old.mkdir()
+    new.mkdir()
     _run(["scan", "-j", "1", str(SAMPLES / "vllm-traceback.log"), "--events", str(old / "ev.csv")])
     _run(["scan", "-j", "1", str(log), "--events", str(new / "ev.csv")])
     shutil.copy(new / "ev.requests.csv", old / "ev.requests.csv")

@@ -63,7 +63,7 @@ def test_error_logged_far_after_the_completion_is_another_failure() -> None:
 )
 def test_another_process_request_or_fault_is_another_failure(other: dict[str, object]) -> None:
     replayed = _event("replay", 10, request_id="chatcmpl-1")
-    logged = _event("log", 12, **other)
+    logged = replace(_event("log", 12), **other)  # type: ignore[arg-type]
     assert len(merge_duplicates([replayed, logged])) == 2
 
 

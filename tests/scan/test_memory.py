@@ -9,8 +9,9 @@ from datetime import datetime
 
 from harmony_doctor.models import LoggedFailure, ScanEvent
 from harmony_doctor.scan.findings import source_events
+from harmony_doctor.scan.found import Place
 from harmony_doctor.scan.records import ScanOptions
-from harmony_doctor.scan.source import Place, scan_source
+from harmony_doctor.scan.source import scan_source
 
 FAILURES = 2000
 

@@ -130,7 +130,10 @@ def test_parallel_jobs_find_exactly_what_one_pass_finds(
     serial = scan_folder(tmp_path, jobs=1)
     assert len(scanning.plan(discover([str(tmp_path)])[0])[0]) == 2  # whole files, no ranges
     parallel = scan_folder(tmp_path, jobs=2)
-    key = lambda r: sorted((e.line, e.code, e.request_id) for e in r.events)  # noqa: E731
+
+    def key(r: hd.ScanResult) -> list[tuple[int, str, str | None]]:
+        return sorted((e.line, e.code, e.request_id) for e in r.events)
+
     assert key(parallel) == key(serial)
     lines = sum(len(p.read_text().splitlines()) for p in tmp_path.iterdir())
     assert parallel.lines == serial.lines == lines

@@ -218,7 +218,7 @@ def test_tallies_count_every_kind_per_process(tmp_path: Path) -> None:
     log = vllm_log(2)
     (tmp_path / "vllm.log").write_text(log.text)
     result = hd.scan_paths([tmp_path / "vllm.log"], hd.ScanOptions(jobs=1))
-    kinds = Counter()
+    kinds: Counter[str | None] = Counter()
     for t in result.requests:
         kinds[t.kind] += t.count
     assert kinds["access"] == kinds["received"] == sum(log.requests.values())

@@ -13,6 +13,7 @@ import gzip
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -170,9 +171,12 @@ def test_scan_rotated_and_a_pool_give_what_one_scan_gives(
     monkeypatch.setattr(scanning, "POOL_BYTES", 0)  # a pool of workers even for small files
     pools: list[int] = []
     real = scanning._in_pool
-    monkeypatch.setattr(
-        scanning, "_in_pool", lambda units, *a: pools.append(len(units)) or real(units, *a)
-    )
+
+    def counted(units: list[tuple[int, scanning.Unit]], *rest: Any) -> Any:
+        pools.append(len(units))
+        return real(units, *rest)
+
+    monkeypatch.setattr(scanning, "_in_pool", counted)
     pooled = _scan(folder, ScanOptions(jobs=2, origin="host"))
     assert pools == [2]
     assert _counts(pooled) == _counts(one)

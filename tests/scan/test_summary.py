@@ -7,11 +7,8 @@ from pathlib import Path
 import pytest
 
 import harmony_doctor as hd
-from harmony_doctor.scan.summary import (
-    GROUP_KEYS,
-    REQUEST_KEYS,
-    summarize,
-)
+from harmony_doctor.choices import GROUP_KEYS
+from harmony_doctor.scan.summary import REQUEST_KEYS, summarize
 from tests.scan.vllm_logs import scan_folder, traceback
 
 

@@ -54,7 +54,7 @@ def _explained(path: Path) -> list[dict[str, Any]]:
             "pid": e.pid,
             "timestamp": parse_timestamp(e.timestamp, REFERENCE) if e.timestamp else None,
             # A stamp parse_timestamp does not read (syslog's `Nov 12 10:41:19`): not compared.
-            "unread": bool(e.timestamp) and parse_timestamp(e.timestamp, REFERENCE) is None,
+            "unread": bool(e.timestamp and parse_timestamp(e.timestamp, REFERENCE) is None),
         }
         for e in sorted(errors, key=lambda e: (e.line, e.code))
     ]

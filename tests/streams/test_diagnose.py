@@ -72,7 +72,8 @@ def test_each_kind_gets_its_rule(vocab: Vocab, text: str, role: str, kind: str, 
     assert (f.kind, f.code) == (kind, code)
     assert f.harmony_error == d.harmony_error
     assert f.raise_index == d.harmony_raise_index
-    assert f.origin_index is not None and f.origin_index <= f.raise_index
+    assert f.origin_index is not None and f.raise_index is not None
+    assert f.origin_index <= f.raise_index
     assert not d.disagreements
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from harmony_doctor.choices import CONTENT_TYPES
 from harmony_doctor.harmony import spec
 from harmony_doctor.harmony.replay import find_origin
 from harmony_doctor.harmony.vocab import CALL, END, RETURN, Vocab
@@ -172,7 +173,7 @@ def test_every_option_combination_compiles(vocab: Vocab) -> None:
         g.GrammarOptions(channels=c, tools=t, content_types=ct, require_return=r, require_call=k)
         for c in (("final",), ("analysis", "final"), spec.SPEC_CHANNELS)
         for t in (None, (), ("functions.a", "python"))
-        for ct in ((), ("json",), g.CONTENT_TYPES)
+        for ct in ((), ("json",), CONTENT_TYPES)
         for r in (False, True)
         for k in (False, True)
     ]
