@@ -34,8 +34,10 @@ def source_events(
     """
     for error, hit in found.errors:
         yield _log_event(error, hit, found, vocab)
+    for event in found.replayed:
+        yield replace(event, file=found.label, server=found.server)
     for inp, hit in found.completions:
-        yield from _replayed(inp, hit, found, vocab, options.role, clean)
+        yield from _replayed(inp, hit, found.label, found.server, vocab, options.role, clean)
     for why, request_id, hit in found.rejected:
         yield _rejected_event(why, request_id, hit, found)
 
@@ -124,10 +126,24 @@ def _reports(logged: ScanEvent, replayed: ScanEvent) -> bool:
     return 0 <= logged.line - replayed.line <= MERGE_WINDOW
 
 
+def completion_diagnosis(
+    vocab: Callable[[], Vocab], options: ScanOptions, clean: CleanStreams | None
+) -> Callable[[TokenInput, Place], list[ScanEvent]]:
+    """Diagnose a kept completion when the scan keeps it (scan_source's `diagnose`): its
+    events, with `file` and `server` set later (source_events), take far less than its ids.
+    A day of failing completions is then held as events, not as every completion's ids."""
+
+    def events(inp: TokenInput, hit: Place) -> list[ScanEvent]:
+        return list(_replayed(inp, hit, "", None, vocab, options.role, clean))
+
+    return events
+
+
 def _replayed(
     inp: TokenInput,
     hit: Place,
-    found: SourceScan,
+    label: str,
+    server: Server | None,
     vocab: Callable[[], Vocab],
     role: ParseRole,
     clean: CleanStreams | None,
@@ -137,7 +153,7 @@ def _replayed(
     if clean is not None and clean(inp.tokens):
         return
     v = vocab()
-    yield from diagnosis_events(inp, diagnose(inp, v, role), v, found.label, hit, found.server)
+    yield from diagnosis_events(inp, diagnose(inp, v, role), v, label, hit, server)
 
 
 def diagnosis_events(

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from harmony_doctor.inputs.timestamps import parse_timestamp
-from harmony_doctor.models import LoggedFailure, Server, TokenInput
+from harmony_doctor.models import LoggedFailure, ScanEvent, Server, TokenInput
 from harmony_doctor.scan.core import TallyKey
 
 
@@ -29,6 +29,10 @@ class SourceScan:
     reference: datetime
     errors: list[tuple[LoggedFailure, Place]] = field(default_factory=list)
     completions: list[tuple[TokenInput, Place]] = field(default_factory=list)
+    # what diagnosing the kept completions found, when the scan diagnosed each as it was kept
+    # (scan_source's `diagnose`: its ids are then not held to the end); `file` and `server`
+    # are set when the source is read (source_events)
+    replayed: list[ScanEvent] = field(default_factory=list)
     # logged completions whose ids openai-harmony rejects: (why, request id, where)
     rejected: list[tuple[str, str | None, Place]] = field(default_factory=list)
     # (pid, ISO hour) -> requests, from access lines or, where a log has none, request lines

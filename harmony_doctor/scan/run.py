@@ -30,7 +30,13 @@ from harmony_doctor.inputs.remote import is_url, open_url
 from harmony_doctor.models import RequestTally, ScanEvent
 from harmony_doctor.scan.documents import DOCUMENT_BYTES, Document, as_document, read_head
 from harmony_doctor.scan.event_files import written_by_scan
-from harmony_doctor.scan.findings import diagnosis_events, merge_duplicates, redact, source_events
+from harmony_doctor.scan.findings import (
+    completion_diagnosis,
+    diagnosis_events,
+    merge_duplicates,
+    redact,
+    source_events,
+)
 from harmony_doctor.scan.found import Place, SourceScan
 from harmony_doctor.scan.names import rotation_rank, stream_of
 from harmony_doctor.scan.pool import blocked, start_tracker, stop, worker_start
@@ -296,12 +302,16 @@ def _scan_one(source: Source, options: ScanOptions, now: datetime | None) -> Uni
         return opened
     stream, checks = opened
     clean = _clean_check(vocab, options)
+    diagnose = completion_diagnosis(vocab, options, clean)
     try:
-        found = scan_source(stream, source.label, reference, options.replay, clean, checks)
+        found = scan_source(
+            stream, source.label, reference, options.replay, clean, checks, diagnose
+        )
     finally:
         stream.close()
     events = list(source_events(found, vocab, options, clean))
-    found.errors, found.completions = [], []  # now events: keep what crosses processes small
+    # now events: keep what crosses processes small
+    found.errors, found.completions, found.replayed = [], [], []
     changed = _changed(before, _state(source))
     return UnitResult(given, merge_duplicates(events), found, changed=changed)
 
@@ -352,9 +362,10 @@ def _scan_parts(
             (s.label, functools.partial(open_binary, s, c))
             for s, c in zip(logs, checks, strict=True)
         ]
-        found = scan_parts(named, reference, options.replay, clean, checks)
+        diagnose = completion_diagnosis(vocab, options, clean)
+        found = scan_parts(named, reference, options.replay, clean, checks, diagnose)
         events = merge_duplicates(list(source_events(found, vocab, options, clean)))
-        found.errors, found.completions = [], []
+        found.errors, found.completions, found.replayed = [], [], []
         pieces = found.parts or [found]
         starts = list(itertools.accumulate((p.lines for p in pieces[:-1]), initial=0))
         placed: list[list[ScanEvent]] = [[] for _ in pieces]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import Counter, deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -30,7 +30,7 @@ from harmony_doctor.inputs.tokens import RequestStreams, VllmRecord, parse_vllm_
 from harmony_doctor.inputs.wrappers import Unwrapped, Unwrapper
 from harmony_doctor.logs.extract import _Extractor
 from harmony_doctor.logs.servers import server_in
-from harmony_doctor.models import LogError, LoggedFailure, TokenInput
+from harmony_doctor.models import LogError, LoggedFailure, ScanEvent, TokenInput
 from harmony_doctor.native import (
     native_for,
     reuse_large_buffers,
@@ -62,6 +62,8 @@ MAX_PENDING = 10_000  # vLLM requests waiting for their last log line
 # BEFORE + MAX_WINDOW bytes, plus the chunks the core has not settled yet, plus the chunks
 # queued for (or being read by) the core's thread whose batches are not taken yet.
 META_REACH = BEFORE + MAX_WINDOW + (3 + CORE_QUEUE + 1) * CHUNK
+# What diagnosing a kept completion finds (scan/findings.py completion_diagnosis).
+Diagnose = Callable[[TokenInput, Place], Iterable[ScanEvent]]
 
 
 def scan_source(
@@ -71,11 +73,14 @@ def scan_source(
     replay: bool,
     clean: CleanStreams | None = None,
     checks: Checks | None = None,
+    diagnose: Diagnose | None = None,
 ) -> SourceScan:
     """Scan one opened source to its end; damaged data stops it with `damage` set. The stream
     stays open (the caller closes it: a file held open keeps its inode while it is compared).
-    `checks`: how far its compressed data passed its checks (files.open_checked)."""
-    return scan_parts([(label, lambda: _Borrowed(stream))], reference, replay, clean, [checks])
+    `checks`: how far its compressed data passed its checks (files.open_checked); `diagnose`:
+    see scan_parts."""
+    opener = (label, lambda: _Borrowed(stream))
+    return scan_parts([opener], reference, replay, clean, [checks], diagnose)
 
 
 class _Borrowed:
@@ -97,6 +102,7 @@ def scan_parts(
     replay: bool,
     clean: CleanStreams | None = None,
     checks: Sequence[Checks | None] = (),
+    diagnose: Diagnose | None = None,
 ) -> SourceScan:
     """Scan the parts of one stream, (label, opener) each (rotated files, oldest first), as
     one stream labelled as its last part: a traceback, a streamed completion or a time cut by
@@ -105,9 +111,12 @@ def scan_parts(
     data, or a part that cannot be opened, ends that part only. `checks`, one per part (its
     opener fills it: files.open_binary), tells the lines read from data that did not pass its
     check: `unchecked_lines`. With more than one part, `parts` says what each
-    held (its lines, bytes, requests, damage)."""
+    held (its lines, bytes, requests, damage). `diagnose`: what a kept completion (one our
+    replay does not find clean) holds, found when it is kept (`replayed`), so that its ids are
+    not held to the end; None keeps the completions (`completions`)."""
     reuse_large_buffers()
-    return _SourceScanner(parts[-1][0], reference, replay, clean).run(parts, checks)
+    scanner = _SourceScanner(parts[-1][0], reference, replay, clean, diagnose)
+    return scanner.run(parts, checks)
 
 
 @dataclass(frozen=True)
@@ -262,8 +271,10 @@ class _CompletionReader:
         clock: Clock,
         clean: CleanStreams | None,
         native: bool,
+        diagnose: Diagnose | None,
     ) -> None:
         self.out = out
+        self.diagnose = diagnose
         self.unwrapper = unwrapper
         self.clock = clock
         self.clean = clean
@@ -365,7 +376,11 @@ class _CompletionReader:
         """Count a finished completion; keep it for diagnosis unless `clean` settles it
         (memory then grows with the failures, not with the log)."""
         self._count(place.timestamp, place.pid)
-        if self.clean is None or not self.clean(inp.tokens):
+        if self.clean is not None and self.clean(inp.tokens):
+            return
+        if self.diagnose is not None:
+            self.out.replayed.extend(self.diagnose(inp, place))
+        else:
             self.out.completions.append((inp, place))
 
 
@@ -379,6 +394,7 @@ class _SourceScanner:
         reference: datetime,
         replay: bool,
         clean: CleanStreams | None,
+        diagnose: Diagnose | None = None,
     ) -> None:
         self.out = SourceScan(label, reference)
         self.replay = replay
@@ -388,7 +404,9 @@ class _SourceScanner:
         self.facts = _LineFacts(self.unwrapper)
         self.clock = Clock(reference)
         self.errors = _ErrorReader(self.out, self.facts, self.clock)
-        self.completions = _CompletionReader(self.out, self.unwrapper, self.clock, clean, native)
+        self.completions = _CompletionReader(
+            self.out, self.unwrapper, self.clock, clean, native, diagnose
+        )
         self.raw_tail = b""  # the last byte read (does the last line end with a newline?)
 
     def run(

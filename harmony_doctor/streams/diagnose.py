@@ -91,13 +91,21 @@ class CleanStreams:
     """`replay_is_clean` for one vocabulary and role, remembered by `clean_key`.
 
     `vocab` may be a function that loads it: it is called at the first verdict not known yet.
+    At most `size` verdicts and `tokens` key tokens are remembered (then all are forgotten): a
+    key is short for a well-formed stream (its headers), but holds the whole header of one
+    that never wrote `<|message|>`, and a day of those must not be held by the count alone.
     """
 
     def __init__(
-        self, vocab: Vocab | Callable[[], Vocab], role: ParseRole, size: int = 4096
+        self,
+        vocab: Vocab | Callable[[], Vocab],
+        role: ParseRole,
+        size: int = 4096,
+        tokens: int = 256 * 1024,
     ) -> None:
-        self._vocab, self.role, self.size = vocab, role, size
+        self._vocab, self.role, self.size, self.tokens = vocab, role, size, tokens
         self.known: dict[tuple[int, ...], bool] = {}
+        self.held = 0  # tokens in the keys of `known`
         self.native = use_native()  # decided once, not at every completion
 
     def __call__(self, tokens: Sequence[int]) -> bool:
@@ -107,11 +115,15 @@ class CleanStreams:
         """The verdict on every stream whose `clean_key` is `key`."""
         verdict = self.known.get(key)
         if verdict is None:
-            if len(self.known) >= self.size:
-                self.known.clear()
             vocab = self._vocab if isinstance(self._vocab, Vocab) else self._vocab()
             self._vocab = vocab
-            verdict = self.known[key] = replay_is_clean(key, vocab, self.role)
+            verdict = replay_is_clean(key, vocab, self.role)
+            if len(key) <= self.tokens:  # a longer one is not remembered at all
+                if len(self.known) >= self.size or self.held + len(key) > self.tokens:
+                    self.known.clear()
+                    self.held = 0
+                self.known[key] = verdict
+                self.held += len(key)
         return verdict
 
 

@@ -6,14 +6,17 @@ import gc
 import io
 import tracemalloc
 from datetime import datetime
+from typing import Any
 
 from harmony_doctor.models import LoggedFailure, ScanEvent
-from harmony_doctor.scan.findings import source_events
-from harmony_doctor.scan.found import Place
+from harmony_doctor.scan.findings import completion_diagnosis, source_events
+from harmony_doctor.scan.found import Place, SourceScan
 from harmony_doctor.scan.records import ScanOptions
 from harmony_doctor.scan.source import scan_source
+from harmony_doctor.streams.diagnose import CleanStreams
 
 FAILURES = 2000
+REFERENCE = datetime(2026, 11, 30)
 
 
 def _log(count: int) -> bytes:
@@ -57,3 +60,75 @@ def test_events_are_built_from_what_was_kept(vocab: object) -> None:
 def test_records_kept_per_failure_have_no_instance_dict() -> None:
     for record in (ScanEvent, LoggedFailure, Place):
         assert "__dict__" not in dir(record) and hasattr(record, "__slots__")
+
+
+def _completions(count: int, size: int = 400) -> bytes:
+    """`count` logged completions (vLLM `--enable-log-outputs`), every third one well formed,
+    the others failing in their header (ids in the header, as a model that never wrote
+    `<|message|>`), each different."""
+    lines = []
+    for n in range(count):
+        body = [(n * 7919 + i * 104_729) % 199_000 + 500 for i in range(size)]
+        if n % 3 == 0:
+            ids = [200005, 35644, 200008, *body, 200007]
+        else:
+            ids = [200005, 35644, *body, 200008, 17196, 200002]
+        lines.append(
+            b"(APIServer pid=7) INFO 11-12 14:00:%02d [logger.py:71] Generated response "
+            b"chatcmpl-%d: output: 'x', output_token_ids: %s, finish_reason: stop\n"
+            % (n % 60, n, str(ids).encode())
+        )
+    return b"".join(lines)
+
+
+def _scanned(data: bytes, vocab: Any, diagnosed: bool) -> tuple[SourceScan, list[ScanEvent]]:
+    options = ScanOptions()
+    clean = CleanStreams(lambda: vocab, options.role)
+    load = lambda: vocab  # noqa: E731
+    diagnose = completion_diagnosis(load, options, clean) if diagnosed else None
+    found = scan_source(io.BytesIO(data), "x.log", REFERENCE, True, clean, None, diagnose)
+    return found, list(source_events(found, load, options, clean))
+
+
+def test_completions_diagnosed_as_kept_give_the_events_of_completions_kept_whole(
+    vocab: Any,
+) -> None:
+    data = _completions(30)
+    kept, later = _scanned(data, vocab, diagnosed=False)
+    diagnosed, now = _scanned(data, vocab, diagnosed=True)
+    assert len(kept.completions) == 20 and not kept.replayed  # the other 10 are clean
+    assert not diagnosed.completions and len(diagnosed.replayed) == len(later) == 20
+    assert now == later
+    assert {e.file for e in now} == {"x.log"} and {e.source for e in now} == {"replay"}
+
+
+def test_a_failing_completion_is_kept_as_its_events_not_its_ids(vocab: Any) -> None:
+    data = _completions(60, size=2000)
+    options = ScanOptions()
+    clean = CleanStreams(lambda: vocab, options.role, tokens=1000)  # no failing key remembered
+    diagnose = completion_diagnosis(lambda: vocab, options, clean)
+    scan_source(io.BytesIO(_completions(3)), "warm.log", REFERENCE, True, clean, None, diagnose)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        found = scan_source(io.BytesIO(data), "x.log", REFERENCE, True, clean, None, diagnose)
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(found.replayed) == 40
+    # 2,000 ids held as a TokenInput take about 70 KB; an event under 2 KB
+    assert kept / 40 < 4000, f"{kept / 40:.0f} bytes kept per failing completion"
+
+
+def test_clean_verdicts_remember_a_bounded_number_of_key_tokens(vocab: Any) -> None:
+    clean = CleanStreams(vocab, "assistant", size=100, tokens=5000)
+    body = list(range(1000, 1600))
+    for n in range(40):  # failing streams: the key holds the whole header
+        assert not clean([200005, 35644, n + 500, *body, 200008, 200002])
+        assert clean.held == sum(map(len, clean.known)) <= 5000
+    assert len(clean.known) < 40
+    assert clean([200005, 35644, 200008, *body, 200007])  # a clean one: its key is short
+    long = [200005, 35644, *range(1000, 7000), 200008, 200002]
+    assert not clean(long) and tuple(long) not in clean.known and clean.held <= 5000
