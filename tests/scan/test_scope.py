@@ -16,7 +16,14 @@ import harmony_doctor as hd
 from harmony_doctor.cli.app import app
 from harmony_doctor.output.operator import percent
 from harmony_doctor.scan.names import process_of
-from tests.scan.scoped_logs import GeneratedLog, journald, rotated, split_streams, vllm_log
+from tests.scan.scoped_logs import (
+    GeneratedLog,
+    journald,
+    llamacpp_log,
+    rotated,
+    split_streams,
+    vllm_log,
+)
 from tests.scan.vllm_logs import traceback
 
 SEEDS = (1, 2, 3)
@@ -58,6 +65,40 @@ def test_a_log_has_its_true_rate_per_process_and_hour(log: GeneratedLog, tmp_pat
         0,
         pytest.approx(log.rate),
     )
+
+
+def _log_timestamps(log: GeneratedLog) -> str:
+    """llama-server run with --log-timestamps --log-prefix: each line after the time since the
+    start (`0.18.729.178 I `), no clock the scan reads."""
+    return "".join(
+        f"0.{n // 1000 % 60:02d}.{n % 1000:03d}.{n * 7 % 1000:03d} I {line}\n"
+        for n, line in enumerate(log.lines)
+    )
+
+
+@pytest.mark.parametrize("form", ["plain", "log-timestamps", "journald"])
+def test_a_llamacpp_log_has_its_true_rate(form: str, tmp_path: Path) -> None:
+    """llama-server's request lines are its requests: every failure is rated against those of
+    its process (without pid or time of their own: one scope; under journald: the journal's
+    pid and hours), and nothing else counts as a request."""
+    log = llamacpp_log(4)
+    text = {
+        "plain": log.text,
+        "log-timestamps": _log_timestamps(log),
+        "journald": journald(log),
+    }[form]
+    (tmp_path / "llama-server.log").write_text(text)
+    summary = _scan(tmp_path / "llama-server.log")
+    requests, failures = sum(log.requests.values()), sum(log.failures.values())
+    assert 0 < failures < requests
+    assert _rates(summary) == (requests, failures, 0, pytest.approx(failures / requests))
+    if form == "journald":  # per (pid, hour) too, the journal's hours 5 h ahead
+        ahead = {(4000, f"{int(h[-2:]) + 5:02d}"): n for (_, h), n in log.failures.items()}
+        cells = {(pid, hour[-2:]): n for (pid, hour), (n, _) in _cells(summary).items()}
+        assert cells == ahead
+        requests_by_hour = {(p, h[-2:]): r for (p, h), (_, r) in _cells(summary).items()}
+        truth = {(4000, f"{int(h[-2:]) + 5:02d}"): n for (_, h), n in log.requests.items()}
+        assert requests_by_hour == {k: truth[k] for k in requests_by_hour}
 
 
 def test_stdout_and_stderr_parts_give_the_rate_of_the_log(
