@@ -222,7 +222,11 @@ def test_samples_rate_counts_only_scoped_failures() -> None:
     assert totals["rate"] is not None and 0 < totals["rate"] < 1
     assert totals["unrated"] > 0
     rated = totals["failures"] - totals["unrated"]
-    assert totals["rate"] == pytest.approx(rated / totals["requests"])
+    # the rate's own denominator: other-engines.log's lines without a pid (LM Studio's failure
+    # and llama-server's, with llama-server's 2 requests) are one scope with more failures
+    # than requests, which gives no rate
+    assert totals["rate"] == pytest.approx(rated / totals["rate_requests"])
+    assert totals["rate_requests"] < totals["requests"] and totals["rate_note"]
     for group in summary.table.to_dicts():
         assert group["rate"] is None or 0 < group["rate"] <= 1
 
@@ -337,3 +341,33 @@ def test_a_process_that_stamps_its_pid_on_some_lines_only(
         assert (totals["rate"], totals["unrated"]) == (pytest.approx(0.5), 0)
     else:
         assert (totals["rate"], totals["unrated"]) == (0, 1)
+
+
+def test_a_llamacpp_part_without_pid_keeps_its_requests_apart_from_ollamas(tmp_path: Path) -> None:
+    """One file, two servers: Ollama's lines under journald (pid 1893), then llama-server's
+    with no pid (they carry the last stamp). A tally without a pid is the file's first server's
+    (Ollama's) by name only: llama-server's requests must not join the Ollama process (as its
+    lone pid would have them) but stay with llama-server's failures."""
+    ollama = (
+        "Nov 12 10:41:{s:02d} gpu-box ollama[1893]: [GIN] 2025/11/12 - 10:41:{s:02d} | 200 | "
+        '1.2s | 127.0.0.1 | POST     "/api/chat"\n'
+    )
+    lines = [
+        "Nov 12 10:41:19 gpu-box ollama[1893]: time=2025-11-12T10:41:19.207+01:00 level=WARN "
+        'source=routes.go:1593 msg="error parsing tool call: raw=\'{\\"city\\": \\"Paris\\"'
+        "<|call|>commentary', err=invalid character '<' after object key:value pair\"\n",
+        *(ollama.format(s=s) for s in (19, 20)),
+    ]
+    for n in range(4):
+        if n % 2:
+            lines.append(
+                'srv    operator(): got exception: {"code":500,"message":"Failed to parse input '
+                f'at pos {40 + n}: <|channel|>commentary<|message|>","type":"server_error"}}\n'
+            )
+        lines.append(f"srv  log_server_r: request: POST /v1/chat/completions 127.0.0.1 {n}\n")
+    (tmp_path / "both.log").write_text("".join(lines))
+    result = hd.scan_paths([tmp_path / "both.log"], hd.ScanOptions(jobs=1, origin="host"))
+    summary = hd.summarize_scan(result, ["pid"])
+    assert _rates(summary) == (6, 3, 0, pytest.approx(3 / 6))
+    rows = {g["pid"]: (g["count"], g["requests"]) for g in summary.table.to_dicts()}
+    assert rows == {"1893": (1, 2), None: (2, 4)}
