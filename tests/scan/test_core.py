@@ -196,13 +196,56 @@ REQUEST_LINES = [
 ]
 
 
-@pytest.mark.parametrize(("line", "access"), REQUEST_LINES)
+# llama-server's routes (tools/server/server.cpp): those that generate, and others
+GENERATING = (
+    b"/completion",
+    b"/completions",
+    b"/v1/completions",
+    b"/chat/completions",
+    b"/v1/chat/completions",
+    b"/api/chat",
+    b"/v1/responses",
+    b"/responses",
+    b"/v1/messages",
+    b"/infill",
+)
+OTHER_ROUTES = (
+    b"/v1/messages/count_tokens",
+    b"/tokenize",
+    b"/detokenize",
+    b"/apply-template",
+    b"/embedding",
+    b"/v1/embeddings",
+    b"/rerank",
+    b"/slots",
+    b"/props",
+    b"/health",
+    b"/v1/models",
+    b"/v1/chat/completions/x",
+    b"/v1/complet",
+)
+REQUEST_FORMS = (
+    b"srv  log_server_r: request: POST %s 127.0.0.1 200",
+    b"srv  log_server_r: done request: POST %s ::1 500",
+    b"[2026-07-26 22:24:10][DEBUG] Received request: POST to %s with body {",
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "access"),
+    [
+        *REQUEST_LINES,
+        *((form % path, True) for form in REQUEST_FORMS for path in GENERATING),
+        *((form % path, False) for form in REQUEST_FORMS for path in OTHER_ROUTES),
+    ],
+)
 def test_a_servers_own_request_line_is_an_access_line(line: bytes, access: bool) -> None:
-    _, _, s = scan(b"INFO 11-27 10:00:01 start\n" + line + b"\n")
-    assert (s.access_lines, s.received_lines) == (int(access), 0)
     hour = hour_key(own_stamp(line) or b"11-27 10:00:01")  # its own stamp, else the last
-    assert s.tallies == ({("access", None, hour): 1} if access else {})
-    assert s.first_access_line == (line if access else None)
+    for core in (Core(), native_core()):
+        _, _, s = run(core, [b"INFO 11-27 10:00:01 start\n" + line + b"\n"])
+        assert (s.access_lines, s.received_lines) == (int(access), 0)
+        assert s.tallies == ({("access", None, hour): 1} if access else {})
+        assert s.first_access_line == (line if access else None)
 
 
 def test_a_request_line_that_is_also_a_quoted_access_line_counts_once() -> None:
@@ -210,8 +253,9 @@ def test_a_request_line_that_is_also_a_quoted_access_line_counts_once() -> None:
         b'srv  log_server_r: request: POST /v1/completions 127.0.0.1 200 "POST /v1/completions"\n'
         b"Received request: POST to /v1/responses with body Received request x\n"
     )
-    _, _, s = scan(data)
-    assert (s.access_lines, s.received_lines) == (2, 0)
+    for core in (Core(), native_core()):
+        _, _, s = run(core, [data])
+        assert (s.access_lines, s.received_lines) == (2, 0)
 
 
 @pytest.mark.parametrize(
@@ -428,6 +472,7 @@ LINES = st.one_of(
             b"\r",
         ]
     ),
+    st.sampled_from([line for line, _ in REQUEST_LINES]),
     st.binary(max_size=40),
     # fragments of every rule, glued at random: stamps, pids, access, ids, markup
     st.lists(
