@@ -103,7 +103,12 @@ def _engine_lines(engine: str, n: int, every: int) -> Iterator[str]:
     yield "       eval time =     913.55 ms /   120 tokens (    7.61 ms per token,   131.35 tokens per second)"
     if fails(n, every):
         yield 'srv    operator(): got exception: {"code":500,"message":"Failed to parse input at pos 37: <|start|>assistant<|channel|>final <|constrain|>json<|message|>","type":"server_error"}'
-    yield f"srv  log_server_r: request: POST /v1/chat/completions 127.0.0.1 {500 if fails(n, every) else 200}"
+    # llama-server's line per HTTP request (`done request:` in later builds), one per request;
+    # a poll of /slots is no request the rate counts
+    verb = "done request" if n % 2 else "request"
+    yield f"srv  log_server_r: {verb}: POST /v1/chat/completions 127.0.0.1 {500 if fails(n, every) else 200}"
+    if n % 8 == 0:
+        yield "srv  log_server_r: done request: GET /slots 127.0.0.1 200"
 
 
 def _engine_log(engine: str, target: Path, size: int, every: int) -> dict[str, int]:

@@ -25,6 +25,28 @@ _WS = rb"[ \t\n\r\f\v]"
 _PID = re.compile(rb"\bpid[=:]" + _WS + rb"*(\d+)")
 _ACCESS = re.compile(rb'"(?:POST|GET) /v1/(?:chat/completions|responses|completions)[ ?"]')
 _GIN = re.compile(rb"\| (?:POST|GET)" + _WS + rb'+"/(?:api/chat|api/generate|v1/[a-z/]+)"')
+# A server's own line per request, unquoted: llama.cpp's llama-server (server-http.cpp
+# log_server_request: `srv  log_server_r: request: POST /v1/chat/completions 127.0.0.1 200`,
+# `done request: ...` in later builds) and LM Studio's (`Received request: POST to
+# /v1/chat/completions with body {`). Only the generation endpoints count (never /health,
+# /slots, /tokenize, /v1/messages/count_tokens...): each then a space. The request body
+# llama-server logs in verbose mode (`request:  {...}`) and its `response:` lines are no request.
+REQUEST_LINES = (b"request: POST /", b"request: POST to /")
+REQUEST_ENDPOINTS = (
+    b"v1/chat/completions",
+    b"chat/completions",
+    b"v1/completions",
+    b"completions",
+    b"completion",
+    b"v1/responses",
+    b"responses",
+    b"v1/messages",
+    b"infill",
+    b"api/chat",
+)
+_REQUEST_LINE = re.compile(
+    rb"request: POST (?:to )?/(?:" + b"|".join(map(re.escape, REQUEST_ENDPOINTS)) + rb") "
+)
 # Output ids only: a `Received request` line's prompt ids are no completion (the reader
 # replays what a request generated), and vLLM writes one per request.
 _IDS = re.compile(rb"output_token_ids" + _WS + rb"*[:=]")
@@ -38,6 +60,7 @@ RECEIVED = b"Received request "
 # Every line that can matter contains one of these literals or an error anchor (the regex rules
 # are checked only on such lines); the bit says which rule the literal belongs to.
 _ANCHOR, _MARKUP, _IDS_BIT, _ACCESS_BIT, _GIN_BIT, _RECEIVED_BIT = 1, 2, 4, 8, 16, 32
+_REQUEST_BIT = 64
 _STRUCTURAL = (
     (MARKUP, _MARKUP),
     (b"output_token_ids", _IDS_BIT),
@@ -46,6 +69,7 @@ _STRUCTURAL = (
     (b"| POST", _GIN_BIT),
     (b"| GET", _GIN_BIT),
     (RECEIVED, _RECEIVED_BIT),
+    *((literal, _REQUEST_BIT) for literal in REQUEST_LINES),
 )
 
 
@@ -107,7 +131,8 @@ def is_hit(text: bytes) -> bool:
 
 
 def is_access(text: bytes) -> bool:
-    return _ACCESS.search(text) is not None or _GIN.search(text) is not None
+    """A request line: quoted, gin's, or a server's own (counted once whichever it is)."""
+    return any(rule.search(text) is not None for rule in (_ACCESS, _GIN, _REQUEST_LINE))
 
 
 @dataclass
@@ -320,8 +345,10 @@ class Core:
             hit = bool(bits & _ANCHOR) or (
                 bool(bits & _MARKUP) and self._markup_rule.search(text) is not None
             )
-            access = (bool(bits & _ACCESS_BIT) and _ACCESS.search(text) is not None) or (
-                bool(bits & _GIN_BIT) and _GIN.search(text) is not None
+            access = (
+                (bool(bits & _ACCESS_BIT) and _ACCESS.search(text) is not None)
+                or (bool(bits & _GIN_BIT) and _GIN.search(text) is not None)
+                or (bool(bits & _REQUEST_BIT) and _REQUEST_LINE.search(text) is not None)
             )
             received = not access and bool(bits & _RECEIVED_BIT)
             ids = self._ids and bool(bits & _IDS_BIT) and _IDS.search(text) is not None

@@ -157,7 +157,29 @@ def _lone_pids(events: pl.DataFrame, requests: pl.DataFrame) -> tuple[pl.DataFra
             .drop("lone")
         )
 
-    return fill(events), fill(requests)
+    # A tally's server is its file's (the first one it names), not its lines': where the
+    # process's failures name another server too, its tallies without a pid may be that one's
+    # (llama-server's request lines in a log that also holds Ollama's) and take no pid.
+    place = ["origin", "process"]
+    mixed = (
+        events.drop_nulls("server")
+        .join(requests.select(*key).unique(), on=place, how="inner", nulls_equal=True)
+        .filter(pl.col("server") != pl.col("server_right"))
+        .select(*place, pl.col("server_right").alias("server"), pl.lit(True).alias("mixed"))
+        .unique()
+    )
+    requests = (
+        requests.join(mixed, on=key, how="left", nulls_equal=True)
+        .join(lone, on=key, how="left", nulls_equal=True)
+        .with_columns(
+            pl.when(pl.col("mixed").fill_null(False))
+            .then(pl.col("pid"))
+            .otherwise(pl.col("pid").fill_null(pl.col("lone")))
+            .alias("pid")
+        )
+        .drop("mixed", "lone")
+    )
+    return fill(events), requests
 
 
 def counted_tallies(requests: pl.DataFrame) -> pl.DataFrame:

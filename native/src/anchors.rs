@@ -29,17 +29,23 @@ pub enum Structural {
     GinGet,
     /// A received-request line (unless the line is an access line too).
     Received,
+    /// A server's own request line (llama.cpp; LM Studio's says `to`), when a generation
+    /// endpoint follows.
+    Request,
+    RequestTo,
 }
 
 impl Structural {
     /// The literals searched as pieces (markup is searched apart, with memmem).
-    const SEARCHED: [Structural; 6] = [
+    const SEARCHED: [Structural; 8] = [
         Structural::Ids,
         Structural::Post,
         Structural::Get,
         Structural::GinPost,
         Structural::GinGet,
         Structural::Received,
+        Structural::Request,
+        Structural::RequestTo,
     ];
 
     pub fn literal(self) -> &'static [u8] {
@@ -51,6 +57,8 @@ impl Structural {
             Structural::GinPost => b"| POST",
             Structural::GinGet => b"| GET",
             Structural::Received => b"Received request ",
+            Structural::Request => b"request: POST /",
+            Structural::RequestTo => b"request: POST to /",
         }
     }
 }
@@ -208,6 +216,9 @@ impl Prefilter {
                     Of::Rule(Structural::Ids) => ids = ids || ids_at(&hay[after..le]),
                     Of::Rule(Structural::GinPost | Structural::GinGet) => gin = true,
                     Of::Rule(Structural::Received) => received = true,
+                    Of::Rule(Structural::Request | Structural::RequestTo) => {
+                        access = access || request_at(&hay[after..le]);
+                    }
                     Of::Rule(Structural::Markup) => {} // searched apart, never a piece
                 }
             }
@@ -233,6 +244,28 @@ fn endpoint_at(r: &[u8]) -> bool {
         .any(|ep| r.starts_with(ep) && matches!(r.get(ep.len()), Some(b' ' | b'?' | b'"')))
 }
 
+/// The generation endpoints of a server's own request line (harmony_doctor/scan/core.py
+/// `REQUEST_ENDPOINTS`: llama.cpp's llama-server, LM Studio), without their leading `/`.
+const REQUEST_ENDPOINTS: [&[u8]; 10] = [
+    b"v1/chat/completions",
+    b"chat/completions",
+    b"v1/completions",
+    b"completions",
+    b"completion",
+    b"v1/responses",
+    b"responses",
+    b"v1/messages",
+    b"infill",
+    b"api/chat",
+];
+
+/// `(?:<a request endpoint>) ` at the start of `r` (the rest of a request line).
+fn request_at(r: &[u8]) -> bool {
+    REQUEST_ENDPOINTS
+        .iter()
+        .any(|ep| r.starts_with(ep) && r.get(ep.len()) == Some(&b' '))
+}
+
 /// `\s*[:=]` at the start of `r` (the rest of `output_token_ids\s*[:=]`).
 fn ids_at(r: &[u8]) -> bool {
     let i = skip_ws(r, 0);
@@ -242,7 +275,7 @@ fn ids_at(r: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{core, literal_soup, run, soup, ANCHORS, MARKUP_LINE};
+    use crate::testing::{core, glue, literal_soup, run, soup, ANCHORS, MARKUP_LINE};
 
     fn prefilter() -> Prefilter {
         Prefilter::new(ANCHORS, MARKUP_LINE).unwrap()
@@ -268,6 +301,8 @@ mod tests {
             "| POST",
             "| GET",
             "ved request ",
+            " POST /",
+            " POST to /",
             "HarmonyError",
             "xpecting start token",
             " remaining",
@@ -425,6 +460,33 @@ mod tests {
         assert!(classify(b"Received request x").received);
         assert!(classify(b"output_token_ids = [1]").ids);
         assert!(!classify(b"output_token_ids [1]").ids);
+        // llama-server's request lines, LM Studio's; never a non-generation endpoint, a
+        // request body (verbose) or a response
+        for line in [
+            &b"srv  log_server_r: request: POST /v1/chat/completions 127.0.0.1 200"[..],
+            b"srv  log_server_r: done request: POST /completion 172.20.0.22 500",
+            b"[51973] srv  log_server_r: done request: POST /v1/messages ::1 200",
+            b"[2026-07-26 22:24:10][DEBUG] Received request: POST to /v1/responses with body {",
+        ] {
+            assert!(classify(line).access, "{:?}", String::from_utf8_lossy(line));
+        }
+        for line in [
+            &b"srv  log_server_r: request: GET /slots 127.0.0.1 200"[..],
+            b"srv  log_server_r: request: POST /v1/messages/count_tokens 127.0.0.1 200",
+            b"srv  log_server_r: request: POST /tokenize 127.0.0.1 200",
+            b"srv  log_server_r: request: POST /v1/chat/completions",
+            b"srv  log_server_r: request:  {\"messages\": []}",
+            b"srv  log_server_r: response: {\"error\":{\"code\":500}}",
+        ] {
+            assert!(
+                !classify(line).access,
+                "{:?}",
+                String::from_utf8_lossy(line)
+            );
+        }
+        let k =
+            classify(b"request: POST /v1/completions \"POST /v1/completions\" Received request x");
+        assert!(k.access && !k.received);
     }
 
     /// The hand-written access and id-line rules agree with the reference's regexes
@@ -446,5 +508,80 @@ mod tests {
         }
         // the soup does exercise the positive cases
         assert!(agreed.iter().all(|&n| n > 100), "{agreed:?}");
+    }
+
+    /// Pieces of request lines (llama-server's, LM Studio's) and of the other access rules.
+    const REQUEST_FRAGMENTS: &[&[u8]] = &[
+        b"request: POST ",
+        b"request: POST /",
+        b"request: POST /v1/",
+        b"request: POST to /",
+        b"request: POST to /v1/",
+        b"chat/completions ",
+        b"completion ",
+        b"messages ",
+        b"request: POS",
+        b"request:  ",
+        b"request: GET /",
+        b"done ",
+        b"to ",
+        b"to /",
+        b"/",
+        b"v1/",
+        b"chat/completions",
+        b"completions",
+        b"completion",
+        b"responses",
+        b"messages",
+        b"infill",
+        b"api/chat",
+        b"api/generate",
+        b"health",
+        b"/count_tokens",
+        b" ",
+        b"\t",
+        b"127.0.0.1 200",
+        b"\"",
+        b"\"POST /v1/",
+        b"?",
+        b"| POST ",
+        b"\"/",
+        b"\"POST /v1/completions\"",
+        b"| POST \"/api/chat\"",
+        b"x",
+        b"srv  log_server_r: ",
+        b"Received request: POST to ",
+    ];
+
+    /// A line is an access line iff one of the reference's three rules matches it
+    /// (harmony_doctor/scan/core.py `_ACCESS`, `_GIN`, `_REQUEST_LINE`), on request-line soup:
+    /// counted once whichever rules match.
+    #[test]
+    fn request_lines_agree_with_the_regexes() {
+        let pf = prefilter();
+        let quoted = re(r#""(?:POST|GET) /v1/(?:chat/completions|responses|completions)[ ?"]"#);
+        let gin = re(&format!(
+            r#"\| (?:POST|GET){WS}+"/(?:api/chat|api/generate|v1/[a-z/]+)""#
+        ));
+        let request = re(concat!(
+            r"request: POST (?:to )?/(?:v1/chat/completions|chat/completions|v1/completions",
+            r"|completions|completion|v1/responses|responses|v1/messages|infill|api/chat) ",
+        ));
+        let frags = REQUEST_FRAGMENTS.iter().map(|f| f.to_vec()).collect();
+        let (mut requests, mut both) = (0usize, 0usize);
+        for line in glue(frags, 200_000) {
+            let k = pf.classify(&line);
+            let by_request = request.is_match(&line);
+            let by_others = quoted.is_match(&line) || gin.is_match(&line);
+            assert_eq!(
+                k.access,
+                by_request || by_others,
+                "{:?}",
+                String::from_utf8_lossy(&line)
+            );
+            requests += usize::from(by_request);
+            both += usize::from(by_request && by_others);
+        }
+        assert!(requests > 1000 && both > 20, "{requests} {both}");
     }
 }

@@ -111,3 +111,42 @@ def journald(log: GeneratedLog, ahead: timedelta = timedelta(hours=5)) -> str:
         }
         out.append(json.dumps(record) + "\n")
     return "".join(out)
+
+
+def llamacpp_log(seed: int, requests: int = 60) -> GeneratedLog:
+    """A llama-server log (no pid, no time of its own) of `requests` chat requests, about one
+    in four failing: the chat parser's error (`got exception: {...}`), then the request line
+    llama-server logs per HTTP request (`srv  log_server_r: request: POST PATH ADDR STATUS`).
+    Requests the rate must not count are mixed in: /slots, /tokenize, /v1/embeddings, and in
+    verbose mode the request body and the response. Its truth is under pid 0, its stamps
+    (one request a minute or so) for wrappers that add a clock."""
+    rng = random.Random(seed)
+    log = GeneratedLog()
+    moment = datetime(2026, 11, 27, 9, 31, 0)
+    log.add("main: server is listening on http://127.0.0.1:8080 - starting the main loop", moment)
+    for number in range(requests):
+        moment += timedelta(seconds=rng.choice((0, 1, 7, 61, 400)))
+        hour = moment.strftime("%Y-%m-%dT%H")
+        log.add(f"slot launch_slot_: id  0 | task {number} | processing task", moment)
+        failed = rng.random() < 0.25
+        if failed:
+            log.add(
+                'srv    operator(): got exception: {"code":500,"message":"Failed to parse input '
+                f"at pos {30 + number}: <|start|>assistant<|channel|>final <|constrain|>json"
+                '<|message|>","type":"server_error"}',
+                moment,
+            )
+            log.failures[(0, hour)] += 1
+        path = rng.choice(("/v1/chat/completions", "/chat/completions", "/completion"))
+        verb = rng.choice(("request", "done request"))
+        log.add(
+            f"srv  log_server_r: {verb}: POST {path} 127.0.0.1 {500 if failed else 200}", moment
+        )
+        log.requests[(0, hour)] += 1
+        if number % 3 == 0:
+            log.add('srv  log_server_r: request:  {"messages": [{"role": "user"}]}', moment)
+            log.add('srv  log_server_r: response: {"choices": []}', moment)
+        if number % 4 == 0:
+            other = rng.choice(("GET /slots", "POST /tokenize", "POST /v1/embeddings"))
+            log.add(f"srv  log_server_r: request: {other} 127.0.0.1 200", moment)
+    return log

@@ -169,6 +169,95 @@ def test_access_received_and_gin() -> None:
     }
 
 
+# llama-server's request lines (tools/server/server-http.cpp log_server_request: SRV_INF
+# "request: %s %s %s %d", later "done request: ..."; the function name cut to 12 bytes), as
+# logged in issues and by tools that read them, and LM Studio's (`[DEBUG] Received request:
+# POST to /v1/chat/completions with body {`, its server logs 2025-2026).
+REQUEST_LINES = [
+    (b"srv  log_server_r: request: POST /v1/chat/completions 127.0.0.1 200", True),
+    (b"srv  log_server_r: request: POST /completion 127.0.0.1 503", True),
+    (b"srv  log_server_r: done request: POST /v1/messages 172.16.0.114 200", True),
+    (b"[51973] srv  log_server_r: done request: POST /chat/completions ::1 500", True),
+    (b"0.22.455.959 I srv  log_server_r: request: POST /infill 127.0.0.1 200", True),
+    (b"srv  log_server_r: request: POST /api/chat 127.0.0.1 200", True),
+    (b"srv  log_server_r: request: POST /v1/responses 10.0.0.2 200", True),
+    (
+        b"[2026-07-26 22:24:10][DEBUG] Received request: POST to /v1/chat/completions with body {",
+        True,
+    ),
+    (b"srv  log_server_r: done request: GET /slots 127.0.0.1 200", False),
+    (b"srv  log_server_r: request: POST /tokenize 127.0.0.1 200", False),
+    (b"srv  log_server_r: request: POST /v1/embeddings 127.0.0.1 200", False),
+    (b"srv  log_server_r: request: POST /v1/messages/count_tokens 127.0.0.1 200", False),
+    (b"srv  log_server_r: request: POST /v1/chat/completions", False),  # cut before its address
+    (b'srv  log_server_r: request:  {"messages": [{"role": "user"}]}', False),  # verbose body
+    (b'srv  log_server_r: response: {"error":{"code":500,"message":"x"}}', False),
+    (b"Received request: GET to /v1/chat/completions with body {", False),
+]
+
+
+# llama-server's routes (tools/server/server.cpp): those that generate, and others
+GENERATING = (
+    b"/completion",
+    b"/completions",
+    b"/v1/completions",
+    b"/chat/completions",
+    b"/v1/chat/completions",
+    b"/api/chat",
+    b"/v1/responses",
+    b"/responses",
+    b"/v1/messages",
+    b"/infill",
+)
+OTHER_ROUTES = (
+    b"/v1/messages/count_tokens",
+    b"/tokenize",
+    b"/detokenize",
+    b"/apply-template",
+    b"/embedding",
+    b"/v1/embeddings",
+    b"/rerank",
+    b"/slots",
+    b"/props",
+    b"/health",
+    b"/v1/models",
+    b"/v1/chat/completions/x",
+    b"/v1/complet",
+)
+REQUEST_FORMS = (
+    b"srv  log_server_r: request: POST %s 127.0.0.1 200",
+    b"srv  log_server_r: done request: POST %s ::1 500",
+    b"[2026-07-26 22:24:10][DEBUG] Received request: POST to %s with body {",
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "access"),
+    [
+        *REQUEST_LINES,
+        *((form % path, True) for form in REQUEST_FORMS for path in GENERATING),
+        *((form % path, False) for form in REQUEST_FORMS for path in OTHER_ROUTES),
+    ],
+)
+def test_a_servers_own_request_line_is_an_access_line(line: bytes, access: bool) -> None:
+    hour = hour_key(own_stamp(line) or b"11-27 10:00:01")  # its own stamp, else the last
+    for core in (Core(), native_core()):
+        _, _, s = run(core, [b"INFO 11-27 10:00:01 start\n" + line + b"\n"])
+        assert (s.access_lines, s.received_lines) == (int(access), 0)
+        assert s.tallies == ({("access", None, hour): 1} if access else {})
+        assert s.first_access_line == (line if access else None)
+
+
+def test_a_request_line_that_is_also_a_quoted_access_line_counts_once() -> None:
+    data = (
+        b'srv  log_server_r: request: POST /v1/completions 127.0.0.1 200 "POST /v1/completions"\n'
+        b"Received request: POST to /v1/responses with body Received request x\n"
+    )
+    for core in (Core(), native_core()):
+        _, _, s = run(core, [data])
+        assert (s.access_lines, s.received_lines) == (2, 0)
+
+
 @pytest.mark.parametrize(
     ("line", "hit"),
     [
@@ -376,12 +465,14 @@ LINES = st.one_of(
             b"Generated response r1: output: 'x', output_token_ids: [1, 2], finish_reason: stop",
             b'{"content": "<|start|>assistant<|channel|>final"}',
             b'[GIN] 2025/11/12 - 10:41:19 | 200 | 1.2s | ::1 | POST "/api/chat"',
+            *(line for line, _ in REQUEST_LINES),
             b"2026-11-27 25:00:00 bad hour",
             b"INFO 13-27 10:00:00 bad month",
             b"",
             b"\r",
         ]
     ),
+    st.sampled_from([line for line, _ in REQUEST_LINES]),
     st.binary(max_size=40),
     # fragments of every rule, glued at random: stamps, pids, access, ids, markup
     st.lists(
@@ -446,6 +537,20 @@ LINES = st.one_of(
                 b"<| POST",
                 b"(APIServer pid=",
                 b"(APIServer ",
+                # llama-server's and LM Studio's request lines, and near misses
+                b"request: POST ",
+                b"request: POST /",
+                b"request: POS",
+                b"done ",
+                b"to ",
+                b"/",
+                b"v1/",
+                b"completion",
+                b"infill",
+                b"messages",
+                b"api/chat",
+                b" 127.0.0.1 200",
+                b"srv  log_server_r: ",
             ]
         ),
         max_size=14,
@@ -569,6 +674,8 @@ def test_both_cores_reject_bad_parameters_alike() -> None:
         (b'"POST /v1/models" then "POST /v1/responses?x"', False, True, False, False),
         (b"prompt_token_i ds: [1] then output_token_ids= [2]", False, False, False, True),
         (b"Received request x Received request y", False, False, True, False),
+        (b"request: POST /v1/models request: POST /infill 127.0.0.1", False, True, False, False),
+        (b"request: POST to /completion x request: POS", False, True, False, False),
     ],
 )
 def test_every_literal_occurrence_counts_on_both_cores(

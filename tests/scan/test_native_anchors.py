@@ -72,6 +72,7 @@ def _fragments(anchors: tuple[bytes, ...]) -> list[bytes]:
     """Every start and end of every anchor (so every piece the Rust core may search for, with
     and without the rest of its anchor), blanks and a stamp."""
     out = [b" ", b"x", b"\t", b"INFO 11-27 10:00:01 ", b'"POST /v1/responses ', b"<|", b"text='"]
+    out += [b"request: POST /completion ", b"request: POST /slots "]
     for a in anchors:
         out += [a[:i] for i in range(1, len(a) + 1)] + [a[i:] for i in range(len(a))]
     return out

@@ -16,7 +16,14 @@ import harmony_doctor as hd
 from harmony_doctor.cli.app import app
 from harmony_doctor.output.operator import percent
 from harmony_doctor.scan.names import process_of
-from tests.scan.scoped_logs import GeneratedLog, journald, rotated, split_streams, vllm_log
+from tests.scan.scoped_logs import (
+    GeneratedLog,
+    journald,
+    llamacpp_log,
+    rotated,
+    split_streams,
+    vllm_log,
+)
 from tests.scan.vllm_logs import traceback
 
 SEEDS = (1, 2, 3)
@@ -58,6 +65,40 @@ def test_a_log_has_its_true_rate_per_process_and_hour(log: GeneratedLog, tmp_pat
         0,
         pytest.approx(log.rate),
     )
+
+
+def _log_timestamps(log: GeneratedLog) -> str:
+    """llama-server run with --log-timestamps --log-prefix: each line after the time since the
+    start (`0.18.729.178 I `), no clock the scan reads."""
+    return "".join(
+        f"0.{n // 1000 % 60:02d}.{n % 1000:03d}.{n * 7 % 1000:03d} I {line}\n"
+        for n, line in enumerate(log.lines)
+    )
+
+
+@pytest.mark.parametrize("form", ["plain", "log-timestamps", "journald"])
+def test_a_llamacpp_log_has_its_true_rate(form: str, tmp_path: Path) -> None:
+    """llama-server's request lines are its requests: every failure is rated against those of
+    its process (without pid or time of their own: one scope; under journald: the journal's
+    pid and hours), and nothing else counts as a request."""
+    log = llamacpp_log(4)
+    text = {
+        "plain": log.text,
+        "log-timestamps": _log_timestamps(log),
+        "journald": journald(log),
+    }[form]
+    (tmp_path / "llama-server.log").write_text(text)
+    summary = _scan(tmp_path / "llama-server.log")
+    requests, failures = sum(log.requests.values()), sum(log.failures.values())
+    assert 0 < failures < requests
+    assert _rates(summary) == (requests, failures, 0, pytest.approx(failures / requests))
+    if form == "journald":  # per (pid, hour) too, the journal's hours 5 h ahead
+        ahead = {(4000, f"{int(h[-2:]) + 5:02d}"): n for (_, h), n in log.failures.items()}
+        cells = {(pid, hour[-2:]): n for (pid, hour), (n, _) in _cells(summary).items()}
+        assert cells == ahead
+        requests_by_hour = {(p, h[-2:]): r for (p, h), (_, r) in _cells(summary).items()}
+        truth = {(4000, f"{int(h[-2:]) + 5:02d}"): n for (_, h), n in log.requests.items()}
+        assert requests_by_hour == {k: truth[k] for k in requests_by_hour}
 
 
 def test_stdout_and_stderr_parts_give_the_rate_of_the_log(
@@ -181,7 +222,11 @@ def test_samples_rate_counts_only_scoped_failures() -> None:
     assert totals["rate"] is not None and 0 < totals["rate"] < 1
     assert totals["unrated"] > 0
     rated = totals["failures"] - totals["unrated"]
-    assert totals["rate"] == pytest.approx(rated / totals["requests"])
+    # the rate's own denominator: other-engines.log's lines without a pid (LM Studio's failure
+    # and llama-server's, with llama-server's 2 requests) are one scope with more failures
+    # than requests, which gives no rate
+    assert totals["rate"] == pytest.approx(rated / totals["rate_requests"])
+    assert totals["rate_requests"] < totals["requests"] and totals["rate_note"]
     for group in summary.table.to_dicts():
         assert group["rate"] is None or 0 < group["rate"] <= 1
 
@@ -296,3 +341,33 @@ def test_a_process_that_stamps_its_pid_on_some_lines_only(
         assert (totals["rate"], totals["unrated"]) == (pytest.approx(0.5), 0)
     else:
         assert (totals["rate"], totals["unrated"]) == (0, 1)
+
+
+def test_a_llamacpp_part_without_pid_keeps_its_requests_apart_from_ollamas(tmp_path: Path) -> None:
+    """One file, two servers: Ollama's lines under journald (pid 1893), then llama-server's
+    with no pid (they carry the last stamp). A tally without a pid is the file's first server's
+    (Ollama's) by name only: llama-server's requests must not join the Ollama process (as its
+    lone pid would have them) but stay with llama-server's failures."""
+    ollama = (
+        "Nov 12 10:41:{s:02d} gpu-box ollama[1893]: [GIN] 2025/11/12 - 10:41:{s:02d} | 200 | "
+        '1.2s | 127.0.0.1 | POST     "/api/chat"\n'
+    )
+    lines = [
+        "Nov 12 10:41:19 gpu-box ollama[1893]: time=2025-11-12T10:41:19.207+01:00 level=WARN "
+        'source=routes.go:1593 msg="error parsing tool call: raw=\'{\\"city\\": \\"Paris\\"'
+        "<|call|>commentary', err=invalid character '<' after object key:value pair\"\n",
+        *(ollama.format(s=s) for s in (19, 20)),
+    ]
+    for n in range(4):
+        if n % 2:
+            lines.append(
+                'srv    operator(): got exception: {"code":500,"message":"Failed to parse input '
+                f'at pos {40 + n}: <|channel|>commentary<|message|>","type":"server_error"}}\n'
+            )
+        lines.append(f"srv  log_server_r: request: POST /v1/chat/completions 127.0.0.1 {n}\n")
+    (tmp_path / "both.log").write_text("".join(lines))
+    result = hd.scan_paths([tmp_path / "both.log"], hd.ScanOptions(jobs=1, origin="host"))
+    summary = hd.summarize_scan(result, ["pid"])
+    assert _rates(summary) == (6, 3, 0, pytest.approx(3 / 6))
+    rows = {g["pid"]: (g["count"], g["requests"]) for g in summary.table.to_dicts()}
+    assert rows == {"1893": (1, 2), None: (2, 4)}
