@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import harmony_doctor as hd
-from harmony_doctor.cli.console import make_console, print_json, show
+from harmony_doctor.cli.console import make_console, print_json, show, writes_plain
 from harmony_doctor.cli.options import Color, SummaryFormat
 
 if TYPE_CHECKING:
@@ -51,10 +51,14 @@ def show_summary(
         assert operator is not None, "--format github needs the events"
         sys.stdout.write(workflow_commands(operator))
     else:
-        from harmony_doctor.output.scan_view import scan_view
+        from harmony_doctor.output.scan_view import plain_view, scan_view
 
-        console = make_console(color, width)
         groups = summary.groups
+        plain = plain_view(groups, totals, files, title) if writes_plain(color, width) else None
+        if plain is not None:  # nothing found in one file: lines of text, written without rich
+            sys.stdout.write(plain)
+            return
+        console = make_console(color, width)
         hourly = None
         if groups:  # the rate per hour is drawn under the groups, when there are some
             from harmony_doctor.output.rate_view import hourly_rates_view

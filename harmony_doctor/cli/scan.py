@@ -122,7 +122,6 @@ def scan(
     width: WidthOpt = None,
 ) -> int:
     """Batch-scan server logs: how often Harmony parsing fails, in which ways, since when."""
-    from harmony_doctor.output import tables as export
     from harmony_doctor.output.targets import check_not_inputs, check_targets
 
     keys = hd.group_keys(by or [])
@@ -153,12 +152,16 @@ def scan(
     with _progress(listing.bytes) as progress:
         result = hd.scan_inputs(listing, options, progress)
     found = hd.summarize_scan(result, keys)
-    failed = export.write_tables([(summary_path, lambda: found.table)])
-    if events_path is not None:  # one unit: report refuses tallies that are not its events'
-        tallies = hd.requests_path(events_path)
-        failed += export.write_event_tables(
-            found.events, hd.tally_table(result), events_path, tallies
-        )
+    failed: list[str] = []
+    if summary_path is not None or events_path is not None:  # the writers load for an export
+        from harmony_doctor.output import tables as export
+
+        failed += export.write_tables([(summary_path, lambda: found.table)])
+        if events_path is not None:  # one unit: report refuses tallies that are not its events'
+            tallies = hd.requests_path(events_path)
+            failed += export.write_event_tables(
+                found.events, hd.tally_table(result), events_path, tallies
+            )
     step_summary = step_summary_path(output)
     operator = operator_view("scan", found, output, step_summary, prometheus_path, html_path)
     failed += write_operator_outputs(operator, step_summary, prometheus_path, html_path, top)
