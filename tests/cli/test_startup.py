@@ -148,18 +148,29 @@ _NEVER = ("pydantic", "openai_harmony", "importlib.metadata", "harmony_doctor.ou
                 "harmony_doctor.harmony.spec",
                 "tempfile",
                 "importlib.resources",
+                "harmony_doctor.models.streams",  # a log's failures are no stream's diagnosis
+                "harmony_doctor.models.salvage",
+                "shlex",  # a token stream's next steps only
             ),
         ),
-        (["explain", "IDS"], ("harmony_doctor.logs", "harmony_doctor.harmony.ranks")),
+        (
+            ["explain", "IDS"],
+            (
+                "harmony_doctor.logs",
+                "harmony_doctor.harmony.ranks",
+                "harmony_doctor.models.salvage",
+            ),
+        ),
     ],
     ids=["help", "explain-traceback", "explain-ids"],
 )
 def test_latency_each_path_imports_only_what_it_uses(
     tmp_path: Path, args: list[str], absent: tuple[str, ...]
 ) -> None:
-    """--help builds no record and loads no renderer; a log's explain no openai-harmony and no
-    ranks cache; an id list no log reader; none of them the pydantic layer of openai-harmony,
-    package metadata or the JSON records when printing text."""
+    """--help builds no record and loads no renderer; a log's explain no openai-harmony, no
+    ranks cache and no stream record; an id list no log reader; no path but recover's, repro's
+    and render's their records; none of them the pydantic layer of openai-harmony, package
+    metadata or the JSON records when printing text."""
     import os
 
     if args[-1] == "IDS":
@@ -389,5 +400,24 @@ def test_scan_that_aggregates_still_uses_polars(
 
 
 def test_scan_with_failures_aggregates_with_polars_and_no_vocabulary() -> None:
-    """A traceback's failures are grouped by polars; no completion needs the vocabulary."""
-    assert _loaded_after(["scan", str(SAMPLES / "vllm-traceback.log")]) == ["polars"]
+    """A traceback's failures are grouped by polars; no completion needs the vocabulary, and
+    no salvage record (recover's, repro's, render's) is built."""
+    names = (*_HEAVY, "harmony_doctor.models.salvage")
+    assert _loaded_after(["scan", str(SAMPLES / "vllm-traceback.log")], names=names) == ["polars"]
+
+
+def test_every_record_is_named_by_models_whichever_module_builds_it() -> None:
+    """models/ builds its stream and salvage records on first use: each is still
+    `harmony_doctor.models.<name>`, once, and a record it does not know is an AttributeError."""
+    import dataclasses
+
+    import harmony_doctor.models as models
+
+    for name in models.__all__:
+        record = getattr(models, name)
+        if isinstance(record, type) and dataclasses.is_dataclass(record):
+            assert record.__qualname__ == name
+            assert record.__module__.startswith("harmony_doctor.models")
+            assert getattr(models, name) is record
+    with pytest.raises(AttributeError):
+        models.NoSuchRecord  # noqa: B018
