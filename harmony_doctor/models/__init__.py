@@ -1,9 +1,10 @@
 """Frozen records that flow from ingestion through replay and diagnosis to rendering.
 
-Every record is named here. Those every path takes (token inputs, log failures, scan events,
-request tallies) are in models/core.py; a stream's replay and diagnosis (models/streams.py) and
-recover's, repro's and render's (models/salvage.py) are built on first use: a frozen dataclass
-costs about a millisecond to create, and a log's `explain` or a clean scan needs none of them.
+Every record is named here. Those every path takes (token inputs, log failures) are in
+models/core.py; a scan's events and tallies (models/scan.py), a stream's replay and diagnosis
+(models/streams.py) and recover's, repro's and render's (models/salvage.py) are built on first
+use: a frozen dataclass costs about a millisecond to create, and a log's `explain` needs none
+of them, a clean scan none of recover's.
 """
 
 from __future__ import annotations
@@ -18,10 +19,7 @@ from harmony_doctor.models.core import (
     EventSource,
     Kind,
     LogError,
-    LoggedFailure,
     LogKind,
-    RequestTally,
-    ScanEvent,
     Server,
     Severity,
     TokenInput,
@@ -40,6 +38,7 @@ if TYPE_CHECKING:
         SkippedSpan,
         ToolCall,
     )
+    from harmony_doctor.models.scan import LoggedFailure, RequestTally, ScanEvent
     from harmony_doctor.models.streams import Diagnosis, Finding, Message, Replay, ReplayFault
 
 __all__ = [
@@ -75,6 +74,7 @@ __all__ = [
 
 # The records built on first use, and the module each is defined in (PEP 562).
 _LATER = {
+    **dict.fromkeys(("LoggedFailure", "RequestTally", "ScanEvent"), "harmony_doctor.models.scan"),
     **dict.fromkeys(
         ("Diagnosis", "Finding", "Message", "Replay", "ReplayFault"),
         "harmony_doctor.models.streams",

@@ -149,6 +149,7 @@ _NEVER = ("pydantic", "openai_harmony", "importlib.metadata", "harmony_doctor.ou
                 "tempfile",
                 "importlib.resources",
                 "harmony_doctor.models.streams",  # a log's failures are no stream's diagnosis
+                "harmony_doctor.models.scan",  # nor events or tallies
                 "harmony_doctor.models.salvage",
                 "shlex",  # a token stream's next steps only
             ),
