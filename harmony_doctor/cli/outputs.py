@@ -85,8 +85,6 @@ def output_targets(
 ) -> list[Target]:
     """Every file scan or report will write, with the option that named it (the request counts
     go beside the events), for output/targets.py to check before anything is read."""
-    from harmony_doctor.output.targets import Target
-
     tallies = hd.requests_path(events) if events is not None else None
     named: list[tuple[str, Path | None, TargetKind]] = [
         ("--events", events, "table"),
@@ -96,7 +94,12 @@ def output_targets(
         ("--html", html, "html"),
         ("$GITHUB_STEP_SUMMARY", step_summary_path(output), "append"),
     ]
-    return [Target(option, path, kind) for option, path, kind in named if path is not None]
+    given = [(option, path, kind) for option, path, kind in named if path is not None]
+    if not given:  # nothing to write: the checks have nothing to load
+        return []
+    from harmony_doctor.output.targets import Target
+
+    return [Target(option, path, kind) for option, path, kind in given]
 
 
 def operator_view(

@@ -8,9 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from harmony_doctor.output.escape import safe_text
 from harmony_doctor.output.layout import UNLIMITED, Fitted, capped
-from harmony_doctor.output.operator import percent, unrated_line
 from harmony_doctor.output.styles import DIM, LABEL, OK, WARNING
 from harmony_doctor.output.words import counted
 
@@ -49,6 +47,8 @@ def scan_view(
 
     parts: list[RenderableType] = [_scan_headline(totals, title)]
     if totals.get("unrated"):
+        from harmony_doctor.output.operator import unrated_line
+
         parts.append(Text(unrated_line(totals), style=WARNING))
     if not groups:
         parts.append(Text(_NOTHING_FOUND, style=OK))
@@ -76,6 +76,8 @@ def plain_view(
     label, bits = _headline_words(totals, title)
     lines = [label + bits]
     if totals.get("unrated"):
+        from harmony_doctor.output.operator import unrated_line
+
         lines.append(unrated_line(totals))
     lines.append(_NOTHING_FOUND)
     return "".join(line.rstrip() + "\n" for line in lines)
@@ -104,6 +106,8 @@ def _headline_words(totals: dict[str, Any], title: str) -> tuple[str, str]:
         counted(totals["failures"], "failure"),
     ]
     if totals.get("requests"):
+        from harmony_doctor.output.operator import percent
+
         bits.append(counted(totals["requests"], "request"))
         rate = totals.get("rate")
         note = totals.get("rate_note") or "unknown"
@@ -144,6 +148,8 @@ def _files_table(files: list[dict[str, Any]], top: int) -> RenderableType:
 def _files_rows(files: list[dict[str, Any]], top: int, width: int | None) -> Table:
     from rich.table import Table
     from rich.text import Text
+
+    from harmony_doctor.output.escape import safe_text
 
     table = Table(box=None, pad_edge=False, show_edge=False, header_style=DIM)
     if width is None:
@@ -199,6 +205,8 @@ def _groups_table(
     the keys or the count. With an unlimited width (a pipe) every column is there, whole."""
     from rich.table import Table
     from rich.text import Text
+
+    from harmony_doctor.output.escape import safe_text
 
     shown = groups[:top]
     widths = {k: min(40, max(len(k), *(len(str(g[k])) for g in shown))) for k in by}
@@ -263,6 +271,8 @@ def _groups_table(
 
 def _rate_cell(group: dict[str, Any]) -> str:
     """The rate; "?" where it is unknown for a reason (see the note under the table)."""
+    from harmony_doctor.output.operator import percent
+
     if group.get("rate") is not None:
         return percent(group["rate"])
     return "?" if group.get("rate_note") else ""

@@ -263,6 +263,8 @@ def test_scan_with_nothing_to_aggregate_imports_no_polars(
         "rich",
         "harmony_doctor.output.tables",  # the CSV/JSONL/Parquet writers
         "csv",
+        "harmony_doctor.output.targets",  # no output file to check
+        "harmony_doctor.output.operator",  # no rate to word, no operator output
     )
     args = ["scan", str(log), "--format", fmt]
     assert _loaded_after(args, _piped_env(), (*_HEAVY, *unused)) == []
