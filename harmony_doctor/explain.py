@@ -22,11 +22,11 @@ from harmony_doctor.choices import InputFormat, ParseRole
 from harmony_doctor.errors import InputError
 from harmony_doctor.inputs import tokens as token_input
 from harmony_doctor.inputs.paste import Paste, Piece, lines_of, opens_as_log, read_paste
-from harmony_doctor.models import Diagnosis, LogError
 
 if TYPE_CHECKING:
     from harmony_doctor.harmony.vocab import Vocab
     from harmony_doctor.inputs.reader import TextInput
+    from harmony_doctor.models import Diagnosis, LogError
     from harmony_doctor.streams.guided import LogCheck, StreamCheck
 
 _OUTPUT_IDS = re.compile(r"\boutput_token_ids\s*[:=]\s*\[")

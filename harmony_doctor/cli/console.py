@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import builtins
+import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
@@ -49,6 +51,27 @@ def make_console(color: Color, width: int | None = None) -> Console:
     if width is None and not console.is_terminal:
         console.width = UNLIMITED
     return console
+
+
+# What rich reads to take an output for a terminal (or for Jupyter's), whatever isatty says.
+_TERMINAL_VARIABLES = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "JUPYTER_COLUMNS")
+
+
+def writes_plain(color: Color, width: int | None = None) -> bool:
+    """Whether `make_console(color, width)` would write text as it is given: standard output
+    is no terminal, no colour is forced, no --width wraps, and nothing rich reads says
+    otherwise (FORCE_COLOR, TTY_COMPATIBLE, Jupyter, IDLE). A view that is lines of text alone
+    is then written without loading rich (`show` would write the same bytes)."""
+    if color == "always" or width is not None or "get_ipython" in vars(builtins):
+        return False
+    if any(name in os.environ for name in _TERMINAL_VARIABLES):
+        return False
+    if getattr(sys.stdin, "__module__", "").startswith("idlelib"):
+        return False
+    try:
+        return not sys.stdout.isatty()
+    except (AttributeError, ValueError):  # no standard output, or a closed one: rich decides
+        return False
 
 
 def show(console: Console, renderable: RenderableType, soft_wrap: bool = False) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -143,6 +142,8 @@ def next_commands(
         options += ["--request", given.request]
     if given.vocab_path is not None:
         options += ["--vocab", str(given.vocab_path)]
+    import shlex  # for a token stream's next steps only
+
     target = [given.source or "-", *options]
     recover = shlex.join(["harmony-doctor", "recover", *target])
     mode = ["--lenient"] if lenient else []

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import harmony_doctor as hd
-from harmony_doctor.cli.console import make_console, print_json, show
+from harmony_doctor.cli.console import make_console, print_json, show, writes_plain
 from harmony_doctor.cli.options import Color, SummaryFormat
 
 if TYPE_CHECKING:
@@ -51,10 +51,14 @@ def show_summary(
         assert operator is not None, "--format github needs the events"
         sys.stdout.write(workflow_commands(operator))
     else:
-        from harmony_doctor.output.scan_view import scan_view
+        from harmony_doctor.output.scan_view import plain_view, scan_view
 
-        console = make_console(color, width)
         groups = summary.groups
+        plain = plain_view(groups, totals, files, title) if writes_plain(color, width) else None
+        if plain is not None:  # nothing found in one file: lines of text, written without rich
+            sys.stdout.write(plain)
+            return
+        console = make_console(color, width)
         hourly = None
         if groups:  # the rate per hour is drawn under the groups, when there are some
             from harmony_doctor.output.rate_view import hourly_rates_view
@@ -81,8 +85,6 @@ def output_targets(
 ) -> list[Target]:
     """Every file scan or report will write, with the option that named it (the request counts
     go beside the events), for output/targets.py to check before anything is read."""
-    from harmony_doctor.output.targets import Target
-
     tallies = hd.requests_path(events) if events is not None else None
     named: list[tuple[str, Path | None, TargetKind]] = [
         ("--events", events, "table"),
@@ -92,7 +94,12 @@ def output_targets(
         ("--html", html, "html"),
         ("$GITHUB_STEP_SUMMARY", step_summary_path(output), "append"),
     ]
-    return [Target(option, path, kind) for option, path, kind in named if path is not None]
+    given = [(option, path, kind) for option, path, kind in named if path is not None]
+    if not given:  # nothing to write: the checks have nothing to load
+        return []
+    from harmony_doctor.output.targets import Target
+
+    return [Target(option, path, kind) for option, path, kind in given]
 
 
 def operator_view(

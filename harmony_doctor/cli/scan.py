@@ -122,16 +122,16 @@ def scan(
     width: WidthOpt = None,
 ) -> int:
     """Batch-scan server logs: how often Harmony parsing fails, in which ways, since when."""
-    from harmony_doctor.output import tables as export
-    from harmony_doctor.output.targets import check_not_inputs, check_targets
-
     keys = hd.group_keys(by or [])
     events_path, summary_path = once("--events", events), once("--summary-csv", summary)
     prometheus_path, html_path = once("--prometheus", prometheus), once("--html", html)
     targets = output_targets(
         output, events=events_path, summary=summary_path, prometheus=prometheus_path, html=html_path
     )
-    check_targets(targets)  # a bad output path costs nothing: no input read
+    if targets:
+        from harmony_doctor.output.targets import check_targets
+
+        check_targets(targets)  # a bad output path costs nothing: no input read
     paths = inputs or ["-"]
     if paths == ["-"] and (sys.stdin is None or sys.stdin.isatty()):
         raise InputError("no input: give files or folders, or pipe a log to standard input")
@@ -141,7 +141,10 @@ def scan(
         raise InputError(f"nothing to read: {first.label}: {first.reason}")
     if not listing.sources:
         raise InputError(f"nothing to read: no file in {', '.join(paths)} matched")
-    check_not_inputs(targets, _scanned_files(paths, listing))  # listed, not read yet
+    if targets:  # none of the outputs is one of the inputs (listed, not read yet)
+        from harmony_doctor.output.targets import check_not_inputs
+
+        check_not_inputs(targets, _scanned_files(paths, listing))
     options = hd.ScanOptions(
         replay=replay,
         redact=redact,
@@ -153,12 +156,16 @@ def scan(
     with _progress(listing.bytes) as progress:
         result = hd.scan_inputs(listing, options, progress)
     found = hd.summarize_scan(result, keys)
-    failed = export.write_tables([(summary_path, lambda: found.table)])
-    if events_path is not None:  # one unit: report refuses tallies that are not its events'
-        tallies = hd.requests_path(events_path)
-        failed += export.write_event_tables(
-            found.events, hd.tally_table(result), events_path, tallies
-        )
+    failed: list[str] = []
+    if summary_path is not None or events_path is not None:  # the writers load for an export
+        from harmony_doctor.output import tables as export
+
+        failed += export.write_tables([(summary_path, lambda: found.table)])
+        if events_path is not None:  # one unit: report refuses tallies that are not its events'
+            tallies = hd.requests_path(events_path)
+            failed += export.write_event_tables(
+                found.events, hd.tally_table(result), events_path, tallies
+            )
     step_summary = step_summary_path(output)
     operator = operator_view("scan", found, output, step_summary, prometheus_path, html_path)
     failed += write_operator_outputs(operator, step_summary, prometheus_path, html_path, top)

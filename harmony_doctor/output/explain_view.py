@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group, RenderableType
 from rich.padding import Padding
@@ -13,11 +13,13 @@ from rich.text import Text
 from harmony_doctor.explain import LogExplanation
 from harmony_doctor.faults.rules import RULES
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, Vocab, special_token_name
-from harmony_doctor.models import Diagnosis, Finding, LogError, Message
 from harmony_doctor.output.escape import safe_text, shorten
 from harmony_doctor.output.layout import Fitted, capped, facts_grid, header_summary, separator
 from harmony_doctor.output.styles import DIM, ERROR, LABEL, OK, SPECIAL, WARNING
 from harmony_doctor.output.tokens import token_label, token_ref, token_window
+
+if TYPE_CHECKING:  # a log's failures build no stream record
+    from harmony_doctor.models import Diagnosis, Finding, LogError, Message
 
 
 def _cut(value: str, limit: int, elide: bool) -> str:

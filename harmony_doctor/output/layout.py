@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-
-from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
-from rich.constrain import Constrain
-from rich.rule import Rule
-from rich.table import Table
+from typing import TYPE_CHECKING
 
 from harmony_doctor.output.styles import DIM
+
+if TYPE_CHECKING:  # tables and rules load where a view draws one (a clean scan's does not)
+    from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+    from rich.table import Table
 
 
 def facts_grid() -> Table:
     """Two columns: a dim label and its value."""
+    from rich.table import Table
+
     facts = Table.grid(padding=(0, 2))
     facts.add_column(style=DIM, no_wrap=True)
     facts.add_column()
@@ -47,6 +49,9 @@ class Fitted:
 
 def separator() -> RenderableType:
     """A dim rule across the view, never wider than SEPARATOR_WIDTH cells."""
+    from rich.constrain import Constrain
+    from rich.rule import Rule
+
     return Constrain(Rule(style=DIM), SEPARATOR_WIDTH)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
 from rich.padding import Padding
@@ -10,11 +11,13 @@ from rich.table import Table
 from rich.text import Text
 
 from harmony_doctor.harmony.vocab import Vocab, special_token_name
-from harmony_doctor.models import ParserResult, Received, Recovery, Shrink
 from harmony_doctor.output.escape import safe_text, shorten
 from harmony_doctor.output.layout import Fitted, capped, facts_grid, header_summary, separator
 from harmony_doctor.output.styles import DIM, ERROR, LABEL, OK, WARNING
 from harmony_doctor.output.tokens import stream_text_view
+
+if TYPE_CHECKING:  # explain's next steps show no salvage record
+    from harmony_doctor.models import ParserResult, Received, Recovery, Shrink
 
 # --- recover ---------------------------------------------------------------------------------
 

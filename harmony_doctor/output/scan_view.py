@@ -1,19 +1,23 @@
-"""`scan` and `report` for people: the headline, the groups table with bars, days and files."""
+"""`scan` and `report` for people: the headline, the groups table with bars, days and files.
+
+A summary that found nothing in the one file it read is lines of text alone: `plain_view` gives
+them as rich prints them off a terminal, for the caller to write without loading rich."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Group, RenderableType
-from rich.table import Table
-from rich.text import Text
-
-from harmony_doctor.output.escape import safe_text
 from harmony_doctor.output.layout import UNLIMITED, Fitted, capped
-from harmony_doctor.output.operator import percent, unrated_line
 from harmony_doctor.output.styles import DIM, LABEL, OK, WARNING
 from harmony_doctor.output.words import counted
+
+if TYPE_CHECKING:  # rich loads where a view is drawn, tables where one is
+    from rich.console import RenderableType
+    from rich.table import Table
+    from rich.text import Text
+
+_NOTHING_FOUND = "No Harmony failures found."
 
 _BLOCKS = " ▏▎▍▌▋▊▉█"
 
@@ -38,11 +42,16 @@ def scan_view(
 ) -> RenderableType:
     """The summary of many sources: headline, top groups, failures per day, the rate per hour
     (`hourly`, drawn on a terminal only: rate_view), files not read."""
+    from rich.console import Group
+    from rich.text import Text
+
     parts: list[RenderableType] = [_scan_headline(totals, title)]
     if totals.get("unrated"):
+        from harmony_doctor.output.operator import unrated_line
+
         parts.append(Text(unrated_line(totals), style=WARNING))
     if not groups:
-        parts.append(Text("No Harmony failures found.", style=OK))
+        parts.append(Text(_NOTHING_FOUND, style=OK))
     else:
         parts.append(Fitted(lambda width: _groups(groups, by, top, width)))
         if totals.get("clock") and ("hour" in by or "day" in by):
@@ -51,13 +60,45 @@ def scan_view(
             parts.append(_days_chart(days))
         if hourly is not None:
             parts.append(hourly)
-    if len(files) > 1 or any(f["status"] != "ok" or f.get("reason") for f in files):
+    if _lists_files(files):
         parts.append(_files_table(files, top))
     return Group(*parts)
 
 
+def plain_view(
+    groups: list[dict[str, Any]], totals: dict[str, Any], files: list[dict[str, Any]], title: str
+) -> str | None:
+    """`scan_view`'s lines as rich writes them off a terminal, without colour and unwrapped,
+    when the view is lines of text alone: no group found, one file read whole. None when it
+    draws a table."""
+    if groups or _lists_files(files):
+        return None
+    label, bits = _headline_words(totals, title)
+    lines = [label + bits]
+    if totals.get("unrated"):
+        from harmony_doctor.output.operator import unrated_line
+
+        lines.append(unrated_line(totals))
+    lines.append(_NOTHING_FOUND)
+    return "".join(line.rstrip() + "\n" for line in lines)
+
+
+def _lists_files(files: list[dict[str, Any]]) -> bool:
+    """Whether the view lists the files: more than one, or one not read whole."""
+    return len(files) > 1 or any(f["status"] != "ok" or f.get("reason") for f in files)
+
+
 def _scan_headline(totals: dict[str, Any], title: str) -> Text:
-    line = Text(f"harmony-doctor {title}  ", style=LABEL)
+    from rich.text import Text
+
+    label, bits = _headline_words(totals, title)
+    line = Text(label, style=LABEL)
+    line.append(bits, DIM)
+    return line
+
+
+def _headline_words(totals: dict[str, Any], title: str) -> tuple[str, str]:
+    """The headline's label and its counts (files, bytes, lines, failures, requests, rate)."""
     bits = [
         counted(totals["files"], "file"),
         _human_size(totals["bytes"]),
@@ -65,6 +106,8 @@ def _scan_headline(totals: dict[str, Any], title: str) -> Text:
         counted(totals["failures"], "failure"),
     ]
     if totals.get("requests"):
+        from harmony_doctor.output.operator import percent
+
         bits.append(counted(totals["requests"], "request"))
         rate = totals.get("rate")
         note = totals.get("rate_note") or "unknown"
@@ -78,8 +121,7 @@ def _scan_headline(totals: dict[str, Any], title: str) -> Text:
             bits.append(f"rate {percent(rate)}")
     if totals.get("skipped") or totals.get("partial"):
         bits.append(f"{totals['skipped']} skipped, {totals['partial']} partial")
-    line.append(" · ".join(bits), DIM)
-    return line
+    return f"harmony-doctor {title}  ", " · ".join(bits)
 
 
 def _human_size(count: int) -> str:
@@ -93,6 +135,9 @@ def _human_size(count: int) -> str:
 
 
 def _files_table(files: list[dict[str, Any]], top: int) -> RenderableType:
+    from rich.console import Group
+    from rich.text import Text
+
     rows: list[RenderableType] = [Text("files", style=LABEL)]
     rows.append(Fitted(lambda width: _files_rows(files, top, width)))
     if len(files) > top:
@@ -101,6 +146,11 @@ def _files_table(files: list[dict[str, Any]], top: int) -> RenderableType:
 
 
 def _files_rows(files: list[dict[str, Any]], top: int, width: int | None) -> Table:
+    from rich.table import Table
+    from rich.text import Text
+
+    from harmony_doctor.output.escape import safe_text
+
     table = Table(box=None, pad_edge=False, show_edge=False, header_style=DIM)
     if width is None:
         table.add_column("file", no_wrap=True)
@@ -128,6 +178,9 @@ def _groups(
 ) -> RenderableType:
     """The groups table, then how many more, then the footnotes of the columns shown (a
     column dropped on a narrow terminal takes its footnote with it)."""
+    from rich.console import Group
+    from rich.text import Text
+
     table, columns = _groups_table(groups, by, top, width)
     parts: list[RenderableType] = [table]
     if len(groups) > top:
@@ -150,6 +203,11 @@ def _groups_table(
     """The summary table and the columns it has; on narrow terminals the time columns go
     first, then the example, then the bar, the share and the rate (_DROPPED_FIRST), never
     the keys or the count. With an unlimited width (a pipe) every column is there, whole."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from harmony_doctor.output.escape import safe_text
+
     shown = groups[:top]
     widths = {k: min(40, max(len(k), *(len(str(g[k])) for g in shown))) for k in by}
     unrated = any(g.get("unrated") for g in shown)
@@ -213,6 +271,8 @@ def _groups_table(
 
 def _rate_cell(group: dict[str, Any]) -> str:
     """The rate; "?" where it is unknown for a reason (see the note under the table)."""
+    from harmony_doctor.output.operator import percent
+
     if group.get("rate") is not None:
         return percent(group["rate"])
     return "?" if group.get("rate_note") else ""
@@ -223,6 +283,10 @@ def _short_time(stamp: str | None) -> str:
 
 
 def _days_chart(days: Sequence[tuple[str, int]]) -> RenderableType:
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(box=None, pad_edge=False, show_edge=False, show_header=False)
     table.add_column(style=DIM, no_wrap=True)
     table.add_column(justify="right")

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Literal
 
 from harmony_doctor.errors import OutputError
-from harmony_doctor.output.tables import export_format
 from harmony_doctor.scan.event_files import written_by_scan
 
 # table: CSV, JSONL or Parquet by extension; prometheus: a node-exporter textfile; html: the
@@ -106,6 +105,8 @@ def check_writable(path: Path) -> None:
 
 def _check_name(target: Target) -> None:
     if target.kind == "table":
+        from harmony_doctor.output.tables import export_format  # the writers, for a table only
+
         export_format(target.path)
     elif target.kind == "prometheus" and target.path.suffix != PROMETHEUS_SUFFIX:
         raise OutputError(f"cannot write {target.path}: the name must end in {PROMETHEUS_SUFFIX}")

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
 
 from harmony_doctor.harmony.vocab import Vocab
-from harmony_doctor.models import Finding
 from harmony_doctor.output.escape import safe_text
 from harmony_doctor.output.styles import DIM, ERROR, ESCAPED, HEADER_SPAN, SPECIAL, WARNING
+
+if TYPE_CHECKING:
+    from harmony_doctor.models import Finding
 
 
 def token_label(token: int, vocab: Vocab) -> Text:

@@ -148,18 +148,30 @@ _NEVER = ("pydantic", "openai_harmony", "importlib.metadata", "harmony_doctor.ou
                 "harmony_doctor.harmony.spec",
                 "tempfile",
                 "importlib.resources",
+                "harmony_doctor.models.streams",  # a log's failures are no stream's diagnosis
+                "harmony_doctor.models.scan",  # nor events or tallies
+                "harmony_doctor.models.salvage",
+                "shlex",  # a token stream's next steps only
             ),
         ),
-        (["explain", "IDS"], ("harmony_doctor.logs", "harmony_doctor.harmony.ranks")),
+        (
+            ["explain", "IDS"],
+            (
+                "harmony_doctor.logs",
+                "harmony_doctor.harmony.ranks",
+                "harmony_doctor.models.salvage",
+            ),
+        ),
     ],
     ids=["help", "explain-traceback", "explain-ids"],
 )
 def test_latency_each_path_imports_only_what_it_uses(
     tmp_path: Path, args: list[str], absent: tuple[str, ...]
 ) -> None:
-    """--help builds no record and loads no renderer; a log's explain no openai-harmony and no
-    ranks cache; an id list no log reader; none of them the pydantic layer of openai-harmony,
-    package metadata or the JSON records when printing text."""
+    """--help builds no record and loads no renderer; a log's explain no openai-harmony, no
+    ranks cache and no stream record; an id list no log reader; no path but recover's, repro's
+    and render's their records; none of them the pydantic layer of openai-harmony, package
+    metadata or the JSON records when printing text."""
     import os
 
     if args[-1] == "IDS":
@@ -218,6 +230,16 @@ _SERVED = (
 )
 
 
+# What makes rich take a pipe for a terminal: unset, so that a run's output is a pipe's.
+_TERMINAL_VARIABLES = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "JUPYTER_COLUMNS")
+
+
+def _piped_env() -> dict[str, str]:
+    import os
+
+    return {k: v for k, v in os.environ.items() if k not in _TERMINAL_VARIABLES}
+
+
 @pytest.mark.parametrize("fmt", ["table", "json"])
 @pytest.mark.parametrize("content", ["", _STARTED], ids=["empty", "clean"])
 def test_scan_with_nothing_to_aggregate_imports_no_polars(
@@ -227,7 +249,8 @@ def test_scan_with_nothing_to_aggregate_imports_no_polars(
     aggregate: its summary (table or JSON) is printed without a frame, and without the
     vocabulary or openai-harmony, which no completion asked for; a log that cannot be one
     token stream is not handed to explain's reader, no hourly rate is drawn and no process
-    pool started."""
+    pool started. Its lines are written without rich (off a terminal), and no table writer
+    loads for a run that exports nothing."""
     log = tmp_path / "server.log"
     log.write_text(content)
     unused = (
@@ -237,8 +260,126 @@ def test_scan_with_nothing_to_aggregate_imports_no_polars(
         "harmony_doctor.scan.hourly",
         "multiprocessing",  # a pool only for inputs large enough to share out
         "concurrent.futures",
+        "rich",
+        "harmony_doctor.output.tables",  # the CSV/JSONL/Parquet writers
+        "csv",
+        "harmony_doctor.output.targets",  # no output file to check
+        "harmony_doctor.output.operator",  # no rate to word, no operator output
     )
-    assert _loaded_after(["scan", str(log), "--format", fmt], names=(*_HEAVY, *unused)) == []
+    args = ["scan", str(log), "--format", fmt]
+    assert _loaded_after(args, _piped_env(), (*_HEAVY, *unused)) == []
+
+
+@pytest.mark.parametrize(
+    ("files", "options"),
+    [
+        (1, ["--width", "80"]),  # rich wraps at a width: it draws
+        (1, ["--color", "always"]),
+        (2, []),  # two files: the files table
+    ],
+    ids=["width", "color", "two-files"],
+)
+def test_scan_that_draws_loads_rich_but_no_table_writer(
+    tmp_path: Path, files: int, options: list[str]
+) -> None:
+    """Lines are written without rich only where rich would write them as they are; a view
+    with a table, a width or colours is rich's, and still loads no table writer."""
+    logs = []
+    for n in range(files):
+        logs.append(tmp_path / f"server{n}.log")
+        logs[-1].write_text(_STARTED)
+    args = ["scan", *map(str, logs), *options]
+    names = ("rich", "harmony_doctor.output.tables")
+    assert _loaded_after(args, _piped_env(), names) == ["rich"]
+
+
+def test_a_scan_view_drawn_by_rich_without_a_table_loads_no_table(tmp_path: Path) -> None:
+    """rich's tables load where one is drawn: a clean scan printed in colour draws none."""
+    log = tmp_path / "server.log"
+    log.write_text(_STARTED)
+    names = ("rich.console", "rich.table", "rich.rule")
+    loaded = _loaded_after(["scan", str(log), "--color", "always"], _piped_env(), names)
+    assert loaded == ["rich.console"]
+
+
+_TOTALS = [
+    {"files": 1, "bytes": 0, "lines": 0, "failures": 0},
+    {"files": 1, "bytes": 1_234_567, "lines": 12_345, "failures": 0, "skipped": 0, "partial": 0},
+    {"files": 1, "bytes": 999, "lines": 3, "failures": 0, "requests": 7, "rate": 0.0,
+     "rate_requests": 7, "unrated": 0},
+    {"files": 1, "bytes": 999, "lines": 3, "failures": 2, "requests": 7, "rate": None,
+     "rate_note": "more failures than requests", "unrated": 2},
+    {"files": 1, "bytes": 5_000_000_000, "lines": 9, "failures": 0, "skipped": 1, "partial": 2},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("totals", _TOTALS)
+@pytest.mark.parametrize("title", ["scan", "report"])
+def test_plain_view_is_what_rich_writes_off_a_terminal(
+    totals: dict[str, object], title: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lines a summary without groups is written as, without rich, are byte for byte what
+    rich writes of the same view to a pipe (through cli.console.show, as every view is)."""
+    import io
+
+    from harmony_doctor.cli.console import make_console, show
+    from harmony_doctor.output.scan_view import plain_view, scan_view
+
+    files = [{"path": "a.log", "status": "ok", "reason": None, "lines": 3, "failures": 0}]
+    plain = plain_view([], totals, files, title)
+    assert plain is not None and plain.endswith("No Harmony failures found.\n")
+    written = io.StringIO()
+    monkeypatch.setattr("sys.stdout", written)
+    for name in _TERMINAL_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    show(make_console("auto"), scan_view([], ("code",), totals, [], files, 20, title))
+    assert written.getvalue() == plain
+
+
+def test_plain_view_declines_a_view_with_a_table() -> None:
+    from harmony_doctor.output.scan_view import plain_view
+
+    totals = {"files": 2, "bytes": 9, "lines": 3, "failures": 1}
+    one = [{"path": "a.log", "status": "ok", "reason": None, "lines": 3, "failures": 0}]
+    cut = [{**one[0], "status": "partial", "reason": "truncated gzip stream"}]
+    group = {"code": "HD101", "count": 1, "share": 1.0}
+    assert plain_view([group], totals, one, "scan") is None  # the groups table
+    assert plain_view([], totals, one * 2, "scan") is None  # the files table
+    assert plain_view([], totals, cut, "scan") is None  # a file not read whole is listed
+
+
+@pytest.mark.parametrize("color", ["auto", "never", "always"])
+@pytest.mark.parametrize("width", [None, 60])
+@pytest.mark.parametrize("tty", [False, True])
+@pytest.mark.parametrize(
+    "variable", [None, *((v, "1") for v in _TERMINAL_VARIABLES), ("FORCE_COLOR", "")]
+)
+def test_writes_plain_only_where_rich_would_write_text_as_it_is(
+    color: str, width: int | None, tty: bool, variable: tuple[str, str] | None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """`writes_plain` says yes only where the console `make_console` makes is no terminal,
+    has no colour and does not wrap: rich itself decides the same way, or rich is used."""
+    import io
+
+    from harmony_doctor.cli.console import make_console, writes_plain
+    from harmony_doctor.output.layout import UNLIMITED
+
+    class Out(io.StringIO):
+        def isatty(self) -> bool:
+            return tty
+
+    for name in _TERMINAL_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    if variable is not None:
+        monkeypatch.setenv(*variable)
+    monkeypatch.setattr("sys.stdout", Out())
+    plain = writes_plain(color, width)  # type: ignore[arg-type]
+    console = make_console(color, width)  # type: ignore[arg-type]
+    if plain:
+        assert not console.is_terminal and console.color_system is None
+        assert console.width == UNLIMITED
+    assert plain == (color != "always" and width is None and not tty and variable is None)
 
 
 @pytest.mark.parametrize(
@@ -262,5 +403,24 @@ def test_scan_that_aggregates_still_uses_polars(
 
 
 def test_scan_with_failures_aggregates_with_polars_and_no_vocabulary() -> None:
-    """A traceback's failures are grouped by polars; no completion needs the vocabulary."""
-    assert _loaded_after(["scan", str(SAMPLES / "vllm-traceback.log")]) == ["polars"]
+    """A traceback's failures are grouped by polars; no completion needs the vocabulary, and
+    no salvage record (recover's, repro's, render's) is built."""
+    names = (*_HEAVY, "harmony_doctor.models.salvage")
+    assert _loaded_after(["scan", str(SAMPLES / "vllm-traceback.log")], names=names) == ["polars"]
+
+
+def test_every_record_is_named_by_models_whichever_module_builds_it() -> None:
+    """models/ builds its stream and salvage records on first use: each is still
+    `harmony_doctor.models.<name>`, once, and a record it does not know is an AttributeError."""
+    import dataclasses
+
+    import harmony_doctor.models as models
+
+    for name in models.__all__:
+        record = getattr(models, name)
+        if isinstance(record, type) and dataclasses.is_dataclass(record):
+            assert record.__qualname__ == name
+            assert record.__module__.startswith("harmony_doctor.models")
+            assert getattr(models, name) is record
+    with pytest.raises(AttributeError):
+        models.NoSuchRecord  # noqa: B018
