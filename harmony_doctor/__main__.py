@@ -1,5 +1,5 @@
 """`python -m harmony_doctor` runs the CLI."""
 
-from harmony_doctor.cli.app import main
+from harmony_doctor.cli.start import main
 
 main()
