@@ -11,13 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from harmony_doctor.choices import ParseRole
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.inputs.files import CHUNK, Readable
 from harmony_doctor.inputs.tokens import detect_format, may_hold_tokens, token_streams
-from harmony_doctor.models import Diagnosis
+
+if TYPE_CHECKING:
+    from harmony_doctor.models import Diagnosis
 
 # Inputs up to this size are looked at whole; one completion of 100,000 ids as JSON is ~0.8 MB.
 DOCUMENT_BYTES = 4 * 1024 * 1024
@@ -108,7 +111,9 @@ def as_document(
         result = explain_text(text, vocab(), role=role)
     except InputError:
         return None
-    if not isinstance(result, Diagnosis):
+    from harmony_doctor.models import Diagnosis as Diagnosed
+
+    if not isinstance(result, Diagnosed):
         return None
     return Document(((result, 1),), count_lines(text))
 

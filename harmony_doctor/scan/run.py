@@ -29,23 +29,15 @@ from harmony_doctor.inputs.files import (
 from harmony_doctor.inputs.remote import is_url, open_url
 from harmony_doctor.models import RequestTally, ScanEvent
 from harmony_doctor.scan.documents import DOCUMENT_BYTES, Document, as_document, read_head
-from harmony_doctor.scan.event_files import written_by_scan
-from harmony_doctor.scan.findings import (
-    completion_diagnosis,
-    diagnosis_events,
-    merge_duplicates,
-    redact,
-    source_events,
-)
 from harmony_doctor.scan.found import Place, SourceScan
 from harmony_doctor.scan.names import rotation_rank, stream_of
 from harmony_doctor.scan.pool import blocked, start_tracker, stop, worker_start
 from harmony_doctor.scan.records import FileReport, FileScan, FileStatus, ScanOptions, ScanResult
-from harmony_doctor.scan.source import scan_parts, scan_source
-from harmony_doctor.streams.diagnose import CleanStreams
+from harmony_doctor.scan.source import Diagnose, scan_parts, scan_source
 
 if TYPE_CHECKING:
-    pass
+    from harmony_doctor.models import TokenInput
+    from harmony_doctor.streams.diagnose import CleanStreams
 
 POOL_BYTES = 16 * 1024 * 1024  # below this, starting worker processes costs more than it saves
 DEFAULT_OPTIONS = ScanOptions()  # frozen, so one shared default is safe
@@ -123,6 +115,8 @@ def _written_by_scan(source: Source) -> str | None:
     """Why a regular file is an export of scan (--events, --summary-csv), or None."""
     if source.path is None or source.stream is not None:
         return None  # a pipe's bytes would be lost to the reader
+    from harmony_doctor.scan.event_files import written_by_scan
+
     return written_by_scan(source.path)
 
 
@@ -302,18 +296,46 @@ def _scan_one(source: Source, options: ScanOptions, now: datetime | None) -> Uni
         return opened
     stream, checks = opened
     clean = _clean_check(vocab, options)
-    diagnose = completion_diagnosis(vocab, options, clean)
+    diagnose = _diagnosis(vocab, options, clean)
     try:
         found = scan_source(
             stream, source.label, reference, options.replay, clean, checks, diagnose
         )
     finally:
         stream.close()
-    events = list(source_events(found, vocab, options, clean))
-    # now events: keep what crosses processes small
-    found.errors, found.completions, found.replayed = [], [], []
+    events = _events(found, vocab, options, clean)
     changed = _changed(before, _state(source))
-    return UnitResult(given, merge_duplicates(events), found, changed=changed)
+    return UnitResult(given, events, found, changed=changed)
+
+
+def _events(
+    found: SourceScan, vocab: Callable[[], Vocab], options: ScanOptions, clean: CleanStreams | None
+) -> list[ScanEvent]:
+    """A source's events, each failure once; then its findings are dropped from `found`, to
+    keep what crosses processes small. A source that found nothing loads no diagnosis."""
+    if not (found.errors or found.completions or found.replayed or found.rejected):
+        return []
+    from harmony_doctor.scan.findings import merge_duplicates, source_events
+
+    events = merge_duplicates(list(source_events(found, vocab, options, clean)))
+    found.errors, found.completions, found.replayed = [], [], []
+    return events
+
+
+def _diagnosis(
+    vocab: Callable[[], Vocab], options: ScanOptions, clean: CleanStreams | None
+) -> Diagnose:
+    """findings.completion_diagnosis, loaded with the first completion kept."""
+    made: list[Diagnose] = []
+
+    def diagnose(inp: TokenInput, hit: Place) -> Iterable[ScanEvent]:
+        if not made:
+            from harmony_doctor.scan.findings import completion_diagnosis
+
+            made.append(completion_diagnosis(vocab, options, clean))
+        return made[0](inp, hit)
+
+    return diagnose
 
 
 def _open(
@@ -362,10 +384,9 @@ def _scan_parts(
             (s.label, functools.partial(open_binary, s, c))
             for s, c in zip(logs, checks, strict=True)
         ]
-        diagnose = completion_diagnosis(vocab, options, clean)
+        diagnose = _diagnosis(vocab, options, clean)
         found = scan_parts(named, reference, options.replay, clean, checks, diagnose)
-        events = merge_duplicates(list(source_events(found, vocab, options, clean)))
-        found.errors, found.completions, found.replayed = [], [], []
+        events = _events(found, vocab, options, clean)
         pieces = found.parts or [found]
         starts = list(itertools.accumulate((p.lines for p in pieces[:-1]), initial=0))
         placed: list[list[ScanEvent]] = [[] for _ in pieces]
@@ -451,6 +472,8 @@ def _document_result(
 ) -> UnitResult:
     """A whole token-stream input: explain's diagnosis of each stream as events at the line
     it starts on."""
+    from harmony_doctor.scan.findings import diagnosis_events
+
     label = source.label
     events = [
         event
@@ -478,6 +501,8 @@ def _clean_check(vocab: Callable[[], Vocab], options: ScanOptions) -> CleanStrea
     (None with --verify-clean: openai-harmony judges every stream, so every one is kept)."""
     if options.verify_clean:
         return None
+    from harmony_doctor.streams.diagnose import CleanStreams
+
     return CleanStreams(vocab, options.role)
 
 
@@ -489,6 +514,8 @@ def file_scan(result: UnitResult, options: ScanOptions, origin: str) -> FileScan
         return FileScan((), (), FileReport(label, "skipped", result.error, 0, 0, 0))
     events = [replace(e, origin=origin) for e in result.events]
     if options.redact:
+        from harmony_doctor.scan.findings import redact
+
         events = [redact(e) for e in events]
     # A log that only grew while it was read (a live log, appended to) was read as one whole
     # version of itself, to a line: `ok`, and said. Any other change leaves a part of no one

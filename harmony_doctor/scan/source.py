@@ -28,7 +28,6 @@ from harmony_doctor.inputs.files import MAX_LINE, CheckedLines, Checks, Readable
 from harmony_doctor.inputs.timestamps import HEAD, own_stamp
 from harmony_doctor.inputs.tokens import RequestStreams, VllmRecord, parse_vllm_bytes
 from harmony_doctor.inputs.wrappers import Unwrapped, Unwrapper
-from harmony_doctor.logs.extract import _Extractor
 from harmony_doctor.logs.servers import server_in
 from harmony_doctor.models import LogError, LoggedFailure, ScanEvent, TokenInput
 from harmony_doctor.native import (
@@ -51,6 +50,7 @@ from harmony_doctor.scan.threads import CHUNK, CORE_QUEUE, CoreThread, read_ahea
 from harmony_doctor.streams.diagnose import CleanStreams
 
 if TYPE_CHECKING:
+    from harmony_doctor.logs.extract import _Extractor
     from harmony_doctor.native import OutputKey
 
 _RESPONSE_ID = re.compile(rb"Generated response ([^\s:(]+)")
@@ -170,7 +170,7 @@ class _ErrorReader:
         self.out = out
         self.facts = facts
         self.clock = clock
-        self.extractor = _Extractor()
+        self.extractor: _Extractor | None = None  # made at the first window: most sources have none
         self.fed_until = 0  # the last line fed to the extractor
         self.reach: deque[tuple[int, int]] = deque()  # (first hit line, last line) of windows
         self.seen: set[tuple[int, str]] = set()
@@ -179,21 +179,27 @@ class _ErrorReader:
         self.hits_from = 0  # lines below this are no longer looked up in `read`
 
     def window(self, window: Window) -> None:
+        if self.extractor is None:
+            from harmony_doctor.logs.extract import _Extractor
+
+            self.extractor = _Extractor()
+        extractor = self.extractor
         lines = window.text.decode("utf-8", "replace").split("\n")
         last = window.first_line + len(lines) - 1
         self.reach.append((window.hit_lines[0], last))
         if window.first_line > self.fed_until + 1 and self.fed_until:
             # Lines between two windows were not read: end what was open, as a blank line would.
-            self._errors(self.extractor.feed(window.first_line - 1, ""))
+            self._errors(extractor.feed(window.first_line - 1, ""))
         self._keep(window)
         for number, text in enumerate(lines, start=window.first_line):
             if number <= self.fed_until:
                 continue  # a window cut by MAX_WINDOW repeats context already read
             self.fed_until = number
-            self._errors(self.extractor.feed(number, text))
+            self._errors(extractor.feed(number, text))
 
     def close(self) -> None:
-        self._errors(self.extractor.close(self.fed_until))
+        if self.extractor is not None:
+            self._errors(self.extractor.close(self.fed_until))
 
     def _keep(self, window: Window) -> None:
         """Keep the window's lines (and their wrapper facts) for `_place`: most lines of a

@@ -265,6 +265,8 @@ def test_scan_with_nothing_to_aggregate_imports_no_polars(
         "csv",
         "harmony_doctor.output.targets",  # no output file to check
         "harmony_doctor.output.operator",  # no rate to word, no operator output
+        "harmony_doctor.logs.extract",  # no failure window to read
+        "harmony_doctor.scan.findings",  # no failure to make an event of, no completion
     )
     args = ["scan", str(log), "--format", fmt]
     assert _loaded_after(args, _piped_env(), (*_HEAVY, *unused)) == []
