@@ -336,6 +336,9 @@ class Unwrapper:
         first = Unwrapped(b"".join(parts), tuple(meta), len(parts))
         if stop == end:
             return first
+        # The rest decides what becomes of the bytes after `end` (kept, or handed on as the
+        # start of a plain line): kept already, they would be handed on twice.
+        self._tail = b""
         return self._concat(first, self._lines(data[stop:], end - stop))
 
     def _continued(self, body: bytes) -> bool:

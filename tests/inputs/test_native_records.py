@@ -247,3 +247,23 @@ def test_a_wrapped_log_without_stamps_of_its_own_is_read_in_python_whole() -> No
     for unwrapper in (fast, reference):
         unwrapper.feed(data)
     assert fast.python_lines == reference.python_lines == 60_000
+
+
+def test_a_plain_line_cut_by_the_chunk_is_handed_on_once() -> None:
+    """A chunk read before the log's own clock (its first lines one by one, the rest as any
+    chunk): the start of a plain line that the chunk cuts was both kept and handed on, and
+    came out twice (`((APIServer`). Found by the property above."""
+    record = json.dumps(
+        {
+            "log": "(APIServer pid=7) INFO 11-01 00:00:01 [logger.py:43] Received request a\n",
+            "stream": "stdout",
+            "time": "2026-11-01T00:00:01Z",
+        },
+        separators=(",", ":"),
+    )
+    plain = "(APIServer pid=7) INFO 11-01 00:00:00 [logger.py:43] Received request r"
+    data = "\n".join([record, "", plain, plain]).encode() + b"\n"
+    cut = data.rindex(b"\n", 0, len(data) - 1) + 2  # one byte into the last line
+    text = _read(data, [cut], fast=True)[0]
+    assert text == _read(data, [cut], fast=False)[0]
+    assert text.count(b"((") == 0 and text.count(plain.encode()) == 2
