@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Final
 
 from harmony_doctor.logs.lazy import Pattern
@@ -119,6 +120,7 @@ def server_in(text: str) -> Server | None:
     return _PACKAGE_SERVERS[path.group(1)] if path is not None else None
 
 
+@lru_cache(maxsize=1024)  # a traceback names the same few files again and again
 def path_server(path: str) -> Server | None:
     """The server whose installed package holds the file at `path`, or None."""
     parts = re.split(r"[/\\]+", path.strip())

@@ -10,7 +10,9 @@
 //! the text after the prefixes holds `|` or `+` (an exception group's gutter may), Python's
 //! `_strip_gutter` reads it (`Read::gutter_asked`): its shapes look ahead inside a repeat.
 
-use crate::pyre::Translated;
+use std::sync::OnceLock;
+
+use crate::pyre::{self, Translated};
 
 /// The names of one prefix shape's groups in the prefixes' pattern (Python's `shape_3`,
 /// `key_3`, ...): the shape's own group, and its key, time and pid groups where it has them.
@@ -78,10 +80,18 @@ pub struct Read<'a> {
     pub month_day: bool,
 }
 
+/// The reader: its patterns are translated when it is made (an error for one without an
+/// exact translation) and compiled when it first reads a line (a scan without failures reads
+/// none).
 pub struct Anatomy {
+    spec: Spec,
+    never: [bool; 128],
+    compiled: OnceLock<Option<Compiled>>,
+}
+
+struct Compiled {
     prefixes: Translated,
     shapes: Vec<Shape>,
-    never: [bool; 128],
     month_day: Translated,
     key_pid: Translated,
     entity: Translated,
@@ -99,8 +109,8 @@ fn is_blank(c: u8) -> bool {
 
 const PADDING: &[u8] = b"        ";
 
-impl Anatomy {
-    pub fn new(spec: &Spec) -> Result<Anatomy, String> {
+impl Compiled {
+    fn new(spec: &Spec) -> Result<Compiled, String> {
         let prefixes = Translated::new(&spec.prefixes, true)?;
         let group = |name: &Option<String>| -> Result<Option<usize>, String> {
             name.as_deref().map(|n| prefixes.group(n)).transpose()
@@ -117,13 +127,6 @@ impl Anatomy {
                 })
             })
             .collect::<Result<Vec<_>, String>>()?;
-        let mut never = [false; 128];
-        for c in spec.never.bytes() {
-            if !c.is_ascii() {
-                return Err(format!("{:?}: not ASCII", spec.never));
-            }
-            never[usize::from(c)] = true;
-        }
         let frame = Translated::new(&spec.frame, false)?;
         let frame_path = frame.group(&spec.frame_path)?;
         let servers = Translated::new(&spec.servers, false)?;
@@ -132,9 +135,8 @@ impl Anatomy {
             .iter()
             .map(|n| servers.group(n))
             .collect::<Result<Vec<_>, String>>()?;
-        Ok(Anatomy {
+        Ok(Compiled {
             shapes,
-            never,
             month_day: Translated::new(&spec.month_day, true)?,
             key_pid: Translated::new(&spec.key_pid, false)?,
             entity: Translated::new(&spec.entity, false)?,
@@ -145,24 +147,61 @@ impl Anatomy {
             prefixes,
         })
     }
+}
+
+impl Anatomy {
+    /// An error names a pattern without an exact translation.
+    pub fn new(spec: Spec) -> Result<Anatomy, String> {
+        let patterns = [&spec.prefixes, &spec.month_day, &spec.key_pid, &spec.entity];
+        for pattern in patterns.into_iter().chain([&spec.frame, &spec.servers]) {
+            pyre::translate(pattern)?;
+        }
+        let mut never = [false; 128];
+        for c in spec.never.bytes() {
+            if !c.is_ascii() {
+                return Err(format!("{:?}: not ASCII", spec.never));
+            }
+            never[usize::from(c)] = true;
+        }
+        Ok(Anatomy {
+            spec,
+            never,
+            compiled: OnceLock::new(),
+        })
+    }
+
+    /// The compiled patterns (compiled at the first call); an error names what failed, and
+    /// then every line is declined.
+    pub fn ready(&self) -> Result<(), String> {
+        match self.compiled() {
+            Some(_) => Ok(()),
+            None => Compiled::new(&self.spec).map(|_| ()),
+        }
+    }
+
+    fn compiled(&self) -> Option<&Compiled> {
+        let compiled = self.compiled.get_or_init(|| Compiled::new(&self.spec).ok());
+        compiled.as_ref()
+    }
 
     /// `raw` taken apart, or None where Python must read it.
     pub fn read<'a>(&self, raw: &'a str) -> Option<Read<'a>> {
+        let c = self.compiled()?;
         let line = raw.trim_end_matches(['\r', '\n']);
         let b = line.as_bytes();
-        if !plain(b) || (b.contains(&b'&') && self.entity.regex.is_match(b)) {
+        if !plain(b) || (b.contains(&b'&') && c.entity.regex.is_match(b)) {
             return None;
         }
-        let evidence = self.evidence(b);
+        let evidence = c.evidence(b);
         let mut pos = 0;
         if b.first().copied().is_some_and(is_blank) {
             // an indented paste: the prefix may follow the indentation
             let indent = b.iter().position(|&c| !is_blank(c)).unwrap_or(b.len());
-            if self.prefixes.regex.is_match(&b[indent..]) && !b[indent..].starts_with(b"File ") {
+            if c.prefixes.regex.is_match(&b[indent..]) && !b[indent..].starts_with(b"File ") {
                 pos = indent;
             }
         }
-        let mut locs = self.prefixes.regex.capture_locations();
+        let mut locs = c.prefixes.regex.capture_locations();
         let mut keys = Vec::new();
         let (mut timestamp, mut pid, mut month_day) = (None, None, false);
         for _ in 0..4 {
@@ -170,11 +209,11 @@ impl Anatomy {
             if rest.first().is_none_or(|&c| self.never[usize::from(c)]) {
                 break;
             }
-            if self.prefixes.regex.captures_read(&mut locs, rest).is_none() {
+            if c.prefixes.regex.captures_read(&mut locs, rest).is_none() {
                 break;
             }
-            let shape = self.shapes.iter().find(|s| locs.get(s.group).is_some())?;
-            month_day = month_day || self.month_day.regex.is_match(rest);
+            let shape = c.shapes.iter().find(|s| locs.get(s.group).is_some())?;
+            month_day = month_day || c.month_day.regex.is_match(rest);
             let found = |g: Option<usize>| {
                 g.and_then(|g| locs.get(g))
                     .filter(|(s, e)| e > s)
@@ -191,7 +230,7 @@ impl Anatomy {
                     pid = Some(digits.parse::<u64>().ok()?);
                 }
             }
-            pos += self.prefixes.end(&locs)?;
+            pos += c.prefixes.end(&locs)?;
         }
         let rest = &b[pos..];
         let gutter_asked = rest.contains(&b'|') || rest.contains(&b'+');
@@ -207,7 +246,7 @@ impl Anatomy {
                 .map_or(0, |i| i + 1),
         );
         if pid.is_none() && !keys.is_empty() {
-            pid = self.key_pid(keys[0])?;
+            pid = c.key_pid(keys[0])?;
         }
         Some(Read {
             line,
@@ -221,7 +260,9 @@ impl Anatomy {
             month_day,
         })
     }
+}
 
+impl Compiled {
     /// `_server_evidence`: the path of a frame the line shows, else the server its words name.
     fn evidence(&self, b: &[u8]) -> Evidence {
         if memchr::memmem::find(b, b"File \"").is_some() {
@@ -250,8 +291,15 @@ impl Anatomy {
                 return Evidence::Frame(String::from_utf8_lossy(&stripped[s..e]).into_owned());
             }
         }
+        // the lazy DFA first: most lines name no server, and need no capture engine
+        let Some(found) = self.servers.regex.find(b) else {
+            return Evidence::None;
+        };
         let mut locs = self.servers.regex.capture_locations();
-        if self.servers.regex.captures_read(&mut locs, b).is_none() {
+        if (self.servers.regex)
+            .captures_read_at(&mut locs, b, found.start())
+            .is_none()
+        {
             return Evidence::None;
         }
         let index = self
@@ -303,13 +351,19 @@ mod tests {
 
     /// Shapes of the kind lines.py has (a fixture: the tests' own, not the crate's).
     fn anatomy() -> Anatomy {
+        let a = Anatomy::new(spec()).unwrap();
+        a.ready().unwrap();
+        a
+    }
+
+    fn spec() -> Spec {
         let shape = |i: usize, key: bool, ts: bool, pid: bool| ShapeNames {
             shape: format!("shape_{i}"),
             key: key.then(|| format!("key_{i}")),
             ts: ts.then(|| format!("ts_{i}")),
             pid: pid.then(|| format!("pid_{i}")),
         };
-        Anatomy::new(&Spec {
+        Spec {
             prefixes: concat!(
                 r"(?P<shape_0>^\((?P<key_0>[^()]*?\bpid=(?P<pid_0>\d+)[^()]*)\)\s?)",
                 r"|(?P<shape_1>^(?P<level_1>INFO|ERROR)\s+(?P<ts_1>\d\d-\d\d \d\d:\d\d:\d\d)\s+",
@@ -330,8 +384,23 @@ mod tests {
             frame_path: "path".to_string(),
             servers: r"(?P<s0>(?:\bvllm\b))|(?P<s1>(?i:\bsglang\b))".to_string(),
             server_groups: vec!["s0".to_string(), "s1".to_string()],
-        })
-        .unwrap()
+        }
+    }
+
+    #[test]
+    fn a_pattern_without_an_exact_translation_makes_no_reader() {
+        let mut s = spec();
+        s.month_day = r"(?<!x)y".to_string();
+        assert!(Anatomy::new(s).is_err());
+    }
+
+    #[test]
+    fn a_reader_that_does_not_compile_declines_every_line() {
+        let mut s = spec();
+        s.frame_path = "nowhere".to_string();
+        let a = Anatomy::new(s).unwrap();
+        assert!(a.ready().is_err());
+        assert_eq!(a.read("x"), None);
     }
 
     #[test]

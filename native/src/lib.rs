@@ -382,7 +382,7 @@ mod python {
                 servers,
                 server_groups: server_groups.iter().map(|(g, _)| g.clone()).collect(),
             };
-            let inner = crate::anatomy::Anatomy::new(&spec).map_err(PyValueError::new_err)?;
+            let inner = crate::anatomy::Anatomy::new(spec).map_err(PyValueError::new_err)?;
             let tuple_new = py.get_type_bound::<PyTuple>().getattr("__new__")?.unbind();
             Ok(Anatomy {
                 inner,
