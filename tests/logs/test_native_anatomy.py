@@ -283,3 +283,14 @@ def test_samples_are_mostly_read_in_rust() -> None:
     rate, total = _decline_rate(raws)
     assert total > 200
     assert rate < 0.1, rate  # measured: 1.9% (non-ASCII lines)
+
+
+@needs_native
+def test_the_counts_tell_lines_read_in_rust_from_lines_handed_to_python() -> None:
+    before = lines.native_counts()
+    assert before is not None
+    read = lines.line_reader(True)
+    read(1, "ERROR 12-01 00:00:01 [serving_chat.py:1035] x")  # read in Rust
+    read(2, "caf\u00e9 \udcff")  # not ASCII (a lone surrogate too): Python's
+    after = lines.native_counts()
+    assert after == (before[0] + 1, before[1] + 1)
