@@ -1,10 +1,13 @@
 """Types of the Rust scan core (native/src/lib.rs); scan/core.py wraps it as NativeCore."""
 
 import builtins
-from collections.abc import Sequence
-from typing import final
+from collections.abc import Callable, Sequence
+from typing import Generic, TypeVar, final
+
+_Line = TypeVar("_Line")
 
 __all__ = [
+    "Anatomy",
     "Batch",
     "Core",
     "IdLine",
@@ -101,6 +104,32 @@ class Core:
     ) -> Batch: ...
     def finish(self) -> Batch: ...
     def stats(self) -> Stats: ...
+
+@final
+class Anatomy(Generic[_Line]):
+    """A log line taken apart (harmony_doctor/logs/lines.py `anatomize`), made of its patterns."""
+
+    def __new__(
+        cls,
+        *,
+        prefixes: str,
+        shapes: Sequence[tuple[str, str | None, str | None, str | None]],
+        never: str,
+        month_day: str,
+        month_day_server: str,
+        key_pid: str,
+        entity: str,
+        frame: str,
+        frame_path: str,
+        servers: str,
+        server_groups: Sequence[tuple[str, str]],
+        path_server: Callable[[str], str | None],
+        strip_gutter: Callable[[str], tuple[str, bool]],
+        fallback: Callable[[int, str], _Line],
+        line: type[_Line],
+    ) -> Anatomy[_Line]: ...
+    def read(self, number: int, raw: str) -> _Line: ...
+    def counts(self) -> tuple[int, int]: ...
 
 @final
 class OutputLine:

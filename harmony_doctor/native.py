@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:  # the extension's records, for the package's annotations
+    from harmony_doctor._native import Anatomy as Anatomy
     from harmony_doctor._native import Batch as Batch
     from harmony_doctor._native import Core as Core
     from harmony_doctor._native import OutputKey as OutputKey
     from harmony_doctor._native import OutputLine as OutputLine
+
+_Line = TypeVar("_Line")
 
 NATIVE_ENV = "HARMONY_DOCTOR_NATIVE"  # "0": use the pure-Python code even when Rust is built
 
@@ -73,6 +76,19 @@ def new_core(
     from harmony_doctor import _native
 
     return _native.Core(list(anchors), markup_line, before, after, max_line, max_window, ids)
+
+
+def new_anatomy(
+    fallback: Callable[[int, str], _Line], line: type[_Line], **patterns: Any
+) -> Anatomy[_Line]:
+    """The Rust line anatomy made of harmony_doctor/logs/lines.py's patterns (see its
+    `_native_anatomy`), handing what it declines to `fallback`; ImportError when the extension
+    is not built, ValueError when a pattern has no exact translation."""
+    if native_module() is None:
+        raise ImportError("harmony_doctor._native is not built (see README: Building)")
+    from harmony_doctor import _native
+
+    return _native.Anatomy(fallback=fallback, line=line, **patterns)
 
 
 def vllm_output_line(line: bytes, vocab_size: int) -> OutputLine | None:

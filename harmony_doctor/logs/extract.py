@@ -36,7 +36,7 @@ from typing import Final
 from harmony_doctor.faults.catalogue import FORM, FormName
 from harmony_doctor.logs.describe import describe, lmstudio_found
 from harmony_doctor.logs.lazy import Pattern
-from harmony_doctor.logs.lines import FRAME, Line, anatomize, structural
+from harmony_doctor.logs.lines import FRAME, Line, line_reader, structural
 from harmony_doctor.logs.messages import MessageHit, find_hit, find_leak, holds_message
 from harmony_doctor.logs.process import TRACEBACK_REACH, ProcessState
 from harmony_doctor.models import LogError
@@ -175,6 +175,7 @@ class _Extractor:
         self.latest: _Pending | None = None  # the failure the last sighting was
         self.number: int | None = None  # the last line fed
         self.unread_from: int | None = None  # first line of the last run of lines not fed
+        self.anatomize = line_reader()  # Rust or Python, decided once
 
     def state(self, key: str) -> ProcessState:
         state = self.keys.get(key)
@@ -192,7 +193,7 @@ class _Extractor:
         if self.number is not None and number > self.number + 1:
             self.unread_from = self.number + 1  # scan feeds the windows around hits only
         self.number = number
-        line = anatomize(number, raw)
+        line = self.anatomize(number, raw)
         consumed = False
         if self.open is not None:
             consumed = self._continue(line)

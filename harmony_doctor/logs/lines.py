@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import cache
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from harmony_doctor.logs.lazy import Pattern
-from harmony_doctor.logs.servers import path_server, text_server
+from harmony_doctor.logs.servers import path_server, server_shapes, text_server
 from harmony_doctor.models import Server
+from harmony_doctor.native import native_for, new_anatomy
+
+if TYPE_CHECKING:
+    from harmony_doctor.native import Anatomy
 
 # How much of an error's message and of its raw line a LogError keeps (the rest elided with …).
 MAX_MESSAGE_CHARS = 300
@@ -118,17 +123,34 @@ _ANY_PREFIX_READ = Pattern(
 )
 
 
+def _shape_names() -> list[tuple[str, str | None, str | None, str | None]]:
+    """Per shape, the names of its groups in `_ANY_PREFIX_READ`: its own, and its key's,
+    time's and pid's where it has them."""
+
+    def own(group: str, index: int) -> str | None:
+        return f"{group}_{index}" if f"(?P<{group}>" in _PREFIXES[index].pattern else None
+
+    return [
+        (f"shape_{i}", own("key", i), own("ts", i), own("pid", i)) for i in range(len(_PREFIXES))
+    ]
+
+
 @cache
 def _shape_groups() -> dict[int, tuple[int | None, int | None, int | None]]:
     """Per shape (by the index of its outer group): the group numbers of its key, time, pid."""
     index = _ANY_PREFIX_READ.groupindex
     return {
-        index[f"shape_{i}"]: (index.get(f"key_{i}"), index.get(f"ts_{i}"), index.get(f"pid_{i}"))
-        for i in range(len(_PREFIXES))
+        index[shape]: (
+            None if key is None else index[key],
+            None if ts is None else index[ts],
+            None if pid is None else index[pid],
+        )
+        for shape, key, ts, pid in _shape_names()
     }
 
 
 _MONTH_DAY_RECORD = Pattern(rf"^{_LEVEL}\s+{_TS_MONTH_DAY}\s+\[?[\w.-]+\.py:\d+\]")
+_MONTH_DAY_SERVER: Server = "vllm"  # `LEVEL MM-DD HH:MM:SS [file.py:N]` is vLLM's own format
 
 # Python's, IPython's (`HarmonyError   Traceback (most recent call last)`) and rich's heads.
 TRACEBACK_START = Pattern(
@@ -196,7 +218,57 @@ def _clean(raw: str) -> str:
 
 
 def anatomize(number: int, raw: str) -> Line:
-    """Take a physical line apart: its prefixes, what they tell, and the text after them."""
+    """Take a physical line apart: its prefixes, what they tell, and the text after them (in
+    Rust where it is built and allowed, see `line_reader`)."""
+    return line_reader()(number, raw)
+
+
+def line_reader(native: bool | None = None) -> Callable[[int, str], Line]:
+    """`anatomize`, decided once: the Rust reader where it is built and allowed
+    (`native_for(native)`), which hands each line it declines to Python's; else Python's."""
+    reader = _native_anatomy() if native_for(native) else None
+    return _anatomize_python if reader is None else reader.read
+
+
+@cache
+def _native_anatomy() -> Anatomy[Line] | None:
+    """The Rust reader made of the shapes above (and servers.py's), or None: not built, or a
+    pattern it cannot translate exactly (then Python reads every line)."""
+    servers, server_groups = server_shapes()
+    patterns = (_ANY_PREFIX_READ, _MONTH_DAY_RECORD, _KEY_PID, _HTML_ENTITY, FRAME, servers)
+    if not native_for(True) or any(p.flags for p in patterns):
+        return None
+    try:
+        return new_anatomy(
+            prefixes=_ANY_PREFIX_READ.pattern,
+            shapes=_shape_names(),
+            never="".join(sorted(_NEVER_PREFIX)),
+            month_day=_MONTH_DAY_RECORD.pattern,
+            month_day_server=_MONTH_DAY_SERVER,
+            key_pid=_KEY_PID.pattern,
+            entity=_HTML_ENTITY.pattern,
+            frame=FRAME.pattern,
+            frame_path="path",
+            servers=servers.pattern,
+            server_groups=server_groups,
+            path_server=path_server,
+            strip_gutter=_strip_gutter,
+            fallback=_anatomize_python,
+            line=Line,
+        )
+    except ValueError:
+        return None
+
+
+def native_counts() -> tuple[int, int] | None:
+    """(lines the Rust reader read, lines it handed to Python) in this process, or None when
+    it is not made."""
+    reader = _native_anatomy() if _native_anatomy.cache_info().currsize else None
+    return None if reader is None else reader.counts()
+
+
+def _anatomize_python(number: int, raw: str) -> Line:
+    """`anatomize` in Python: the lines Rust declines, and every line without it."""
     line = _clean(raw)
     keys: list[str] = []
     timestamp: str | None = None
@@ -216,7 +288,7 @@ def anatomize(number: int, raw: str) -> Line:
             break
         key_group, ts_group, pid_group = _shape_groups()[match.lastindex]
         if evidence is None and _MONTH_DAY_RECORD.match(rest):
-            evidence = "vllm"  # `LEVEL MM-DD HH:MM:SS [file.py:N]` is vLLM's own format
+            evidence = _MONTH_DAY_SERVER
         if key_group is not None and match.group(key_group):
             keys.append(match.group(key_group))
         if timestamp is None and ts_group is not None and match.group(ts_group):
@@ -268,7 +340,7 @@ def anatomize_reference(number: int, raw: str) -> Line:
         if match is None:
             break
         if evidence is None and _MONTH_DAY_RECORD.match(rest):
-            evidence = "vllm"  # `LEVEL MM-DD HH:MM:SS [file.py:N]` is vLLM's own format
+            evidence = _MONTH_DAY_SERVER
         groups = match.groupdict()
         if groups.get("key"):
             keys.append(groups["key"])

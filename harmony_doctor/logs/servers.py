@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Final
 
 from harmony_doctor.logs.lazy import Pattern
@@ -39,12 +40,27 @@ _LINE_SERVERS: tuple[tuple[Server, Pattern], ...] = (
 )
 
 
+def _group(index: int) -> str:
+    """The name of the group of `_ANY_SERVER` that holds shape `index`."""
+    return f"s{index}"
+
+
 _ANY_SERVER = Pattern(
     "|".join(
-        f"(?P<s{index}>{'(?i:' if regex.flags & re.I else '(?:'}{regex.pattern}))"
+        f"(?P<{_group(index)}>{'(?i:' if regex.flags & re.I else '(?:'}{regex.pattern}))"
         for index, (_, regex) in enumerate(_LINE_SERVERS)
     )
 )
+
+_GROUP_SERVERS: dict[str, Server] = {
+    _group(index): server for index, (server, _) in enumerate(_LINE_SERVERS)
+}
+
+
+def server_shapes() -> tuple[Pattern, list[tuple[str, Server]]]:
+    """The shapes' one regular expression, and per shape the name of its group and its server
+    (the first group that matches names the server, as `text_server_reference` reads it)."""
+    return _ANY_SERVER, list(_GROUP_SERVERS.items())
 
 
 # A word each of the shapes above holds, lowercased, but SGLang's stamp at a text's start: an
@@ -87,7 +103,7 @@ def text_server_reference(line: str) -> Server | None:
     match = _ANY_SERVER.search(line)
     if match is None or match.lastgroup is None:
         return None
-    return _LINE_SERVERS[int(match.lastgroup[1:])][0]
+    return _GROUP_SERVERS[match.lastgroup]
 
 
 _PACKAGE_IN_PATH = Pattern(
@@ -104,6 +120,7 @@ def server_in(text: str) -> Server | None:
     return _PACKAGE_SERVERS[path.group(1)] if path is not None else None
 
 
+@lru_cache(maxsize=1024)  # a traceback names the same few files again and again
 def path_server(path: str) -> Server | None:
     """The server whose installed package holds the file at `path`, or None."""
     parts = re.split(r"[/\\]+", path.strip())

@@ -1,6 +1,7 @@
 //! harmony-doctor's native scan core. The modules are plain Rust (tested with `cargo test`);
 //! the `python` feature adds the PyO3 module `harmony_doctor._native` binding them, here.
 
+pub mod anatomy;
 pub mod anchors;
 pub mod chunk;
 pub mod core;
@@ -8,6 +9,7 @@ pub mod harmony;
 mod json_line;
 mod lines;
 mod pieces;
+pub mod pyre;
 pub mod stamps;
 mod tallies;
 #[cfg(test)]
@@ -23,7 +25,7 @@ mod python {
     use pyo3::exceptions::PyValueError;
     use pyo3::prelude::*;
     use pyo3::pybacked::PyBackedBytes;
-    use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+    use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
     use crate::core::MetaEntry;
 
@@ -310,6 +312,174 @@ mod python {
         })
     }
 
+    /// A log line taken apart (harmony_doctor/logs/lines.py `anatomize`): made of lines.py's
+    /// own patterns; `read` gives the line's `Line`, by `fallback` (Python) where Rust declines.
+    #[pyclass(frozen, module = "harmony_doctor._native")]
+    struct Anatomy {
+        inner: crate::anatomy::Anatomy,
+        /// per server shape: the server's name
+        server_names: Vec<PyObject>,
+        /// the server a prefix in vLLM's own format is evidence of
+        month_day_server: PyObject,
+        /// servers.py `path_server`, for the path of a frame
+        path_server: PyObject,
+        /// Python's reader, for the lines declined
+        fallback: PyObject,
+        /// lines.py `_strip_gutter`, for a rest that holds `|` or `+`
+        strip_gutter: PyObject,
+        /// `tuple.__new__` and the `Line` class: a `Line` from its fields
+        tuple_new: PyObject,
+        line: PyObject,
+        empty: PyObject,
+        read: std::sync::atomic::AtomicU64,
+        declined: std::sync::atomic::AtomicU64,
+    }
+
+    /// One prefix shape's group names: its own, its key's, time's and pid's.
+    type ShapeGroups = (String, Option<String>, Option<String>, Option<String>);
+
+    #[pymethods]
+    impl Anatomy {
+        /// ValueError when a pattern has no exact translation (then Python reads every line).
+        #[new]
+        #[allow(clippy::too_many_arguments)]
+        #[pyo3(signature = (*, prefixes, shapes, never, month_day, month_day_server, key_pid, entity, frame, frame_path, servers, server_groups, path_server, strip_gutter, fallback, line))]
+        fn new(
+            py: Python<'_>,
+            prefixes: String,
+            shapes: Vec<ShapeGroups>,
+            never: String,
+            month_day: String,
+            month_day_server: PyObject,
+            key_pid: String,
+            entity: String,
+            frame: String,
+            frame_path: String,
+            servers: String,
+            server_groups: Vec<(String, PyObject)>,
+            path_server: PyObject,
+            strip_gutter: PyObject,
+            fallback: PyObject,
+            line: PyObject,
+        ) -> PyResult<Self> {
+            let spec = crate::anatomy::Spec {
+                prefixes,
+                shapes: shapes
+                    .into_iter()
+                    .map(|(shape, key, ts, pid)| crate::anatomy::ShapeNames {
+                        shape,
+                        key,
+                        ts,
+                        pid,
+                    })
+                    .collect(),
+                never,
+                month_day,
+                key_pid,
+                entity,
+                frame,
+                frame_path,
+                servers,
+                server_groups: server_groups.iter().map(|(g, _)| g.clone()).collect(),
+            };
+            let inner = crate::anatomy::Anatomy::new(spec).map_err(PyValueError::new_err)?;
+            let tuple_new = py.get_type_bound::<PyTuple>().getattr("__new__")?.unbind();
+            Ok(Anatomy {
+                inner,
+                server_names: server_groups.into_iter().map(|(_, s)| s).collect(),
+                month_day_server,
+                path_server,
+                fallback,
+                strip_gutter,
+                tuple_new,
+                line,
+                empty: PyString::new_bound(py, "").into_any().unbind(),
+                read: 0.into(),
+                declined: 0.into(),
+            })
+        }
+
+        /// The line's `Line`: read here, or by the fallback where Rust declines.
+        fn read(
+            &self,
+            py: Python<'_>,
+            number: PyObject,
+            raw: &Bound<'_, PyString>,
+        ) -> PyResult<PyObject> {
+            use std::sync::atomic::Ordering::Relaxed;
+            let Some(r) = raw.to_str().ok().and_then(|text| self.inner.read(text)) else {
+                self.declined.fetch_add(1, Relaxed);
+                return self.fallback.call1(py, (number, raw));
+            };
+            self.read.fetch_add(1, Relaxed);
+            let evidence = match &r.evidence {
+                crate::anatomy::Evidence::Frame(path) => self.path_server.call1(py, (path,))?,
+                crate::anatomy::Evidence::Server(i) => self.server_names[*i].clone_ref(py),
+                crate::anatomy::Evidence::None => py.None(),
+            };
+            let evidence = if evidence.is_none(py) && r.month_day {
+                self.month_day_server.clone_ref(py)
+            } else {
+                evidence
+            };
+            let text_of = |s: &str| PyString::new_bound(py, s).into_any().unbind();
+            let whole = if r.line.len() == raw.len()? {
+                raw.clone().into_any().unbind()
+            } else {
+                text_of(r.line)
+            };
+            let key = match r.keys.as_slice() {
+                [] => self.empty.clone_ref(py),
+                [key] => text_of(key),
+                keys => text_of(&keys.join(" ")),
+            };
+            let (prefix, rest) = if r.prefix == 0 {
+                (self.empty.clone_ref(py), whole.clone_ref(py))
+            } else {
+                (text_of(&r.line[..r.prefix]), text_of(&r.line[r.prefix..]))
+            };
+            let (text, gutter) = if r.gutter_asked {
+                // Python's `_strip_gutter`; its text (a piece of the rest: ASCII) stripped here
+                let asked = self.strip_gutter.call1(py, (&rest,))?;
+                let (inner, gutter): (Bound<'_, PyString>, bool) = asked.extract(py)?;
+                let whole = inner.to_str()?;
+                let stripped = whole.trim_matches([' ', '\t']);
+                let text = if stripped.len() == whole.len() {
+                    inner.into_any().unbind()
+                } else {
+                    text_of(stripped)
+                };
+                (text, gutter)
+            } else if r.text == (r.prefix, r.line.len()) {
+                (rest.clone_ref(py), false)
+            } else {
+                (text_of(&r.line[r.text.0..r.text.1]), false)
+            };
+            let fields = PyTuple::new_bound(
+                py,
+                [
+                    number,
+                    whole,
+                    key,
+                    prefix,
+                    rest,
+                    text,
+                    r.timestamp.map_or_else(|| py.None(), text_of),
+                    r.pid.into_py(py),
+                    gutter.into_py(py),
+                    evidence,
+                ],
+            );
+            self.tuple_new.call1(py, (&self.line, fields))
+        }
+
+        /// (lines read here, lines declined) so far.
+        fn counts(&self) -> (u64, u64) {
+            use std::sync::atomic::Ordering::Relaxed;
+            (self.read.load(Relaxed), self.declined.load(Relaxed))
+        }
+    }
+
     /// Lines at least this long are parsed with the GIL released.
     const LONG_LINE: usize = 64 * 1024;
 
@@ -333,6 +503,7 @@ mod python {
         m.add_function(wrap_pyfunction!(clean_key, m)?)?;
         m.add_function(wrap_pyfunction!(vllm_output_key, m)?)?;
         m.add_class::<Core>()?;
+        m.add_class::<Anatomy>()?;
         m.add_class::<Window>()?;
         m.add_class::<IdLine>()?;
         m.add_class::<Batch>()?;

@@ -138,7 +138,7 @@ def _both(
     by the code it replaces."""
     fast = extract_text(text)
     with monkeypatch.context() as patch:
-        patch.setattr(extract, "anatomize", lines.anatomize_reference)
+        patch.setattr(extract, "line_reader", lambda: lines.anatomize_reference)
         patch.setattr(extract, "find_hit", messages.find_hit_reference)
         patch.setattr(extract, "holds_message", _reference_holds_message)
         patch.setattr(lines, "_strip_gutter", lines._strip_gutter_reference)

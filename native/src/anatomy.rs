@@ -1,0 +1,472 @@
+//! A log line taken apart as harmony_doctor/logs/lines.py `anatomize` takes it (its process
+//! tags, record prefixes, time, pid, and the text after them), on the lines Rust reads exactly
+//! as Python does; every other line is declined (None) and Python reads it.
+//!
+//! The shapes are Python's own patterns, handed over when the reader is made and translated
+//! (crate::pyre); a pattern without an exact translation fails the reader's making. A line is
+//! read here only when it is ASCII without control characters but tabs, and `_clean` would
+//! leave it as it is: no backtick, no `>` in its first three characters, no run of eight
+//! spaces after its first non-blank, no `&` entity (supersets of what `_clean` changes). Where
+//! the text after the prefixes holds `|` or `+` (an exception group's gutter may), Python's
+//! `_strip_gutter` reads it (`Read::gutter_asked`): its shapes look ahead inside a repeat.
+
+use std::sync::OnceLock;
+
+use crate::pyre::{self, Translated};
+
+/// The names of one prefix shape's groups in the prefixes' pattern (Python's `shape_3`,
+/// `key_3`, ...): the shape's own group, and its key, time and pid groups where it has them.
+pub struct ShapeNames {
+    pub shape: String,
+    pub key: Option<String>,
+    pub ts: Option<String>,
+    pub pid: Option<String>,
+}
+
+/// The Python patterns a reader is made of (harmony_doctor/logs/lines.py, servers.py).
+pub struct Spec {
+    /// `_ANY_PREFIX_READ`: every prefix shape, each a group of its own, tried in order.
+    pub prefixes: String,
+    pub shapes: Vec<ShapeNames>,
+    /// `_NEVER_PREFIX`: the characters no prefix starts with.
+    pub never: String,
+    /// `_MONTH_DAY_RECORD`: a prefix in vLLM's own format.
+    pub month_day: String,
+    /// `_KEY_PID`: the pid in a process tag (its first group that matched).
+    pub key_pid: String,
+    /// `_HTML_ENTITY`: an entity `_clean` unescapes.
+    pub entity: String,
+    /// `FRAME`, and the name of its path group.
+    pub frame: String,
+    pub frame_path: String,
+    /// servers.py `_ANY_SERVER`, and the names of its groups, one per server shape.
+    pub servers: String,
+    pub server_groups: Vec<String>,
+}
+
+struct Shape {
+    group: usize,
+    key: Option<usize>,
+    ts: Option<usize>,
+    pid: Option<usize>,
+}
+
+/// The server evidence of a line's words or frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Evidence {
+    None,
+    /// The path of the traceback frame the line shows (Python's `path_server` names it).
+    Frame(String),
+    /// The server shape (an index into `Spec::server_groups`) its words match first.
+    Server(usize),
+}
+
+/// One line taken apart; offsets are into `line`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Read<'a> {
+    /// The raw line without its trailing `\r` and `\n`.
+    pub line: &'a str,
+    pub keys: Vec<&'a str>,
+    /// `line[..prefix]` is the prefix, `line[prefix..]` the rest.
+    pub prefix: usize,
+    /// `line[text.0..text.1]` is the text, unless `gutter_asked`.
+    pub text: (usize, usize),
+    /// The rest holds `|` or `+`: Python's `_strip_gutter` tells the text and the gutter.
+    pub gutter_asked: bool,
+    pub timestamp: Option<&'a str>,
+    pub pid: Option<u64>,
+    pub evidence: Evidence,
+    /// Whether a prefix read was in vLLM's own format (evidence when the line has none).
+    pub month_day: bool,
+}
+
+/// The reader: its patterns are translated when it is made (an error for one without an
+/// exact translation) and compiled when it first reads a line (a scan without failures reads
+/// none).
+pub struct Anatomy {
+    spec: Spec,
+    never: [bool; 128],
+    compiled: OnceLock<Option<Compiled>>,
+}
+
+struct Compiled {
+    prefixes: Translated,
+    shapes: Vec<Shape>,
+    month_day: Translated,
+    key_pid: Translated,
+    entity: Translated,
+    frame: Translated,
+    frame_path: usize,
+    servers: Translated,
+    server_groups: Vec<usize>,
+}
+
+/// A blank as Python's `isspace`/`strip` see it on the lines read here (no other control
+/// character gets this far).
+fn is_blank(c: u8) -> bool {
+    c == b' ' || c == b'\t'
+}
+
+const PADDING: &[u8] = b"        ";
+
+impl Compiled {
+    fn new(spec: &Spec) -> Result<Compiled, String> {
+        let prefixes = Translated::new(&spec.prefixes, true)?;
+        let group = |name: &Option<String>| -> Result<Option<usize>, String> {
+            name.as_deref().map(|n| prefixes.group(n)).transpose()
+        };
+        let shapes = spec
+            .shapes
+            .iter()
+            .map(|s| {
+                Ok(Shape {
+                    group: prefixes.group(&s.shape)?,
+                    key: group(&s.key)?,
+                    ts: group(&s.ts)?,
+                    pid: group(&s.pid)?,
+                })
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        let frame = Translated::new(&spec.frame, false)?;
+        let frame_path = frame.group(&spec.frame_path)?;
+        let servers = Translated::new(&spec.servers, false)?;
+        let server_groups = spec
+            .server_groups
+            .iter()
+            .map(|n| servers.group(n))
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(Compiled {
+            shapes,
+            month_day: Translated::new(&spec.month_day, true)?,
+            key_pid: Translated::new(&spec.key_pid, false)?,
+            entity: Translated::new(&spec.entity, false)?,
+            frame,
+            frame_path,
+            servers,
+            server_groups,
+            prefixes,
+        })
+    }
+}
+
+impl Anatomy {
+    /// An error names a pattern without an exact translation.
+    pub fn new(spec: Spec) -> Result<Anatomy, String> {
+        let patterns = [&spec.prefixes, &spec.month_day, &spec.key_pid, &spec.entity];
+        for pattern in patterns.into_iter().chain([&spec.frame, &spec.servers]) {
+            pyre::translate(pattern)?;
+        }
+        let mut never = [false; 128];
+        for c in spec.never.bytes() {
+            if !c.is_ascii() {
+                return Err(format!("{:?}: not ASCII", spec.never));
+            }
+            never[usize::from(c)] = true;
+        }
+        Ok(Anatomy {
+            spec,
+            never,
+            compiled: OnceLock::new(),
+        })
+    }
+
+    /// The compiled patterns (compiled at the first call); an error names what failed, and
+    /// then every line is declined.
+    pub fn ready(&self) -> Result<(), String> {
+        match self.compiled() {
+            Some(_) => Ok(()),
+            None => Compiled::new(&self.spec).map(|_| ()),
+        }
+    }
+
+    fn compiled(&self) -> Option<&Compiled> {
+        let compiled = self.compiled.get_or_init(|| Compiled::new(&self.spec).ok());
+        compiled.as_ref()
+    }
+
+    /// `raw` taken apart, or None where Python must read it.
+    pub fn read<'a>(&self, raw: &'a str) -> Option<Read<'a>> {
+        let c = self.compiled()?;
+        let line = raw.trim_end_matches(['\r', '\n']);
+        let b = line.as_bytes();
+        if !plain(b) || (b.contains(&b'&') && c.entity.regex.is_match(b)) {
+            return None;
+        }
+        let evidence = c.evidence(b);
+        let mut pos = 0;
+        if b.first().copied().is_some_and(is_blank) {
+            // an indented paste: the prefix may follow the indentation
+            let indent = b.iter().position(|&c| !is_blank(c)).unwrap_or(b.len());
+            if c.prefixes.regex.is_match(&b[indent..]) && !b[indent..].starts_with(b"File ") {
+                pos = indent;
+            }
+        }
+        let mut locs = c.prefixes.regex.capture_locations();
+        let mut keys = Vec::new();
+        let (mut timestamp, mut pid, mut month_day) = (None, None, false);
+        for _ in 0..4 {
+            let rest = &b[pos..];
+            if rest.first().is_none_or(|&c| self.never[usize::from(c)]) {
+                break;
+            }
+            if c.prefixes.regex.captures_read(&mut locs, rest).is_none() {
+                break;
+            }
+            let shape = c.shapes.iter().find(|s| locs.get(s.group).is_some())?;
+            month_day = month_day || c.month_day.regex.is_match(rest);
+            let found = |g: Option<usize>| {
+                g.and_then(|g| locs.get(g))
+                    .filter(|(s, e)| e > s)
+                    .map(|(s, e)| &line[pos + s..pos + e])
+            };
+            if let Some(key) = found(shape.key) {
+                keys.push(key);
+            }
+            if timestamp.is_none() {
+                timestamp = found(shape.ts);
+            }
+            if pid.is_none() {
+                if let Some(digits) = found(shape.pid) {
+                    pid = Some(digits.parse::<u64>().ok()?);
+                }
+            }
+            pos += c.prefixes.end(&locs)?;
+        }
+        let rest = &b[pos..];
+        let gutter_asked = rest.contains(&b'|') || rest.contains(&b'+');
+        let start = pos
+            + rest
+                .iter()
+                .position(|&c| !is_blank(c))
+                .unwrap_or(rest.len());
+        let end = start.max(
+            pos + rest
+                .iter()
+                .rposition(|&c| !is_blank(c))
+                .map_or(0, |i| i + 1),
+        );
+        if pid.is_none() && !keys.is_empty() {
+            pid = c.key_pid(keys[0])?;
+        }
+        Some(Read {
+            line,
+            keys,
+            prefix: pos,
+            text: (start, end),
+            gutter_asked,
+            timestamp,
+            pid,
+            evidence,
+            month_day,
+        })
+    }
+}
+
+impl Compiled {
+    /// `_server_evidence`: the path of a frame the line shows, else the server its words name.
+    fn evidence(&self, b: &[u8]) -> Evidence {
+        if memchr::memmem::find(b, b"File \"").is_some() {
+            let spaced: Vec<u8> = b
+                .iter()
+                .map(|&c| if c == b'|' { b' ' } else { c })
+                .collect();
+            let start = spaced
+                .iter()
+                .position(|&c| !is_blank(c))
+                .unwrap_or(spaced.len());
+            let end = spaced
+                .iter()
+                .rposition(|&c| !is_blank(c))
+                .map_or(start, |i| i + 1);
+            let stripped = &spaced[start..end.max(start)];
+            let mut locs = self.frame.regex.capture_locations();
+            if self
+                .frame
+                .regex
+                .captures_read(&mut locs, stripped)
+                .is_some()
+            {
+                let (s, e) = locs.get(self.frame_path).unwrap_or((0, 0));
+                // ASCII: any cut is a character boundary
+                return Evidence::Frame(String::from_utf8_lossy(&stripped[s..e]).into_owned());
+            }
+        }
+        // the lazy DFA first: most lines name no server, and need no capture engine
+        let Some(found) = self.servers.regex.find(b) else {
+            return Evidence::None;
+        };
+        let mut locs = self.servers.regex.capture_locations();
+        if (self.servers.regex)
+            .captures_read_at(&mut locs, b, found.start())
+            .is_none()
+        {
+            return Evidence::None;
+        }
+        let index = self
+            .server_groups
+            .iter()
+            .position(|&g| locs.get(g).is_some());
+        index.map_or(Evidence::None, Evidence::Server)
+    }
+
+    /// The pid a process tag names: `_KEY_PID`'s first group that matched; Some(None) when
+    /// it names none, None (decline) for a pid past u64.
+    fn key_pid(&self, key: &str) -> Option<Option<u64>> {
+        let mut locs = self.key_pid.regex.capture_locations();
+        if self
+            .key_pid
+            .regex
+            .captures_read(&mut locs, key.as_bytes())
+            .is_none()
+        {
+            return Some(None);
+        }
+        let digits = (1..locs.len())
+            .filter_map(|g| locs.get(g))
+            .find(|(s, e)| e > s)
+            .map(|(s, e)| &key[s..e])?;
+        digits.parse::<u64>().ok().map(Some)
+    }
+}
+
+/// Whether `_clean` leaves `line` as it is and Rust's regexes read it as Python's: ASCII, no
+/// control character but tabs, no backtick, no `>` quote mark in its first three characters,
+/// no run of eight spaces after its first non-blank (the `&` entities are asked apart).
+fn plain(b: &[u8]) -> bool {
+    if b.iter()
+        .any(|&c| c >= 0x7F || (c < 0x20 && c != b'\t') || c == b'`')
+    {
+        return false;
+    }
+    if b[..b.len().min(3)].contains(&b'>') {
+        return false;
+    }
+    let first = b.iter().position(|&c| !is_blank(c)).unwrap_or(b.len());
+    memchr::memmem::find(&b[first..], PADDING).is_none()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Shapes of the kind lines.py has (a fixture: the tests' own, not the crate's).
+    fn anatomy() -> Anatomy {
+        let a = Anatomy::new(spec()).unwrap();
+        a.ready().unwrap();
+        a
+    }
+
+    fn spec() -> Spec {
+        let shape = |i: usize, key: bool, ts: bool, pid: bool| ShapeNames {
+            shape: format!("shape_{i}"),
+            key: key.then(|| format!("key_{i}")),
+            ts: ts.then(|| format!("ts_{i}")),
+            pid: pid.then(|| format!("pid_{i}")),
+        };
+        Spec {
+            prefixes: concat!(
+                r"(?P<shape_0>^\((?P<key_0>[^()]*?\bpid=(?P<pid_0>\d+)[^()]*)\)\s?)",
+                r"|(?P<shape_1>^(?P<level_1>INFO|ERROR)\s+(?P<ts_1>\d\d-\d\d \d\d:\d\d:\d\d)\s+",
+                r"\[(?P<src_1>[\w.-]+\.py:\d+)\]\s?)",
+                r"|(?P<shape_2>^time=(?P<ts_2>\S+)\s+(?=msg=))",
+            )
+            .to_string(),
+            shapes: vec![
+                shape(0, true, false, true),
+                shape(1, false, true, false),
+                shape(2, false, true, false),
+            ],
+            never: " \t|".to_string(),
+            month_day: r"^(?:INFO|ERROR)\s+\d\d-\d\d".to_string(),
+            key_pid: r"pid=(\d+)|\[(\d+)\]".to_string(),
+            entity: r"&(?:quot|amp);".to_string(),
+            frame: r#"^File\s*"(?P<path>[^"]*)""#.to_string(),
+            frame_path: "path".to_string(),
+            servers: r"(?P<s0>(?:\bvllm\b))|(?P<s1>(?i:\bsglang\b))".to_string(),
+            server_groups: vec!["s0".to_string(), "s1".to_string()],
+        }
+    }
+
+    #[test]
+    fn a_pattern_without_an_exact_translation_makes_no_reader() {
+        let mut s = spec();
+        s.month_day = r"(?<!x)y".to_string();
+        assert!(Anatomy::new(s).is_err());
+    }
+
+    #[test]
+    fn a_reader_that_does_not_compile_declines_every_line() {
+        let mut s = spec();
+        s.frame_path = "nowhere".to_string();
+        let a = Anatomy::new(s).unwrap();
+        assert!(a.ready().is_err());
+        assert_eq!(a.read("x"), None);
+    }
+
+    #[test]
+    fn reads_prefixes_in_turn() {
+        let a = anatomy();
+        let line = "(APIServer pid=12) ERROR 12-01 00:00:01 [serving_chat.py:1035]  Error x \r\n";
+        let r = a.read(line).unwrap();
+        assert_eq!(r.line, line.trim_end_matches(['\r', '\n']));
+        assert_eq!(r.keys, vec!["APIServer pid=12"]);
+        assert_eq!(&r.line[r.prefix..], " Error x ");
+        assert_eq!(&r.line[r.text.0..r.text.1], "Error x");
+        assert_eq!(r.timestamp, Some("12-01 00:00:01"));
+        assert_eq!(r.pid, Some(12));
+        assert!(r.month_day);
+        assert_eq!(r.evidence, Evidence::None);
+    }
+
+    #[test]
+    fn a_lookahead_is_not_consumed() {
+        let r = anatomy().read("time=now msg=SGLang failed").unwrap();
+        assert_eq!(&r.line[r.prefix..], "msg=SGLang failed");
+        assert_eq!(r.evidence, Evidence::Server(1));
+        assert!(!r.month_day);
+    }
+
+    #[test]
+    fn frames_and_indentation() {
+        let a = anatomy();
+        let r = a.read(r#"  File "/x/vllm/a.py", line 3"#).unwrap();
+        assert_eq!(r.evidence, Evidence::Frame("/x/vllm/a.py".to_string()));
+        assert_eq!(r.prefix, 0);
+        let r = a.read("  INFO 12-01 00:00:01 [a.py:1] vllm up").unwrap();
+        assert_eq!(&r.line[r.prefix..], "vllm up");
+        assert_eq!(r.evidence, Evidence::Server(0));
+    }
+
+    #[test]
+    fn declines_what_python_may_read_otherwise() {
+        let a = anatomy();
+        for line in [
+            "caf\u{e9}",
+            "a\x1b[0mb",
+            "a\x1cb",
+            "a\rb",
+            "`code`",
+            "> quoted",
+            "x        y",
+            "say &quot;hi&quot;",
+            "(APIServer pid=99999999999999999999999) x",
+        ] {
+            assert_eq!(a.read(line), None, "{line:?}");
+        }
+        for line in ["        indented", "a & b", "x\ty", "", "\r\n"] {
+            assert!(a.read(line).is_some(), "{line:?}");
+        }
+        for (line, asked) in [
+            ("  | gutter", true),
+            ("a + b", true),
+            ("(x pid=1) a|", true),
+        ] {
+            assert_eq!(
+                a.read(line).map(|r| r.gutter_asked),
+                Some(asked),
+                "{line:?}"
+            );
+        }
+        assert_eq!(a.read("(x|y pid=1) x").map(|r| r.gutter_asked), Some(false));
+    }
+}
