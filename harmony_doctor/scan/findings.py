@@ -97,17 +97,26 @@ def merge_duplicates(events: list[ScanEvent]) -> list[ScanEvent]:
             out.append(event)
             continue
         taken.add(index)
-        other = logged[index]
-        out.append(
-            replace(
-                event,
-                line=other.line,
-                timestamp=other.timestamp or event.timestamp,
-                harmony_version=other.harmony_version,
-                message=other.message,
-            )
-        )
-    folded = {id(logged[i]) for i in taken}
+        out.append(_folded(event, logged[index]))
+    return _with_the_rest(out, events, {id(logged[i]) for i in taken})
+
+
+def _folded(replayed: ScanEvent, logged: ScanEvent) -> ScanEvent:
+    """The replay of a fault with the logged error that reports it folded in: the error's
+    line, time (where it has one), Harmony version and message."""
+    return replace(
+        replayed,
+        line=logged.line,
+        timestamp=logged.timestamp or replayed.timestamp,
+        harmony_version=logged.harmony_version,
+        message=logged.message,
+    )
+
+
+def _with_the_rest(
+    out: list[ScanEvent], events: list[ScanEvent], folded: set[int]
+) -> list[ScanEvent]:
+    """`out` (the replayed faults) and every other event not folded into one, by line."""
     rest = [
         e
         for e in events

@@ -12,7 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harmony_doctor.models import ScanEvent
-from harmony_doctor.scan.findings import MERGE_WINDOW, _reports, merge_duplicates
+from harmony_doctor.scan.findings import (
+    MERGE_WINDOW,
+    _folded,
+    _reports,
+    _with_the_rest,
+    merge_duplicates,
+)
 from tests.helpers import SAMPLES, run
 
 UNEXPECTED = "Unexpected token 200002 while expecting start token 200006"
@@ -100,25 +106,10 @@ def _merged_by_the_rule(events: list[ScanEvent]) -> list[ScanEvent]:
         )
         if index is None:
             out.append(event)
-            continue
-        taken.add(index)
-        other = logged[index]
-        out.append(
-            replace(
-                event,
-                line=other.line,
-                timestamp=other.timestamp or event.timestamp,
-                harmony_version=other.harmony_version,
-                message=other.message,
-            )
-        )
-    folded = {id(logged[i]) for i in taken}
-    rest = [
-        e
-        for e in events
-        if id(e) not in folded and not (e.source == "replay" and e.severity == "error")
-    ]
-    return sorted([*out, *rest], key=lambda e: e.line)
+        else:
+            taken.add(index)
+            out.append(_folded(event, logged[index]))
+    return _with_the_rest(out, events, {id(logged[i]) for i in taken})
 
 
 _EVENTS = st.lists(
