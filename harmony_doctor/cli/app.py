@@ -19,7 +19,6 @@ except ImportError:  # pragma: no cover - depends on the installed typer
     from click import exceptions as click_errors  # type: ignore[no-redef,import-not-found,unused-ignore]
 
 from harmony_doctor.cli.funnel import (
-    PROGRAM,
     StdoutFailed,
     command,
     fail,
@@ -29,6 +28,7 @@ from harmony_doctor.cli.funnel import (
     unsaid_interrupt,
 )
 from harmony_doctor.cli.signals import answered, received
+from harmony_doctor.cli.start import PROGRAM
 from harmony_doctor.errors import ExitCode
 from harmony_doctor.version import __version__
 

@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING, ParamSpec
 
 import typer
 
+from harmony_doctor.cli.start import PROGRAM
 from harmony_doctor.errors import DoctorError, ExitCode
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer  # collections.abc from Python 3.12
 
 P = ParamSpec("P")
-PROGRAM = "harmony-doctor"
 
 
 def fail(message: str) -> int:

@@ -10,7 +10,7 @@ import sys
 from types import FrameType
 from typing import Any, NoReturn
 
-PROGRAM = "harmony-doctor"
+PROGRAM = "harmony-doctor"  # the command's name, in every line it writes to stderr
 _EARLY = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
