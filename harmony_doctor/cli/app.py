@@ -28,9 +28,8 @@ from harmony_doctor.cli.funnel import (
     unsaid_interrupt,
 )
 from harmony_doctor.cli.signals import answered, received
-from harmony_doctor.cli.start import PROGRAM
 from harmony_doctor.errors import ExitCode
-from harmony_doctor.version import __version__
+from harmony_doctor.version import PROGRAM, __version__
 
 # Every command, in the order --help lists them: the function of that name in the module
 # harmony_doctor.cli.<name>.

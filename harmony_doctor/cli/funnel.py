@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, ParamSpec
 
 import typer
 
-from harmony_doctor.cli.start import PROGRAM
 from harmony_doctor.errors import DoctorError, ExitCode
+from harmony_doctor.version import PROGRAM
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer  # collections.abc from Python 3.12

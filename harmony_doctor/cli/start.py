@@ -10,7 +10,8 @@ import sys
 from types import FrameType
 from typing import Any, NoReturn
 
-PROGRAM = "harmony-doctor"  # the command's name, in every line it writes to stderr
+from harmony_doctor.version import PROGRAM
+
 _EARLY = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
