@@ -36,12 +36,13 @@ class Signalled(KeyboardInterrupt):
 
 def install() -> dict[int, Any]:
     """SIGTERM and SIGHUP raise Signalled in the main thread (where they are ignored, as
-    under nohup, they stay ignored). Returns the handlers replaced, for `restore`."""
+    under nohup, they stay ignored; a handler set outside Python is left alone). Returns the
+    handlers replaced (the default, or the entry point's own: cli/start.py), for `restore`."""
     if threading.current_thread() is not threading.main_thread():
         return {}
     replaced: dict[int, Any] = {}
     for number in HANDLED:
-        if signal.getsignal(number) is signal.SIG_DFL:
+        if signal.getsignal(number) not in (signal.SIG_IGN, None):
             replaced[number] = signal.signal(number, _raise)
     return replaced
 
