@@ -164,13 +164,26 @@ def _write_into(frame: pl.DataFrame, temporary: Path, kind: str, path: Path) -> 
 
     if kind == "parquet":
         try:
-            frame.write_parquet(temporary)
+            frame.write_parquet(temporary, row_group_size=_row_group_rows(frame))
         except pl.exceptions.PolarsError as exc:
             detail = " ".join(str(exc).split())[:200]
             raise OutputError(f"cannot write {path}: {detail}") from None
         return
     with open(temporary, "w", newline="", encoding="utf-8") as stream:
         _write_text_table(frame, kind, stream)
+
+
+ROW_GROUP_BYTES = 64 * 1024 * 1024  # a quarter of what `report` reads in one row group
+
+
+def _row_group_rows(frame: pl.DataFrame) -> int:
+    """Rows per Parquet row group, so that each holds about ROW_GROUP_BYTES in memory: `report`
+    refuses a row group past 256 MiB decoded (inputs/parquet_footer.py), and a file this tool
+    wrote must never be one it refuses."""
+    size = int(frame.estimated_size())
+    if frame.height == 0 or size <= ROW_GROUP_BYTES:
+        return max(frame.height, 1)
+    return max(1, frame.height * ROW_GROUP_BYTES // size)
 
 
 def _write_text_table(frame: pl.DataFrame, kind: str, stream: TextIO) -> None:
@@ -185,14 +198,8 @@ def write_table(frame: pl.DataFrame, path: Path) -> None:
     """Write a polars frame as CSV, JSONL or Parquet, chosen by the file extension."""
     kind = export_format(path)
     if kind == "parquet":
-        import polars as pl
-
         with _atomic(path, binary=True) as temporary:
-            try:
-                frame.write_parquet(temporary)
-            except pl.exceptions.PolarsError as exc:  # polars' own words for a failed write
-                detail = " ".join(str(exc).split())[:200]
-                raise OutputError(f"cannot write {path}: {detail}") from None
+            _write_into(frame, temporary, kind, path)
         return
     with _atomic(path) as stream:
         _write_text_table(frame, kind, stream)

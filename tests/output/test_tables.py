@@ -250,3 +250,24 @@ def test_csv_to_a_terminal_shows_control_characters() -> None:
     assert "\x1b" not in shown.getvalue() and "\u202e" not in shown.getvalue()
     assert "\\x1b" in shown.getvalue() and "'=1+1" in shown.getvalue()
     assert "evil\x1b]0;owned\x07" in piped.getvalue() and "'=1+1" in piped.getvalue()
+
+
+def test_parquet_row_groups_stay_within_what_report_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Parquet file the tool writes is cut into row groups of about ROW_GROUP_BYTES, so that
+    `report` never refuses it (it refuses a row group past MAX_ROW_GROUP decoded)."""
+    from harmony_doctor.inputs import parquet_footer
+
+    monkeypatch.setattr(export, "ROW_GROUP_BYTES", 1_000_000)
+    monkeypatch.setattr(parquet_footer, "MAX_ROW_GROUP", 4_000_000)
+    frame = pl.DataFrame({"n": range(20_000), "message": [f"{n:0500d}" for n in range(20_000)]})
+    path = tmp_path / "t.parquet"
+    export.write_table(frame, path)
+    sizes = parquet_footer.row_group_sizes(path)
+    assert len(sizes) >= 10  # 10 MB of text in groups of about 1 MB
+    assert max(s.decoded for s in sizes) < 2_000_000
+    assert parquet_footer.too_large(path) is None
+    assert pl.read_parquet(path).equals(frame)
+    export.write_table(frame.head(0), path)  # an empty frame still writes a file
+    assert pl.read_parquet(path).height == 0
