@@ -5,11 +5,13 @@ from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar, final
 
 _Line = TypeVar("_Line")
+_Hit = TypeVar("_Hit")
 
 __all__ = [
     "Anatomy",
     "Batch",
     "Core",
+    "Hits",
     "IdLine",
     "OutputKey",
     "OutputLine",
@@ -129,6 +131,21 @@ class Anatomy(Generic[_Line]):
         line: type[_Line],
     ) -> Anatomy[_Line]: ...
     def read(self, number: int, raw: str) -> _Line: ...
+    def counts(self) -> tuple[int, int]: ...
+
+@final
+class Hits(Generic[_Hit]):
+    """Which catalogue form a text holds first (harmony_doctor/logs/messages.py `find_hit`),
+    made of the forms' patterns."""
+
+    def __new__(
+        cls,
+        *,
+        patterns: Sequence[str],
+        settle: Callable[[str, int, int | None, int | None], _Hit],
+        fallback: Callable[[str, int], _Hit],
+    ) -> Hits[_Hit]: ...
+    def find(self, text: str, position: int = 0) -> _Hit: ...
     def counts(self) -> tuple[int, int]: ...
 
 @final

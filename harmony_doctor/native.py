@@ -14,10 +14,12 @@ if TYPE_CHECKING:  # the extension's records, for the package's annotations
     from harmony_doctor._native import Anatomy as Anatomy
     from harmony_doctor._native import Batch as Batch
     from harmony_doctor._native import Core as Core
+    from harmony_doctor._native import Hits as Hits
     from harmony_doctor._native import OutputKey as OutputKey
     from harmony_doctor._native import OutputLine as OutputLine
 
 _Line = TypeVar("_Line")
+_Hit = TypeVar("_Hit")
 
 NATIVE_ENV = "HARMONY_DOCTOR_NATIVE"  # "0": use the pure-Python code even when Rust is built
 
@@ -89,6 +91,23 @@ def new_anatomy(
     from harmony_doctor import _native
 
     return _native.Anatomy(fallback=fallback, line=line, **patterns)
+
+
+def new_hits(
+    *,
+    patterns: Sequence[str],
+    settle: Callable[[str, int, int | None, int | None], _Hit],
+    fallback: Callable[[str, int], _Hit],
+) -> Hits[_Hit]:
+    """The Rust search for the catalogue's message forms, made of their patterns (see
+    harmony_doctor/logs/messages.py `_native_hits`), handing what it declines to `fallback`;
+    ImportError when the extension is not built, ValueError when a pattern has no translation,
+    exact or loose."""
+    if native_module() is None:
+        raise ImportError("harmony_doctor._native is not built (see README: Building)")
+    from harmony_doctor import _native
+
+    return _native.Hits(patterns=list(patterns), settle=settle, fallback=fallback)
 
 
 def vllm_output_line(line: bytes, vocab_size: int) -> OutputLine | None:

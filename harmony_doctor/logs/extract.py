@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict, deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from itertools import chain
 from operator import attrgetter
@@ -37,7 +37,7 @@ from harmony_doctor.faults.catalogue import FORM, FormName
 from harmony_doctor.logs.describe import describe, lmstudio_found
 from harmony_doctor.logs.lazy import Pattern
 from harmony_doctor.logs.lines import FRAME, Line, line_reader, structural
-from harmony_doctor.logs.messages import MessageHit, find_hit, find_leak, holds_message
+from harmony_doctor.logs.messages import MessageHit, find_leak, hit_finder, holds_message
 from harmony_doctor.logs.process import TRACEBACK_REACH, ProcessState
 from harmony_doctor.models import LogError
 
@@ -86,7 +86,7 @@ class _Candidate:
     offset: int = 0  # where in `text` to look for the message (a second one on a line)
 
 
-def _reread(candidate: _Candidate) -> None:
+def _reread(candidate: _Candidate, find_hit: Callable[[str, int], MessageHit | None]) -> None:
     hit = find_hit(candidate.text, candidate.offset)
     if hit is not None:  # always: the text still starts with the same message
         candidate.hit = hit
@@ -176,6 +176,7 @@ class _Extractor:
         self.number: int | None = None  # the last line fed
         self.unread_from: int | None = None  # first line of the last run of lines not fed
         self.anatomize = line_reader()  # Rust or Python, decided once
+        self.find_hit = hit_finder()  # the same
 
     def state(self, key: str) -> ProcessState:
         state = self.keys.get(key)
@@ -242,7 +243,7 @@ class _Extractor:
         if not _may_close(candidate.hit, line.rest):
             candidate.stale = True  # read it again when it can have ended: no quadratic work
             return True
-        _reread(candidate)
+        _reread(candidate, self.find_hit)
         if candidate.hit.closed:
             self._finalize(candidate)
             self.open = None
@@ -253,7 +254,7 @@ class _Extractor:
         if self._frame_source(line):
             self.previous_hit = False
             return  # `raise Error("...")` under its frame: the code, not the error it raised
-        hit = find_hit(line.text) if line.text else None
+        hit = self.find_hit(line.text, 0) if line.text else None
         candidate: _Candidate | None
         if hit is not None:
             candidate = _Candidate(line=line, text=line.text, last_line=line.number, hit=hit)
@@ -293,7 +294,7 @@ class _Extractor:
             or structural(line.text)
         ):
             return None
-        found = find_hit(previous.text + line.rest)
+        found = self.find_hit(previous.text + line.rest, 0)
         if found is None or found.start >= len(previous.text):
             return None
         return _Candidate(
@@ -312,7 +313,7 @@ class _Extractor:
                 self.open = candidate
                 return
             self._finalize(candidate)
-            following = find_hit(candidate.text, candidate.hit.end)
+            following = self.find_hit(candidate.text, candidate.hit.end)
             if following is None:
                 return
             candidate = replace(candidate, hit=following, offset=candidate.hit.end)
@@ -341,7 +342,7 @@ class _Extractor:
 
     def _finalize(self, candidate: _Candidate) -> None:
         if candidate.stale:
-            _reread(candidate)
+            _reread(candidate, self.find_hit)
         line = candidate.line
         state = self.state(line.key)
         error = describe(line, candidate.hit, candidate.last_line, candidate.lead, state)

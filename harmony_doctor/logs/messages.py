@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from functools import cache
+from typing import TYPE_CHECKING, Final
 
 from harmony_doctor.faults.catalogue import (
     FORM,
@@ -17,6 +19,10 @@ from harmony_doctor.faults.catalogue import (
 from harmony_doctor.harmony.vocab import START
 from harmony_doctor.logs.lazy import Pattern
 from harmony_doctor.logs.lines import MAX_MESSAGE_CHARS, clip
+from harmony_doctor.native import native_for, new_hits
+
+if TYPE_CHECKING:
+    from harmony_doctor.native import Hits
 
 OPENER_REACH: Final = 4096  # characters before a message its opening quote may sit
 
@@ -133,6 +139,48 @@ def find_hit(text: str, position: int = 0) -> MessageHit | None:
         match = form.search(text, position)
         if match is not None and (best is None or match.start() < best[0]):
             best = (match.start(), name, match)
+    return _hit(text, position, best)
+
+
+def hit_finder(native: bool | None = None) -> Callable[[str, int], MessageHit | None]:
+    """`find_hit`, decided once: the Rust search where it is built and allowed
+    (`native_for(native)`), which hands each text it declines to Python's; else Python's."""
+    hits = _native_hits() if native_for(native) else None
+    return find_hit if hits is None else hits.find
+
+
+@cache
+def _native_hits() -> Hits[MessageHit | None] | None:
+    """The Rust search made of the forms' patterns, or None: not built, or a pattern it cannot
+    translate even loosely (then Python searches every text)."""
+    if not native_for(True) or any(form.flags != re.I for _, form in _FORMS):
+        return None
+    try:
+        return new_hits(
+            patterns=[form.pattern for _, form in _FORMS], settle=_settle, fallback=find_hit
+        )
+    except ValueError:
+        return None
+
+
+def native_hit_counts() -> tuple[int, int] | None:
+    """(texts the Rust search read, texts it handed to Python) in this process, or None when
+    it is not made."""
+    hits = _native_hits() if _native_hits.cache_info().currsize else None
+    return None if hits is None else hits.counts()
+
+
+def _settle(text: str, position: int, index: int | None, start: int | None) -> MessageHit | None:
+    """The hit Rust found: form `index` (of `_FORMS`) matching first at `start`, or none (then
+    only a bare remainder may be one). The form's own regex matched at `start` is its search's
+    match: no form matches before it."""
+    best: tuple[int, FormName, re.Match[str]] | None = None
+    if index is not None and start is not None:
+        name, form = _FORMS[index]
+        match = form.match(text, start)
+        if match is None:  # never (tests hold Rust equal to Python): Python's search decides
+            return find_hit(text, position)
+        best = (start, name, match)
     return _hit(text, position, best)
 
 

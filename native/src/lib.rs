@@ -6,6 +6,7 @@ pub mod anchors;
 pub mod chunk;
 pub mod core;
 pub mod harmony;
+pub mod hits;
 mod json_line;
 mod lines;
 mod pieces;
@@ -480,6 +481,80 @@ mod python {
         }
     }
 
+    /// Which catalogue form a text holds first, and where (harmony_doctor/logs/messages.py
+    /// `find_hit`): made of the forms' own patterns; `find` gives the text's `MessageHit`,
+    /// read by `settle` (Python) from the form and start found here, or by `fallback` (Python)
+    /// where Rust declines.
+    #[pyclass(frozen, module = "harmony_doctor._native")]
+    struct Hits {
+        inner: crate::hits::Hits,
+        /// (text, position, form index or None, its start or None) -> the hit
+        settle: PyObject,
+        /// Python's `find_hit`, for the texts declined
+        fallback: PyObject,
+        read: std::sync::atomic::AtomicU64,
+        declined: std::sync::atomic::AtomicU64,
+    }
+
+    #[pymethods]
+    impl Hits {
+        /// ValueError when a pattern has no translation, exact or loose (then Python searches).
+        #[new]
+        #[pyo3(signature = (*, patterns, settle, fallback))]
+        fn new(patterns: Vec<String>, settle: PyObject, fallback: PyObject) -> PyResult<Self> {
+            let inner = crate::hits::Hits::new(&patterns).map_err(PyValueError::new_err)?;
+            Ok(Hits {
+                inner,
+                settle,
+                fallback,
+                read: 0.into(),
+                declined: 0.into(),
+            })
+        }
+
+        /// The first message in `text` from `position` on, or None.
+        #[pyo3(signature = (text, position=0))]
+        fn find(
+            &self,
+            py: Python<'_>,
+            text: &Bound<'_, PyString>,
+            position: usize,
+        ) -> PyResult<PyObject> {
+            use crate::hits::Found;
+            use std::sync::atomic::Ordering::Relaxed;
+            let (found, markup) = match text.to_str() {
+                Ok(s) => (self.inner.first(s, position), s.contains("<|")),
+                Err(_) => (Found::Declined, false),
+            };
+            match found {
+                Found::Declined => {
+                    self.declined.fetch_add(1, Relaxed);
+                    self.fallback.call1(py, (text, position))
+                }
+                // a header remainder quoted alone holds markup: Python looks for one
+                Found::Nothing if !markup => {
+                    self.read.fetch_add(1, Relaxed);
+                    Ok(py.None())
+                }
+                Found::Nothing => {
+                    self.read.fetch_add(1, Relaxed);
+                    self.settle
+                        .call1(py, (text, position, py.None(), py.None()))
+                }
+                Found::Form { form, start } => {
+                    self.read.fetch_add(1, Relaxed);
+                    self.settle.call1(py, (text, position, form, start))
+                }
+            }
+        }
+
+        /// (texts searched here, texts handed to Python) so far.
+        fn counts(&self) -> (u64, u64) {
+            use std::sync::atomic::Ordering::Relaxed;
+            (self.read.load(Relaxed), self.declined.load(Relaxed))
+        }
+    }
+
     /// Lines at least this long are parsed with the GIL released.
     const LONG_LINE: usize = 64 * 1024;
 
@@ -504,6 +579,7 @@ mod python {
         m.add_function(wrap_pyfunction!(vllm_output_key, m)?)?;
         m.add_class::<Core>()?;
         m.add_class::<Anatomy>()?;
+        m.add_class::<Hits>()?;
         m.add_class::<Window>()?;
         m.add_class::<IdLine>()?;
         m.add_class::<Batch>()?;

@@ -198,6 +198,67 @@ pub fn translate(pattern: &str) -> Result<String, String> {
     Ok(out)
 }
 
+/// `pattern` with every lookaround group (`(?=..)`, `(?!..)`, `(?<=..)`, `(?<!..)`) taken
+/// out: a pattern that matches wherever `pattern` does, and maybe elsewhere (an assertion only
+/// ever refuses). Not translated: pass the result to `translate`.
+pub fn without_lookaround(pattern: &str) -> Result<String, String> {
+    let fail = |what: &str| format!("{pattern:?}: {what}");
+    let p = pattern.as_bytes();
+    let mut out = String::with_capacity(p.len());
+    let mut i = 0;
+    while i < p.len() {
+        let next = skip_atom(p, i).map_err(|e| fail(&e))?;
+        if !lookaround_at(p, i) {
+            out.push_str(&pattern[i..next]);
+        }
+        i = next;
+    }
+    Ok(out)
+}
+
+fn lookaround_at(p: &[u8], i: usize) -> bool {
+    let rest = &p[i..];
+    [&b"(?="[..], b"(?!", b"(?<=", b"(?<!"]
+        .iter()
+        .any(|open| rest.starts_with(open))
+}
+
+/// The index after what starts at `p[i]`: an escape, a class, a whole lookaround group, or
+/// one character (a group's other parts are kept one character at a time).
+fn skip_atom(p: &[u8], i: usize) -> Result<usize, String> {
+    match p[i] {
+        b'\\' if i + 1 < p.len() => Ok(i + 2),
+        b'\\' => Err("a trailing backslash".to_string()),
+        b'[' => class(p, i).map(|(_, next)| next),
+        b'(' if lookaround_at(p, i) => {
+            let mut k = i + 1;
+            while k < p.len() {
+                match p[k] {
+                    b')' => return Ok(k + 1),
+                    b'(' if lookaround_at(p, k) => k = skip_atom(p, k)?,
+                    b'(' => k = group_end(p, k)?,
+                    _ => k = skip_atom(p, k)?,
+                }
+            }
+            Err("unbalanced (".to_string())
+        }
+        _ => Ok(i + 1),
+    }
+}
+
+/// The index after the group opened at `p[i]`.
+fn group_end(p: &[u8], i: usize) -> Result<usize, String> {
+    let mut k = i + 1;
+    while k < p.len() {
+        match p[k] {
+            b')' => return Ok(k + 1),
+            b'(' => k = group_end(p, k)?,
+            _ => k = skip_atom(p, k)?,
+        }
+    }
+    Err("unbalanced (".to_string())
+}
+
 /// Whether, after the group opened at `toks[at]`, nothing is matched or asserted on any way
 /// to the pattern's end, and no quantifier repeats the group or one around it.
 fn nothing_follows(toks: &[Tok], at: usize) -> bool {
@@ -453,6 +514,21 @@ mod tests {
         assert_eq!(is(r"^x\s+(?=msg=)|^x", "x  ms"), Some((0, 1)));
         assert_eq!(is(r"(?:^a|(?P<b>b)(?=c))", "bc"), Some((0, 1)));
         assert!(translate(r"(?:a|b(?=c))").is_ok());
+    }
+
+    #[test]
+    fn lookarounds_taken_out() {
+        let cases = [
+            (r"a(?!\s*b\b)", r"a"),
+            (r"(?<![;,.:]\s)(?<![;,.:])x|y(?=z)", r"x|y"),
+            (r"a(?=(b)|[)(])c", r"ac"),
+            (r"[(?=]\(?=x", r"[(?=]\(?=x"),
+            (r"(?:a(?!b(?=c)))", r"(?:a)"),
+        ];
+        for (pattern, relaxed) in cases {
+            assert_eq!(without_lookaround(pattern).unwrap(), relaxed, "{pattern}");
+        }
+        assert!(without_lookaround(r"a(?!b").is_err());
     }
 
     #[test]

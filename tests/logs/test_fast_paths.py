@@ -139,7 +139,7 @@ def _both(
     fast = extract_text(text)
     with monkeypatch.context() as patch:
         patch.setattr(extract, "line_reader", lambda: lines.anatomize_reference)
-        patch.setattr(extract, "find_hit", messages.find_hit_reference)
+        patch.setattr(extract, "hit_finder", lambda: messages.find_hit_reference)
         patch.setattr(extract, "holds_message", _reference_holds_message)
         patch.setattr(lines, "_strip_gutter", lines._strip_gutter_reference)
         patch.setattr(process, "holds_form", lambda t: messages.ANY_FORM.search(t) is not None)
