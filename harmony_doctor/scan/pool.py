@@ -59,6 +59,40 @@ def blocked(*names: str) -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, numbers)
 
 
+@contextlib.contextmanager
+def starting() -> Iterator[None]:
+    """Workers being started: SIGINT blocked in this thread (they inherit it blocked: Ctrl-C is
+    the parent's to handle), and the Python handlers of SIGINT, SIGTERM and SIGHUP held back
+    until they have started (`deferred`)."""
+    with blocked("SIGINT"), deferred("SIGINT", "SIGTERM", "SIGHUP"):
+        yield
+
+
+@contextlib.contextmanager
+def deferred(*names: str) -> Iterator[None]:
+    """The Python handlers of these signals held back while the body runs: one landing then is
+    handled as it leaves. A signal taken in the middle of starting a worker would leave one
+    that never gets its instructions (it reads them from a pipe this process then closes, and
+    says so with a traceback on the shared stderr) and that the pool does not know to stop.
+    Only in the main thread (where Python runs its handlers), and only handlers written in
+    Python (the default action and an ignored signal stay as they are)."""
+    numbers = [getattr(signal, n) for n in names if hasattr(signal, n)]
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    arrived: list[int] = []
+    saved = {n: h for n in numbers if callable(h := signal.getsignal(n))}
+    for number in saved:
+        signal.signal(number, lambda number, frame: arrived.append(number))
+    try:
+        yield
+    finally:
+        for number, handler in saved.items():
+            signal.signal(number, handler)
+        if arrived:
+            saved[arrived[0]](arrived[0], None)
+
+
 def worker_start(parent: int) -> None:
     """A worker ends with the process that started it, however that ends (SIGKILL included):
     Linux's parent-death signal, else a thread watching the parent. Ctrl-C is the parent's to

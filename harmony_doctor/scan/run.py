@@ -31,7 +31,7 @@ from harmony_doctor.models import RequestTally, ScanEvent
 from harmony_doctor.scan.documents import DOCUMENT_BYTES, Document, as_document, read_head
 from harmony_doctor.scan.found import Place, SourceScan
 from harmony_doctor.scan.names import rotation_rank, stream_of
-from harmony_doctor.scan.pool import blocked, start_tracker, stop, worker_start
+from harmony_doctor.scan.pool import start_tracker, starting, stop, worker_start
 from harmony_doctor.scan.records import FileReport, FileScan, FileStatus, ScanOptions, ScanResult
 from harmony_doctor.scan.source import Diagnose, scan_parts, scan_source
 
@@ -260,7 +260,7 @@ def _in_pool(
     )
     results: dict[int, list[UnitResult]] = {}
     try:
-        with blocked("SIGINT"):  # workers start here: Ctrl-C is the parent's to handle
+        with starting():  # workers start here: a signal is handled once they have started
             futures = {pool.submit(scan_unit, unit, options, now): i for i, unit in units}
         for future in as_completed(futures):
             results[futures[future]] = future.result()

@@ -365,3 +365,38 @@ def test_a_signal_after_the_run_answered_ends_with_its_line(number: int) -> None
     code, line = ENDINGS[signal.Signals(number)]
     assert (child.returncode, child.stderr) == (code, line)
     assert child.stdout.startswith("harmony-doctor ")  # the run's own answer, whole
+
+
+_MID_LAUNCH = """
+import os, signal, sys
+from multiprocessing import util
+from harmony_doctor.cli import start
+spawn = util.spawnv_passfds
+def spawned_then_signalled(path, args, passfds):
+    pid = spawn(path, args, passfds)  # a worker runs, and waits for its instructions on a pipe
+    if any("spawn_main" in os.fsdecode(arg) for arg in args) and not getattr(util, "signalled", False):
+        util.signalled = True
+        os.kill(os.getpid(), {number})
+    return pid
+util.spawnv_passfds = spawned_then_signalled
+sys.argv = ["harmony-doctor", "scan", "-j", "2", *sys.argv[1:]]
+start.main()
+"""
+
+
+@pytest.mark.parametrize("number", list(ENDINGS))
+def test_a_signal_while_a_worker_starts_leaves_it_no_traceback(tmp_path: Path, number: int) -> None:
+    """Taken in the middle of starting a worker, the signal left it without its instructions:
+    it said so with a traceback on the shared stderr, outside the pool's reach."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", _MID_LAUNCH.format(number=int(number)), *_logs(tmp_path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=_default_signals,
+    )
+    _, err = child.communicate(timeout=60)
+    started = {p: t for p in _descendants(child.pid) if (t := _start_time(p)) is not None}
+    code, line = ENDINGS[signal.Signals(number)]
+    assert (child.returncode, err.decode()) == (code, line)
+    assert _survivors(started) == []

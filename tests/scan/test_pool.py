@@ -1,0 +1,58 @@
+"""The pool's workers start with the parent's signals held back (scan/pool.py)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from types import FrameType
+
+import pytest
+
+from harmony_doctor.scan.pool import deferred
+
+
+class _Landed(Exception):
+    pass
+
+
+def _raise(number: int, frame: FrameType | None) -> None:
+    raise _Landed(number)
+
+
+def test_a_signal_while_workers_start_is_handled_as_the_start_ends() -> None:
+    saved = signal.signal(signal.SIGUSR1, _raise)
+    steps = []
+    try:
+        with pytest.raises(_Landed) as landed, deferred("SIGUSR1"):
+            os.kill(os.getpid(), signal.SIGUSR1)
+            os.kill(os.getpid(), signal.SIGUSR1)  # a second one: handled once
+            steps.append("the body ran to its end")
+        assert landed.value.args == (signal.SIGUSR1,)
+        assert steps == ["the body ran to its end"]
+        assert signal.getsignal(signal.SIGUSR1) is _raise  # the handler is back
+        with deferred("SIGUSR1"):
+            steps.append("nothing landed")  # and nothing is raised
+    finally:
+        signal.signal(signal.SIGUSR1, saved)
+
+
+def test_only_python_handlers_in_the_main_thread_are_held() -> None:
+    saved = signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+    try:
+        with deferred("SIGUSR1"):  # ignored stays ignored
+            assert signal.getsignal(signal.SIGUSR1) is signal.SIG_IGN
+            os.kill(os.getpid(), signal.SIGUSR1)
+        signal.signal(signal.SIGUSR1, _raise)
+        seen = []
+
+        def elsewhere() -> None:
+            with deferred("SIGUSR1"):  # no handler can be set from another thread
+                seen.append(signal.getsignal(signal.SIGUSR1))
+
+        thread = threading.Thread(target=elsewhere)
+        thread.start()
+        thread.join()
+        assert seen == [_raise]
+    finally:
+        signal.signal(signal.SIGUSR1, saved)
