@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -153,9 +154,12 @@ def scan(
         verify_clean=verify_clean,
         origin=origin,
     )
-    with _progress(listing.bytes) as progress:
-        result = hd.scan_inputs(listing, options, progress)
-    found = hd.summarize_scan(result, keys)
+    # Events go to a spill on disk as they become final (memory bounded by the batch, not by
+    # the failures); it is removed on every way out, a signal's included (cli/signals.py).
+    with tempfile.TemporaryDirectory(prefix="harmony-doctor-spill-") as spill:
+        with _progress(listing.bytes) as progress:
+            result = hd.scan_inputs(listing, options, progress, Path(spill))
+        found = hd.summarize_scan(result, keys)  # its frames read the spill back: built here
     failed: list[str] = []
     if summary_path is not None or events_path is not None:  # the writers load for an export
         from harmony_doctor.output import tables as export
@@ -181,7 +185,7 @@ def scan(
         return ExitCode.ERROR
     if result.nothing_read:  # a scan that read nothing says nothing: it must not pass as clean
         return fail("nothing read: every input was empty")
-    failing = bool(result.events)
+    failing = result.failures > 0
     if max_rate is not None:
         failing = _above(found.totals, max_rate, unrated)
     return ExitCode.FINDINGS if failing and not exit_zero else ExitCode.CLEAN
