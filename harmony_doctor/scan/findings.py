@@ -118,9 +118,7 @@ class EventStream:
             done += 1
             start = bisect_left(self.logged, line, key=lambda t: t[0])
             end = bisect_right(self.logged, line + MERGE_WINDOW, lo=start, key=lambda t: t[0])
-            index = next(
-                (i for i in range(start, end) if _reports(self.logged[i][2], event)), None
-            )
+            index = next((i for i in range(start, end) if _reports(self.logged[i][2], event)), None)
             order = (line, kind, arrival)
             if index is None:
                 self.ready.append(((line, 0, *order), event))

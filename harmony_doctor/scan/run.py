@@ -26,6 +26,7 @@ from harmony_doctor.inputs.files import (
 )
 from harmony_doctor.inputs.remote import is_url, open_url
 from harmony_doctor.models import RequestTally, ScanEvent
+from harmony_doctor.scan.completions import Diagnose
 from harmony_doctor.scan.documents import DOCUMENT_BYTES, Document, as_document, read_head
 from harmony_doctor.scan.found import Place, SourceScan
 from harmony_doctor.scan.names import rotation_rank, stream_of
@@ -38,9 +39,8 @@ from harmony_doctor.scan.records import (
     ScanOptions,
     ScanResult,
 )
-from harmony_doctor.scan.completions import Diagnose
 from harmony_doctor.scan.source import scan_parts, scan_source
-from harmony_doctor.scan.spill import EventSink
+from harmony_doctor.scan.spill import EventSink, spilled
 
 if TYPE_CHECKING:
     from harmony_doctor.models import TokenInput
@@ -297,8 +297,13 @@ def scan_unit(
 ) -> list[UnitResult]:
     """Scan one unit (in a worker process or this one): what each of its sources yielded."""
     if len(unit.parts) == 1:
-        return [_scan_one(unit.parts[0], options, now, spill)]
-    return _scan_parts(unit.parts, options, now, spill)
+        results = [_scan_one(unit.parts[0], options, now, spill)]
+    else:
+        results = _scan_parts(unit.parts, options, now, spill)
+    for result in results:  # a document's events, held: written out too, in the inputs' order
+        if spill is not None and result.events:
+            result.spill, result.events = spilled(result.events, spill), []
+    return results
 
 
 def _scan_one(
@@ -545,12 +550,11 @@ def file_scan(result: UnitResult, options: ScanOptions, origin: str) -> FileScan
     if found.cut_lines:  # read, but not whole: said in every output, the file still counts
         reasons.append(_cut(found.cut_lines))
     reason = "; ".join(reasons) or None
+    failures, cut = result.failures, found.cut_lines
     report = FileReport(
-        label, status, reason, found.bytes, lines, result.failures, found.cut_lines,
-        found.python_lines,
+        label, status, reason, found.bytes, lines, failures, cut, found.python_lines
     )
-    tallies = tuple(_tallies(found, origin))
-    return FileScan(tuple(result.events), tallies, report, result.spill)
+    return FileScan(tuple(result.events), tuple(_tallies(found, origin)), report, result.spill)
 
 
 def _cut(count: int) -> str:

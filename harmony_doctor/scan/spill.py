@@ -3,8 +3,9 @@ marked with their origin (and redacted), gathered in batches of BATCH, and each 
 to a spill directory as an Arrow IPC file (scan/summary.py's events frame), or, without a
 directory, kept as records (library calls that want `ScanResult.events`).
 
-The spill directory belongs to the caller (the CLI's scan makes a temporary one and removes it
-on every way out); an EventSpill only names its files, so it crosses processes cheaply.
+The spill directory belongs to the caller (the CLI's scan names a temporary one, made by the
+first batch written, and removes it on every way out a process can answer: SIGKILL leaves it);
+an EventSpill only names its files, so it crosses processes cheaply.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ class EventSink:
         """Per part: its events held (with no directory, all of them) and its spill."""
         if self.stream is not None or _found_any(found):
             self._put(found, self._stream(found).close())
-        results = []
+        results: list[tuple[list[ScanEvent], EventSpill | None]] = []
         for part, held in enumerate(self.held):
             if found.server is not None:  # events final before the source named its server
                 held = [replace(e, server=found.server) if e.server is None else e for e in held]
@@ -105,12 +106,24 @@ class EventSink:
                 self.held[part] = []
 
     def _write(self, part: int, events: list[ScanEvent]) -> None:
-        from harmony_doctor.scan.summary import events_frame
-
         assert self.directory is not None
-        path = self.directory / f"{uuid.uuid4().hex}.arrow"
-        events_frame(events).write_ipc(path)
-        self.files[part].append(str(path))
+        self.files[part].append(write_batch(events, self.directory))
+
+
+def write_batch(events: list[ScanEvent], directory: Path) -> str:
+    """Final events written to `directory` as one IPC file of the events frame: its path."""
+    from harmony_doctor.scan.summary import events_frame
+
+    directory.mkdir(mode=0o700, exist_ok=True)  # made by the first batch: most scans have none
+    path = directory / f"{uuid.uuid4().hex}.arrow"
+    events_frame(events).write_ipc(path)
+    return str(path)
+
+
+def spilled(events: list[ScanEvent], directory: Path) -> EventSpill:
+    """Events held (a token-stream document's, which are few) written out: in a scan with a
+    spill, every input's events are there, in the order of the inputs."""
+    return EventSpill(((write_batch(events, directory), None),), len(events))
 
 
 def _found_any(found: SourceScan) -> bool:
