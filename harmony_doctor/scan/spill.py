@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harmony_doctor.errors import OutputError
 from harmony_doctor.models import ScanEvent
 from harmony_doctor.scan.found import SourceScan
 from harmony_doctor.scan.records import EventSpill, ScanOptions
@@ -111,12 +112,22 @@ class EventSink:
 
 
 def write_batch(events: list[ScanEvent], directory: Path) -> str:
-    """Final events written to `directory` as one IPC file of the events frame: its path."""
+    """Final events written to `directory` as one IPC file of the events frame: its path.
+    OutputError when it cannot be (a full disk): the scan cannot hold what it found."""
+    from polars.exceptions import PolarsError
+
     from harmony_doctor.scan.summary import events_frame
 
-    directory.mkdir(mode=0o700, exist_ok=True)  # made by the first batch: most scans have none
     path = directory / f"{uuid.uuid4().hex}.arrow"
-    events_frame(events).write_ipc(path)
+    try:
+        directory.mkdir(mode=0o700, exist_ok=True)  # made by the first batch: most scans have none
+        events_frame(events).write_ipc(path)
+    except (OSError, PolarsError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise OutputError(
+            f"cannot write the failures found to {directory} ({why}): "
+            "free space there, or name another place with TMPDIR"
+        ) from None
     return str(path)
 
 

@@ -82,3 +82,24 @@ def test_a_clean_scan_makes_no_spill(tmp_path: Path, temporary: Path) -> None:
     log.write_bytes(b"INFO all is well\n" * 100)
     assert run(["scan", str(log), "-j", "1"]).exit_code == 0
     assert list(temporary.iterdir()) == []
+
+
+def test_a_spill_that_cannot_be_written_ends_the_scan_in_one_line(
+    tmp_path: Path, temporary: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    import polars as pl
+
+    def full(frame: pl.DataFrame, path: Path) -> None:
+        Path(path).write_bytes(b"part")  # cut short by a full disk
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(pl.DataFrame, "write_ipc", full)
+    log = tmp_path / "app.log"
+    log.write_bytes(_log(BATCH + 1))
+    result = run(["scan", str(log), "-j", "1", "--format", "json"])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.startswith("harmony-doctor: error: cannot write the failures found to ")
+    assert "(No space left on device)" in result.stderr and result.stderr.count("\n") == 1
+    assert list(temporary.iterdir()) == []
