@@ -66,7 +66,8 @@ class EventStream:
         self.options = options
         self.clean = clean
         self.arrived = 0  # findings taken from `found`, in the order source_events reads them
-        self.logged: list[tuple[int, int, ScanEvent]] = []  # (line, arrival, event), not final
+        # (line, kind, arrival, event) of events with source "log" (rejected ids too), not final
+        self.logged: list[tuple[int, int, int, ScanEvent]] = []
         self.replays: list[tuple[int, int, int, ScanEvent]] = []  # (line, kind, arrival, event)
         # decided, waiting for their turn: ((line, 0 replay fault / 1 other, order...), event)
         self.ready: list[tuple[tuple[int, int, int, int, int], ScanEvent]] = []
@@ -103,7 +104,7 @@ class EventStream:
         if event.source == "replay" and event.severity == "error":
             self.replays.append((event.line, kind, self.arrived, event))
         elif event.source == "log":
-            insort(self.logged, (event.line, self.arrived, event), key=lambda t: t[:2])
+            insort(self.logged, (event.line, kind, self.arrived, event), key=lambda t: t[:3])
         else:
             self.ready.append(((event.line, 1, kind, self.arrived, 0), event))
 
@@ -118,19 +119,19 @@ class EventStream:
             done += 1
             start = bisect_left(self.logged, line, key=lambda t: t[0])
             end = bisect_right(self.logged, line + MERGE_WINDOW, lo=start, key=lambda t: t[0])
-            index = next((i for i in range(start, end) if _reports(self.logged[i][2], event)), None)
+            index = next((i for i in range(start, end) if _reports(self.logged[i][3], event)), None)
             order = (line, kind, arrival)
             if index is None:
                 self.ready.append(((line, 0, *order), event))
                 continue
-            logged = self.logged.pop(index)[2]
+            logged = self.logged.pop(index)[3]
             self.ready.append(((logged.line, 0, *order), _folded(event, logged)))
         del self.replays[:done]
         final = len(self.logged)
         if cut is not None:
             final = bisect_left(self.logged, cut, key=lambda t: t[0])
-        for line, arrival, event in self.logged[:final]:
-            self.ready.append(((line, 1, 0, arrival, 0), event))
+        for line, kind, arrival, event in self.logged[:final]:
+            self.ready.append(((line, 1, kind, arrival, 0), event))
         del self.logged[:final]
         self.ready.sort(key=lambda t: t[0])
         due = len(self.ready)

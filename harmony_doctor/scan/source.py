@@ -427,12 +427,16 @@ class _SourceScanner:
 
     def _settle(self, settled: Settled) -> None:
         """Tell `settled` the lowest line of the input as given a later finding can be on: an
-        error (ErrorReader.floor) or an id line past those the core handed back. A wrapped
-        input's line map keeps lines from `keep` on only: below, nothing is told yet."""
+        error (ErrorReader.floor) or an id line past those the core handed back. In a wrapped
+        input, the line before it, as mapped (the map only guesses lines not read yet, and
+        keeps lines from `keep` on): one unwrapped line may be several lines of the input, or
+        several unwrapped lines one; below `keep`, nothing is told yet."""
         keep = self.facts.marks[0][1] if self.facts.marks else 1
         floor = min(self.errors.floor(keep), self.scanned + 1)
-        if floor >= keep or not self.unwrapper.wrappers:
-            settled(self.out, self.unwrapper.source_line(floor))
+        if not self.unwrapper.wrappers:
+            settled(self.out, floor)
+        elif floor - 1 >= keep:
+            settled(self.out, self.unwrapper.source_line(floor - 1))
 
     def _take(self, batch: Batch, final: bool) -> None:
         windows, id_lines = batch

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -16,14 +17,14 @@ from hypothesis import strategies as st
 
 import harmony_doctor as hd
 from harmony_doctor.inputs.files import Source
-from harmony_doctor.models import ScanEvent
+from harmony_doctor.models import LoggedFailure, ScanEvent
 from harmony_doctor.scan.findings import (
     EventStream,
     completion_diagnosis,
     merge_duplicates,
     source_events,
 )
-from harmony_doctor.scan.found import SourceScan
+from harmony_doctor.scan.found import Place, SourceScan
 from harmony_doctor.scan.records import ScanOptions
 from harmony_doctor.scan.run import scan
 from harmony_doctor.scan.source import META_REACH, scan_source
@@ -123,7 +124,25 @@ def _streamed(data: bytes, vocab: Any, size: int) -> tuple[list[ScanEvent], int]
     return [replace(e, server=server) if e.server is None else e for e in out], early
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def _wrapped(lines: list[str], wrap: str) -> list[str]:
+    """Lines as a container runtime logs them: Docker's JSON, or CRI's (with partial lines,
+    which join the next: two lines of the log, one line read, its failures on one line)."""
+    if wrap == "docker":
+        return [
+            json.dumps(
+                {"log": line + "\n", "stream": "stdout", "time": f"2026-11-12T14:00:{i % 60:02d}Z"}
+            )
+            for i, line in enumerate(lines)
+        ]
+    if wrap == "cri":
+        return [
+            f"2026-11-12T14:00:{i % 60:02d}.0Z stdout {'P' if i % 7 == 3 else 'F'} {line}"
+            for i, line in enumerate(lines)
+        ]
+    return lines
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     blocks=st.lists(
         st.tuples(st.integers(0, 7), st.integers(0, 260), st.sampled_from([7, 8, 3817])),
@@ -131,14 +150,39 @@ def _streamed(data: bytes, vocab: Any, size: int) -> tuple[list[ScanEvent], int]
         max_size=60,
     ),
     size=st.sampled_from([97, 512, 4096, 65_536]),
+    wrap=st.sampled_from(["", "docker", "cri"]),
 )
 def test_streamed_events_are_the_whole_lists_events(
-    vocab: Any, blocks: list[tuple[int, int, int]], size: int
+    vocab: Any, blocks: list[tuple[int, int, int]], size: int, wrap: str
 ) -> None:
-    lines = [line for kind, n, pid in blocks for line in _block(kind, n, pid)]
+    lines = _wrapped([line for kind, n, pid in blocks for line in _block(kind, n, pid)], wrap)
     data = ("\n".join(lines) + "\n").encode()
     streamed, _ = _streamed(data, vocab, size)
     assert streamed == _whole(data, vocab, size)
+
+
+def test_failures_on_one_line_keep_the_whole_lists_order_whenever_they_arrive(
+    vocab: Any,
+) -> None:
+    """Two failures on one line (a CRI partial line joins a logged error and a completion whose
+    ids openai-harmony rejects): the rejected ids are found as their line is read, the error
+    when the extractor lets it go, later; the whole list has the error first, and so must the
+    stream."""
+    found = SourceScan("x.log", REFERENCE)
+    stream = EventStream(found, lambda: vocab, ScanOptions(), None)
+    found.rejected.append(("id 999999999 out of range", "r1", Place(5, None, 7)))
+    assert stream.advance(3) == []
+    error = LoggedFailure(
+        5, None, 7, None, None, "header_leftover", "HD102", "error", None, "x", "unexpected x"
+    )
+    found.errors.append((error, Place(5, None, 7)))
+    streamed = stream.advance(10_000)
+    whole = SourceScan("x.log", REFERENCE)
+    whole.errors.append((error, Place(5, None, 7)))
+    whole.rejected.append(("id 999999999 out of range", "r1", Place(5, None, 7)))
+    expected = merge_duplicates(list(source_events(whole, lambda: vocab, ScanOptions(), None)))
+    assert [e.code for e in streamed] == [e.code for e in expected] == ["HD102", "HD177"]
+    assert streamed == expected
 
 
 def test_events_leave_before_the_source_ends_and_merges_hold(vocab: Any) -> None:
