@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -153,9 +156,12 @@ def scan(
         verify_clean=verify_clean,
         origin=origin,
     )
-    with _progress(listing.bytes) as progress:
-        result = hd.scan_inputs(listing, options, progress)
-    found = hd.summarize_scan(result, keys)
+    # Events go to a spill on disk as they become final (memory bounded by the batch, not by
+    # the failures); it is removed on every way out, a signal's included (cli/signals.py).
+    with _spill_directory() as spill:
+        with _progress(listing.bytes) as progress:
+            result = hd.scan_inputs(listing, options, progress, spill)
+        found = hd.summarize_scan(result, keys)  # its frames read the spill back: built here
     failed: list[str] = []
     if summary_path is not None or events_path is not None:  # the writers load for an export
         from harmony_doctor.output import tables as export
@@ -181,7 +187,7 @@ def scan(
         return ExitCode.ERROR
     if result.nothing_read:  # a scan that read nothing says nothing: it must not pass as clean
         return fail("nothing read: every input was empty")
-    failing = bool(result.events)
+    failing = result.failures > 0
     if max_rate is not None:
         failing = _above(found.totals, max_rate, unrated)
     return ExitCode.FINDINGS if failing and not exit_zero else ExitCode.CLEAN
@@ -209,6 +215,17 @@ def _scanned_files(paths: list[str], listing: InputListing) -> list[InputFile]:
     named = [InputFile("<stdin>", None) if r == "-" else InputFile(r, Path(r)) for r in paths]
     found = [InputFile(s.label, s.path, in_folder=True) for s in listing.sources if s.path]
     return named + found
+
+
+@contextmanager
+def _spill_directory() -> Iterator[Path]:
+    """A temporary directory for the scan's spill, named, not made (the first batch written
+    makes it: a scan with few failures never does), removed on the way out."""
+    path = Path(tempfile.gettempdir()) / f"harmony-doctor-spill-{uuid.uuid4().hex}"
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 @contextmanager

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import datetime
@@ -40,6 +40,106 @@ def source_events(
         yield from _replayed(inp, hit, found.label, found.server, vocab, options.role, clean)
     for why, request_id, hit in found.rejected:
         yield _rejected_event(why, request_id, hit, found)
+
+
+class EventStream:
+    """A source's events as the scan finds them, handed on in line order as each becomes final:
+    the events `merge_duplicates(list(source_events(found, ...)))` gives at the end of the
+    source, the same ones in the same order, without holding them to the end.
+
+    The scan appends its findings to `found` (errors, replayed, completions, rejected) and calls
+    `advance(floor)` with the lowest line any later finding can be on; what lies more than
+    MERGE_WINDOW lines below it can no longer merge with anything to come, and is handed on.
+    `close()` hands on the rest. `server`, while the source names none yet, is left None: the
+    caller fills it with the source's once read to its end (found.server), as source_events
+    would have."""
+
+    def __init__(
+        self,
+        found: SourceScan,
+        vocab: Callable[[], Vocab],
+        options: ScanOptions,
+        clean: CleanStreams | None,
+    ) -> None:
+        self.found = found
+        self.vocab = vocab
+        self.options = options
+        self.clean = clean
+        self.arrived = 0  # findings taken from `found`, in the order source_events reads them
+        # (line, kind, arrival, event) of events with source "log" (rejected ids too), not final
+        self.logged: list[tuple[int, int, int, ScanEvent]] = []
+        self.replays: list[tuple[int, int, int, ScanEvent]] = []  # (line, kind, arrival, event)
+        # decided, waiting for their turn: ((line, 0 replay fault / 1 other, order...), event)
+        self.ready: list[tuple[tuple[int, int, int, int, int], ScanEvent]] = []
+
+    def advance(self, floor: int) -> list[ScanEvent]:
+        """The events final now that no later finding lies below line `floor`, in order."""
+        self._take()
+        return self._settle(floor - MERGE_WINDOW)
+
+    def close(self) -> list[ScanEvent]:
+        """The source read to its end: every event left, in order."""
+        self._take()
+        return self._settle(None)
+
+    def _take(self) -> None:
+        """Move what the scan found since the last call out of `found`, as events."""
+        found = self.found
+        for error, hit in found.errors:
+            self._add(0, _log_event(error, hit, found, self.vocab))
+        for event in found.replayed:
+            self._add(1, replace(event, file=found.label, server=found.server))
+        for inp, hit in found.completions:
+            replayed = _replayed(
+                inp, hit, found.label, found.server, self.vocab, self.options.role, self.clean
+            )
+            for event in replayed:
+                self._add(2, event)
+        for why, request_id, hit in found.rejected:
+            self._add(3, _rejected_event(why, request_id, hit, found))
+        found.errors, found.replayed, found.completions, found.rejected = [], [], [], []
+
+    def _add(self, kind: int, event: ScanEvent) -> None:
+        self.arrived += 1
+        if event.source == "replay" and event.severity == "error":
+            self.replays.append((event.line, kind, self.arrived, event))
+        elif event.source == "log":
+            insort(self.logged, (event.line, kind, self.arrived, event), key=lambda t: t[:3])
+        else:
+            self.ready.append(((event.line, 1, kind, self.arrived, 0), event))
+
+    def _settle(self, cut: int | None) -> list[ScanEvent]:
+        """Decide the replayed faults below `cut` (None: all), in merge_duplicates' order,
+        then hand on every decided event below it."""
+        self.replays.sort(key=lambda t: t[:3])
+        done = 0
+        for line, kind, arrival, event in self.replays:
+            if cut is not None and line >= cut:
+                break
+            done += 1
+            start = bisect_left(self.logged, line, key=lambda t: t[0])
+            end = bisect_right(self.logged, line + MERGE_WINDOW, lo=start, key=lambda t: t[0])
+            index = next((i for i in range(start, end) if _reports(self.logged[i][3], event)), None)
+            order = (line, kind, arrival)
+            if index is None:
+                self.ready.append(((line, 0, *order), event))
+                continue
+            logged = self.logged.pop(index)[3]
+            self.ready.append(((logged.line, 0, *order), _folded(event, logged)))
+        del self.replays[:done]
+        final = len(self.logged)
+        if cut is not None:
+            final = bisect_left(self.logged, cut, key=lambda t: t[0])
+        for line, kind, arrival, event in self.logged[:final]:
+            self.ready.append(((line, 1, kind, arrival, 0), event))
+        del self.logged[:final]
+        self.ready.sort(key=lambda t: t[0])
+        due = len(self.ready)
+        if cut is not None:
+            due = bisect_left(self.ready, cut, key=lambda t: t[0][0])
+        out = [event for _, event in self.ready[:due]]
+        del self.ready[:due]
+        return out
 
 
 def _rejected_event(why: str, request_id: str | None, hit: Place, found: SourceScan) -> ScanEvent:

@@ -56,6 +56,9 @@ class SourceScan:
     # The parts of a stream read as one (rotated files), in order, with what each held; empty
     # for a single source. Lines of `errors`, `completions` and `rejected` run over all parts.
     parts: list[SourceScan] = field(default_factory=list)
+    # Where each part begins: the lines before it (0 for the first), known once the part before
+    # it is read (`parts` are known at the end only).
+    starts: list[int] = field(default_factory=lambda: [0])
 
 
 @dataclass(frozen=True)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from harmony_doctor.choices import ParseRole
 from harmony_doctor.models import RequestTally, ScanEvent
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,44 @@ class FileReport:
 
 
 @dataclass(frozen=True)
+class EventSpill:
+    """Events a scan wrote out as they became final (scan/spill.py), in order: Arrow IPC files
+    of scan/summary.py's events frame, each with the server its events without one take (their
+    source's, known once it was read to its end), and how many events in all. Only names: it
+    crosses processes cheaply; the files are the scan's caller's to remove."""
+
+    files: tuple[tuple[str, str | None], ...]
+    count: int
+
+    @staticmethod
+    def joined(spills: list[EventSpill]) -> EventSpill:
+        return EventSpill(tuple(f for s in spills for f in s.files), sum(s.count for s in spills))
+
+    def lazy(self) -> pl.LazyFrame | None:
+        """The events frame, read lazily (None when no file was written)."""
+        if not self.files:
+            return None
+        import polars as pl
+
+        return pl.concat(
+            [
+                pl.scan_ipc(path).with_columns(
+                    pl.col("server").fill_null(pl.lit(server, dtype=pl.Utf8))
+                )
+                for path, server in self.files
+            ]
+        )
+
+    def events(self) -> tuple[ScanEvent, ...]:
+        """The events as records: as many Python objects as events (for library callers)."""
+        lazy = self.lazy()
+        if lazy is None:
+            return ()
+        frame = lazy.select([f.name for f in fields(ScanEvent)]).collect()
+        return tuple(ScanEvent(**row) for row in frame.iter_rows(named=True))
+
+
+@dataclass(frozen=True)
 class FileScan:
     """One input scanned on its own (`scan_file`, `scan_stream`): picklable, so that engines
     (Ray, Dask, a process pool) can send it back to be merged. As frames (scan/summary.py's
@@ -53,8 +95,17 @@ class FileScan:
     events: tuple[ScanEvent, ...]
     tallies: tuple[RequestTally, ...]
     report: FileReport
+    spill: EventSpill | None = None  # events written out by a scan given a spill directory
 
     # ScanResult's names too, so that a FileScan goes wherever one input's ScanResult went.
+    @property
+    def held(self) -> tuple[ScanEvent, ...]:
+        return self.events
+
+    @property
+    def failures(self) -> int:
+        return len(self.events) + (self.spill.count if self.spill is not None else 0)
+
     @property
     def requests(self) -> tuple[RequestTally, ...]:
         return self.tallies
@@ -64,11 +115,38 @@ class FileScan:
         return (self.report,)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ScanResult:
-    events: tuple[ScanEvent, ...]
+    """What a scan found: its events (`held` in memory, and those written out to `spill`),
+    request tallies and a report per input."""
+
+    held: tuple[ScanEvent, ...]
     requests: tuple[RequestTally, ...]
     files: tuple[FileReport, ...]
+    spill: EventSpill | None = None
+
+    @cached_property
+    def events(self) -> tuple[ScanEvent, ...]:
+        """Every event, in order; those spilled are read back as records on first use (a
+        summary reads them as a frame instead: scan/summary.py scan_events_frame)."""
+        return self.held + (self.spill.events() if self.spill is not None else ())
+
+    @property
+    def failures(self) -> int:
+        """How many events, without reading any back."""
+        return len(self.held) + (self.spill.count if self.spill is not None else 0)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ScanResult):
+            return NotImplemented
+        return (self.events, self.requests, self.files) == (
+            other.events,
+            other.requests,
+            other.files,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.events, self.requests, self.files))
 
     @property
     def lines(self) -> int:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import functools
-import itertools
 import os
 import socket
 import stat
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -28,12 +26,21 @@ from harmony_doctor.inputs.files import (
 )
 from harmony_doctor.inputs.remote import is_url, open_url
 from harmony_doctor.models import RequestTally, ScanEvent
+from harmony_doctor.scan.completions import Diagnose
 from harmony_doctor.scan.documents import DOCUMENT_BYTES, Document, as_document, read_head
 from harmony_doctor.scan.found import Place, SourceScan
 from harmony_doctor.scan.names import rotation_rank, stream_of
 from harmony_doctor.scan.pool import start_tracker, starting, stop, worker_start
-from harmony_doctor.scan.records import FileReport, FileScan, FileStatus, ScanOptions, ScanResult
-from harmony_doctor.scan.source import Diagnose, scan_parts, scan_source
+from harmony_doctor.scan.records import (
+    EventSpill,
+    FileReport,
+    FileScan,
+    FileStatus,
+    ScanOptions,
+    ScanResult,
+)
+from harmony_doctor.scan.source import scan_parts, scan_source
+from harmony_doctor.scan.spill import EventSink, spilled
 
 if TYPE_CHECKING:
     from harmony_doctor.models import TokenInput
@@ -53,13 +60,19 @@ class Unit:
 
 @dataclass
 class UnitResult:
-    """What one source (a part of a unit) yielded."""
+    """What one source (a part of a unit) yielded: its events, final (their origin marked,
+    redacted if asked), held or written to the scan's spill directory."""
 
     source: Source
     events: list[ScanEvent]
     found: SourceScan | None
     error: str | None = None  # the source could not be opened
     changed: str | None = None  # how the file changed while it was read
+    spill: EventSpill | None = None  # the events written out (`events` holds the others)
+
+    @property
+    def failures(self) -> int:
+        return len(self.events) + (self.spill.count if self.spill is not None else 0)
 
 
 def plan(sources: Iterable[Source]) -> tuple[list[Unit], list[FileReport]]:
@@ -154,9 +167,12 @@ def scan(
     skipped: Iterable[Skipped] = (),
     now: datetime | None = None,
     progress: Callable[[UnitResult], None] | None = None,
+    spill: Path | None = None,
 ) -> ScanResult:
     """Scan every source (whole files shared out over `options.jobs` processes); what cannot
-    be read is reported. Results do not depend on `jobs`."""
+    be read is reported. Results do not depend on `jobs`. With a `spill` directory (the
+    caller's, to remove), events are written there as they become final, in batches, and the
+    result reads them back from there (ScanResult.spill): memory does not grow with them."""
     units, ignored = plan(sources)
     origin = options.origin or socket.gethostname()
     results: dict[int, list[UnitResult]] = {}
@@ -164,10 +180,10 @@ def scan(
     if options.jobs <= 1 or len(pooled) <= 1 or _total_size(units) < POOL_BYTES:
         pooled = []
     if pooled:
-        results.update(_in_pool([(i, units[i]) for i in pooled], options, now, progress))
+        results.update(_in_pool([(i, units[i]) for i in pooled], options, now, progress, spill))
     for index, unit in enumerate(units):
         if index not in results:
-            results[index] = scan_unit(unit, options, now)
+            results[index] = scan_unit(unit, options, now, spill)
             _told(progress, results[index])
     reports = [FileReport(s.label, "skipped", s.reason, 0, 0, 0) for s in skipped]
     scans = [FileScan((), (), report) for report in [*reports, *ignored]]
@@ -188,11 +204,14 @@ def merge(scans: Iterable[FileScan]) -> ScanResult:
     events: list[ScanEvent] = []
     tallies: list[RequestTally] = []
     files: list[FileReport] = []
+    spills: list[EventSpill] = []
     for found in scans:
         events.extend(found.events)
         tallies.extend(found.tallies)
         files.append(found.report)
-    return ScanResult(tuple(events), tuple(tallies), tuple(files))
+        spills.extend([found.spill] if found.spill is not None else [])
+    spill = EventSpill.joined(spills) if spills else None
+    return ScanResult(tuple(events), tuple(tallies), tuple(files), spill)
 
 
 def scan_file(
@@ -247,6 +266,7 @@ def _in_pool(
     options: ScanOptions,
     now: datetime | None,
     progress: Callable[[UnitResult], None] | None,
+    spill: Path | None,
 ) -> dict[int, list[UnitResult]]:
     import multiprocessing  # a pool only for large scans: small ones never load it
     from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -261,7 +281,7 @@ def _in_pool(
     results: dict[int, list[UnitResult]] = {}
     try:
         with starting():  # workers start here: a signal is handled once they have started
-            futures = {pool.submit(scan_unit, unit, options, now): i for i, unit in units}
+            futures = {pool.submit(scan_unit, unit, options, now, spill): i for i, unit in units}
         for future in as_completed(futures):
             results[futures[future]] = future.result()
             _told(progress, results[futures[future]])
@@ -272,14 +292,23 @@ def _in_pool(
     return results
 
 
-def scan_unit(unit: Unit, options: ScanOptions, now: datetime | None) -> list[UnitResult]:
+def scan_unit(
+    unit: Unit, options: ScanOptions, now: datetime | None, spill: Path | None = None
+) -> list[UnitResult]:
     """Scan one unit (in a worker process or this one): what each of its sources yielded."""
     if len(unit.parts) == 1:
-        return [_scan_one(unit.parts[0], options, now)]
-    return _scan_parts(unit.parts, options, now)
+        results = [_scan_one(unit.parts[0], options, now, spill)]
+    else:
+        results = _scan_parts(unit.parts, options, now, spill)
+    for result in results:  # a document's events, held: written out too, in the inputs' order
+        if spill is not None and result.events:
+            result.spill, result.events = spilled(result.events, spill), []
+    return results
 
 
-def _scan_one(source: Source, options: ScanOptions, now: datetime | None) -> UnitResult:
+def _scan_one(
+    source: Source, options: ScanOptions, now: datetime | None, spill: Path | None
+) -> UnitResult:
     """Scan one source."""
     given = source
     if source.url:  # opened in the process that reads it; its last-modified time dates stamps
@@ -297,29 +326,16 @@ def _scan_one(source: Source, options: ScanOptions, now: datetime | None) -> Uni
     stream, checks = opened
     clean = _clean_check(vocab, options)
     diagnose = _diagnosis(vocab, options, clean)
+    sink = EventSink([source.label], options, spill, vocab, clean)
     try:
         found = scan_source(
-            stream, source.label, reference, options.replay, clean, checks, diagnose
+            stream, source.label, reference, options.replay, clean, checks, diagnose, sink.settled
         )
     finally:
         stream.close()
-    events = _events(found, vocab, options, clean)
+    ((events, spilled),) = sink.close(found)  # the findings left `found` as events
     changed = _changed(before, _state(source))
-    return UnitResult(given, events, found, changed=changed)
-
-
-def _events(
-    found: SourceScan, vocab: Callable[[], Vocab], options: ScanOptions, clean: CleanStreams | None
-) -> list[ScanEvent]:
-    """A source's events, each failure once; then its findings are dropped from `found`, to
-    keep what crosses processes small. A source that found nothing loads no diagnosis."""
-    if not (found.errors or found.completions or found.replayed or found.rejected):
-        return []
-    from harmony_doctor.scan.findings import merge_duplicates, source_events
-
-    events = merge_duplicates(list(source_events(found, vocab, options, clean)))
-    found.errors, found.completions, found.replayed = [], [], []
-    return events
+    return UnitResult(given, events, found, changed=changed, spill=spilled)
 
 
 def _diagnosis(
@@ -353,11 +369,11 @@ def _open(
     if document is None:
         return stream, checks
     stream.close()
-    return _document_result(source, document, whole or b"", vocab)
+    return _document_result(source, document, whole or b"", vocab, options)
 
 
 def _scan_parts(
-    parts: tuple[Source, ...], options: ScanOptions, now: datetime | None
+    parts: tuple[Source, ...], options: ScanOptions, now: datetime | None, spill: Path | None
 ) -> list[UnitResult]:
     """The parts of one rotated log read as one stream, oldest first (a part that cannot be
     opened is skipped): each failure is placed, and counted once, in the part its line is in;
@@ -385,17 +401,12 @@ def _scan_parts(
             for s, c in zip(logs, checks, strict=True)
         ]
         diagnose = _diagnosis(vocab, options, clean)
-        found = scan_parts(named, reference, options.replay, clean, checks, diagnose)
-        events = _events(found, vocab, options, clean)
+        sink = EventSink([s.label for s in logs], options, spill, vocab, clean)
+        found = scan_parts(named, reference, options.replay, clean, checks, diagnose, sink.settled)
         pieces = found.parts or [found]
-        starts = list(itertools.accumulate((p.lines for p in pieces[:-1]), initial=0))
-        placed: list[list[ScanEvent]] = [[] for _ in pieces]
-        for event in events:
-            k = bisect.bisect_right(starts, event.line - 1) - 1
-            placed[k].append(replace(event, file=pieces[k].label, line=event.line - starts[k]))
-        for source, piece, mine in zip(logs, pieces, placed, strict=True):
+        for source, piece, (mine, spilled) in zip(logs, pieces, sink.close(found), strict=True):
             changed = _changed(before[id(source)], _state(source))
-            alone[id(source)] = UnitResult(source, mine, piece, changed=changed)
+            alone[id(source)] = UnitResult(source, mine, piece, changed=changed, spill=spilled)
     return [alone[id(source)] for source in parts]
 
 
@@ -423,7 +434,7 @@ def _whole_document(
     document = as_document(data, parts[0].label, vocab, options.role)
     if document is None:
         return None
-    events = _document_result(parts[0], document, data, vocab).events
+    events = _document_result(parts[0], document, data, vocab, options).events
     results = []
     for source, head in zip(parts, heads, strict=True):
         found = SourceScan(source.label, datetime.now(), lines=_lines(head), bytes=len(head))
@@ -468,20 +479,25 @@ def _changed(before: os.stat_result | None, after: os.stat_result | None) -> str
 
 
 def _document_result(
-    source: Source, document: Document, data: bytes, vocab: Callable[[], Vocab]
+    source: Source,
+    document: Document,
+    data: bytes,
+    vocab: Callable[[], Vocab],
+    options: ScanOptions,
 ) -> UnitResult:
     """A whole token-stream input: explain's diagnosis of each stream as events at the line
-    it starts on."""
+    it starts on (held: a document is small)."""
     from harmony_doctor.scan.findings import diagnosis_events
 
     label = source.label
-    events = [
+    final = EventSink([label], options, None, vocab, None).final
+    events = final(
         event
         for diagnosis, line in document.diagnoses
         for event in diagnosis_events(
             diagnosis.input, diagnosis, vocab(), label, Place(line, None, None), None
         )
-    ]
+    )
     found = SourceScan(label, datetime.now(), lines=document.lines, bytes=len(data))
     return UnitResult(source, events, found)
 
@@ -507,16 +523,12 @@ def _clean_check(vocab: Callable[[], Vocab], options: ScanOptions) -> CleanStrea
 
 
 def file_scan(result: UnitResult, options: ScanOptions, origin: str) -> FileScan:
-    """One source's report, events and request counts, marked with their origin."""
+    """One source's report, events (marked with their origin as they left the scan) and
+    request counts, marked with their origin."""
     label = result.source.label
     found = result.found
     if found is None:
         return FileScan((), (), FileReport(label, "skipped", result.error, 0, 0, 0))
-    events = [replace(e, origin=origin) for e in result.events]
-    if options.redact:
-        from harmony_doctor.scan.findings import redact
-
-        events = [redact(e) for e in events]
     # A log that only grew while it was read (a live log, appended to) was read as one whole
     # version of itself, to a line: `ok`, and said. Any other change leaves a part of no one
     # version: `partial`.
@@ -538,10 +550,11 @@ def file_scan(result: UnitResult, options: ScanOptions, origin: str) -> FileScan
     if found.cut_lines:  # read, but not whole: said in every output, the file still counts
         reasons.append(_cut(found.cut_lines))
     reason = "; ".join(reasons) or None
+    failures, cut = result.failures, found.cut_lines
     report = FileReport(
-        label, status, reason, found.bytes, lines, len(events), found.cut_lines, found.python_lines
+        label, status, reason, found.bytes, lines, failures, cut, found.python_lines
     )
-    return FileScan(tuple(events), tuple(_tallies(found, origin)), report)
+    return FileScan(tuple(result.events), tuple(_tallies(found, origin)), report, result.spill)
 
 
 def _cut(count: int) -> str:

@@ -67,20 +67,24 @@ def scan_inputs(
     listing: InputListing,
     options: ScanOptions | None = None,
     progress: Callable[[ScanProgress], None] | None = None,
+    spill: Path | None = None,
 ) -> ScanResult:
     """Scan what `list_inputs` listed (over `options.jobs` processes); `progress`, if given, is
-    called in this process as each input is done. What could not be read is reported."""
+    called in this process as each input is done. What could not be read is reported. With a
+    `spill` directory (the caller's, which it removes when done with the result), events are
+    written there as they become final, so that memory does not grow with them: the summary
+    reads them back as a frame, `events` as records."""
     from harmony_doctor.scan.run import scan
 
     told = None if progress is None else lambda unit: progress(_progress_of(unit))
-    return scan(listing.sources, options or ScanOptions(), listing.skipped, progress=told)
+    return scan(listing.sources, options or ScanOptions(), listing.skipped, None, told, spill)
 
 
 def _progress_of(unit: UnitResult) -> ScanProgress:
     """The record of one input done, from the scan's own (which crosses processes)."""
     source = unit.source
     read = file_size(source.path) if unit.found is not None else 0
-    return ScanProgress(source.label, read, len(unit.events))
+    return ScanProgress(source.label, read, unit.failures)
 
 
 # What a summary's frames are made from, on first use: the grouped table, events, tallies.
@@ -157,7 +161,7 @@ def summarize_scan(result: ScanResult | FileScan, by: Sequence[str] = ("code",))
     from harmony_doctor.scan.summary import group_keys, totals_line
 
     keys = group_keys(by)
-    if result.events or result.requests:
+    if result.failures or result.requests:
         return summary_of(result.files, *_scan_frames(result), keys)
     files = tuple(result.files)
     frames = partial(_nothing_frames, result, keys)
@@ -165,9 +169,18 @@ def summarize_scan(result: ScanResult | FileScan, by: Sequence[str] = ("code",))
 
 
 def _scan_frames(result: ScanResult | FileScan) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The events frame (those held, then those spilled, read back as a frame: never a record
+    per event) and the tallies frame."""
+    import polars as pl
+
     from harmony_doctor.scan.summary import events_frame, requests_frame
 
-    return events_frame(result.events), requests_frame(result.requests)
+    events = events_frame(result.held)
+    spilled = result.spill.lazy() if result.spill is not None else None
+    if spilled is not None:
+        read = spilled.collect()
+        events = pl.concat([events, read]) if events.height else read
+    return events, requests_frame(result.requests)
 
 
 def _given(frames: Frames) -> Frames:

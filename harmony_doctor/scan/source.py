@@ -14,56 +14,39 @@ queue, the core's window state, and wrapper metadata for the last few MiB of lin
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from harmony_doctor.errors import InputError
-from harmony_doctor.harmony.vocab import FIRST_SPECIAL, MESSAGE, VOCAB_SIZE
 from harmony_doctor.inputs.files import MAX_LINE, CheckedLines, Checks, Readable
 from harmony_doctor.inputs.timestamps import HEAD, own_stamp
-from harmony_doctor.inputs.tokens import RequestStreams, VllmRecord, parse_vllm_bytes
 from harmony_doctor.inputs.wrappers import Unwrapped, Unwrapper
 from harmony_doctor.logs.servers import server_in
-from harmony_doctor.models import LogError, LoggedFailure, ScanEvent, TokenInput
-from harmony_doctor.native import (
-    native_for,
-    reuse_large_buffers,
-    use_native,
-    vllm_output_key,
-)
-from harmony_doctor.scan.core import (
-    Batch,
-    CoreLike,
-    IdLine,
-    TallyKey,
-    Window,
-    make_core,
-    own_pid,
-)
+from harmony_doctor.models import LogError, LoggedFailure
+from harmony_doctor.native import reuse_large_buffers, use_native
+from harmony_doctor.scan.completions import MAX_PENDING, CompletionReader, Diagnose
+from harmony_doctor.scan.core import Batch, CoreLike, TallyKey, Window, make_core, own_pid
 from harmony_doctor.scan.found import Clock, Mark, Place, SourceScan
 from harmony_doctor.scan.threads import CHUNK, CORE_QUEUE, CoreThread, read_ahead
 from harmony_doctor.streams.diagnose import CleanStreams
 
 if TYPE_CHECKING:
     from harmony_doctor.logs.extract import _Extractor
-    from harmony_doctor.native import OutputKey
 
-_RESPONSE_ID = re.compile(rb"Generated response ([^\s:(]+)")
 BEFORE = 3 * 1024  # context bytes before an error line (the traceback)
 AFTER = 1024  # context bytes after it (wrapped or multi-line messages)
 MAX_WINDOW = 1024 * 1024  # a window of merged hits is emitted once it would grow past this
-MAX_PENDING = 10_000  # vLLM requests waiting for their last log line
 # Wrapper metadata kept for lines this far behind the read position: windows reach back at most
 # BEFORE + MAX_WINDOW bytes, plus the chunks the core has not settled yet, plus the chunks
 # queued for (or being read by) the core's thread whose batches are not taken yet.
 META_REACH = BEFORE + MAX_WINDOW + (3 + CORE_QUEUE + 1) * CHUNK
-# What diagnosing a kept completion finds (scan/findings.py completion_diagnosis).
-Diagnose = Callable[[TokenInput, Place], Iterable[ScanEvent]]
+# Told, as the scan goes, the source so far and the lowest line of the input as given that any
+# later finding can be on (scan/findings.py EventStream.advance): events below are final.
+Settled = Callable[[SourceScan, int], None]
 
 
 def scan_source(
@@ -74,13 +57,14 @@ def scan_source(
     clean: CleanStreams | None = None,
     checks: Checks | None = None,
     diagnose: Diagnose | None = None,
+    settled: Settled | None = None,
 ) -> SourceScan:
     """Scan one opened source to its end; damaged data stops it with `damage` set. The stream
     stays open (the caller closes it: a file held open keeps its inode while it is compared).
-    `checks`: how far its compressed data passed its checks (files.open_checked); `diagnose`:
-    see scan_parts."""
+    `checks`: how far its compressed data passed its checks (files.open_checked); `diagnose`,
+    `settled`: see scan_parts."""
     opener = (label, lambda: _Borrowed(stream))
-    return scan_parts([opener], reference, replay, clean, [checks], diagnose)
+    return scan_parts([opener], reference, replay, clean, [checks], diagnose, settled)
 
 
 class _Borrowed:
@@ -103,6 +87,7 @@ def scan_parts(
     clean: CleanStreams | None = None,
     checks: Sequence[Checks | None] = (),
     diagnose: Diagnose | None = None,
+    settled: Settled | None = None,
 ) -> SourceScan:
     """Scan the parts of one stream, (label, opener) each (rotated files, oldest first), as
     one stream labelled as its last part: a traceback, a streamed completion or a time cut by
@@ -113,9 +98,10 @@ def scan_parts(
     check: `unchecked_lines`. With more than one part, `parts` says what each
     held (its lines, bytes, requests, damage). `diagnose`: what a kept completion (one our
     replay does not find clean) holds, found when it is kept (`replayed`), so that its ids are
-    not held to the end; None keeps the completions (`completions`)."""
+    not held to the end; None keeps the completions (`completions`). `settled`, if given, is
+    told as the scan goes how far its findings are final (`starts` the parts' first lines)."""
     reuse_large_buffers()
-    scanner = _SourceScanner(parts[-1][0], reference, replay, clean, diagnose)
+    scanner = _SourceScanner(parts[-1][0], reference, replay, clean, diagnose, settled)
     return scanner.run(parts, checks)
 
 
@@ -201,6 +187,18 @@ class _ErrorReader:
         if self.extractor is not None:
             self._errors(self.extractor.close(self.fed_until))
 
+    def floor(self, keep: int) -> int:
+        """The lowest (unwrapped) line an error still to come can be on: one the extractor holds
+        (open or pending), else the last line fed or a later one (no window reaches below
+        `keep`, the first line META_REACH keeps)."""
+        held = [max(self.fed_until, keep)]
+        extractor = self.extractor
+        if extractor is not None:
+            if extractor.open is not None:
+                held.append(extractor.open.line.number)
+            held.extend(p.error.line for p in extractor.pending)
+        return min(held)
+
     def _keep(self, window: Window) -> None:
         """Keep the window's lines (and their wrapper facts) for `_place`: most lines of a
         window are context, so their time and pid are worked out only for the lines errors are
@@ -266,130 +264,6 @@ class _ErrorReader:
         return any(first <= line <= last for first, last in self.reach)
 
 
-class _CompletionReader:
-    """The core's id lines as completions: streamed deltas joined per request, each finished
-    completion counted once, and kept for diagnosis unless our replay finds it clean."""
-
-    def __init__(
-        self,
-        out: SourceScan,
-        unwrapper: Unwrapper,
-        clock: Clock,
-        clean: CleanStreams | None,
-        native: bool,
-        diagnose: Diagnose | None,
-    ) -> None:
-        self.out = out
-        self.diagnose = diagnose
-        self.unwrapper = unwrapper
-        self.clock = clock
-        self.clean = clean
-        self.native = native
-        self.settle: Callable[[bytes, int, int, int], OutputKey | None] | None = None
-        if clean is not None and native_for(native):
-            self.settle = vllm_output_key
-        self.streams = RequestStreams()
-        self.finished_requests: set[str] = set()
-        # Lines damaged data cut short (the last of a part read to a damaged end): ids cut
-        # there were cut by the damage, not logged wrong by the server, so they are no HD177.
-        self.cut_by_damage: set[int] = set()
-
-    def id_line(self, id_line: IdLine) -> None:
-        stamp = self.clock.parse(id_line.stamp)
-        if self.settle is not None and self._settled_by_shape(id_line.text, stamp, id_line.pid):
-            return
-        line = self.unwrapper.source_line(id_line.line)
-        place = Place(line, stamp, id_line.pid)
-        try:
-            record = parse_vllm_bytes(id_line.text, line, self.native)
-        except InputError as exc:
-            if line not in self.cut_by_damage:
-                self._rejected(id_line.text, str(exc), place)
-            return
-        if record is not None:
-            self._add_record(record, place)
-
-    def close(self, lines: int) -> None:
-        """The end of the source: requests still open are completions as far as they got."""
-        for request_id in list(self.streams.streams):
-            inp = self.streams.pop(request_id)
-            if inp is not None:
-                self._keep(inp, Place(lines, None, None))
-
-    def _rejected(self, text: bytes, why: str, place: Place) -> None:
-        """A logged completion whose ids openai-harmony rejects (999999999, -5, 1.5): the log
-        is corrupt or cut. A failure of its own (HD177), and a request; never silence. Prompt
-        ids are not a completion: left alone."""
-        if b"output_token_ids" not in text:
-            return
-        found = _RESPONSE_ID.search(text)
-        request_id = found.group(1).decode("utf-8", "replace") if found else None
-        if request_id is not None:
-            self.streams.streams.pop(request_id, None)  # what came before cannot be replayed
-            self._finished(request_id)
-        self._count(place.timestamp, place.pid)
-        self.out.rejected.append((why, request_id, place))
-
-    def _settled_by_shape(self, text: bytes, stamp: datetime | None, pid: int | None) -> bool:
-        """A whole completion on one line whose shape our replay finds clean: counted as
-        `_add_record` would count it, without building its tokens, its time or its record.
-        Anything else (a stream already open, a repeat, a fault, a line the Rust parser
-        leaves to Python) takes the general path."""
-        assert self.settle is not None and self.clean is not None
-        found = self.settle(text, VOCAB_SIZE, FIRST_SPECIAL, MESSAGE)
-        if found is None:
-            return False
-        request_id, complete, key = found.request_id, found.complete, found.key
-        reason = found.finish_reason
-        if not key or (reason is None and not complete) or request_id in self.streams.streams:
-            return False
-        if complete and request_id in self.finished_requests:
-            return False
-        if not self.clean.by_key(key):
-            return False
-        self._finished(request_id)
-        self._count(stamp, pid)
-        return True
-
-    def _add_record(self, record: VllmRecord, place: Place) -> None:
-        if record.request_id in self.finished_requests and record.kind == "complete":
-            return
-        self.streams.add(record)
-        if record.finish_reason is not None or record.kind == "complete":
-            self._complete(record.request_id, place)
-        if len(self.streams.streams) > MAX_PENDING:
-            self._complete(next(iter(self.streams.streams)), place)
-
-    def _complete(self, request_id: str, place: Place) -> None:
-        inp = self.streams.pop(request_id)
-        self._finished(request_id)
-        if inp is not None:
-            self._keep(inp, place)
-
-    def _finished(self, request_id: str) -> None:
-        """Remember a finished request, so that vLLM's later `complete` line for it is not a
-        second completion (a bounded memory: it forgets all at MAX_PENDING)."""
-        self.finished_requests.add(request_id)
-        if len(self.finished_requests) > MAX_PENDING:
-            self.finished_requests.clear()
-
-    def _count(self, stamp: datetime | None, pid: int | None) -> None:
-        """One finished completion, in its process and hour (as request lines are counted)."""
-        hour = stamp.strftime("%Y-%m-%dT%H") if stamp is not None else None
-        self.out.completed[(pid, hour)] += 1
-
-    def _keep(self, inp: TokenInput, place: Place) -> None:
-        """Count a finished completion; keep it for diagnosis unless `clean` settles it
-        (memory then grows with the failures, not with the log)."""
-        self._count(place.timestamp, place.pid)
-        if self.clean is not None and self.clean(inp.tokens):
-            return
-        if self.diagnose is not None:
-            self.out.replayed.extend(self.diagnose(inp, place))
-        else:
-            self.out.completions.append((inp, place))
-
-
 class _SourceScanner:
     """One source's scan, driven: bytes read ahead and unwrapped, the core fed in its thread,
     its batches handed to the error and completion readers, the tallies read at the end."""
@@ -401,8 +275,12 @@ class _SourceScanner:
         replay: bool,
         clean: CleanStreams | None,
         diagnose: Diagnose | None = None,
+        settled: Settled | None = None,
     ) -> None:
         self.out = SourceScan(label, reference)
+        self.settled = settled
+        self.submitted: deque[int] = deque()  # unwrapped lines fed with each chunk, cumulated
+        self.scanned = 0  # lines whose id lines the core has handed back
         self.replay = replay
         native = use_native()  # decided once: the environment is read at start only
         self.core: CoreLike = make_core(BEFORE, AFTER, ids=replay, native=native)
@@ -410,7 +288,7 @@ class _SourceScanner:
         self.facts = _LineFacts(self.unwrapper)
         self.clock = Clock(reference)
         self.errors = _ErrorReader(self.out, self.facts, self.clock)
-        self.completions = _CompletionReader(
+        self.completions = CompletionReader(
             self.out, self.unwrapper, self.clock, clean, native, diagnose
         )
         self.raw_tail = b""  # the last byte read (does the last line end with a newline?)
@@ -433,6 +311,7 @@ class _SourceScanner:
                     self.completions.cut_by_damage.add(self.unwrapper.newlines + 1)
                 if index < len(parts) - 1:
                     marks.append(self._end_part())
+                    self.out.starts.append(marks[-1].lines)
             self._feed(self.unwrapper.finish())
             for batch in self.core_thread.batches(wait=True):
                 self._take(batch, final=False)
@@ -539,12 +418,30 @@ class _SourceScanner:
             return
         self.facts.add(piece)
         self.core_thread.submit(piece.data, piece.core_meta() or None, piece.lines)
+        self.submitted.append(self.facts.lines)
         for batch in self.core_thread.batches(wait=False):
             self._take(batch, final=False)
         self.facts.forget()
+        if self.settled is not None:
+            self._settle(self.settled)
+
+    def _settle(self, settled: Settled) -> None:
+        """Tell `settled` the lowest line of the input as given a later finding can be on: an
+        error (ErrorReader.floor) or an id line past those the core handed back. In a wrapped
+        input, the line before it, as mapped (the map only guesses lines not read yet, and
+        keeps lines from `keep` on): one unwrapped line may be several lines of the input, or
+        several unwrapped lines one; below `keep`, nothing is told yet."""
+        keep = self.facts.marks[0][1] if self.facts.marks else 1
+        floor = min(self.errors.floor(keep), self.scanned + 1)
+        if not self.unwrapper.wrappers:
+            settled(self.out, floor)
+        elif floor - 1 >= keep:
+            settled(self.out, self.unwrapper.source_line(floor - 1))
 
     def _take(self, batch: Batch, final: bool) -> None:
         windows, id_lines = batch
+        if not final:  # a chunk's batch: the core has read its lines
+            self.scanned = self.submitted.popleft()
         # A window and the id lines of one call are independent: errors and completions are
         # events of their own, ordered by line when the events are assembled.
         for window in windows:

@@ -1,0 +1,142 @@
+"""A unit's final events on their way out of the scan, in bounded memory: placed in their part,
+marked with their origin (and redacted), gathered in batches of BATCH, and each batch written
+to a spill directory as an Arrow IPC file (scan/summary.py's events frame), or, without a
+directory, kept as records (library calls that want `ScanResult.events`).
+
+The spill directory belongs to the caller (the CLI's scan names a temporary one, made by the
+first batch written, and removes it on every way out a process can answer: SIGKILL leaves it);
+an EventSpill only names its files, so it crosses processes cheaply.
+"""
+
+from __future__ import annotations
+
+import socket
+import uuid
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from harmony_doctor.errors import OutputError
+from harmony_doctor.models import ScanEvent
+from harmony_doctor.scan.found import SourceScan
+from harmony_doctor.scan.records import EventSpill, ScanOptions
+
+if TYPE_CHECKING:
+    from harmony_doctor.harmony.vocab import Vocab
+    from harmony_doctor.scan.findings import EventStream
+    from harmony_doctor.streams.diagnose import CleanStreams
+
+BATCH = 4096  # final events held before a batch is written out
+
+
+class EventSink:
+    """The events of one unit (one source, or the parts of one rotated log read as one
+    stream): `settled` is scan_parts' hook, `close` takes the rest once the unit is read."""
+
+    def __init__(
+        self,
+        labels: Sequence[str],
+        options: ScanOptions,
+        directory: Path | None,
+        vocab: Callable[[], Vocab],
+        clean: CleanStreams | None,
+    ) -> None:
+        self.labels = list(labels)
+        self.options = options
+        self.origin = options.origin or socket.gethostname()
+        self.directory = directory
+        self.vocab = vocab
+        self.clean = clean
+        self.stream: EventStream | None = None
+        self.held: list[list[ScanEvent]] = [[] for _ in labels]  # per part, not written yet
+        self.files: list[list[str]] = [[] for _ in labels]
+        self.counts = [0 for _ in labels]
+
+    def settled(self, found: SourceScan, floor: int) -> None:
+        if self.stream is not None or _found_any(found):
+            self._put(found, self._stream(found).advance(floor))
+
+    def close(self, found: SourceScan) -> list[tuple[list[ScanEvent], EventSpill | None]]:
+        """Per part: its events held (with no directory, all of them) and its spill."""
+        if self.stream is not None or _found_any(found):
+            self._put(found, self._stream(found).close())
+        results: list[tuple[list[ScanEvent], EventSpill | None]] = []
+        for part, held in enumerate(self.held):
+            if found.server is not None:  # events final before the source named its server
+                held = [replace(e, server=found.server) if e.server is None else e for e in held]
+            if self.directory is None:
+                results.append((held, None))
+                continue
+            if held:
+                self._write(part, held)
+            files = tuple((path, found.server) for path in self.files[part])
+            results.append(([], EventSpill(files, self.counts[part])))
+        return results
+
+    def final(self, events: Iterable[ScanEvent]) -> list[ScanEvent]:
+        """Events as they leave the scan: marked with their origin, redacted if asked."""
+        marked = [replace(e, origin=self.origin) for e in events]
+        if self.options.redact:
+            from harmony_doctor.scan.findings import redact
+
+            marked = [redact(e) for e in marked]
+        return marked
+
+    def _stream(self, found: SourceScan) -> EventStream:
+        if self.stream is None:
+            from harmony_doctor.scan.findings import EventStream
+
+            self.stream = EventStream(found, self.vocab, self.options, self.clean)
+        return self.stream
+
+    def _put(self, found: SourceScan, events: list[ScanEvent]) -> None:
+        """Final events, each placed in the part its line is in (its line counted there)."""
+        starts = found.starts
+        for event in self.final(events):
+            part = 0
+            if len(self.labels) > 1:
+                part = bisect_right(starts, event.line - 1) - 1
+                line = event.line - starts[part]
+                event = replace(event, file=self.labels[part], line=line)
+            self.held[part].append(event)
+            self.counts[part] += 1
+            if self.directory is not None and len(self.held[part]) >= BATCH:
+                self._write(part, self.held[part])
+                self.held[part] = []
+
+    def _write(self, part: int, events: list[ScanEvent]) -> None:
+        assert self.directory is not None
+        self.files[part].append(write_batch(events, self.directory))
+
+
+def write_batch(events: list[ScanEvent], directory: Path) -> str:
+    """Final events written to `directory` as one IPC file of the events frame: its path.
+    OutputError when it cannot be (a full disk): the scan cannot hold what it found."""
+    from polars.exceptions import PolarsError
+
+    from harmony_doctor.scan.summary import events_frame
+
+    path = directory / f"{uuid.uuid4().hex}.arrow"
+    try:
+        directory.mkdir(mode=0o700, exist_ok=True)  # made by the first batch: most scans have none
+        events_frame(events).write_ipc(path)
+    except (OSError, PolarsError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise OutputError(
+            f"cannot write the failures found to {directory} ({why}): "
+            "free space there, or name another place with TMPDIR"
+        ) from None
+    return str(path)
+
+
+def spilled(events: list[ScanEvent], directory: Path) -> EventSpill:
+    """Events held (a token-stream document's, which are few) written out: in a scan with a
+    spill, every input's events are there, in the order of the inputs."""
+    return EventSpill(((write_batch(events, directory), None),), len(events))
+
+
+def _found_any(found: SourceScan) -> bool:
+    """Whether a source found anything yet (one that finds nothing loads no diagnosis)."""
+    return bool(found.errors or found.completions or found.replayed or found.rejected)

@@ -1,0 +1,105 @@
+"""`scan`'s spill: events go to a temporary directory as they become final, the outputs are
+those of a scan that held them, and the directory is gone after the run, an interrupted one's
+too."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harmony_doctor.scan import spill as spilling
+from harmony_doctor.scan.spill import BATCH
+from tests.helpers import run
+
+
+def _log(count: int) -> bytes:
+    return b"".join(
+        b"(APIServer pid=4121) INFO 11-28 10:%02d:%02d [logger.py:71] Received request r%d: x\n"
+        b"(APIServer pid=4121) ERROR 11-28 10:%02d:%02d [serving_chat.py:1145] "
+        b"openai_harmony.HarmonyError: unexpected tokens remaining in message header: [%d, %d]\n"
+        % (i // 60 % 60, i % 60, i, i // 60 % 60, i % 60, i, i * 7)
+        for i in range(count)
+    )
+
+
+@pytest.fixture
+def temporary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The temporary directory the run uses (watched: nothing of it may stay)."""
+    place = tmp_path / "tmp"
+    place.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(place))
+    return place
+
+
+def test_a_scan_spills_its_events_and_removes_the_spill(
+    tmp_path: Path, temporary: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes(_log(BATCH + 100))
+    written: list[str] = []
+    write = spilling.write_batch
+
+    def watched(events: Any, directory: Path) -> str:
+        written.append(write(events, directory))
+        assert directory.parent == temporary
+        return written[-1]
+
+    monkeypatch.setattr(spilling, "write_batch", watched)
+    events = tmp_path / "events.jsonl"
+    result = run(["scan", str(log), "-j", "1", "--format", "json", "--events", str(events)])
+    assert result.exit_code == 1, result.stderr
+    assert json.loads(result.stdout)["totals"]["failures"] == BATCH + 100
+    assert len(written) == 2  # a full batch as it was final, then the rest
+    lines = [json.loads(line) for line in events.read_text().splitlines()]
+    assert [row["line"] for row in lines] == list(range(2, 2 * (BATCH + 100) + 1, 2))
+    assert list(temporary.iterdir()) == []
+
+
+def test_an_interrupted_scan_removes_its_spill(
+    tmp_path: Path, temporary: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes(_log(BATCH + 100))
+    close = spilling.EventSink.close
+
+    def interrupted(sink: Any, found: Any) -> Any:
+        close(sink, found)  # the batches are written: then Ctrl-C
+        assert list(temporary.glob("harmony-doctor-spill-*/*.arrow"))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(spilling.EventSink, "close", interrupted)
+    result = run(["scan", str(log), "-j", "1", "--format", "json"])
+    assert result.exit_code == 130 and result.stderr == "harmony-doctor: interrupted\n"
+    assert list(temporary.iterdir()) == []
+
+
+def test_a_clean_scan_makes_no_spill(tmp_path: Path, temporary: Path) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes(b"INFO all is well\n" * 100)
+    assert run(["scan", str(log), "-j", "1"]).exit_code == 0
+    assert list(temporary.iterdir()) == []
+
+
+def test_a_spill_that_cannot_be_written_ends_the_scan_in_one_line(
+    tmp_path: Path, temporary: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    import polars as pl
+
+    def full(frame: pl.DataFrame, path: Path) -> None:
+        Path(path).write_bytes(b"part")  # cut short by a full disk
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(pl.DataFrame, "write_ipc", full)
+    log = tmp_path / "app.log"
+    log.write_bytes(_log(BATCH + 1))
+    result = run(["scan", str(log), "-j", "1", "--format", "json"])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.startswith("harmony-doctor: error: cannot write the failures found to ")
+    assert "(No space left on device)" in result.stderr and result.stderr.count("\n") == 1
+    assert list(temporary.iterdir()) == []
