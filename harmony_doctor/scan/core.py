@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import os
 import re
 from bisect import bisect_right
 from collections import deque
@@ -19,6 +20,10 @@ if TYPE_CHECKING:
 
 Meta = list[tuple[int, bytes | None, int | None]]
 TallyKey = tuple[str, int | None, bytes | None]
+
+# "1": the Rust core scans every chunk on one thread (for comparisons: the results are the
+# same); otherwise it scans a large chunk's lines in two parts on two threads.
+THREADS_ENV = "HARMONY_DOCTOR_CORE_THREADS"
 
 
 _WS = rb"[ \t\n\r\f\v]"
@@ -467,7 +472,9 @@ class Core:
 
 
 class NativeCore:
-    """The Rust core (harmony_doctor._native) behind the same interface as Core."""
+    """The Rust core (harmony_doctor._native) behind the same interface as Core. `threads`: 2
+    scans the lines a feed() adds in two parts on two threads when they hold at least `split`
+    bytes (None: the core's own threshold), 1 on one thread; the results are the same."""
 
     def __init__(
         self,
@@ -478,10 +485,19 @@ class NativeCore:
         ids: bool = True,
         anchors: Sequence[bytes] = ERROR_ANCHORS,
         markup_line: bytes = MARKUP_LINE,
+        threads: int = 2,
+        split: int | None = None,
     ) -> None:
+        if threads not in (1, 2) or (split is not None and split < 1):
+            raise ValueError("threads must be 1 or 2, split >= 1")
         self._core = new_core(
             anchors, markup_line.decode(), before, after, max_line, max_window, ids
         )
+        self.threads = threads
+        if threads == 1:
+            self._core.set_split(None)
+        elif split is not None:
+            self._core.set_split(split)
 
     def feed(self, data: bytes, meta: Meta | None = None, newlines: int | None = None) -> Batch:
         try:
@@ -520,10 +536,14 @@ def make_core(
     max_window: int = 1024 * 1024,
     ids: bool = True,
     native: bool | None = None,
+    threads: int | None = None,
 ) -> CoreLike:
-    """The Rust core when built (or when native=True), else the reference."""
+    """The Rust core when built (or when native=True), else the reference (one thread). The
+    Rust core's `threads` (see NativeCore): 1 when HARMONY_DOCTOR_CORE_THREADS is "1", else 2."""
     if native is None:
         native = native_available()
     if native:
-        return NativeCore(before, after, max_line, max_window, ids)
+        if threads is None:
+            threads = 1 if os.environ.get(THREADS_ENV, "").strip() == "1" else 2
+        return NativeCore(before, after, max_line, max_window, ids, threads=threads)
     return Core(before, after, max_line, max_window, ids)

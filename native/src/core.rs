@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use crate::anchors::{find_markup, Prefilter};
 use crate::lines::{count_nl, find_nl, line_start, CutStream, Taken};
-use crate::stamps::{own_pid, stamp_vec, KnownStamps, HEAD};
+use crate::stamps::{own_pid, stamp_vec, KnownStamps, MetaLines, Stamp, HEAD};
 use crate::tallies::{Tallies, TallyKey};
 pub use crate::windows::Window;
 use crate::windows::Windows;
@@ -45,17 +45,28 @@ pub struct Batch {
 /// A wrapper's facts about one line: (line number, stamp, pid).
 pub type MetaEntry = (u64, Option<Vec<u8>>, Option<i64>);
 
+/// The lines a feed() adds are scanned in two parts, on two threads, from this many bytes on
+/// (see `Core::set_split`).
+pub const SPLIT: usize = 256 * 1024;
+
 /// One stream's scan state; feed() it bytes in any chunking, then finish().
 pub struct Core {
     prefilter: Prefilter,
     ids: bool,
+    /// the lines a feed() adds are split in two parts from this many bytes on (None: never)
+    split: Option<usize>,
     stream: CutStream,
     known: KnownStamps,
+    meta: MetaLines,
     windows: Windows,
     tallies: Tallies,
     /// the counts (its tallies are `tallies`, filled in by stats())
     stats: Stats,
     done: bool,
+    /// (feeds split in two parts, those whose second part carried a stamp in): what the tests
+    /// check they exercised
+    #[cfg(test)]
+    splits: (usize, usize),
 }
 
 impl Core {
@@ -76,12 +87,16 @@ impl Core {
         Ok(Core {
             prefilter: Prefilter::new(anchors, markup_line)?,
             ids,
+            split: Some(SPLIT),
             stream: CutStream::new(max_line),
             known: KnownStamps::new(),
+            meta: MetaLines::default(),
             windows: Windows::new(before, after, max_window),
             tallies: Tallies::new(),
             stats: Stats::default(),
             done: false,
+            #[cfg(test)]
+            splits: (0, 0),
         })
     }
 
@@ -93,6 +108,14 @@ impl Core {
     /// The markup-line rule, as given.
     pub fn markup_line(&self) -> &str {
         self.prefilter.markup_line()
+    }
+
+    /// Scan the lines one feed() adds in two parts, each on its own thread, when they hold at
+    /// least `min_bytes` (None: always on one thread). The batches and counts are the same
+    /// either way: the second part's stamps, line numbers and windows are settled once the
+    /// first part is scanned.
+    pub fn set_split(&mut self, min_bytes: Option<usize>) {
+        self.split = min_bytes;
     }
 
     pub fn stats(&self) -> Stats {
@@ -128,14 +151,16 @@ impl Core {
             prev = *line;
         }
         for (line, stamp, pid) in meta {
-            self.known.add_meta(*line, stamp.as_deref(), *pid);
+            self.meta.add(*line, stamp.as_deref(), *pid);
         }
         self.stats.bytes += data.len() as u64;
         let Some(taken) = self.stream.take(data) else {
             return Ok(Batch::default());
         };
         let id_lines = self.process(&taken, false, newlines);
-        let windows = self.windows.settle(&self.stream, &mut self.known, false);
+        let windows = self
+            .windows
+            .settle(&self.stream, &mut self.known, &self.meta, false);
         self.trim();
         Ok(Batch { windows, id_lines })
     }
@@ -149,93 +174,70 @@ impl Core {
             Some(taken) => self.process(&taken, true, None),
             None => Vec::new(),
         };
-        let windows = self.windows.settle(&self.stream, &mut self.known, true);
+        let windows = self
+            .windows
+            .settle(&self.stream, &mut self.known, &self.meta, true);
         Ok(Batch { windows, id_lines })
     }
 
     /// The lines just taken (complete ones, plus the last one when `fin`); `newlines`: the
     /// number of `\n` in them (the same as in the data they came from), when known.
     fn process(&mut self, taken: &Taken, fin: bool, newlines: Option<u64>) -> Vec<IdLine> {
-        let (base, cuts) = (taken.base, &taken.cuts);
+        let base = taken.base;
         let end = self.stream.buf.len();
-        self.stats.cut_lines += cuts.len() as u64;
+        self.stats.cut_lines += taken.cuts.len() as u64;
         let line0 = self.stats.lines + 1;
-        let mut out = Vec::new();
-        let (mut at, mut at_line) = (base, line0);
-        let markup_from =
-            |buf: &[u8], from: usize| find_markup(&buf[from..end]).map_or(end, |j| from + j);
-        let with_meta = self.known.has_meta();
-        let prefilter = &self.prefilter;
-        let mut piece = prefilter.next_piece(&self.stream.buf, base, end);
-        let mut mk = markup_from(&self.stream.buf, base);
-        loop {
-            let buf = &self.stream.buf;
-            let cand = piece.map_or(end, |p| p.0).min(mk);
-            if cand >= end {
-                break;
+        let lines = Lines {
+            prefilter: &self.prefilter,
+            ids: self.ids,
+            stream: &self.stream,
+            meta: &self.meta,
+            with_meta: !self.meta.is_empty(),
+            base,
+            line0,
+            cuts: &taken.cuts,
+        };
+        let (known, tallies) = (&mut self.known, &mut self.tallies);
+        let split = match self.split {
+            Some(min) if !fin && end - base >= min.max(1) => {
+                // the first line start at or past the middle, if it leaves a line after it
+                let mid = base + (end - base) / 2;
+                find_nl(&lines.stream.buf[mid..end])
+                    .map(|j| mid + j + 1)
+                    .filter(|&s| s < end)
             }
-            let ls = line_start(buf, base, cand);
-            let le = find_nl(&buf[cand..end]).map_or(end, |j| cand + j);
-            let (first_at, first_pat) = match piece {
-                Some((s, p)) if s < le => (s, p),
-                _ => (0, usize::MAX),
-            };
-            let (mut k, beyond) =
-                prefilter.classify_line(buf, ls, le, first_at, first_pat, mk < le, end);
-            let from = (le + 1).min(end);
-            if first_pat != usize::MAX {
-                piece = beyond;
-            }
-            if mk < from {
-                mk = markup_from(buf, from);
-            }
-            k.ids = k.ids && self.ids;
-            if !(k.hit || k.access || k.received || k.ids) {
-                continue;
-            }
-            // line numbers only where needed: counting "\n" per line costs more than the rest
-            let line = if k.hit || k.ids || with_meta {
-                at_line += count_nl(&buf[at..ls]);
-                at = ls;
-                at_line
-            } else {
-                0 // unused: no meta to look up, no record
-            };
-            if k.access || k.received || k.ids {
-                let si = self.known.eff(&self.stream, line, le, ls);
-                let text = &self.stream.buf[ls..le];
-                let pid = own_pid(&text[..text.len().min(HEAD)])
-                    .or_else(|| with_meta.then(|| self.known.meta_pid(line))?);
-                if k.access || k.received {
-                    let stamp = self.known.stamp(si).as_ref().map(|s| s.bytes());
-                    self.tallies.add(!k.access, pid, stamp);
-                    if k.access {
-                        self.stats.access_lines += 1;
-                        if self.stats.first_access_line.is_none() {
-                            self.stats.first_access_line = Some(text.to_vec());
-                        }
-                    } else {
-                        self.stats.received_lines += 1;
-                    }
+            _ => None,
+        };
+        let mut parts = match split {
+            None => vec![lines.scan(base, end, known, tallies)],
+            Some(s) => {
+                let (first, second, _carried) = lines.scan_two(s, end, known, tallies);
+                #[cfg(test)]
+                {
+                    self.splits.0 += 1;
+                    self.splits.1 += usize::from(_carried);
                 }
-                if k.ids {
-                    out.push(IdLine {
-                        line,
-                        text: text.to_vec(),
-                        stamp: stamp_vec(self.known.stamp(si)),
-                        pid,
-                        cut: cuts.binary_search(&(ls - base)).is_ok(),
-                    });
-                }
+                vec![first, second]
             }
-            if k.hit {
-                self.windows.add_hit(&self.stream, line, ls, le);
-            }
-        }
+        };
+        // the line count: the caller's, or counted on from the last line numbered
+        let (at, at_line) = parts.iter().map(|f| (f.at, f.at_line)).max().unwrap();
         self.stats.lines = match newlines {
             Some(n) => line0 - 1 + n,
             None => at_line - 1 + count_nl(&self.stream.buf[at..end]),
         } + u64::from(fin);
+        let mut out = Vec::new();
+        for found in &mut parts {
+            self.stats.access_lines += found.access_lines;
+            self.stats.received_lines += found.received_lines;
+            if self.stats.first_access_line.is_none() {
+                self.stats.first_access_line = found.first_access_line.take();
+            }
+            for &(line, ls, le) in &found.hits {
+                self.windows.add_hit(&self.stream, line, ls, le);
+            }
+            out.append(&mut found.id_lines);
+        }
         out
     }
 
@@ -250,16 +252,196 @@ impl Core {
         // buf ends with the last processed line's "\n": count back from there (short)
         let keep_line = self.stats.lines + 1 - count_nl(&self.stream.buf[idx..]);
         self.known
-            .eff(&self.stream, keep_line - 1, idx - 1, usize::MAX);
+            .eff(&self.stream, &self.meta, keep_line - 1, idx - 1, usize::MAX);
         self.stream.forget_before(keep);
-        self.known.forget_before(keep, keep_line);
+        self.known.forget_before(keep);
+        self.meta.forget_before(keep_line);
+    }
+}
+
+/// What the scan of a run of lines reads: the buffer and the rules.
+struct Lines<'a> {
+    prefilter: &'a Prefilter,
+    ids: bool,
+    stream: &'a CutStream,
+    meta: &'a MetaLines,
+    with_meta: bool,
+    /// where the lines just taken start in the buffer, and the number of the first one
+    base: usize,
+    line0: u64,
+    /// where the cut ones of them start, relative to base (sorted)
+    cuts: &'a [usize],
+}
+
+/// What a run of lines (all the lines just taken, or a part of them) held.
+struct Found {
+    id_lines: Vec<IdLine>,
+    /// the indices in id_lines of the lines whose stamp is the one carried into the part (see
+    /// `KnownStamps::carried_from`), not known yet: their stamp is None until then
+    carried_ids: Vec<usize>,
+    /// the hit lines: (line number, start, end)
+    hits: Vec<(u64, usize, usize)>,
+    access_lines: u64,
+    received_lines: u64,
+    first_access_line: Option<Vec<u8>>,
+    /// the last line numbered: where it starts in the buffer, and its number
+    at: usize,
+    at_line: u64,
+}
+
+impl Lines<'_> {
+    /// `scan` the lines of `buf[self.base..end]` in two parts, `..s` on this thread and `s..`
+    /// on another (`s` a line start): the second part's stamps are settled once the first part
+    /// is scanned. Also says whether the second part carried a stamp in.
+    fn scan_two(
+        &self,
+        s: usize,
+        end: usize,
+        known: &mut KnownStamps,
+        tallies: &mut Tallies,
+    ) -> (Found, Found, bool) {
+        let (first, (mut second, part_known, part_tallies)) = std::thread::scope(|scope| {
+            let second = scope.spawn(|| {
+                let mut known = KnownStamps::carried_from(self.stream.off + s);
+                let mut tallies = Tallies::new();
+                let found = self.scan(s, end, &mut known, &mut tallies);
+                (found, known, tallies)
+            });
+            let first = self.scan(self.base, s, known, tallies);
+            match second.join() {
+                Ok(second) => (first, second),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        });
+        // the stamp carried into the second part: the effective stamp of the first part's last
+        // line (whose number matters only for meta)
+        let carries = part_known.carries();
+        let carried: Stamp = if carries {
+            let line = if self.with_meta {
+                first.at_line + count_nl(&self.stream.buf[first.at..s]) - 1
+            } else {
+                0
+            };
+            let k = known.eff(self.stream, self.meta, line, s - 1, usize::MAX);
+            known.stamp(k).clone()
+        } else {
+            None
+        };
+        let carried_bytes = carried.as_ref().map(|c| c.bytes());
+        tallies.merge(part_tallies, carried_bytes);
+        known.append(part_known, &carried);
+        for &i in &second.carried_ids {
+            second.id_lines[i].stamp = carried_bytes.map(<[u8]>::to_vec);
+        }
+        (first, second, carries)
+    }
+
+    /// Scan the lines of `buf[from..to]` (line starts, `to` a line end or the buffer's end):
+    /// the stamps into `known`, the request lines into `tallies`, the rest found.
+    fn scan(
+        &self,
+        from: usize,
+        to: usize,
+        known: &mut KnownStamps,
+        tallies: &mut Tallies,
+    ) -> Found {
+        let buf = &self.stream.buf;
+        let (base, end) = (self.base, to);
+        let mut found = Found {
+            id_lines: Vec::new(),
+            carried_ids: Vec::new(),
+            hits: Vec::new(),
+            access_lines: 0,
+            received_lines: 0,
+            first_access_line: None,
+            // line numbers are counted from the lines' start: a part after the first counts
+            // the lines before it only if it numbers a line
+            at: base,
+            at_line: self.line0,
+        };
+        let markup_from = |from: usize| find_markup(&buf[from..end]).map_or(end, |j| from + j);
+        let prefilter = self.prefilter;
+        let mut piece = prefilter.next_piece(buf, from, end);
+        let mut mk = markup_from(from);
+        loop {
+            let cand = piece.map_or(end, |p| p.0).min(mk);
+            if cand >= end {
+                break;
+            }
+            let ls = line_start(buf, from, cand);
+            let le = find_nl(&buf[cand..end]).map_or(end, |j| cand + j);
+            let (first_at, first_pat) = match piece {
+                Some((s, p)) if s < le => (s, p),
+                _ => (0, usize::MAX),
+            };
+            let (mut k, beyond) =
+                prefilter.classify_line(buf, ls, le, first_at, first_pat, mk < le, end);
+            let next = (le + 1).min(end);
+            if first_pat != usize::MAX {
+                piece = beyond;
+            }
+            if mk < next {
+                mk = markup_from(next);
+            }
+            k.ids = k.ids && self.ids;
+            if !(k.hit || k.access || k.received || k.ids) {
+                continue;
+            }
+            // line numbers only where needed: counting "\n" per line costs more than the rest
+            let line = if k.hit || k.ids || self.with_meta {
+                found.at_line += count_nl(&buf[found.at..ls]);
+                found.at = ls;
+                found.at_line
+            } else {
+                0 // unused: no meta to look up, no record
+            };
+            if k.access || k.received || k.ids {
+                let si = known.eff(self.stream, self.meta, line, le, ls);
+                let carried = known.is_carried(si);
+                let text = &buf[ls..le];
+                let pid = own_pid(&text[..text.len().min(HEAD)])
+                    .or_else(|| self.with_meta.then(|| self.meta.pid(line))?);
+                if k.access || k.received {
+                    if carried {
+                        tallies.add_carried(!k.access, pid);
+                    } else {
+                        let stamp = known.stamp(si).as_ref().map(|s| s.bytes());
+                        tallies.add(!k.access, pid, stamp);
+                    }
+                    if k.access {
+                        found.access_lines += 1;
+                        if found.first_access_line.is_none() {
+                            found.first_access_line = Some(text.to_vec());
+                        }
+                    } else {
+                        found.received_lines += 1;
+                    }
+                }
+                if k.ids {
+                    if carried {
+                        found.carried_ids.push(found.id_lines.len());
+                    }
+                    found.id_lines.push(IdLine {
+                        line,
+                        text: text.to_vec(),
+                        stamp: stamp_vec(known.stamp(si)),
+                        pid,
+                        cut: self.cuts.binary_search(&(ls - base)).is_ok(),
+                    });
+                }
+            }
+            if k.hit {
+                found.hits.push((line, ls, le));
+            }
+        }
+        found
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{core, run, ANCHORS, MARKUP_LINE};
+    use crate::testing::{core, log, run, Rng, ANCHORS, MARKUP_LINE};
 
     const LOG: &[u8] = b"(APIServer pid=7) INFO 11-27 10:00:01 [a.py:1] 127.0.0.1:5 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK\n\
 Traceback (most recent call last):\n  File \"x.py\", line 1\n\
@@ -386,5 +568,63 @@ tail";
             assert!(c.stream.buf.len() <= 256 + 64 + 128 + chunk.len() + 128);
             assert!(c.known.len() < 64);
         }
+    }
+
+    /// The lines of a feed() scanned in two parts on two threads give the same batches and
+    /// counts, feed by feed, as on one: random logs, chunkings (so random split points),
+    /// thresholds, window bounds and wrapper meta.
+    #[test]
+    fn two_threads_scan_as_one() {
+        let (mut split, mut carried) = (0, 0);
+        for seed in 0..400 {
+            let mut rng = Rng::new(seed);
+            let n = rng.below(120);
+            let data = log(&mut rng, n);
+            let nlines = count_nl(&data) as usize + 1;
+            let (before, after) = (rng.below(300), rng.below(300));
+            let (max_line, max_window) = (rng.below(200) + 1, rng.below(800) + 1);
+            let new = || {
+                Core::new(
+                    ANCHORS,
+                    MARKUP_LINE,
+                    before,
+                    after,
+                    max_line,
+                    max_window,
+                    true,
+                )
+            };
+            let (mut one, mut two) = (new().unwrap(), new().unwrap());
+            one.set_split(None);
+            two.set_split(Some(rng.below(400) + 1));
+            let mut meta: Vec<MetaEntry> = Vec::new();
+            if rng.below(3) == 0 {
+                for line in 1..=nlines as u64 {
+                    if rng.below(4) == 0 {
+                        let stamp = (rng.below(2) == 0).then(|| b"2026-01-02 03:04:05".to_vec());
+                        meta.push((line, stamp, [None, Some(8)][rng.below(2)]));
+                    }
+                }
+            }
+            let mut at = 0;
+            let mut first = true;
+            while at < data.len() {
+                let next = (at + rng.below(data.len() / 2 + 2)).min(data.len());
+                let m = if first { &meta[..] } else { &[] };
+                first = false;
+                let newlines = [None, Some(count_nl(&data[at..next]))][rng.below(2)];
+                let want = one.feed_counted(&data[at..next], m, newlines).unwrap();
+                let got = two.feed_counted(&data[at..next], m, newlines).unwrap();
+                assert_eq!(got, want, "seed {seed}, bytes {at}..{next}");
+                assert_eq!(two.stats(), one.stats(), "seed {seed}, bytes {at}..{next}");
+                at = next;
+            }
+            assert_eq!(two.finish(), one.finish(), "seed {seed}");
+            assert_eq!(two.stats(), one.stats(), "seed {seed}");
+            split += two.splits.0;
+            carried += two.splits.1;
+        }
+        // the runs did split, and did carry a stamp into a second part
+        assert!(split > 300 && carried > 100, "{split} {carried}");
     }
 }
