@@ -209,7 +209,7 @@ impl Core {
             _ => None,
         };
         let mut parts = match split {
-            None => vec![lines.scan(base, end, known, tallies)],
+            None => vec![lines.scan(base, end, (base, line0), known, tallies)],
             Some(s) => {
                 let (first, second, _carried) = lines.scan_two(s, end, known, tallies);
                 #[cfg(test)]
@@ -289,10 +289,23 @@ struct Found {
     at_line: u64,
 }
 
+impl Found {
+    /// Add `by` to the line numbers (of a part numbered from 1).
+    fn renumber(&mut self, by: u64) {
+        for id_line in &mut self.id_lines {
+            id_line.line += by;
+        }
+        for hit in &mut self.hits {
+            hit.0 += by;
+        }
+        self.at_line += by;
+    }
+}
+
 impl Lines<'_> {
     /// `scan` the lines of `buf[self.base..end]` in two parts, `..s` on this thread and `s..`
-    /// on another (`s` a line start): the second part's stamps are settled once the first part
-    /// is scanned. Also says whether the second part carried a stamp in.
+    /// on another (`s` a line start): the second part's stamps and line numbers are settled
+    /// once the first part is scanned. Also says whether the second part carried a stamp in.
     fn scan_two(
         &self,
         s: usize,
@@ -300,25 +313,42 @@ impl Lines<'_> {
         known: &mut KnownStamps,
         tallies: &mut Tallies,
     ) -> (Found, Found, bool) {
+        // without meta, the second part numbers its lines from 1 at `s` (the first part's
+        // lines are not counted twice); with meta, from the start (meta is looked up by number)
+        let from = if self.with_meta {
+            (self.base, self.line0)
+        } else {
+            (s, 1)
+        };
         let (first, (mut second, part_known, part_tallies)) = std::thread::scope(|scope| {
             let second = scope.spawn(|| {
                 let mut known = KnownStamps::carried_from(self.stream.off + s);
                 let mut tallies = Tallies::new();
-                let found = self.scan(s, end, &mut known, &mut tallies);
+                let found = self.scan(s, end, from, &mut known, &mut tallies);
                 (found, known, tallies)
             });
-            let first = self.scan(self.base, s, known, tallies);
+            let first = self.scan(self.base, s, (self.base, self.line0), known, tallies);
             match second.join() {
                 Ok(second) => (first, second),
                 Err(panic) => std::panic::resume_unwind(panic),
             }
         });
+        // the number of the line at `s`
+        let line_s = |first: &Found| first.at_line + count_nl(&self.stream.buf[first.at..s]);
+        if !self.with_meta {
+            if second.id_lines.is_empty() && second.hits.is_empty() {
+                // it numbered no line: the last line numbered is the first part's
+                (second.at, second.at_line) = (first.at, first.at_line);
+            } else {
+                second.renumber(line_s(&first) - 1);
+            }
+        }
         // the stamp carried into the second part: the effective stamp of the first part's last
         // line (whose number matters only for meta)
         let carries = part_known.carries();
         let carried: Stamp = if carries {
             let line = if self.with_meta {
-                first.at_line + count_nl(&self.stream.buf[first.at..s]) - 1
+                line_s(&first) - 1
             } else {
                 0
             };
@@ -338,10 +368,13 @@ impl Lines<'_> {
 
     /// Scan the lines of `buf[from..to]` (line starts, `to` a line end or the buffer's end):
     /// the stamps into `known`, the request lines into `tallies`, the rest found.
+    /// `numbered`: a line start at or before `from` and its number, to count line numbers on
+    /// from.
     fn scan(
         &self,
         from: usize,
         to: usize,
+        numbered: (usize, u64),
         known: &mut KnownStamps,
         tallies: &mut Tallies,
     ) -> Found {
@@ -354,10 +387,8 @@ impl Lines<'_> {
             access_lines: 0,
             received_lines: 0,
             first_access_line: None,
-            // line numbers are counted from the lines' start: a part after the first counts
-            // the lines before it only if it numbers a line
-            at: base,
-            at_line: self.line0,
+            at: numbered.0,
+            at_line: numbered.1,
         };
         let markup_from = |from: usize| find_markup(&buf[from..end]).map_or(end, |j| from + j);
         let prefilter = self.prefilter;
