@@ -495,4 +495,35 @@ mod tests {
         // the soup does exercise the positive cases
         assert!(agreed.iter().all(|&n| n > 100), "{agreed:?}");
     }
+
+    /// A part of the stream scanned on its own knows its stamps from its first stamped line on;
+    /// appended with the stamp carried in, its points give the stream's effective stamps.
+    #[test]
+    fn a_part_carries_the_stamp_before_it() {
+        let mut s = CutStream::new(1000);
+        let data = b"INFO 11-27 10:00:01 a\nb\nc\nINFO 11-27 11:00:00 d\ne\n";
+        s.take(data).unwrap();
+        let meta = MetaLines::default();
+        let bytes = |k: &KnownStamps, i: usize| stamp_vec(k.stamp(i));
+        // the part: lines 3.. ("c" starts at 24)
+        let mut part = KnownStamps::carried_from(24);
+        let c = part.eff(&s, &meta, 3, 25, 24);
+        assert!(part.is_carried(c) && part.carries());
+        let e = part.eff(&s, &meta, 5, 49, usize::MAX);
+        assert!(!part.is_carried(e));
+        assert_eq!(bytes(&part, e), Some(b"11-27 11:00:00".to_vec()));
+        let mut known = KnownStamps::new();
+        let b = known.eff(&s, &meta, 2, 23, usize::MAX);
+        let carried = known.stamp(b).clone();
+        known.append(part, &carried);
+        let mut whole = KnownStamps::new();
+        for (line, end) in [(3, 25), (4, 47), (5, 49)] {
+            let (k, w) = (
+                known.eff(&s, &meta, line, end, usize::MAX),
+                whole.eff(&s, &meta, line, end, usize::MAX),
+            );
+            assert_eq!(bytes(&known, k), bytes(&whole, w), "line {line}");
+        }
+        assert_eq!(bytes(&known, 2), Some(b"11-27 10:00:01".to_vec())); // "c"
+    }
 }

@@ -161,4 +161,34 @@ mod tests {
         .collect();
         assert_eq!(t.to_map(), want);
     }
+
+    #[test]
+    fn a_part_counted_apart_merges_with_its_carried_stamp() {
+        let mut whole = Tallies::new();
+        let mut first = Tallies::new();
+        let mut part = Tallies::new();
+        for t in [&mut whole, &mut first] {
+            t.add(false, Some(1), Some(b"11-27 10:00:01"));
+        }
+        // the part's first lines carry the stamp of the first part's last line
+        for received in [false, true] {
+            whole.add(received, Some(2), Some(b"11-27 10:00:01"));
+            part.add_carried(received, Some(2));
+        }
+        for t in [&mut whole, &mut part] {
+            t.add(false, Some(2), Some(b"2026-11-27 11:00:00"));
+            t.add(false, Some(1), Some(b"11-27 10:59:00"));
+            t.add(true, None, None);
+        }
+        first.merge(part, Some(b"11-27 10:00:01"));
+        assert_eq!(first.to_map(), whole.to_map());
+        let mut part = Tallies::new();
+        part.add_carried(true, None);
+        let mut none = Tallies::new();
+        none.merge(part, None);
+        assert_eq!(
+            none.to_map(),
+            [(("received", None, None), 1)].into_iter().collect()
+        );
+    }
 }
