@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 Meta = list[tuple[int, bytes | None, int | None]]
 TallyKey = tuple[str, int | None, bytes | None]
 
-# "1": the Rust core scans every chunk on one thread (for comparisons: the results are the
-# same); otherwise it scans a large chunk's lines in two parts on two threads.
+# "1" or "2": the Rust core scans a large chunk's lines on that many threads (the results are
+# the same); unset: see core_threads.
 THREADS_ENV = "HARMONY_DOCTOR_CORE_THREADS"
 
 
@@ -529,6 +529,18 @@ def _batch(raw: NativeBatch) -> Batch:
     )
 
 
+def core_threads() -> int:
+    """The Rust core's threads (see NativeCore): HARMONY_DOCTOR_CORE_THREADS when "1" or "2";
+    else 2 where this process may run on 3 CPUs or more, 1 below. On 2 CPUs the scan's Python
+    thread and the core's keep both busy, and a second core thread, joined per chunk, then
+    waits for a CPU at every chunk (benchmarks/scan.py measures both)."""
+    chosen = os.environ.get(THREADS_ENV, "").strip()
+    if chosen in ("1", "2"):
+        return int(chosen)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return 2 if (cpus or 1) >= 3 else 1
+
+
 def make_core(
     before: int = 3072,
     after: int = 1024,
@@ -538,12 +550,11 @@ def make_core(
     native: bool | None = None,
     threads: int | None = None,
 ) -> CoreLike:
-    """The Rust core when built (or when native=True), else the reference (one thread). The
-    Rust core's `threads` (see NativeCore): 1 when HARMONY_DOCTOR_CORE_THREADS is "1", else 2."""
+    """The Rust core when built (or when native=True), else the reference (one thread); the
+    Rust core's `threads` by default: core_threads()."""
     if native is None:
         native = native_available()
     if native:
-        if threads is None:
-            threads = 1 if os.environ.get(THREADS_ENV, "").strip() == "1" else 2
+        threads = core_threads() if threads is None else threads
         return NativeCore(before, after, max_line, max_window, ids, threads=threads)
     return Core(before, after, max_line, max_window, ids)

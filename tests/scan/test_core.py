@@ -755,17 +755,26 @@ def test_a_large_log_scans_the_same_on_two_threads() -> None:
     assert sum(len(w.hit_lines) for w in results[0][0]) > 500  # the failures' lines
 
 
-def test_the_environment_forces_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_environment_chooses_the_threads(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("harmony_doctor._native", reason="the Rust core is not built")
-    from harmony_doctor.scan.core import THREADS_ENV, NativeCore, make_core
+    import os
 
-    monkeypatch.delenv(THREADS_ENV, raising=False)
-    core = make_core(native=True)
-    assert isinstance(core, NativeCore) and core.threads == 2
-    monkeypatch.setenv(THREADS_ENV, "1")
-    core = make_core(native=True)
-    assert isinstance(core, NativeCore) and core.threads == 1
+    from harmony_doctor.scan.core import THREADS_ENV, NativeCore, core_threads, make_core
+
+    for chosen in ("1", "2"):
+        monkeypatch.setenv(THREADS_ENV, chosen)
+        core = make_core(native=True)
+        assert isinstance(core, NativeCore) and core.threads == int(chosen)
     assert isinstance(make_core(native=False), Core)
+    # unset (or not 1 or 2): two threads where the process may run on 3 CPUs or more
+    for unset in ("", "x"):
+        monkeypatch.setenv(THREADS_ENV, unset)
+        for cpus, threads in ((1, 1), (2, 1), (3, 2), (8, 2)):
+            mask = set(range(cpus))
+            monkeypatch.setattr(os, "sched_getaffinity", lambda _, mask=mask: mask, raising=False)
+            assert core_threads() == threads
+            core = make_core(native=True)
+            assert isinstance(core, NativeCore) and core.threads == threads
     for bad in ({"threads": 3}, {"split": 0}):
         with pytest.raises(ValueError):
             native_core(**bad)
