@@ -320,17 +320,20 @@ impl Lines<'_> {
         } else {
             (s, 1)
         };
+        let scan_second = || {
+            let mut known = KnownStamps::carried_from(self.stream.off + s);
+            let mut tallies = Tallies::new();
+            let found = self.scan(s, end, from, &mut known, &mut tallies);
+            (found, known, tallies)
+        };
         let (first, (mut second, part_known, part_tallies)) = std::thread::scope(|scope| {
-            let second = scope.spawn(|| {
-                let mut known = KnownStamps::carried_from(self.stream.off + s);
-                let mut tallies = Tallies::new();
-                let found = self.scan(s, end, from, &mut known, &mut tallies);
-                (found, known, tallies)
-            });
+            // where no thread can be started, this one scans the second part too
+            let second = std::thread::Builder::new().spawn_scoped(scope, scan_second);
             let first = self.scan(self.base, s, (self.base, self.line0), known, tallies);
-            match second.join() {
-                Ok(second) => (first, second),
-                Err(panic) => std::panic::resume_unwind(panic),
+            match second.map(|h| h.join()) {
+                Ok(Ok(second)) => (first, second),
+                Ok(Err(panic)) => std::panic::resume_unwind(panic),
+                Err(_) => (first, scan_second()),
             }
         });
         // the number of the line at `s`
