@@ -4,6 +4,10 @@
 //! equal to it. Offsets are in the "cut stream" (every line cut to max_line bytes).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Sender};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::thread::JoinHandle;
 
 use crate::anchors::{find_markup, Prefilter};
 use crate::lines::{count_nl, find_nl, line_start, CutStream, Taken};
@@ -51,22 +55,28 @@ pub const SPLIT: usize = 256 * 1024;
 
 /// One stream's scan state; feed() it bytes in any chunking, then finish().
 pub struct Core {
-    prefilter: Prefilter,
+    prefilter: Arc<Prefilter>,
     ids: bool,
     /// the lines a feed() adds are split in two parts from this many bytes on (None: never)
     split: Option<usize>,
     stream: CutStream,
     known: KnownStamps,
-    meta: MetaLines,
+    meta: Arc<MetaLines>,
+    /// the thread that scans second parts (started at the first one)
+    helper: Option<Helper>,
     windows: Windows,
     tallies: Tallies,
     /// the counts (its tallies are `tallies`, filled in by stats())
     stats: Stats,
     done: bool,
-    /// (feeds split in two parts, those whose second part carried a stamp in): what the tests
-    /// check they exercised
+    /// (feeds split in two parts, those whose second part carried a stamp in, those whose
+    /// second part the helper scanned): what the tests check they exercised
     #[cfg(test)]
-    splits: (usize, usize),
+    splits: (usize, usize, usize),
+    /// tests: 0 as in use, 1 no helper thread (the feeding thread scans both parts), 2 the
+    /// feeding thread always waits for the helper's scan
+    #[cfg(test)]
+    helper_mode: u8,
 }
 
 impl Core {
@@ -85,18 +95,21 @@ impl Core {
             return Err("before/after must be >= 0, max_line/max_window >= 1".into());
         }
         Ok(Core {
-            prefilter: Prefilter::new(anchors, markup_line)?,
+            prefilter: Arc::new(Prefilter::new(anchors, markup_line)?),
             ids,
             split: Some(SPLIT),
             stream: CutStream::new(max_line),
             known: KnownStamps::new(),
-            meta: MetaLines::default(),
+            meta: Arc::default(),
+            helper: None,
             windows: Windows::new(before, after, max_window),
             tallies: Tallies::new(),
             stats: Stats::default(),
             done: false,
             #[cfg(test)]
-            splits: (0, 0),
+            splits: (0, 0, 0),
+            #[cfg(test)]
+            helper_mode: 0,
         })
     }
 
@@ -150,8 +163,12 @@ impl Core {
             }
             prev = *line;
         }
-        for (line, stamp, pid) in meta {
-            self.meta.add(*line, stamp.as_deref(), *pid);
+        if !meta.is_empty() {
+            // a copy only while a job handed to the helper still holds it (see `Job`)
+            let known = Arc::make_mut(&mut self.meta);
+            for (line, stamp, pid) in meta {
+                known.add(*line, stamp.as_deref(), *pid);
+            }
         }
         self.stats.bytes += data.len() as u64;
         let Some(taken) = self.stream.take(data) else {
@@ -211,11 +228,21 @@ impl Core {
         let mut parts = match split {
             None => vec![lines.scan(base, end, (base, line0), known, tallies)],
             Some(s) => {
-                let (first, second, _carried) = lines.scan_two(s, end, known, tallies);
+                #[cfg(test)]
+                if self.helper_mode == 1 {
+                    self.helper = Some(Helper::gone());
+                }
+                #[cfg(test)]
+                let wait = self.helper_mode == 2;
+                #[cfg(not(test))]
+                let wait = false;
+                let (first, second, _how) =
+                    lines.scan_two(s, end, known, tallies, &mut self.helper, wait);
                 #[cfg(test)]
                 {
                     self.splits.0 += 1;
-                    self.splits.1 += usize::from(_carried);
+                    self.splits.1 += usize::from(_how.0);
+                    self.splits.2 += usize::from(_how.1);
                 }
                 vec![first, second]
             }
@@ -255,16 +282,18 @@ impl Core {
             .eff(&self.stream, &self.meta, keep_line - 1, idx - 1, usize::MAX);
         self.stream.forget_before(keep);
         self.known.forget_before(keep);
-        self.meta.forget_before(keep_line);
+        if !self.meta.is_empty() {
+            Arc::make_mut(&mut self.meta).forget_before(keep_line);
+        }
     }
 }
 
 /// What the scan of a run of lines reads: the buffer and the rules.
 struct Lines<'a> {
-    prefilter: &'a Prefilter,
+    prefilter: &'a Arc<Prefilter>,
     ids: bool,
     stream: &'a CutStream,
-    meta: &'a MetaLines,
+    meta: &'a Arc<MetaLines>,
     with_meta: bool,
     /// where the lines just taken start in the buffer, and the number of the first one
     base: usize,
@@ -289,7 +318,140 @@ struct Found {
     at_line: u64,
 }
 
+/// What a part scanned on its own gives: its finds, its stamps (see
+/// `KnownStamps::carried_from`) and its tallies.
+type Part = (Found, KnownStamps, Tallies);
+
+/// The second part of a feed's lines (a copy), for the helper thread to scan, or for the feeding
+/// thread when the helper has not taken it by the time the first part is scanned.
+struct Job {
+    prefilter: Arc<Prefilter>,
+    ids: bool,
+    meta: Arc<MetaLines>,
+    /// the part's lines (their offsets are the stream's)
+    stream: CutStream,
+    /// where its cut lines start (relative to it, sorted)
+    cuts: Vec<usize>,
+    /// the number of its first line (1 without meta: the numbers are settled after)
+    line0: u64,
+    /// taken by the helper or by the feeding thread: whichever comes first scans it
+    taken: AtomicBool,
+    by_helper: AtomicBool,
+    /// the helper's scan of it, once done
+    done: Mutex<Option<std::thread::Result<Part>>>,
+    ready: Condvar,
+}
+
+impl Job {
+    /// Whether the caller is the first to take the job (and so scans it).
+    fn take(&self) -> bool {
+        !self.taken.swap(true, Ordering::AcqRel)
+    }
+
+    fn scan(&self) -> Part {
+        let lines = Lines {
+            prefilter: &self.prefilter,
+            ids: self.ids,
+            stream: &self.stream,
+            meta: &self.meta,
+            with_meta: !self.meta.is_empty(),
+            base: 0,
+            line0: self.line0,
+            cuts: &self.cuts,
+        };
+        let mut known = KnownStamps::carried_from(self.stream.off);
+        let mut tallies = Tallies::new();
+        let end = self.stream.buf.len();
+        let found = lines.scan(0, end, (0, self.line0), &mut known, &mut tallies);
+        (found, known, tallies)
+    }
+
+    /// The helper's scan, once it is done (the helper took the job).
+    fn wait(&self) -> Part {
+        let mut done = self.done.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            match done.take() {
+                Some(Ok(part)) => return part,
+                Some(Err(panic)) => std::panic::resume_unwind(panic),
+                None => {
+                    done = self
+                        .ready
+                        .wait(done)
+                        .unwrap_or_else(PoisonError::into_inner)
+                }
+            }
+        }
+    }
+}
+
+/// A core's helper thread: it scans the jobs sent to it that the feeding thread has not taken
+/// first. It ends when the core is dropped.
+struct Helper {
+    jobs: Option<Sender<Arc<Job>>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Helper {
+    /// None when no thread can be started.
+    fn start() -> Option<Helper> {
+        let (jobs, todo) = channel::<Arc<Job>>();
+        let work = move || {
+            for job in todo {
+                if job.take() {
+                    job.by_helper.store(true, Ordering::Release);
+                    let part =
+                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job.scan()));
+                    *job.done.lock().unwrap_or_else(PoisonError::into_inner) = Some(part);
+                    job.ready.notify_one();
+                }
+            }
+        };
+        let thread = std::thread::Builder::new()
+            .name("harmony-doctor-core-2".into())
+            .spawn(work)
+            .ok()?;
+        Some(Helper {
+            jobs: Some(jobs),
+            thread: Some(thread),
+        })
+    }
+
+    /// A helper that takes no job (tests: the feeding thread scans both parts).
+    #[cfg(test)]
+    fn gone() -> Helper {
+        Helper {
+            jobs: None,
+            thread: None,
+        }
+    }
+
+    /// Hand `job` to the helper; false when it is gone.
+    fn send(&self, job: &Arc<Job>) -> bool {
+        self.jobs
+            .as_ref()
+            .is_some_and(|jobs| jobs.send(Arc::clone(job)).is_ok())
+    }
+}
+
+impl Drop for Helper {
+    fn drop(&mut self) {
+        self.jobs.take(); // the helper's loop ends
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
 impl Found {
+    /// Move the lines found by `by` bytes (of a part scanned from a copy).
+    fn shift(&mut self, by: usize) {
+        for hit in &mut self.hits {
+            hit.1 += by;
+            hit.2 += by;
+        }
+        self.at += by;
+    }
+
     /// Add `by` to the line numbers (of a part numbered from 1).
     fn renumber(&mut self, by: u64) {
         for id_line in &mut self.id_lines {
@@ -303,59 +465,76 @@ impl Found {
 }
 
 impl Lines<'_> {
-    /// `scan` the lines of `buf[self.base..end]` in two parts, `..s` on this thread and `s..`
-    /// on another (`s` a line start): the second part's stamps and line numbers are settled
-    /// once the first part is scanned. Also says whether the second part carried a stamp in.
+    /// `scan` the lines of `buf[self.base..end]` in two parts, `..s` on this thread and a copy
+    /// of `s..` on the helper thread (`s` a line start), or on this one too when the helper
+    /// has not begun it by then: this thread never waits for the helper to get a CPU. The
+    /// second part's stamps and line numbers are settled once the first part is scanned.
+    /// `wait`: wait for the helper even when it has not begun (tests). Also says whether the
+    /// second part carried a stamp in, and whether the helper scanned it.
     fn scan_two(
         &self,
         s: usize,
         end: usize,
         known: &mut KnownStamps,
         tallies: &mut Tallies,
-    ) -> (Found, Found, bool) {
-        // without meta, the second part numbers its lines from 1 at `s` (the first part's
-        // lines are not counted twice); with meta, from the start (meta is looked up by number)
-        let from = if self.with_meta {
-            (self.base, self.line0)
+        helper: &mut Option<Helper>,
+        wait: bool,
+    ) -> (Found, Found, (bool, bool)) {
+        // without meta, the second part numbers its lines from 1 (the first part's lines are
+        // not counted twice); with meta, by their numbers (meta is looked up by number)
+        let line0 = if self.with_meta {
+            self.line0 + count_nl(&self.stream.buf[self.base..s])
         } else {
-            (s, 1)
+            1
         };
-        let scan_second = || {
-            let mut known = KnownStamps::carried_from(self.stream.off + s);
-            let mut tallies = Tallies::new();
-            let found = self.scan(s, end, from, &mut known, &mut tallies);
-            (found, known, tallies)
-        };
-        let (first, (mut second, part_known, part_tallies)) = std::thread::scope(|scope| {
-            // where no thread can be started, this one scans the second part too
-            let second = std::thread::Builder::new().spawn_scoped(scope, scan_second);
-            let first = self.scan(self.base, s, (self.base, self.line0), known, tallies);
-            match second.map(|h| h.join()) {
-                Ok(Ok(second)) => (first, second),
-                Ok(Err(panic)) => std::panic::resume_unwind(panic),
-                Err(_) => (first, scan_second()),
-            }
+        let skip = s - self.base;
+        let job = Arc::new(Job {
+            prefilter: Arc::clone(self.prefilter),
+            ids: self.ids,
+            meta: Arc::clone(self.meta),
+            stream: CutStream::part(self.stream.buf[s..end].to_vec(), self.stream.off + s),
+            cuts: self
+                .cuts
+                .iter()
+                .filter(|&&c| c >= skip)
+                .map(|c| c - skip)
+                .collect(),
+            line0,
+            taken: AtomicBool::new(false),
+            by_helper: AtomicBool::new(false),
+            done: Mutex::new(None),
+            ready: Condvar::new(),
         });
-        // the number of the line at `s`
-        let line_s = |first: &Found| first.at_line + count_nl(&self.stream.buf[first.at..s]);
+        if helper.is_none() {
+            *helper = Helper::start(); // None where no thread can be started: this one scans
+        }
+        if let Some(h) = helper.as_ref() {
+            if h.jobs.is_some() && !h.send(&job) {
+                *helper = None;
+            }
+        }
+        let first = self.scan(self.base, s, (self.base, self.line0), known, tallies);
+        let sent = helper.as_ref().is_some_and(|h| h.jobs.is_some());
+        let (mut second, part_known, part_tallies) = if !(wait && sent) && job.take() {
+            job.scan()
+        } else {
+            job.wait()
+        };
+        second.shift(s);
         if !self.with_meta {
             if second.id_lines.is_empty() && second.hits.is_empty() {
                 // it numbered no line: the last line numbered is the first part's
                 (second.at, second.at_line) = (first.at, first.at_line);
             } else {
-                second.renumber(line_s(&first) - 1);
+                let line_s = first.at_line + count_nl(&self.stream.buf[first.at..s]);
+                second.renumber(line_s - 1);
             }
         }
         // the stamp carried into the second part: the effective stamp of the first part's last
         // line (whose number matters only for meta)
         let carries = part_known.carries();
         let carried: Stamp = if carries {
-            let line = if self.with_meta {
-                line_s(&first) - 1
-            } else {
-                0
-            };
-            let k = known.eff(self.stream, self.meta, line, s - 1, usize::MAX);
+            let k = known.eff(self.stream, self.meta, line0 - 1, s - 1, usize::MAX);
             known.stamp(k).clone()
         } else {
             None
@@ -366,7 +545,11 @@ impl Lines<'_> {
         for &i in &second.carried_ids {
             second.id_lines[i].stamp = carried_bytes.map(<[u8]>::to_vec);
         }
-        (first, second, carries)
+        (
+            first,
+            second,
+            (carries, job.by_helper.load(Ordering::Acquire)),
+        )
     }
 
     /// Scan the lines of `buf[from..to]` (line starts, `to` a line end or the buffer's end):
@@ -394,7 +577,7 @@ impl Lines<'_> {
             at_line: numbered.1,
         };
         let markup_from = |from: usize| find_markup(&buf[from..end]).map_or(end, |j| from + j);
-        let prefilter = self.prefilter;
+        let prefilter: &Prefilter = self.prefilter;
         let mut piece = prefilter.next_piece(buf, from, end);
         let mut mk = markup_from(from);
         loop {
@@ -609,7 +792,7 @@ tail";
     /// thresholds, window bounds and wrapper meta.
     #[test]
     fn two_threads_scan_as_one() {
-        let (mut split, mut carried) = (0, 0);
+        let (mut split, mut carried, mut by_helper) = (0, 0, 0);
         for seed in 0..400 {
             let mut rng = Rng::new(seed);
             let n = rng.below(120);
@@ -631,6 +814,7 @@ tail";
             let (mut one, mut two) = (new().unwrap(), new().unwrap());
             one.set_split(None);
             two.set_split(Some(rng.below(400) + 1));
+            two.helper_mode = (seed % 3) as u8;
             let mut meta: Vec<MetaEntry> = Vec::new();
             if rng.below(3) == 0 {
                 for line in 1..=nlines as u64 {
@@ -657,8 +841,19 @@ tail";
             assert_eq!(two.stats(), one.stats(), "seed {seed}");
             split += two.splits.0;
             carried += two.splits.1;
+            by_helper += two.splits.2;
+            match two.helper_mode {
+                1 => assert_eq!(two.splits.2, 0),
+                2 => assert_eq!(two.splits.2, two.splits.0),
+                _ => {}
+            }
         }
-        // the runs did split, and did carry a stamp into a second part
+        // the runs did split, did carry a stamp into a second part, and the second parts were
+        // scanned by the helper and by the feeding thread (every one where there is no helper)
         assert!(split > 300 && carried > 100, "{split} {carried}");
+        assert!(
+            by_helper > 100 && split - by_helper > 100,
+            "{split} {by_helper}"
+        );
     }
 }

@@ -229,7 +229,7 @@ pub fn hour_key(stamp: &[u8]) -> &[u8] {
 }
 
 /// The wrapper's facts per line: line -> (wrapper stamp, wrapper pid).
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct MetaLines(BTreeMap<u64, (Stamp, Option<i64>)>);
 
 impl MetaLines {
