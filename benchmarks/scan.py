@@ -1,6 +1,6 @@
 """`harmony-doctor scan` against ripgrep on generated vLLM logs: wall, CPU, peak memory, counts.
 
-    python benchmarks/scan.py [--quick | --big] [--repeat 3] [--cores native,native1,python]
+    python benchmarks/scan.py [--quick | --big] [--repeat 3] [--cores native,native2,python]
                               [--kinds plain,gzip,zstd] [--densities dense,sparse] [--json]
 
 Logs (benchmarks/make_logs.py, cached in --dir with their ground truth): 1 GiB (--quick:
@@ -10,14 +10,14 @@ vllm-dense and vllm-sparse: the `Received request` line as vLLM really writes it
 prompt's ids and the whole SamplingParams),
 plain, `gzip -1` and `zstd -1`. Every command runs directly under `/usr/bin/time -v` (no Python
 wrapper): `rg -c HarmonyError FILE` (`rg -z -c` when compressed) and
-`harmony-doctor scan --jobs 2 --format json FILE` on the Rust core (`native`: a large chunk's
-lines in two parts on two threads; `native1`: on one, HARMONY_DOCTOR_CORE_THREADS=1) and on the
-pure-Python one (HARMONY_DOCTOR_NATIVE=0). Reported per command: best wall of N runs, its CPU
-time (user+sys), both as ratios to rg's, the peak RSS of the largest process (time -v) and of
-the whole process tree (sampled sum), and the load average before the run; at the end, two
-threads against one per file. Each scan's totals and failures by code are checked against the
-ground truth, and one `--by pid,hour` run per file checks requests and failures per (pid, hour):
-a difference prints MISMATCH.
+`harmony-doctor scan --jobs 2 --format json FILE` on the Rust core (`native`: as it chooses;
+`native1` and `native2`: a large chunk's lines on one thread or in two parts on two,
+HARMONY_DOCTOR_CORE_THREADS) and on the pure-Python one (HARMONY_DOCTOR_NATIVE=0). Reported
+per command: best wall of N runs, its CPU time (user+sys), both as ratios to rg's, the peak RSS
+of the largest process (time -v) and of the whole process tree (sampled sum), and the load
+average before the run; at the end, native2 against native1 per file. Each scan's totals and
+failures by code are checked against the ground truth, and one `--by pid,hour` run per file
+checks requests and failures per (pid, hour): a difference prints MISMATCH.
 
 A benchmark, not a test: wall times depend on the machine and its load.
 """
@@ -54,8 +54,9 @@ OUTPUTS = {"outputs": 1000}  # every request logs a 1,000-id completion (--densi
 RECEIVED = {"vllm-dense": "vllm", "vllm-sparse": "vllm"}
 # the environment of each core's scans
 CORES = {
-    "native": {"HARMONY_DOCTOR_NATIVE": "1", "HARMONY_DOCTOR_CORE_THREADS": "2"},
+    "native": {"HARMONY_DOCTOR_NATIVE": "1", "HARMONY_DOCTOR_CORE_THREADS": ""},
     "native1": {"HARMONY_DOCTOR_NATIVE": "1", "HARMONY_DOCTOR_CORE_THREADS": "1"},
+    "native2": {"HARMONY_DOCTOR_NATIVE": "1", "HARMONY_DOCTOR_CORE_THREADS": "2"},
     "python": {"HARMONY_DOCTOR_NATIVE": "0"},
 }
 TIME = "/usr/bin/time"
@@ -273,7 +274,7 @@ def compare_threads(runs: list[Run]) -> None:
     one = {(r.density, r.mib, r.kind): r for r in runs if r.tool == "native1"}
     for r in runs:
         other = one.get((r.density, r.mib, r.kind))
-        if r.tool == "native" and other is not None:
+        if r.tool == "native2" and other is not None:
             print(
                 f"{r.mib:5d} MiB {r.density:6s} {r.kind:5s} two threads / one: "
                 f"wall {r.wall_s / other.wall_s:5.2f}x ({r.wall_s:.2f}s / {other.wall_s:.2f}s), "
@@ -295,8 +296,9 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument(
         "--cores",
-        default="native,native1,python",
-        help="native (two threads), native1 (the Rust core on one thread), python",
+        default="native,native1,native2,python",
+        help="native (the Rust core, its threads as it chooses), native1 and native2 (on one "
+        "thread, on two), python",
     )
     parser.add_argument("--kinds", default="plain,gzip,zstd")
     parser.add_argument(
