@@ -532,8 +532,8 @@ def _batch(raw: NativeBatch) -> Batch:
 def core_threads() -> int:
     """The Rust core's threads (see NativeCore): HARMONY_DOCTOR_CORE_THREADS when "1" or "2";
     else 2 where this process may run on 3 CPUs or more, 1 below. On 2 CPUs the scan's Python
-    thread and the core's keep both busy, and a second core thread, joined per chunk, then
-    waits for a CPU at every chunk (benchmarks/scan.py measures both)."""
+    thread and the core's keep both busy: a second core thread measured no faster there
+    (benchmarks/scan.py, native1 against native2)."""
     chosen = os.environ.get(THREADS_ENV, "").strip()
     if chosen in ("1", "2"):
         return int(chosen)

@@ -123,8 +123,9 @@ impl Core {
         self.prefilter.markup_line()
     }
 
-    /// Scan the lines one feed() adds in two parts, each on its own thread, when they hold at
-    /// least `min_bytes` (None: always on one thread). The batches and counts are the same
+    /// Scan the lines one feed() adds in two parts when they hold at least `min_bytes` (None:
+    /// always on one thread): the second on the core's helper thread, unless the feeding thread
+    /// is done with the first before the helper begins. The batches and counts are the same
     /// either way: the second part's stamps, line numbers and windows are settled once the
     /// first part is scanned.
     pub fn set_split(&mut self, min_bytes: Option<usize>) {
