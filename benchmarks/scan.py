@@ -1,6 +1,6 @@
 """`harmony-doctor scan` against ripgrep on generated vLLM logs: wall, CPU, peak memory, counts.
 
-    python benchmarks/scan.py [--quick | --big] [--repeat 3] [--cores native,python]
+    python benchmarks/scan.py [--quick | --big] [--repeat 3] [--cores native,native2,python]
                               [--kinds plain,gzip,zstd] [--densities dense,sparse] [--json]
 
 Logs (benchmarks/make_logs.py, cached in --dir with their ground truth): 1 GiB (--quick:
@@ -10,12 +10,14 @@ vllm-dense and vllm-sparse: the `Received request` line as vLLM really writes it
 prompt's ids and the whole SamplingParams),
 plain, `gzip -1` and `zstd -1`. Every command runs directly under `/usr/bin/time -v` (no Python
 wrapper): `rg -c HarmonyError FILE` (`rg -z -c` when compressed) and
-`harmony-doctor scan --jobs 2 --format json FILE` on the Rust core and on the pure-Python one
-(HARMONY_DOCTOR_NATIVE=0). Reported per command: best wall of N runs, its CPU time (user+sys),
-both as ratios to rg's, the peak RSS of the largest process (time -v) and of the whole process
-tree (sampled sum), and the load average before the run. Each scan's totals and failures by
-code are checked against the ground truth, and one `--by pid,hour` run per file checks requests
-and failures per (pid, hour): a difference prints MISMATCH.
+`harmony-doctor scan --jobs 2 --format json FILE` on the Rust core (`native`: as it chooses;
+`native1` and `native2`: a large chunk's lines on one thread or in two parts on two,
+HARMONY_DOCTOR_CORE_THREADS) and on the pure-Python one (HARMONY_DOCTOR_NATIVE=0). Reported
+per command: best wall of N runs, its CPU time (user+sys), both as ratios to rg's, the peak RSS
+of the largest process (time -v) and of the whole process tree (sampled sum), and the load
+average before the run; at the end, native2 against native1 per file. Each scan's totals and
+failures by code are checked against the ground truth, and one `--by pid,hour` run per file
+checks requests and failures per (pid, hour): a difference prints MISMATCH.
 
 A benchmark, not a test: wall times depend on the machine and its load.
 """
@@ -50,6 +52,13 @@ OUTPUTS = {"outputs": 1000}  # every request logs a 1,000-id completion (--densi
 # vllm-*: the `Received request` line as vLLM's request logger writes it for gpt-oss (the
 # rendered prompt's ids and the whole SamplingParams), the shape most real logs hold
 RECEIVED = {"vllm-dense": "vllm", "vllm-sparse": "vllm"}
+# the environment of each core's scans
+CORES = {
+    "native": {"HARMONY_DOCTOR_NATIVE": "1", "HARMONY_DOCTOR_CORE_THREADS": ""},
+    "native1": {"HARMONY_DOCTOR_NATIVE": "1", "HARMONY_DOCTOR_CORE_THREADS": "1"},
+    "native2": {"HARMONY_DOCTOR_NATIVE": "1", "HARMONY_DOCTOR_CORE_THREADS": "2"},
+    "python": {"HARMONY_DOCTOR_NATIVE": "0"},
+}
 TIME = "/usr/bin/time"
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -229,9 +238,9 @@ def measure(args: argparse.Namespace) -> list[Run]:
                 runs.append(base)
                 report(base)
                 for core in args.cores:
-                    env = dict(os.environ, HARMONY_DOCTOR_NATIVE="1" if core == "native" else "0")
+                    env = dict(os.environ, **CORES[core])
                     command = [*doctor(), "scan", "--jobs", str(args.jobs), "--format", "json"]
-                    repeat = args.repeat if core == "native" else args.python_repeat
+                    repeat = args.python_repeat if core == "python" else args.repeat
                     wall, cpu, rss, tree, load, out = best_of([*command, str(path)], repeat, env)
                     wrong = check_totals(out, truth)
                     if kind == "plain" or args.check_all:
@@ -260,6 +269,20 @@ def report(r: Run) -> None:
     )
 
 
+def compare_threads(runs: list[Run]) -> None:
+    """The Rust core on two threads against one, per file: wall and CPU ratios."""
+    one = {(r.density, r.mib, r.kind): r for r in runs if r.tool == "native1"}
+    for r in runs:
+        other = one.get((r.density, r.mib, r.kind))
+        if r.tool == "native2" and other is not None:
+            print(
+                f"{r.mib:5d} MiB {r.density:6s} {r.kind:5s} two threads / one: "
+                f"wall {r.wall_s / other.wall_s:5.2f}x ({r.wall_s:.2f}s / {other.wall_s:.2f}s), "
+                f"cpu {r.cpu_s / other.cpu_s:5.2f}x ({r.cpu_s:.2f}s / {other.cpu_s:.2f}s)",
+                flush=True,
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     size = parser.add_mutually_exclusive_group()
@@ -271,7 +294,12 @@ def main() -> None:
         "--python-repeat", type=int, default=1, help="runs of the pure-Python scan (slow)"
     )
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--cores", default="native,python")
+    parser.add_argument(
+        "--cores",
+        default="native,native1,native2,python",
+        help="native (the Rust core, its threads as it chooses), native1 and native2 (on one "
+        "thread, on two), python",
+    )
     parser.add_argument("--kinds", default="plain,gzip,zstd")
     parser.add_argument(
         "--densities",
@@ -289,6 +317,8 @@ def main() -> None:
         [args.mib] if args.mib else [256] if args.quick else [1024, 4096] if args.big else [1024]
     )
     args.cores = [c for c in args.cores.split(",") if c]
+    if unknown := set(args.cores) - set(CORES):
+        parser.error(f"unknown cores: {', '.join(sorted(unknown))} (known: {', '.join(CORES)})")
     args.kinds = [k for k in args.kinds.split(",") if k]
     args.densities = [d for d in args.densities.split(",") if d]
     print(
@@ -296,6 +326,7 @@ def main() -> None:
         f"{os.cpu_count()} CPUs; ratios are wall and CPU time to rg's on the same file"
     )
     runs = measure(args)
+    compare_threads(runs)
     if args.json:
         print(json.dumps([asdict(r) for r in runs], indent=1))
     if any(r.check.startswith("MISMATCH") for r in runs):

@@ -1,6 +1,7 @@
 """`harmony-doctor scan` on every log shape it reads, against ripgrep, per GiB of log.
 
     python benchmarks/shapes.py [--mb 128] [--every 500] [--repeat 3] [--dir DIR] [--json]
+                                [--core-threads 1|2]
 
 One generated vLLM log (benchmarks/make_logs.py, `--every` requests per failure) as each
 wrapper stores it: plain, Docker's json-file driver (compact JSON), CRI (`F` lines),
@@ -12,6 +13,9 @@ same for `rg -c HarmonyError`; their ratio; and the failures and requests scan c
 the generator's truth (a difference prints MISMATCH); and how many wrapped lines scan read one
 by one in Python (`python_lines` in its JSON): a shape where that is more than 0.1% of its lines
 prints FALLBACK and fails the run (exit 1).
+
+`--core-threads`: the Rust core's threads (HARMONY_DOCTOR_CORE_THREADS; default: its own
+choice), to compare the CPU a chunk split over two threads costs.
 
 A benchmark, not a test: times depend on the machine and its load (noted).
 """
@@ -123,12 +127,12 @@ def _engine_log(engine: str, target: Path, size: int, every: int) -> dict[str, i
     return {"requests": n, "failures": failures}
 
 
-def _cpu(command: list[str], repeat: int) -> tuple[float, bytes]:
+def _cpu(command: list[str], repeat: int, env: dict[str, str] | None = None) -> tuple[float, bytes]:
     """The best CPU time (user + sys of the child) of `repeat` runs, and the last output."""
     best, out = float("inf"), b""
     for _ in range(repeat):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        done = subprocess.run(command, capture_output=True, check=False)
+        done = subprocess.run(command, capture_output=True, check=False, env=env)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         used = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         best, out = min(best, used), done.stdout
@@ -157,11 +161,14 @@ def measure(args: argparse.Namespace) -> list[dict[str, Any]]:
     empty = folder / "empty.log"
     empty.write_bytes(b"")
     scan = [*_doctor(), "scan", "--jobs", "1", "--format", "json", "--exit-zero"]
-    start, _ = _cpu([*scan, str(empty)], args.repeat)
+    env = dict(os.environ)
+    if args.core_threads:
+        env["HARMONY_DOCTOR_CORE_THREADS"] = str(args.core_threads)
+    start, _ = _cpu([*scan, str(empty)], args.repeat, env)
     rows = []
     for name, (path, expected) in logs.items():
         size = path.stat().st_size
-        cpu, out = _cpu([*scan, str(path)], args.repeat)
+        cpu, out = _cpu([*scan, str(path)], args.repeat, env)
         rg, _ = _cpu(["rg", "-c", "HarmonyError", str(path)], args.repeat)
         found = json.loads(out)
         totals = found["totals"]
@@ -193,6 +200,12 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--dir", default=os.path.join(tempfile.gettempdir(), "hd-shapes"))
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--core-threads",
+        type=int,
+        choices=(1, 2),
+        help="the Rust core's threads (default: its own)",
+    )
     args = parser.parse_args()
     load = os.getloadavg()[0]
     rows = measure(args)

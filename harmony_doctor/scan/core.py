@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import os
 import re
 from bisect import bisect_right
 from collections import deque
@@ -19,6 +20,10 @@ if TYPE_CHECKING:
 
 Meta = list[tuple[int, bytes | None, int | None]]
 TallyKey = tuple[str, int | None, bytes | None]
+
+# "1" or "2": the Rust core scans a large chunk's lines on that many threads (the results are
+# the same); unset: see core_threads.
+THREADS_ENV = "HARMONY_DOCTOR_CORE_THREADS"
 
 
 _WS = rb"[ \t\n\r\f\v]"
@@ -467,7 +472,9 @@ class Core:
 
 
 class NativeCore:
-    """The Rust core (harmony_doctor._native) behind the same interface as Core."""
+    """The Rust core (harmony_doctor._native) behind the same interface as Core. `threads`: 2
+    scans the lines a feed() adds in two parts on two threads when they hold at least `split`
+    bytes (None: the core's own threshold), 1 on one thread; the results are the same."""
 
     def __init__(
         self,
@@ -478,10 +485,19 @@ class NativeCore:
         ids: bool = True,
         anchors: Sequence[bytes] = ERROR_ANCHORS,
         markup_line: bytes = MARKUP_LINE,
+        threads: int = 2,
+        split: int | None = None,
     ) -> None:
+        if threads not in (1, 2) or (split is not None and split < 1):
+            raise ValueError("threads must be 1 or 2, split >= 1")
         self._core = new_core(
             anchors, markup_line.decode(), before, after, max_line, max_window, ids
         )
+        self.threads = threads
+        if threads == 1:
+            self._core.set_split(None)
+        elif split is not None:
+            self._core.set_split(split)
 
     def feed(self, data: bytes, meta: Meta | None = None, newlines: int | None = None) -> Batch:
         try:
@@ -513,6 +529,18 @@ def _batch(raw: NativeBatch) -> Batch:
     )
 
 
+def core_threads() -> int:
+    """The Rust core's threads (see NativeCore): HARMONY_DOCTOR_CORE_THREADS when "1" or "2";
+    else 2 where this process may run on 3 CPUs or more, 1 below. On 2 CPUs the scan's Python
+    thread and the core's keep both busy: a second core thread measured no faster there
+    (benchmarks/scan.py, native1 against native2)."""
+    chosen = os.environ.get(THREADS_ENV, "").strip()
+    if chosen in ("1", "2"):
+        return int(chosen)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return 2 if (cpus or 1) >= 3 else 1
+
+
 def make_core(
     before: int = 3072,
     after: int = 1024,
@@ -520,10 +548,13 @@ def make_core(
     max_window: int = 1024 * 1024,
     ids: bool = True,
     native: bool | None = None,
+    threads: int | None = None,
 ) -> CoreLike:
-    """The Rust core when built (or when native=True), else the reference."""
+    """The Rust core when built (or when native=True), else the reference (one thread); the
+    Rust core's `threads` by default: core_threads()."""
     if native is None:
         native = native_available()
     if native:
-        return NativeCore(before, after, max_line, max_window, ids)
+        threads = core_threads() if threads is None else threads
+        return NativeCore(before, after, max_line, max_window, ids, threads=threads)
     return Core(before, after, max_line, max_window, ids)

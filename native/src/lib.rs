@@ -202,6 +202,13 @@ mod python {
             batch(py, b)
         }
 
+        /// Scan the lines a feed() adds in two parts on two threads when they hold at least
+        /// `min_bytes` (None: on one thread); the results are the same either way.
+        #[pyo3(signature = (min_bytes))]
+        fn set_split(&mut self, min_bytes: Option<usize>) {
+            self.inner.set_split(min_bytes);
+        }
+
         /// End of stream: flush the last line and every pending window.
         fn finish(&mut self, py: Python<'_>) -> PyResult<Batch> {
             let inner = &mut self.inner;

@@ -84,6 +84,18 @@ impl CutStream {
         }
     }
 
+    /// A copy of whole lines of a stream, `buf`, that start at stream offset `off`.
+    pub(crate) fn part(buf: Vec<u8>, off: usize) -> CutStream {
+        CutStream {
+            max_line: buf.len().max(1),
+            pos: off + buf.len(),
+            buf,
+            off,
+            part: Vec::new(),
+            part_cut: false,
+        }
+    }
+
     /// Add the complete lines of `data` (and of the incomplete line before it) to the buffer;
     /// None when `data` holds no newline (it only extends the incomplete line).
     pub(crate) fn take(&mut self, data: &[u8]) -> Option<Taken> {

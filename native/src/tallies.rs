@@ -44,6 +44,10 @@ const KINDS: [&str; 2] = ["access", "received"];
 /// No stamp, as an hour id.
 const NO_HOUR: u32 = u32::MAX;
 
+/// The stamp carried into a part of a chunk scanned on its own, not known yet, as an hour id
+/// (see `add_carried`).
+const CARRIED: u32 = u32::MAX - 1;
+
 /// The counts, keyed by (kind index, pid, hour id); hour ids index `hours`, the hour keys
 /// in order of first sight.
 pub(crate) struct Tallies {
@@ -67,18 +71,42 @@ impl Tallies {
     /// Count one access line (`received`: a received-request line) of `pid`, whose effective
     /// stamp is `stamp`.
     pub(crate) fn add(&mut self, received: bool, pid: Option<i64>, stamp: Option<&[u8]>) {
-        let hour = self.hour_id(stamp);
+        let hour = self.hour_id(stamp.map(hour_key));
+        self.add_n(received, pid, hour, 1);
+    }
+
+    /// Count one request line (as `add`) whose effective stamp is the one carried into the
+    /// part of a chunk these tallies count, not known yet (see `merge`).
+    pub(crate) fn add_carried(&mut self, received: bool, pid: Option<i64>) {
+        self.add_n(received, pid, CARRIED, 1);
+    }
+
+    fn add_n(&mut self, received: bool, pid: Option<i64>, hour: u32, n: u64) {
         *self
             .counts
             .entry((u8::from(received), pid, hour))
-            .or_insert(0) += 1;
+            .or_insert(0) += n;
     }
 
-    fn hour_id(&mut self, stamp: Option<&[u8]>) -> u32 {
-        let Some(stamp) = stamp else {
+    /// Add the counts of `part` (a part of a chunk counted on its own), whose carried stamp is
+    /// `carried`.
+    pub(crate) fn merge(&mut self, part: Tallies, carried: Option<&[u8]>) {
+        for ((kind, pid, hour), n) in part.counts {
+            let key = match hour {
+                NO_HOUR => None,
+                CARRIED => carried.map(hour_key),
+                _ => Some(&part.hours[hour as usize][..]),
+            };
+            let hour = self.hour_id(key);
+            self.add_n(kind == 1, pid, hour, n);
+        }
+    }
+
+    /// The id of an hour key (NO_HOUR for none).
+    fn hour_id(&mut self, key: Option<&[u8]>) -> u32 {
+        let Some(key) = key else {
             return NO_HOUR;
         };
-        let key = hour_key(stamp);
         if self.last_hour.1 != NO_HOUR && self.last_hour.0 == key {
             return self.last_hour.1;
         }
@@ -99,6 +127,7 @@ impl Tallies {
 
     /// The counts by their full keys.
     pub(crate) fn to_map(&self) -> HashMap<TallyKey, u64> {
+        debug_assert!(self.counts.keys().all(|k| k.2 != CARRIED));
         self.counts
             .iter()
             .map(|(&(kind, pid, hour), &n)| {
@@ -131,5 +160,35 @@ mod tests {
         .into_iter()
         .collect();
         assert_eq!(t.to_map(), want);
+    }
+
+    #[test]
+    fn a_part_counted_apart_merges_with_its_carried_stamp() {
+        let mut whole = Tallies::new();
+        let mut first = Tallies::new();
+        let mut part = Tallies::new();
+        for t in [&mut whole, &mut first] {
+            t.add(false, Some(1), Some(b"11-27 10:00:01"));
+        }
+        // the part's first lines carry the stamp of the first part's last line
+        for received in [false, true] {
+            whole.add(received, Some(2), Some(b"11-27 10:00:01"));
+            part.add_carried(received, Some(2));
+        }
+        for t in [&mut whole, &mut part] {
+            t.add(false, Some(2), Some(b"2026-11-27 11:00:00"));
+            t.add(false, Some(1), Some(b"11-27 10:59:00"));
+            t.add(true, None, None);
+        }
+        first.merge(part, Some(b"11-27 10:00:01"));
+        assert_eq!(first.to_map(), whole.to_map());
+        let mut part = Tallies::new();
+        part.add_carried(true, None);
+        let mut none = Tallies::new();
+        none.merge(part, None);
+        assert_eq!(
+            none.to_map(),
+            [(("received", None, None), 1)].into_iter().collect()
+        );
     }
 }

@@ -143,3 +143,55 @@ pub(crate) fn literal_soup(literals: &[&[u8]], n: usize) -> impl Iterator<Item =
     ]);
     glue(frags, n)
 }
+
+/// A xorshift generator (fixed seeds: the same draws at every run).
+pub(crate) struct Rng(u64);
+
+impl Rng {
+    pub(crate) fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    /// A number below `n`.
+    pub(crate) fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+/// `n` log lines of the shapes the core tells apart: request lines with and without their own
+/// stamp and pid, id lines, failure lines, markup, runs of unstamped lines, long lines, blanks.
+pub(crate) fn log(rng: &mut Rng, n: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let (h, pid) = (rng.below(3) + 9, rng.below(3));
+        let line = match rng.below(14) {
+            0 => format!(
+                "(APIServer pid={pid}) INFO 11-27 {h:02}:00:01 [a.py:1] 127.0.0.1:5 - \
+                 \"POST /v1/chat/completions HTTP/1.1\" 200 OK"
+            ),
+            1 => format!("[2026-11-27 {h:02}:00:05] Received request r{pid} pid={pid}"),
+            2 => format!("Received request r{pid}"),
+            3 => format!("Generated response r{pid}: output: 'x', output_token_ids: [1, {h}]"),
+            4 => "Traceback (most recent call last):".into(),
+            5 => "openai_harmony.HarmonyError: unexpected tokens remaining".into(),
+            6 => "{\"content\": \"<|start|>assistant\"}".into(),
+            7 => format!("INFO 11-27 {h:02}:30:00 a stamp and nothing else"),
+            8 => "x".repeat(rng.below(300)),
+            9 => String::new(),
+            10 => "\r".into(),
+            11 => {
+                format!("2026-13-27 {h:02}:00:00 no valid stamp; srv request: POST /completion 1")
+            }
+            _ => "  File \"x.py\", line 1, in parse".into(),
+        };
+        out.extend_from_slice(line.as_bytes());
+        out.push(b'\n');
+    }
+    if rng.below(2) == 0 {
+        out.pop();
+    }
+    out
+}

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use memchr::memrchr;
 
 use crate::lines::{count_nl, line_start, CutStream};
-use crate::stamps::{stamp_vec, KnownStamps, Stamp};
+use crate::stamps::{stamp_vec, KnownStamps, MetaLines, Stamp};
 
 /// The text around one or more hit lines: from a line start up to `before` bytes before the
 /// first hit to the last line end within `after` bytes past the last one.
@@ -78,6 +78,7 @@ impl Windows {
         &mut self,
         s: &CutStream,
         known: &mut KnownStamps,
+        meta: &MetaLines,
         eof: bool,
     ) -> Vec<Window> {
         let mut out = Vec::new();
@@ -102,7 +103,13 @@ impl Windows {
             if let Some(p) = self.pending.take() {
                 out.push(window(s, p));
             }
-            let si = known.eff(s, h.ws_line - 1, (h.ws - off).wrapping_sub(1), usize::MAX);
+            let si = known.eff(
+                s,
+                meta,
+                h.ws_line - 1,
+                (h.ws - off).wrapping_sub(1),
+                usize::MAX,
+            );
             let stamp_before = known.stamp(si).clone();
             self.pending = Some(Pending {
                 start: h.ws,

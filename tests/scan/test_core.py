@@ -714,3 +714,67 @@ def test_the_native_core_is_built_wherever_cargo_is() -> None:
     if shutil.which("cargo") is None:
         pytest.skip("no Rust toolchain: the Python core is the one in use")
     assert native_available()
+
+
+# -- the Rust core on two threads --------------------------------------------------------------
+
+
+@given(data=st.data(), log=logs(), params=PARAMS, split=st.integers(1, 400))
+def test_native_two_threads_match_one_thread_and_reference(
+    data: st.DataObject, log: bytes, params: dict[str, Any], split: int
+) -> None:
+    """The lines of a feed() scanned in two parts on two threads (from `split` bytes on: on
+    these small logs, most feeds are split, at random line starts) give the same batches and
+    counts, feed by feed, as one thread and as the reference, wrapper meta included."""
+    chunks = data.draw(chunkings(log))
+    nlines = log.count(b"\n") + 1
+    meta_lines = sorted(data.draw(st.sets(st.integers(1, nlines), max_size=8)))
+    meta: Meta = [
+        (n, data.draw(st.sampled_from([None, b"2026-01-02 03:04:05"])), None) for n in meta_lines
+    ]
+    cores = (Core(**params), native_core(**params, threads=1), native_core(**params, split=split))
+    for i, chunk in enumerate(chunks):
+        feeds = [core.feed(chunk, meta if i == 0 else None) for core in cores]
+        assert feeds[2] == feeds[1] == feeds[0]
+        assert cores[2].stats() == cores[1].stats() == cores[0].stats()
+    assert cores[2].finish() == cores[1].finish() == cores[0].finish()
+    assert cores[2].stats() == cores[1].stats() == cores[0].stats()
+
+
+def test_a_large_log_scans_the_same_on_two_threads() -> None:
+    """A generated vLLM log (unstamped access lines carry the stamp before them, tracebacks)
+    fed in chunks above the Rust core's own threshold: two threads == one == the reference."""
+    from tests.scan.scoped_logs import vllm_log
+
+    text = vllm_log(3, requests=3000).text.encode()
+    chunk = 400 * 1024
+    chunks = [text[i : i + chunk] for i in range(0, len(text), chunk)]
+    results = [run(core, chunks) for core in (native_core(), native_core(threads=1), Core())]
+    assert results[0] == results[1] == results[2]
+    assert results[0][2].received_lines == 3000
+    assert sum(len(w.hit_lines) for w in results[0][0]) > 500  # the failures' lines
+
+
+def test_the_environment_chooses_the_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("harmony_doctor._native", reason="the Rust core is not built")
+    import os
+
+    from harmony_doctor.scan.core import THREADS_ENV, NativeCore, core_threads, make_core
+
+    for chosen in ("1", "2"):
+        monkeypatch.setenv(THREADS_ENV, chosen)
+        core = make_core(native=True)
+        assert isinstance(core, NativeCore) and core.threads == int(chosen)
+    assert isinstance(make_core(native=False), Core)
+    # unset (or not 1 or 2): two threads where the process may run on 3 CPUs or more
+    for unset in ("", "x"):
+        monkeypatch.setenv(THREADS_ENV, unset)
+        for cpus, threads in ((1, 1), (2, 1), (3, 2), (8, 2)):
+            mask = set(range(cpus))
+            monkeypatch.setattr(os, "sched_getaffinity", lambda _, mask=mask: mask, raising=False)
+            assert core_threads() == threads
+            core = make_core(native=True)
+            assert isinstance(core, NativeCore) and core.threads == threads
+    for bad in ({"threads": 3}, {"split": 0}):
+        with pytest.raises(ValueError):
+            native_core(**bad)
