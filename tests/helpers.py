@@ -78,3 +78,18 @@ def check_golden(name: str, actual: str) -> None:
         return
     expected = path.read_text()
     assert actual == expected, f"output differs from {path.name} (pytest --update-golden)"
+
+
+class Trickle:
+    """A stream handing out at most `size` bytes per read (as a pipe or a decompressor may):
+    the scan's chunks then end anywhere, inside lines and records."""
+
+    def __init__(self, data: bytes, size: int) -> None:
+        self.stream = io.BytesIO(data)
+        self.size = size
+
+    def read(self, size: int = -1, /) -> bytes:
+        return self.stream.read(self.size if size < 0 else min(size, self.size))
+
+    def close(self) -> None:
+        pass

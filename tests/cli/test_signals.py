@@ -322,15 +322,20 @@ start.main()
 """
 
 
-@pytest.mark.parametrize("number", list(ENDINGS))
-def test_a_signal_while_the_command_line_loads_ends_with_its_line(number: int) -> None:
-    child = subprocess.run(
-        [sys.executable, "-c", _LOADING.format(number=int(number))],
+def _scripted(script: str, number: int) -> subprocess.CompletedProcess[str]:
+    """`script` (which lands signal `number` somewhere in a run of `start.main`) in a child."""
+    return subprocess.run(
+        [sys.executable, "-c", script.format(number=int(number))],
         capture_output=True,
         text=True,
         timeout=60,
         preexec_fn=_default_signals,
     )
+
+
+@pytest.mark.parametrize("number", list(ENDINGS))
+def test_a_signal_while_the_command_line_loads_ends_with_its_line(number: int) -> None:
+    child = _scripted(_LOADING, number)
     code, line = ENDINGS[signal.Signals(number)]
     assert (child.returncode, child.stderr) == (code, line)
 
@@ -355,13 +360,7 @@ start.main()
 def test_a_signal_after_the_run_answered_ends_with_its_line(number: int) -> None:
     """Once the run has written its outputs and put its handlers back, a signal still gets its
     line and its code, not the default action's silent death."""
-    child = subprocess.run(
-        [sys.executable, "-c", _ANSWERED.format(number=int(number))],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        preexec_fn=_default_signals,
-    )
+    child = _scripted(_ANSWERED, number)
     code, line = ENDINGS[signal.Signals(number)]
     assert (child.returncode, child.stderr) == (code, line)
     assert child.stdout.startswith("harmony-doctor ")  # the run's own answer, whole

@@ -8,7 +8,6 @@ checked against the bytes themselves, and the Unwrapper's pieces against their o
 
 from __future__ import annotations
 
-import io
 from datetime import datetime
 
 import pytest
@@ -20,6 +19,7 @@ from harmony_doctor.inputs.wrappers import LineMeta, Unwrapper
 from harmony_doctor.native import NATIVE_ENV
 from harmony_doctor.scan.found import SourceScan
 from harmony_doctor.scan.source import scan_source
+from tests.helpers import Trickle
 from tests.inputs import wrapping
 from tests.scan.scoped_logs import vllm_log
 
@@ -49,23 +49,8 @@ FORMS: dict[str, bytes] = {
 }
 
 
-class _Trickle:
-    """A stream that hands out at most `size` bytes per read (as a pipe or a decompressor
-    may): the scan's chunks then end anywhere, inside lines and records."""
-
-    def __init__(self, data: bytes, size: int) -> None:
-        self.stream = io.BytesIO(data)
-        self.size = size
-
-    def read(self, size: int = -1, /) -> bytes:
-        return self.stream.read(self.size if size < 0 else min(size, self.size))
-
-    def close(self) -> None:
-        pass
-
-
 def _scan(data: bytes, size: int) -> SourceScan:
-    return scan_source(_Trickle(data, size), "x.log", REFERENCE, replay=True)
+    return scan_source(Trickle(data, size), "x.log", REFERENCE, replay=True)
 
 
 def _lines_in(data: bytes) -> int:

@@ -4,7 +4,6 @@ spill) are the events the whole-list path gives at the end, and memory does not 
 from __future__ import annotations
 
 import gzip
-import io
 import json
 from dataclasses import replace
 from datetime import datetime
@@ -30,24 +29,10 @@ from harmony_doctor.scan.run import scan
 from harmony_doctor.scan.source import META_REACH, scan_source
 from harmony_doctor.scan.spill import BATCH, EventSink
 from harmony_doctor.streams.diagnose import CleanStreams
+from tests.helpers import Trickle
 
 REFERENCE = datetime(2026, 11, 30)
 SAMPLES = Path(__file__).parents[2] / "samples"
-
-
-class _Trickle:
-    """A stream handing out at most `size` bytes per read: the scan's chunks (and so its
-    batches, and the points where events become final) fall anywhere."""
-
-    def __init__(self, data: bytes, size: int) -> None:
-        self.stream = io.BytesIO(data)
-        self.size = size
-
-    def read(self, size: int = -1, /) -> bytes:
-        return self.stream.read(self.size if size < 0 else min(size, self.size))
-
-    def close(self) -> None:
-        pass
 
 
 def _completion(n: int, bad: bool, pid: int) -> str:
@@ -98,7 +83,7 @@ def _whole(data: bytes, vocab: Any, size: int) -> list[ScanEvent]:
     options = ScanOptions()
     clean = CleanStreams(lambda: vocab, options.role)
     diagnose = completion_diagnosis(lambda: vocab, options, clean)
-    found = scan_source(_Trickle(data, size), "x.log", REFERENCE, True, clean, None, diagnose)
+    found = scan_source(Trickle(data, size), "x.log", REFERENCE, True, clean, None, diagnose)
     return merge_duplicates(list(source_events(found, lambda: vocab, options, clean)))
 
 
@@ -116,7 +101,7 @@ def _streamed(data: bytes, vocab: Any, size: int) -> tuple[list[ScanEvent], int]
         out.extend(streams[0].advance(floor))
 
     found = scan_source(
-        _Trickle(data, size), "x.log", REFERENCE, True, clean, None, diagnose, settled
+        Trickle(data, size), "x.log", REFERENCE, True, clean, None, diagnose, settled
     )
     early = len(out)
     out.extend((streams or [EventStream(found, lambda: vocab, options, clean)])[0].close())
