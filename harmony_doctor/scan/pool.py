@@ -21,6 +21,7 @@ PR_SET_PDEATHSIG = 1
 def stop(pool: ProcessPoolExecutor) -> None:
     """End the workers now (an interrupt, an error): not after the file each is reading."""
     workers = list((pool._processes or {}).values())  # no public way before Python 3.14
+    manager: threading.Thread | None = getattr(pool, "_executor_manager_thread", None)  # the same
     pool.shutdown(wait=False, cancel_futures=True)
     for worker in workers:
         with contextlib.suppress(OSError, ValueError):
@@ -28,9 +29,12 @@ def stop(pool: ProcessPoolExecutor) -> None:
     for worker in workers:
         with contextlib.suppress(OSError, ValueError, AssertionError):
             worker.join(timeout=5)
-    # The pool's own thread sees its workers gone and closes its pipes; wait for it, or
-    # concurrent.futures' exit hook may write to a pipe it is closing (a traceback at exit).
-    pool.shutdown(wait=True)
+    # The pool's own thread sees its workers gone and closes its wake-up pipe; wait for it,
+    # or concurrent.futures' exit hook may write to the pipe as it closes (Python 3.11 checks
+    # and writes without a lock: "Bad file descriptor" and a traceback at exit). The first
+    # shutdown dropped the pool's reference to the thread, so a second one would not wait.
+    if manager is not None:
+        manager.join(timeout=10)
 
 
 def start_tracker() -> None:

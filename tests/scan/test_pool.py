@@ -56,3 +56,21 @@ def test_only_python_handlers_in_the_main_thread_are_held() -> None:
         assert seen == [_raise]
     finally:
         signal.signal(signal.SIGUSR1, saved)
+
+
+def test_stopping_waits_for_the_pools_own_thread() -> None:
+    """Its wake-up pipe must be closed before the process exits: Python 3.11's exit hook writes
+    to it without a lock ("Bad file descriptor" and a traceback, seen after a SIGTERM)."""
+    import multiprocessing
+    import time
+    from concurrent.futures import ProcessPoolExecutor
+
+    from harmony_doctor.scan.pool import stop
+
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+    future = pool.submit(time.sleep, 30)
+    manager: threading.Thread | None = getattr(pool, "_executor_manager_thread", None)
+    assert manager is not None and manager.is_alive()
+    stop(pool)
+    assert not manager.is_alive()
+    assert future.cancelled() or future.exception() is not None
