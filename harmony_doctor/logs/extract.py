@@ -36,8 +36,14 @@ from typing import Final
 from harmony_doctor.faults.catalogue import FORM, FormName
 from harmony_doctor.logs.describe import describe, lmstudio_found
 from harmony_doctor.logs.lazy import Pattern
-from harmony_doctor.logs.lines import FRAME, Line, line_reader, structural
-from harmony_doctor.logs.messages import MessageHit, find_leak, hit_finder, holds_message
+from harmony_doctor.logs.lines import FRAME, Line, line_reader, native_counts, structural
+from harmony_doctor.logs.messages import (
+    MessageHit,
+    find_leak,
+    hit_finder,
+    holds_message,
+    native_hit_counts,
+)
 from harmony_doctor.logs.process import TRACEBACK_REACH, ProcessState
 from harmony_doctor.models import LogError
 
@@ -510,3 +516,9 @@ def _keys_agree(old: _Pending, new: _Pending) -> bool:
 
 def _stamps_differ(a: LogError, b: LogError) -> bool:
     return bool(a.timestamp and b.timestamp and a.timestamp != b.timestamp)
+
+
+def declined() -> int:
+    """Window lines (and texts) the Rust line reader and form search handed to Python so far
+    in this process (`logs.lines.native_counts`, `logs.messages.native_hit_counts`)."""
+    return sum(counts[1] for counts in (native_counts(), native_hit_counts()) if counts)

@@ -48,6 +48,7 @@ class SourceScan:
     # wrapped lines the Unwrapper read one by one in Python: how the source was read (it
     # depends on where chunks end), not what it holds, so reports compare without it
     python_lines: int = field(default=0, compare=False)
+    declined: int = field(default=0, compare=False)  # window lines Rust declined (FileReport)
     server: Server | None = None
     damage: str | None = None  # why the stream stopped early (damaged compressed data)
     bytes: int = 0
@@ -73,6 +74,7 @@ class Mark:
     received_lines: int
     tallies: dict[TallyKey, int]
     completed: Counter[tuple[int | None, str | None]]
+    declined: int = 0
 
 
 class Clock:

@@ -46,6 +46,10 @@ class FileReport:
     # of a wrapped log took the slow path (the benchmark fails a shape on it); how the file was
     # read, not what it holds, so reports compare without it
     python_lines: int = field(default=0, compare=False)
+    # failure-window lines and searched texts the Rust line reader and form search declined,
+    # read by Python instead (non-ASCII, paste damage, a form Rust matches only loosely; a
+    # line may count once for each); 0 without the Rust core
+    rust_declined: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)

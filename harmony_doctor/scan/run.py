@@ -8,7 +8,7 @@ import os
 import socket
 import stat
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -551,9 +551,8 @@ def file_scan(result: UnitResult, options: ScanOptions, origin: str) -> FileScan
         reasons.append(_cut(found.cut_lines))
     reason = "; ".join(reasons) or None
     failures, cut = result.failures, found.cut_lines
-    report = FileReport(
-        label, status, reason, found.bytes, lines, failures, cut, found.python_lines
-    )
+    report = FileReport(label, status, reason, found.bytes, lines, failures, cut)
+    report = replace(report, python_lines=found.python_lines, rust_declined=found.declined)
     return FileScan(tuple(result.events), tuple(_tallies(found, origin)), report, result.spill)
 
 

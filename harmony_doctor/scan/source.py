@@ -163,11 +163,13 @@ class _ErrorReader:
         self.read: deque[_Read] = deque()  # the windows read lately, for the errors' `_place`
         self.window_lines = 0  # lines in `read`
         self.hits_from = 0  # lines below this are no longer looked up in `read`
+        self.declined_from = 0  # logs.extract.declined() when the extractor was made
 
     def window(self, window: Window) -> None:
         if self.extractor is None:
-            from harmony_doctor.logs.extract import _Extractor
+            from harmony_doctor.logs.extract import _Extractor, declined
 
+            self.declined_from = declined()
             self.extractor = _Extractor()
         extractor = self.extractor
         lines = window.text.decode("utf-8", "replace").split("\n")
@@ -186,6 +188,15 @@ class _ErrorReader:
     def close(self) -> None:
         if self.extractor is not None:
             self._errors(self.extractor.close(self.fed_until))
+
+    def declined(self) -> int:
+        """Window lines the Rust reader or search declined in this source so far (counted as
+        windows are read: one at a rotated part's end may count in the next part)."""
+        if self.extractor is None:
+            return 0
+        from harmony_doctor.logs.extract import declined
+
+        return declined() - self.declined_from
 
     def floor(self, keep: int) -> int:
         """The lowest (unwrapped) line an error still to come can be on: one the extractor holds
@@ -349,6 +360,7 @@ class _SourceScanner:
             stats.received_lines,
             dict(stats.tallies),
             Counter(self.out.completed),
+            self.errors.declined(),
         )
 
     def _parts(
@@ -363,6 +375,7 @@ class _SourceScanner:
             part.bytes = mark.bytes - before.bytes
             part.cut_lines = mark.cut_lines - before.cut_lines
             part.python_lines = mark.python_lines - before.python_lines
+            part.declined = mark.declined - before.declined
             part.access_lines = mark.access_lines - before.access_lines
             part.received_lines = mark.received_lines - before.received_lines
             for key, n in mark.tallies.items():
@@ -464,6 +477,7 @@ class _SourceScanner:
             out.lines = stats.lines
         out.cut_lines = stats.cut_lines + self.unwrapper.cut_lines  # cut once: by one or other
         out.python_lines = self.unwrapper.python_lines
+        out.declined = self.errors.declined()
         out.access_lines = stats.access_lines
         out.received_lines = stats.received_lines
         for key, n in stats.tallies.items():
