@@ -62,6 +62,7 @@ if TYPE_CHECKING:
         UnreadFile,
         list_inputs,
         scan_inputs,
+        spill_directory,
         summarize_event_files,
         summarize_scan,
     )
@@ -126,6 +127,7 @@ __all__ = [
     "scan_rotated",
     "scan_stream",
     "shrink",
+    "spill_directory",
     "summarize",
     "summarize_event_files",
     "summarize_scan",
@@ -491,6 +493,7 @@ _LAZY = {
             "UnreadFile",
             "list_inputs",
             "scan_inputs",
+            "spill_directory",
             "summarize_event_files",
             "summarize_scan",
         ),

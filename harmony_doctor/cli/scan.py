@@ -6,7 +6,6 @@ import os
 import shutil
 import sys
 import tempfile
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -220,8 +219,9 @@ def _scanned_files(paths: list[str], listing: InputListing) -> list[InputFile]:
 @contextmanager
 def _spill_directory() -> Iterator[Path]:
     """A temporary directory for the scan's spill, named, not made (the first batch written
-    makes it: a scan with few failures never does), removed on the way out."""
-    path = Path(tempfile.gettempdir()) / f"harmony-doctor-spill-{uuid.uuid4().hex}"
+    makes it: a scan with few failures never does), removed on the way out; those killed scans
+    left there are removed first."""
+    path = hd.spill_directory(Path(tempfile.gettempdir()))
     try:
         yield path
     finally:

@@ -80,6 +80,16 @@ def scan_inputs(
     return scan(listing.sources, options or ScanOptions(), listing.skipped, None, told, spill)
 
 
+def spill_directory(parent: Path) -> Path:
+    """A new spill directory's path under `parent` (not made: the first batch written makes
+    it), for `scan_inputs`; the spills that killed scans left there are removed first
+    (scan/spill.py `sweep`)."""
+    from harmony_doctor.scan.spill import spill_path, sweep
+
+    sweep(parent)
+    return spill_path(parent)
+
+
 def _progress_of(unit: UnitResult) -> ScanProgress:
     """The record of one input done, from the scan's own (which crosses processes)."""
     source = unit.source

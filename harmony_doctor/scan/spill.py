@@ -4,13 +4,19 @@ to a spill directory as an Arrow IPC file (scan/summary.py's events frame), or, 
 directory, kept as records (library calls that want `ScanResult.events`).
 
 The spill directory belongs to the caller (the CLI's scan names a temporary one, made by the
-first batch written, and removes it on every way out a process can answer: SIGKILL leaves it);
-an EventSpill only names its files, so it crosses processes cheaply.
+first batch written, and removes it on every way out a process can answer; one that SIGKILL or
+the out-of-memory killer left is removed by the next scan: `spill_path`, `sweep`); an
+EventSpill only names its files, so it crosses processes cheaply.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+import re
+import shutil
 import socket
+import stat
 import uuid
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
@@ -140,3 +146,56 @@ def spilled(events: list[ScanEvent], directory: Path) -> EventSpill:
 def _found_any(found: SourceScan) -> bool:
     """Whether a source found anything yet (one that finds nothing loads no diagnosis)."""
     return bool(found.errors or found.completions or found.replayed or found.rejected)
+
+
+_SPILL = re.compile(r"harmony-doctor-spill-([0-9a-f]{8})-([0-9]{1,10})-[0-9a-f]{32}")
+
+
+def spill_path(parent: Path) -> Path:
+    """A new spill directory's path under `parent` (not made): this host's and this process's
+    marks in its name, so that `sweep` can tell one whose scan was killed."""
+    return parent / f"harmony-doctor-spill-{_host()}-{os.getpid()}-{uuid.uuid4().hex}"
+
+
+def sweep(parent: Path) -> list[Path]:
+    """Remove the spill directories under `parent` that killed scans left (SIGKILL, the
+    out-of-memory killer): named by this host, owned by this user, their process gone. Another
+    host's (a shared temporary directory) and a running scan's are left. The paths removed."""
+    if not hasattr(os, "getuid"):
+        return []
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return []
+    removed = []
+    for entry in entries:
+        name = _SPILL.fullmatch(entry.name)
+        if name is None or name[1] != _host():
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and _gone(int(name[2])):
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed.append(Path(entry.path))
+    return removed
+
+
+def _host() -> str:
+    name = socket.gethostname().encode(errors="surrogateescape")
+    return hashlib.blake2s(name, digest_size=4).hexdigest()
+
+
+def _gone(pid: int) -> bool:
+    """Whether no process has this pid (0 and pids past the system's range count as running:
+    nothing is removed on a doubt)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except (OSError, OverflowError):
+        return False
+    return False

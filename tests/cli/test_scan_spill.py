@@ -5,6 +5,9 @@ too."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -103,3 +106,36 @@ def test_a_spill_that_cannot_be_written_ends_the_scan_in_one_line(
     assert result.stderr.startswith("harmony-doctor: error: cannot write the failures found to ")
     assert "(No space left on device)" in result.stderr and result.stderr.count("\n") == 1
     assert list(temporary.iterdir()) == []
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_spills_killed_scans_left_are_removed_by_the_next(tmp_path: Path, temporary: Path) -> None:
+    """SIGKILL (or the out-of-memory killer) leaves a scan's spill behind; the next scan removes
+    it, and only it: not a running scan's, another host's, another user's or anything else."""
+    killed = spilling.spill_path(temporary)
+    stale = killed.with_name(killed.name.replace(f"-{os.getpid()}-", f"-{_dead_pid()}-"))
+    running = spilling.spill_path(temporary)  # this process's: alive
+    host = stale.name.split("-")[3]
+    elsewhere = stale.with_name(stale.name.replace(f"-{host}-", "-00000000-"))
+    unlike = temporary / "harmony-doctor-spill-notes"
+    for directory in (stale, running, elsewhere, unlike):
+        directory.mkdir()
+        (directory / "x.arrow").write_bytes(b"batch")
+    linked = stale.with_name(stale.name[:-4] + "beef")
+    linked.symlink_to(unlike)  # a link is never followed nor removed
+    kept = [running, elsewhere, unlike, linked]
+    if os.getuid() == 0:  # another user's, stale too: root can make one
+        foreign = stale.with_name(stale.name[:-4] + "f00d")
+        foreign.mkdir()
+        os.chown(foreign, 65534, 65534)
+        kept.append(foreign)
+    log = tmp_path / "app.log"
+    log.write_bytes(_log(3))
+    assert run(["scan", str(log)]).exit_code == 1
+    assert sorted(p.name for p in temporary.iterdir()) == sorted(p.name for p in kept)
+    assert spilling.sweep(temporary) == []  # nothing else to remove
