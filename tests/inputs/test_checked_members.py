@@ -71,7 +71,29 @@ def _verified(data: bytes, engine: Callable[[], Any], error: type[Exception]) ->
 
 
 def _verified_gzip(data: bytes) -> tuple[bytes, bool]:
-    return _verified(data, lambda: zlib.decompressobj(wbits=31), zlib.error)
+    return _verified(data, lambda: _GzipMember(), zlib.error)
+
+
+class _GzipMember:
+    """zlib's gzip reader, but for the header's reserved flag bits (5-7): zlib refuses a member
+    with one set, Python's gzip and ISA-L read it, and the member's CRC-32 still checks every
+    byte of its data: a flipped reserved bit changes no line, and the scan reads it as `ok`."""
+
+    def __init__(self) -> None:
+        self.inner = zlib.decompressobj(wbits=31)
+
+    def decompress(self, data: bytes) -> bytes:
+        if data[:3] == b"\x1f\x8b\x08" and len(data) > 3:
+            data = data[:3] + bytes([data[3] & 0x1F]) + data[4:]
+        return self.inner.decompress(data)
+
+    @property
+    def eof(self) -> bool:
+        return self.inner.eof
+
+    @property
+    def unused_data(self) -> bytes:
+        return self.inner.unused_data
 
 
 def _verified_zstd(data: bytes) -> tuple[bytes, bool]:
