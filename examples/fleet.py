@@ -85,7 +85,7 @@ def write_events(result: hd.ScanResult, path: Path) -> list[str]:
     (for `harmony-doctor report`); the errors of those that could not be written."""
     from harmony_doctor.output.tables import write_event_tables
 
-    events = hd.frames(result)[0]
+    events = hd.scan_events(result)  # a batch at a time: held ones, then the spill's files
     return write_event_tables(events, hd.tally_table(result), path, hd.requests_path(path))
 
 

@@ -56,11 +56,13 @@ if TYPE_CHECKING:
     from harmony_doctor.scan.records import FileReport, FileScan, ScanOptions, ScanResult
     from harmony_doctor.scan.service import (
         EventFilesSummary,
+        EventFrames,
         InputListing,
         ScanProgress,
         Summary,
         UnreadFile,
         list_inputs,
+        scan_events,
         scan_inputs,
         spill_directory,
         summarize_event_files,
@@ -72,6 +74,7 @@ __all__ = [
     "Diagnosis",
     "DoctorError",
     "EventFilesSummary",
+    "EventFrames",
     "ExplainedLog",
     "ExplainedStream",
     "FileReport",
@@ -121,6 +124,7 @@ __all__ = [
     "render_chat",
     "requests_path",
     "scan_core",
+    "scan_events",
     "scan_file",
     "scan_inputs",
     "scan_paths",
@@ -486,12 +490,14 @@ _LAZY = {
     # inputs listed, a scan with progress, and the one summary scan and report print
     **dict.fromkeys(
         (
+            "EventFrames",
             "EventFilesSummary",
             "InputListing",
             "ScanProgress",
             "Summary",
             "UnreadFile",
             "list_inputs",
+            "scan_events",
             "scan_inputs",
             "spill_directory",
             "summarize_event_files",

@@ -10,6 +10,7 @@ from collections import Counter
 from datetime import datetime
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 import harmony_doctor as hd
@@ -156,7 +157,9 @@ def test_summarize_scan_is_scans_table_totals_and_days(tmp_path: Path) -> None:
     days = sorted(Counter(e.timestamp[:10] for e in result.events if e.timestamp).items())
     assert list(summary.days) == days and len(summary.days) == 3
     events, requests = hd.frames(result)
-    assert summary.events.equals(events) and summary.requests.equals(requests)
+    assert summary.events.lazy().collect().equals(events) and summary.requests.equals(requests)
+    assert pl.concat(list(summary.events.batches())).equals(events)
+    assert summary.first.equals(events.head(100)) and summary.folded["n"].sum() == events.height
     assert summary.files == result.files
     empty = hd.summarize_scan(hd.merge([]))
     assert empty.days == () and empty.totals["failures"] == 0 and empty.table.height == 0

@@ -99,7 +99,7 @@ def report(
         fail(error)
     if read.unread or failed:
         return ExitCode.ERROR
-    return ExitCode.FINDINGS if found.events.height and not exit_zero else ExitCode.CLEAN
+    return ExitCode.FINDINGS if found.totals["failures"] and not exit_zero else ExitCode.CLEAN
 
 
 def _event_files(inputs: list[str]) -> list[InputFile]:

@@ -157,20 +157,20 @@ def scan(
     )
     # Events go to a spill on disk as they become final (memory bounded by the batch, not by
     # the failures); it is removed on every way out, a signal's included (cli/signals.py).
+    failed: list[str] = []
     with _spill_directory() as spill:
         with _progress(listing.bytes) as progress:
             result = hd.scan_inputs(listing, options, progress, spill)
-        found = hd.summarize_scan(result, keys)  # its frames read the spill back: built here
-    failed: list[str] = []
-    if summary_path is not None or events_path is not None:  # the writers load for an export
-        from harmony_doctor.output import tables as export
+        found = hd.summarize_scan(result, keys)  # folds the spill's events: built here
+        if summary_path is not None or events_path is not None:  # the writers load for these
+            from harmony_doctor.output import tables as export
 
-        failed += export.write_tables([(summary_path, lambda: found.table)])
-        if events_path is not None:  # one unit: report refuses tallies that are not its events'
-            tallies = hd.requests_path(events_path)
-            failed += export.write_event_tables(
-                found.events, hd.tally_table(result), events_path, tallies
-            )
+            failed += export.write_tables([(summary_path, lambda: found.table)])
+            if events_path is not None:  # one unit: report refuses tallies not its events'
+                tallies = hd.requests_path(events_path)
+                failed += export.write_event_tables(
+                    found.events, hd.tally_table(result), events_path, tallies
+                )  # read from the spill a batch at a time, before it is removed
     step_summary = step_summary_path(output)
     operator = operator_view("scan", found, output, step_summary, prometheus_path, html_path)
     failed += write_operator_outputs(operator, step_summary, prometheus_path, html_path, top)

@@ -47,15 +47,15 @@ def _rate(value: float | None) -> str:
 def workflow_commands(summary: OperatorSummary, limit: int = ANNOTATION_LIMIT) -> str:
     """One `::error` (or `::warning`) per failure, at its file and line, then a closing notice
     with the totals; the text ends with a newline."""
-    events = summary.events
     lines = []
-    rows = events.select("file", "line", "code", "severity", "message", "pattern").head(limit)
+    columns = ("file", "line", "code", "severity", "message", "pattern")
+    rows = summary.first.select(columns).head(limit)  # the summary keeps the first ones whole
     for file, line, code, severity, message, pattern in rows.iter_rows():
         name = "warning" if severity == "warning" else "error"
         properties = {"file": text(file), "line": text(line), "title": text(code)}
         lines.append(_command(name, properties, text(message) or text(pattern)))
-    if events.height > limit:
-        more = events.height - limit
+    more = summary.totals["failures"] - rows.height
+    if more > 0:
         lines.append(_command("notice", {}, f"{more} more failure(s) not annotated"))
     totals = summary.totals
     lines.append(

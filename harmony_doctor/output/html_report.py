@@ -137,15 +137,17 @@ def _example_link(file: str, line: object) -> str:
 def _patterns(summary: OperatorSummary, top: int) -> str:
     """The most frequent templates (code and pattern), each with its first failure: where it
     is and what it said."""
-    events = summary.events
-    if not events.height:
+    folded = summary.folded
+    if not folded.height:
         return '<p class="note">No failures.</p>'
     tally: Counter[tuple[str, str]] = Counter()
     example: dict[tuple[str, str], tuple[str, object, str]] = {}
-    for c, p, f, n, m in events.select("code", "pattern", "file", "line", "message").iter_rows():
+    columns = ("code", "pattern", "file", "line", "message", "n")
+    for c, p, f, line, m, n in folded.select(columns).iter_rows():
         key = (text(c), text(p))
-        tally[key] += 1
-        example.setdefault(key, (text(f), n, text(m)))
+        tally[key] += n
+        example.setdefault(key, (text(f), line, text(m)))
+    total = tally.total()
     head = (
         "<tr><th>code</th><th>pattern</th><th class='n'>count</th><th class='n'>share</th>"
         "<th>example</th></tr>"
@@ -156,7 +158,7 @@ def _patterns(summary: OperatorSummary, top: int) -> str:
         said = message if len(message) <= 200 else message[:199] + "…"
         rows.append(
             f"<tr><td>{esc(code)}</td><td><code>{esc(pattern)}</code></td>"
-            f'<td class="n">{n:,}</td><td class="n">{esc(percent(n / events.height))}</td>'
+            f'<td class="n">{n:,}</td><td class="n">{esc(percent(n / total))}</td>'
             f"<td>{_example_link(file, line)}<br><code>{esc(said)}</code></td></tr>"
         )
     return f'<table class="patterns"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
@@ -181,7 +183,7 @@ def _groups(summary: OperatorSummary, top: int) -> str:
 
 
 def _origins(summary: OperatorSummary) -> str:
-    has_origin = "origin" in summary.events.columns or "origin" in summary.requests.columns
+    has_origin = "origin" in summary.folded.columns or "origin" in summary.requests.columns
     rows_in = per_origin(summary)
     if not has_origin or all(r.origin == NO_ORIGIN for r in rows_in):
         return ""
@@ -213,7 +215,7 @@ def _files(summary: OperatorSummary) -> str:
 
 def _charts(summary: OperatorSummary) -> str:
     """The rate over time by code and by origin, then failures over time (rated or not)."""
-    hours = [series.hour_of(h) for h in summary.events["hour"].to_list()]
+    hours = [series.hour_of(h) for h in summary.folded["hour"].to_list()]
     if summary.requests.height:
         hours += [series.hour_of(h) for h in summary.requests["hour"].to_list()]
     unit = series.unit_of(hours)

@@ -18,17 +18,18 @@ NO_ORIGIN = ""
 
 @dataclass(frozen=True)
 class OperatorSummary:
-    """The summary scan and report print, plus the rows behind it (events and request tallies).
-
-    `events` is `scan.summary.events_frame`'s shape (read back from event files by report);
-    `requests` is `requests_frame`'s, possibly empty. Either may carry an `origin` column."""
+    """The summary scan and report print, plus the rows behind it: the events folded
+    (scan/fold.py: a row per code, file, process, hour..., standing for `n` events), the first
+    events whole (`first`: `scan.summary.events_frame`'s shape, as many as annotations show)
+    and the request tallies (`requests_frame`'s shape, possibly empty)."""
 
     title: str
     keys: tuple[str, ...]
     totals: dict[str, Any]
     groups: list[dict[str, Any]]
     files: list[dict[str, Any]]
-    events: pl.DataFrame
+    folded: pl.DataFrame
+    first: pl.DataFrame
     requests: pl.DataFrame
 
 
@@ -36,7 +37,14 @@ def operator_summary(title: str, summary: Summary) -> OperatorSummary:
     """The operator outputs' view of the summary `title` (scan or report) printed."""
     files = [asdict(f) for f in summary.files]
     return OperatorSummary(
-        title, summary.keys, summary.totals, summary.groups, files, summary.events, summary.requests
+        title,
+        summary.keys,
+        summary.totals,
+        summary.groups,
+        files,
+        summary.folded,
+        summary.first,
+        summary.requests,
     )
 
 
@@ -86,5 +94,5 @@ def per_origin(summary: OperatorSummary) -> list[OriginRow]:
 
     return [
         OriginRow(text(r.origin), r.failures, r.requests, r.rate, r.unrated)
-        for r in origin_rates(summary.events, summary.requests)
+        for r in origin_rates(summary.folded, summary.requests)
     ]

@@ -27,12 +27,12 @@ def prometheus_registry(summary: OperatorSummary, now: float) -> CollectorRegist
         ["code", "kind", "server", "origin"],
         registry=registry,
     )
-    events = summary.events
-    columns = [events[c].to_list() for c in ("code", "kind", "server")]
+    folded = summary.folded
+    rows = folded.select("code", "kind", "server", "n").iter_rows()
     tally: dict[tuple[str, ...], int] = {}
-    for code, kind, server, origin in zip(*columns, origins(events), strict=True):
+    for (code, kind, server, n), origin in zip(rows, origins(folded), strict=True):
         key = (text(code), text(kind), text(server), origin)
-        tally[key] = tally.get(key, 0) + 1
+        tally[key] = tally.get(key, 0) + n
     for labels, count in tally.items():
         failures.labels(*labels).set(count)
 

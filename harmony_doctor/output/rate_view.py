@@ -165,7 +165,8 @@ def _spark(row: list[tuple[int, int]], highest: float) -> Text:
 
 
 def hourly_rates_view(events: pl.DataFrame, requests: pl.DataFrame) -> OnTerminal:
-    """The sparkline of a summary's frames, computed only when shown on a terminal."""
+    """The sparkline of a summary's frames (events as a frame or folded), computed only when
+    shown on a terminal."""
     from harmony_doctor.scan.hourly import hourly_rates
 
     return OnTerminal(lambda width: rate_view(hourly_rates(events, requests), width))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import itertools
 import json
 import math
 import os
@@ -37,6 +38,8 @@ from harmony_doctor.scan.event_files import (
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from harmony_doctor.scan.service import EventFrames
 
 # Formula characters, and the quote itself: `'=x` and `=x` must not be written alike.
 _QUOTED_STARTS = tuple(QUOTED_STARTS)
@@ -70,7 +73,7 @@ def write_tables(targets: Sequence[tuple[Path | None, Callable[[], pl.DataFrame]
 
 
 def write_event_tables(
-    events: pl.DataFrame, tallies: pl.DataFrame, path: Path, beside: Path
+    events: EventFrames, tallies: pl.DataFrame, path: Path, beside: Path
 ) -> list[str]:
     """`write_events`, with its failure as the one-line error write_tables gives."""
     try:
@@ -147,15 +150,43 @@ def _atomic(path: Path, binary: bool = False) -> Iterator[Any]:
             raise
 
 
-def write_events(events: pl.DataFrame, tallies: pl.DataFrame, path: Path, beside: Path) -> None:
+def write_events(events: EventFrames, tallies: pl.DataFrame, path: Path, beside: Path) -> None:
     """An events file and its request tallies as one unit: the events are written under a
     temporary name, the tallies then carry the SHA-256 of those bytes (EVENTS_DIGEST) and are
     renamed, and the events are renamed last. Interrupted anywhere, a reader sees both old,
-    or tallies whose digest is not its events' (which report refuses), never a silent mix."""
+    or tallies whose digest is not its events' (which report refuses), never a silent mix.
+    The events are written a batch at a time (Parquet through polars' streaming sink): memory
+    does not grow with them."""
     kind = export_format(path)
     with _atomic(path, binary=True) as temporary:
-        _write_into(events, temporary, kind, path)
+        if kind == "parquet":
+            _sink_parquet(events, temporary, path)
+        else:
+            with open(temporary, "w", newline="", encoding="utf-8") as stream:
+                _write_text_batches(events.batches(), events.head(0).columns, kind, stream)
         write_table(with_digest(tallies, file_digest(temporary)), beside)
+
+
+def _sink_parquet(events: EventFrames, temporary: Path, path: Path) -> None:
+    import polars as pl
+
+    try:
+        rows = _rows_for(events.head(_SAMPLE_ROWS))
+        events.lazy().sink_parquet(temporary, row_group_size=rows)
+    except pl.exceptions.PolarsError as exc:
+        detail = " ".join(str(exc).split())[:200]
+        raise OutputError(f"cannot write {path}: {detail}") from None
+
+
+def _write_text_batches(
+    batches: Iterator[pl.DataFrame], columns: list[str], kind: str, stream: TextIO
+) -> None:
+    """CSV (one header) or JSONL rows of every batch, in order."""
+    if kind == "csv":
+        write_csv(columns, itertools.chain.from_iterable(f.iter_rows() for f in batches), stream)
+        return
+    for frame in batches:
+        _jsonl_rows(frame, stream)
 
 
 def _write_into(frame: pl.DataFrame, temporary: Path, kind: str, path: Path) -> None:
@@ -174,6 +205,7 @@ def _write_into(frame: pl.DataFrame, temporary: Path, kind: str, path: Path) -> 
 
 
 ROW_GROUP_BYTES = 64 * 1024 * 1024  # a quarter of what `report` reads in one row group
+_SAMPLE_ROWS = 4096  # events sized to choose the row groups of a file written in streaming
 
 
 def _row_group_rows(frame: pl.DataFrame) -> int:
@@ -183,15 +215,24 @@ def _row_group_rows(frame: pl.DataFrame) -> int:
     size = int(frame.estimated_size())
     if frame.height == 0 or size <= ROW_GROUP_BYTES:
         return max(frame.height, 1)
-    return max(1, frame.height * ROW_GROUP_BYTES // size)
+    return _rows_for(frame)
+
+
+def _rows_for(sample: pl.DataFrame) -> int:
+    """Rows of about ROW_GROUP_BYTES, judged by `sample`'s size per row."""
+    return max(1, sample.height * ROW_GROUP_BYTES // max(int(sample.estimated_size()), 1))
 
 
 def _write_text_table(frame: pl.DataFrame, kind: str, stream: TextIO) -> None:
     if kind == "csv":
         write_csv(frame.columns, frame.iter_rows(), stream)
     else:
-        for row in frame.iter_rows(named=True):
-            stream.write(json.dumps(_json_safe(row), ensure_ascii=False) + "\n")
+        _jsonl_rows(frame, stream)
+
+
+def _jsonl_rows(frame: pl.DataFrame, stream: TextIO) -> None:
+    for row in frame.iter_rows(named=True):
+        stream.write(json.dumps(_json_safe(row), ensure_ascii=False) + "\n")
 
 
 def write_table(frame: pl.DataFrame, path: Path) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harmony_doctor.scan.summary import scoped
+from harmony_doctor.scan.scopes import scoped
 
 if TYPE_CHECKING:
     import polars as pl
@@ -71,7 +71,7 @@ def hourly_rates(events: pl.DataFrame, requests: pl.DataFrame) -> HourlyRates:
         series.setdefault((origin, name), []).append(HourRate(hour, int(n), int(failed)))
     unrated: dict[tuple[str | None, str], int] = {}
     if found.events.height:
-        missed = found.events.filter(~pl.col("rated")).group_by(process).agg(pl.len())
+        missed = found.events.filter(~pl.col("rated")).group_by(process).agg(pl.col("n").sum())
         for origin, name, n in missed.iter_rows():
             unrated[(origin, name)] = int(n)
     ordered = sorted(series.items(), key=lambda kv: (kv[0][0] or "", kv[0][1]))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
@@ -80,6 +81,14 @@ class EventSpill:
                 for path, server in self.files
             ]
         )
+
+    def batches(self) -> Iterator[pl.DataFrame]:
+        """The events frame a file at a time (each holds at most a spill batch of events)."""
+        import polars as pl
+
+        for path, server in self.files:
+            frame = pl.read_ipc(path)
+            yield frame.with_columns(pl.col("server").fill_null(pl.lit(server, dtype=pl.Utf8)))
 
     def events(self) -> tuple[ScanEvent, ...]:
         """The events as records: as many Python objects as events (for library callers)."""

@@ -5,14 +5,14 @@ failures per day), built the same way from a scan and from event files read back
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harmony_doctor.inputs.files import Skipped, Source
-from harmony_doctor.scan.records import FileReport, FileScan, ScanOptions, ScanResult
+from harmony_doctor.scan.records import EventSpill, FileReport, FileScan, ScanOptions, ScanResult
 from harmony_doctor.scan.summary import file_size
 
 if TYPE_CHECKING:
@@ -97,22 +97,69 @@ def _progress_of(unit: UnitResult) -> ScanProgress:
     return ScanProgress(source.label, read, unit.failures)
 
 
-# What a summary's frames are made from, on first use: the grouped table, events, tallies.
-Frames = tuple["pl.DataFrame", "pl.DataFrame", "pl.DataFrame"]
+# A summary's frames, made on first use: the grouped table, the events folded (scan/fold.py),
+# the request tallies, and the first events whole.
+Frames = tuple["pl.DataFrame", "pl.DataFrame", "pl.DataFrame", "pl.DataFrame"]
+# Events a summary keeps whole, for what shows them one by one (GitHub annotations show 50).
+FIRST_EVENTS = 100
+
+
+@dataclass(frozen=True)
+class EventFrames:
+    """Every event of a scan (or of event files read back), in order, as events frames
+    (scan/summary.py events_frame), a batch at a time: a frame held in memory, then the files
+    of a spill, never all in memory at once. Only names and a frame: it pickles."""
+
+    frame: pl.DataFrame | None = None
+    spill: EventSpill | None = None
+
+    def batches(self) -> Iterator[pl.DataFrame]:
+        if self.frame is not None and self.frame.height:
+            yield self.frame
+        if self.spill is not None:
+            yield from self.spill.batches()
+
+    def lazy(self) -> pl.LazyFrame:
+        """The same as one lazy frame (a sink reads it in streaming)."""
+        import polars as pl
+
+        from harmony_doctor.scan.summary import events_frame
+
+        held = self.frame if self.frame is not None else events_frame(())
+        spilled = self.spill.lazy() if self.spill is not None else None
+        return held.lazy() if spilled is None else pl.concat([held.lazy(), spilled])
+
+    def head(self, n: int) -> pl.DataFrame:
+        """The first `n` events (or all, if fewer)."""
+        import polars as pl
+
+        from harmony_doctor.scan.summary import events_frame
+
+        taken = [events_frame(())]
+        rows = 0
+        for batch in self.batches():
+            if rows >= n:
+                break
+            taken.append(batch.head(n - rows))
+            rows += taken[-1].height
+        return pl.concat(taken)
 
 
 @dataclass(frozen=True)
 class Summary:
     """What `scan` and `report` print: the grouped table, the totals line (a JSON contract:
     files, bytes, lines, requests, failures, rate, skipped, partial, rate_note, unrated,
-    clock), failures per day, the inputs, and the events and request tallies behind them
-    (`frames`' schema). The three frames are built with polars on first use: a scan that found
-    no failure and counted no request has its totals, days and groups without them."""
+    clock), failures per day, the inputs, every event (`events`, read a batch at a time) and
+    the frames behind the table: the events folded (a row per code, file, process, hour...:
+    memory by the groups, not by the failures), the request tallies, the first events whole.
+    The frames are built with polars on first use: a scan that found no failure and counted
+    no request has its totals, days and groups without them."""
 
     keys: tuple[str, ...]
     totals: dict[str, Any]
     days: tuple[tuple[str, int], ...]
     files: tuple[FileReport, ...]
+    events: EventFrames = field(repr=False, compare=False)
     build: Callable[[], Frames] = field(repr=False, compare=False)
     # False: there was nothing to aggregate (no event, no tally), and `groups` needs no frame.
     aggregated: bool = True
@@ -127,12 +174,18 @@ class Summary:
         return self._frames[0]
 
     @property
-    def events(self) -> pl.DataFrame:
+    def folded(self) -> pl.DataFrame:
+        """The events folded (scan/fold.py FOLD_KEYS, `n` events a row)."""
         return self._frames[1]
 
     @property
     def requests(self) -> pl.DataFrame:
         return self._frames[2]
+
+    @property
+    def first(self) -> pl.DataFrame:
+        """The first FIRST_EVENTS events, every column (events_frame's)."""
+        return self._frames[3]
 
     @property
     def groups(self) -> list[dict[str, Any]]:
@@ -142,25 +195,30 @@ class Summary:
 
 def summary_of(
     files: Sequence[FileReport],
-    events: pl.DataFrame,
+    events: EventFrames,
     requests: pl.DataFrame,
     keys: tuple[str, ...],
 ) -> Summary:
-    """The one way a summary is made, from a scan's frames or event files read back: the table
-    and the totals by scan/summary.py's rule (a failure counts in a rate only in its scope:
-    the requests of its process and hour; others are unrated), the days from the events'
-    `day` column."""
-    from harmony_doctor.scan.summary import frame_totals, summarize_frames
+    """The one way a summary is made, from a scan's events or event files read back: the
+    events folded a batch at a time, then the table and the totals by scan/summary.py's rule
+    (a failure counts in a rate only in its scope: the requests of its process and hour;
+    others are unrated), the days from the events' `day` column."""
+    from harmony_doctor.scan.fold import fold_batches
+    from harmony_doctor.scan.summary import events_frame, frame_totals, summarize_frames
 
-    table = summarize_frames(events, requests, keys)
-    totals = frame_totals(files, events, requests)
-    days = failures_per_day(events)
-    return Summary(keys, totals, days, tuple(files), partial(_given, (table, events, requests)))
+    folded = fold_batches(events_frame(()), events.batches())
+    table = summarize_frames(folded, requests, keys)
+    totals = frame_totals(files, folded, requests)
+    days = failures_per_day(folded)
+    frames = (table, folded, requests, events.head(FIRST_EVENTS))
+    return Summary(keys, totals, days, tuple(files), events, partial(_given, frames))
 
 
-def failures_per_day(events: pl.DataFrame) -> tuple[tuple[str, int], ...]:
+def failures_per_day(folded: pl.DataFrame) -> tuple[tuple[str, int], ...]:
     """(day, failures) in date order; events without a time count in no day."""
-    days = events["day"].drop_nulls().value_counts().sort("day")
+    import polars as pl
+
+    days = folded.drop_nulls("day").group_by("day").agg(pl.col("n").sum()).sort("day")
     return tuple((str(day), int(count)) for day, count in days.rows())
 
 
@@ -171,26 +229,26 @@ def summarize_scan(result: ScanResult | FileScan, by: Sequence[str] = ("code",))
     from harmony_doctor.scan.summary import group_keys, totals_line
 
     keys = group_keys(by)
+    events = scan_events(result)
     if result.failures or result.requests:
-        return summary_of(result.files, *_scan_frames(result), keys)
+        return summary_of(result.files, events, _tallies(result), keys)
     files = tuple(result.files)
     frames = partial(_nothing_frames, result, keys)
-    return Summary(keys, totals_line(files), (), files, frames, aggregated=False)
+    return Summary(keys, totals_line(files), (), files, events, frames, aggregated=False)
 
 
-def _scan_frames(result: ScanResult | FileScan) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The events frame (those held, then those spilled, read back as a frame: never a record
-    per event) and the tallies frame."""
-    import polars as pl
+def scan_events(result: ScanResult | FileScan) -> EventFrames:
+    """A scan's events as frames: those held, then those spilled, read back a file at a time
+    (never a record per event)."""
+    from harmony_doctor.scan.summary import events_frame
 
-    from harmony_doctor.scan.summary import events_frame, requests_frame
+    return EventFrames(events_frame(result.held) if result.held else None, result.spill)
 
-    events = events_frame(result.held)
-    spilled = result.spill.lazy() if result.spill is not None else None
-    if spilled is not None:
-        read = spilled.collect()
-        events = pl.concat([events, read]) if events.height else read
-    return events, requests_frame(result.requests)
+
+def _tallies(result: ScanResult | FileScan) -> pl.DataFrame:
+    from harmony_doctor.scan.summary import requests_frame
+
+    return requests_frame(result.requests)
 
 
 def _given(frames: Frames) -> Frames:
@@ -200,10 +258,8 @@ def _given(frames: Frames) -> Frames:
 
 def _nothing_frames(result: ScanResult | FileScan, keys: tuple[str, ...]) -> Frames:
     """The frames of a scan that found nothing, made as every summary's are."""
-    from harmony_doctor.scan.summary import summarize_frames
-
-    events, requests = _scan_frames(result)
-    return summarize_frames(events, requests, keys), events, requests
+    summary = summary_of(result.files, scan_events(result), _tallies(result), keys)
+    return summary.table, summary.folded, summary.requests, summary.first
 
 
 @dataclass(frozen=True)
@@ -253,7 +309,7 @@ def summarize_event_files(
             for r in event_file_reports(read.paths, read.counts)
         ]
     requests = requests_view(read.tallies) if read.tallies is not None else requests_frame(())
-    summary = summary_of(reports, read.frame, requests, keys)
+    summary = summary_of(reports, EventFrames(read.frame), requests, keys)
     unread = tuple(
         UnreadFile(labels.get(str(b.path), str(b.path)), _as_named(b.reason, labels))
         for b in read.bad

@@ -10,6 +10,7 @@ import pytest
 import harmony_doctor as hd
 from harmony_doctor.output.github import escape_data, escape_property, workflow_commands
 from harmony_doctor.output.operator import OperatorSummary
+from harmony_doctor.scan.fold import fold
 from harmony_doctor.scan.summary import events_frame, requests_frame
 from tests.helpers import run
 from tests.output.operator_logs import HOSTILE_NAME, HOSTILE_REMAINDER, operator_logs
@@ -63,7 +64,8 @@ def test_annotations_are_capped_with_a_notice(tmp_path: Path) -> None:
     result = scan_folder(logs)
     summary = OperatorSummary(
         "scan", ("code",), hd.summarize_scan(result).totals, [], [],
-        events_frame(result.events), requests_frame(result.requests),
+        fold(events_frame(result.events)), events_frame(result.events),
+        requests_frame(result.requests),
     )  # fmt: skip
     lines = workflow_commands(summary, limit=1).splitlines()
     assert [line.split(" ", 1)[0].split("::")[1] for line in lines] == ["error", "notice", "notice"]

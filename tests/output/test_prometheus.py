@@ -15,6 +15,7 @@ from harmony_doctor.output.operator import OperatorSummary
 from harmony_doctor.output.operator_files import write_textfile
 from harmony_doctor.output.prometheus import prometheus_registry, prometheus_text
 from harmony_doctor.output.words import stated
+from harmony_doctor.scan.fold import fold
 from harmony_doctor.scan.summary import events_frame, requests_frame
 from tests.helpers import run
 from tests.output.operator_logs import operator_logs
@@ -75,7 +76,8 @@ def test_textfile_name_must_end_in_prom(logs: Path, tmp_path: Path) -> None:
 
 
 def test_unwritable_textfile_is_absent_not_partial(tmp_path: Path) -> None:
-    summary = OperatorSummary("scan", ("code",), {}, [], [], events_frame(()), requests_frame(()))
+    empty = events_frame(())
+    summary = OperatorSummary("scan", ("code",), {}, [], [], fold(empty), empty, requests_frame(()))
     target = tmp_path / "gone" / "x.prom"
     with pytest.raises(OutputError, match="cannot write"):
         write_textfile(target, prometheus_registry(summary, 0.0))
@@ -99,7 +101,9 @@ def test_label_values_are_escaped_by_the_library() -> None:
             schema=events_frame(()).schema,
         )
     )
-    summary = OperatorSummary("scan", ("code",), {}, [], [], events, requests_frame(()))
+    summary = OperatorSummary(
+        "scan", ("code",), {}, [], [], fold(events), events, requests_frame(())
+    )
     text = prometheus_text(summary, 1.0)
     [(labels, value)] = _samples(text)["harmony_doctor_failures"]
     assert labels["server"] == hostile and value == 1

@@ -7,12 +7,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
 
 from harmony_doctor.output.operator import NO_ORIGIN, OperatorSummary, text
-
-if TYPE_CHECKING:
-    import polars as pl
 
 HOUR, DAY = timedelta(hours=1), timedelta(days=1)
 # Up to this many days with data, the charts count per hour; beyond, per day.
@@ -59,19 +55,19 @@ def _ranked(failures: Counter[str]) -> tuple[str, ...]:
 
 def failure_counts(summary: OperatorSummary, unit: timedelta) -> Series:
     """Failures per bucket and code, rated or not; those without a time are left out."""
-    events = summary.events
-    codes = [text(c) for c in events["code"].to_list()]
     values: dict[str, dict[datetime, float]] = {}
     left_out = 0
-    for code, hour in zip(codes, events["hour"].to_list(), strict=True):
+    failures: Counter[str] = Counter()
+    for raw, hour, n in summary.folded.select("code", "hour", "n").iter_rows():
+        code = text(raw)
+        failures[code] += n
         moment = hour_of(hour)
         if moment is None:
-            left_out += 1
+            left_out += n
             continue
         per = values.setdefault(code, {})
         at = bucket(moment, unit)
-        per[at] = per.get(at, 0) + 1
-    failures = Counter(codes)
+        per[at] = per.get(at, 0) + n
     return Series(unit, values, _ranked(failures), dict(failures), left_out)
 
 
@@ -84,9 +80,10 @@ def rates(summary: OperatorSummary, unit: timedelta, key: str) -> Series:
     of the scopes they were counted in. By code, each code's share of a bucket's requests (they
     add up to the bucket's rate); by origin, each origin's own rate. Failures in no rate, or in
     a scope without a time, are left out (counted in `left_out`)."""
-    from harmony_doctor.scan.summary import SCOPE, scoped
+    from harmony_doctor.scan.fold import failures_of
+    from harmony_doctor.scan.scopes import SCOPE, scoped
 
-    found = scoped(_origin_column(summary.events), _origin_column(summary.requests))
+    found = scoped(summary.folded, summary.requests)
     scopes = found.scopes.filter(found.scopes["hour"].is_not_null())
     drawn = found.events.filter(found.events["rated"]).join(
         scopes.select(list(SCOPE)), on=list(SCOPE), how="semi", nulls_equal=True
@@ -98,30 +95,23 @@ def rates(summary: OperatorSummary, unit: timedelta, key: str) -> Series:
             name = _origin_name(origin) if key == "origin" else ALL
             asked[(name, bucket(moment, unit))] += int(n)
     failed: Counter[tuple[str, str, datetime]] = Counter()
-    columns = ["origin", "hour"] if key == "origin" else [key, "origin", "hour"]
+    columns = ["origin", "hour", "n"] if key == "origin" else [key, "origin", "hour", "n"]
     for row in drawn.select(columns).iter_rows():
-        moment = hour_of(row[-1])
+        moment = hour_of(row[-2])
         if moment is not None:
-            scope = _origin_name(row[-2]) if key == "origin" else ALL
+            scope = _origin_name(row[-3]) if key == "origin" else ALL
             label = scope if key == "origin" else text(row[0])
-            failed[(label, scope, bucket(moment, unit))] += 1
+            failed[(label, scope, bucket(moment, unit))] += row[-1]
     values: dict[str, dict[datetime, float]] = {}
     for (label, scope, at), n in failed.items():
         values.setdefault(label, {})[at] = n / asked[(scope, at)]
     if key == "origin":  # an origin's quiet buckets read 0%, not missing
         for scope, at in asked:
             values.setdefault(scope, {}).setdefault(at, 0.0)
-    every = Counter(
-        _origin_name(v) if key == "origin" else text(v) for v in found.events[key].to_list()
-    )
+    every: Counter[str] = Counter()
+    for value, n in found.events.select(key, "n").iter_rows():
+        every[_origin_name(value) if key == "origin" else text(value)] += n
     for name in values:  # an origin with requests and no failure is drawn at 0%
         every.setdefault(name, 0)
-    return Series(unit, values, _ranked(every), dict(every), found.events.height - drawn.height)
-
-
-def _origin_column(frame: pl.DataFrame) -> pl.DataFrame:
-    import polars as pl
-
-    if "origin" in frame.columns:
-        return frame
-    return frame.with_columns(pl.lit(None, dtype=pl.Utf8).alias("origin"))
+    left_out = failures_of(found.events) - failures_of(drawn)
+    return Series(unit, values, _ranked(every), dict(every), left_out)

@@ -1,0 +1,99 @@
+"""Events folded for the summary: one row per distinct value of everything a summary, a rate or
+a chart reads (FOLD_KEYS), standing for `n` events, with their first and last time and the first
+one's place and message. Folded a batch at a time, a scan's failures cost memory by their
+groups (codes, files, processes, hours), not by their number: the events themselves stay in the
+spill and go to `--events` from there (output/tables.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import polars as pl
+
+# What a folded row keeps of its events: every group key (choices.GROUP_KEYS), what scopes and
+# origins read, and the severity annotations are written with.
+FOLD_KEYS = (
+    "origin",
+    "file",
+    "pid",
+    "server",
+    "harmony_version",
+    "code",
+    "kind",
+    "severity",
+    "pattern",
+    "day",
+    "hour",
+)
+# Per row: how many events, their first and last stamp, the first one's line and message.
+FOLDED = ("n", "first_seen", "last_seen", "line", "message")
+# Folded rows gathered before they are folded again (a few batches' worth).
+_REFOLD_ROWS = 1 << 16
+
+
+def is_folded(frame: pl.DataFrame) -> bool:
+    return "n" in frame.columns
+
+
+def failures_of(frame: pl.DataFrame) -> int:
+    """How many events a frame stands for: its rows, or a folded one's `n`."""
+    if not is_folded(frame):
+        return frame.height
+    return int(frame["n"].sum()) if frame.height else 0
+
+
+def fold(frame: pl.DataFrame) -> pl.DataFrame:
+    """An events frame (scan/summary.py events_frame's columns) folded; a folded one as it is.
+    Rows keep the order of their first event."""
+    return fold_batches(frame, ())
+
+
+def fold_batches(first: pl.DataFrame, rest: Iterable[pl.DataFrame]) -> pl.DataFrame:
+    """Events frames (or folded ones), in order, folded as one: only the rows folded so far and
+    one batch are held at a time."""
+    import polars as pl
+
+    held = [_rows(first)]
+    rows = held[0].height
+    for batch in rest:
+        held.append(_rows(batch))
+        rows += held[-1].height
+        if rows > _REFOLD_ROWS:
+            held = [_merge(pl.concat(held))]
+            rows = held[0].height
+    return held[0] if len(held) == 1 else _merge(pl.concat(held))
+
+
+def _rows(events: pl.DataFrame) -> pl.DataFrame:
+    """Events as folded rows (a folded frame as it is)."""
+    import polars as pl
+
+    if is_folded(events):
+        return events
+    absent = [c for c in FOLD_KEYS if c not in events.columns]  # files written before them
+    return _merge(
+        events.with_columns(
+            pl.lit(None, dtype=pl.Int64 if c == "pid" else pl.Utf8).alias(c) for c in absent
+        ).select(
+            *FOLD_KEYS,
+            pl.lit(1, dtype=pl.Int64).alias("n"),
+            pl.col("timestamp").alias("first_seen"),
+            pl.col("timestamp").alias("last_seen"),
+            "line",
+            "message",
+        )
+    )
+
+
+def _merge(rows: pl.DataFrame) -> pl.DataFrame:
+    import polars as pl
+
+    return rows.group_by(list(FOLD_KEYS), maintain_order=True).agg(
+        pl.col("n").sum(),
+        pl.col("first_seen").min(),
+        pl.col("last_seen").max(),
+        pl.col("line").first(),
+        pl.col("message").first(),
+    )

@@ -1,0 +1,164 @@
+"""Events folded for the summary (scan/fold.py): folding in batches gives what folding at once
+gives, the table of folded events is the table of the events one by one, and a scan's summary
+holds its groups, not its failures (issue 22: memory bounded by the summary)."""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import harmony_doctor as hd
+from harmony_doctor.inputs.files import Source
+from harmony_doctor.models import ScanEvent
+from harmony_doctor.scan import fold as folding
+from harmony_doctor.scan.fold import failures_of, fold, fold_batches
+from harmony_doctor.scan.records import EventSpill, ScanOptions
+from harmony_doctor.scan.run import scan
+from harmony_doctor.scan.service import summary_of
+from harmony_doctor.scan.summary import events_frame, requests_frame, summarize_frames
+from tests.scan.test_spill import _failures
+
+_STAMPS = st.one_of(
+    st.none(),
+    st.builds(
+        "2026-11-{:02d}T{:02d}:{:02d}:00".format,
+        st.integers(27, 28),
+        st.integers(9, 11),
+        st.integers(0, 59),
+    ),
+)
+_EVENTS = st.lists(
+    st.builds(
+        ScanEvent,
+        file=st.sampled_from(["a.log", "b.log", "=c.log"]),
+        line=st.integers(1, 10_000),
+        timestamp=_STAMPS,
+        pid=st.sampled_from([None, 7, 8]),
+        server=st.sampled_from([None, "vllm"]),
+        harmony_version=st.just(None),
+        kind=st.sampled_from(["unexpected_token", "other"]),
+        code=st.sampled_from(["HD101", "HD111", "HD205"]),
+        severity=st.sampled_from(["error", "warning"]),
+        pattern=st.sampled_from(["p1", "p2"]),
+        token_id=st.none(),
+        token_text=st.none(),
+        header_remainder=st.none(),
+        message=st.text(max_size=5),
+        origin=st.sampled_from([None, "h1", "h2"]),
+    ),
+    max_size=60,
+)
+
+
+def _split(events: list[ScanEvent], cuts: list[int]) -> list[pl.DataFrame]:
+    bounds = sorted({0, len(events), *(c % (len(events) + 1) for c in cuts)})
+    return [events_frame(events[a:b]) for a, b in itertools.pairwise(bounds)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(_EVENTS, st.lists(st.integers(0, 100), max_size=6))
+def test_folding_in_batches_is_folding_at_once(events: list[ScanEvent], cuts: list[int]) -> None:
+    whole = fold(events_frame(events))
+    batches = _split(events, cuts)
+    assert fold_batches(events_frame(()), batches).equals(whole)
+    assert failures_of(whole) == len(events) and fold(whole) is whole
+
+
+@settings(max_examples=40, deadline=None)
+@given(_EVENTS, st.lists(st.integers(0, 100), max_size=6))
+def test_refolding_past_the_row_bound_changes_nothing(
+    events: list[ScanEvent], cuts: list[int]
+) -> None:
+    """Folded rows gathered past the bound are folded again on the way: the same rows."""
+    whole = fold(events_frame(events))
+    original = folding._REFOLD_ROWS
+    folding._REFOLD_ROWS = 1
+    try:
+        assert fold_batches(events_frame(()), _split(events, cuts)).equals(whole)
+    finally:
+        folding._REFOLD_ROWS = original
+
+
+# Day and hour are cut from the stamp, as the events frame cuts them.
+_CUT = {
+    "day": lambda e: e.timestamp and e.timestamp[:10],
+    "hour": lambda e: e.timestamp and e.timestamp[:13],
+}
+
+
+def _reference(events: list[ScanEvent], by: tuple[str, ...]) -> dict[tuple[Any, ...], Any]:
+    """The table's counts, first/last seen and example, one event at a time."""
+    groups: dict[tuple[Any, ...], list[Any]] = {}
+    for e in events:
+        values = (_CUT[k](e) if k in _CUT else getattr(e, k) for k in by)
+        key = tuple(None if v is None else str(v) for v in values)
+        row = groups.setdefault(key, [0, None, None, f"{e.file}:{e.line}"])
+        row[0] += 1
+        if e.timestamp is not None:
+            row[1] = e.timestamp if row[1] is None else min(row[1], e.timestamp)
+            row[2] = e.timestamp if row[2] is None else max(row[2], e.timestamp)
+    return {k: tuple(v) for k, v in groups.items()}
+
+
+@settings(max_examples=60, deadline=None)
+@given(_EVENTS, st.sampled_from([("code",), ("file", "code"), ("pattern", "hour"), ("day",)]))
+def test_the_table_of_folded_events_is_the_table_of_each_event(
+    events: list[ScanEvent], by: tuple[str, ...]
+) -> None:
+    events = [ScanEvent(**{**_fields(e), "origin": "h"}) for e in events]  # one origin
+    table = summarize_frames(events_frame(events), requests_frame(()), by)
+    got = {
+        tuple(row[k] for k in by): (
+            row["count"],
+            row["first_seen"],
+            row["last_seen"],
+            row["example"],
+        )
+        for row in table.to_dicts()
+    }
+    assert got == _reference(events, by)
+    assert sum(table["count"]) == len(events)
+    if events:
+        assert table["share"].sum() == pytest.approx(1.0)
+
+
+def _fields(e: ScanEvent) -> dict[str, Any]:
+    return {f: getattr(e, f) for f in ScanEvent.__dataclass_fields__}
+
+
+def test_a_summary_holds_its_groups_not_its_failures(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """20,000 distinct failures of one process in one hour, spilled in batches: the summary
+    reads them a file at a time (no batch larger than a spill file's) and keeps one folded row
+    for them, the first events whole, and the totals of all."""
+    log = tmp_path / "many.log.gz"
+    log.write_bytes(gzip.compress(_failures(20_000)))
+    spill = tmp_path / "spill"
+    result = scan([Source(str(log), log)], ScanOptions(jobs=1, origin="h"), spill=spill)
+    assert result.spill is not None and len(result.spill.files) >= 4
+    largest = [0]
+    batches = EventSpill.batches
+
+    def measured(self: EventSpill) -> Any:
+        for frame in batches(self):
+            largest[0] = max(largest[0], frame.height)
+            yield frame
+
+    monkeypatch.setattr(EventSpill, "batches", measured)
+    summary = hd.summarize_scan(result, ["code", "hour"])
+    assert summary.totals["failures"] == 20_000 and summary.totals["requests"] == 20_000
+    assert 0 < largest[0] <= 4096
+    assert summary.folded.height == 1 and summary.folded["n"].to_list() == [20_000]
+    assert summary.first.height == 100 and summary.first["line"][0] == 2
+    [group] = summary.groups
+    assert group["count"] == 20_000 and group["rate"] == 1.0
+    assert summary.table.equals(summary_of(result.files, summary.events, summary.requests,
+                                           summary.keys).table)  # fmt: skip
