@@ -23,6 +23,7 @@ from harmony_doctor.scan.records import EventSpill, ScanOptions
 from harmony_doctor.scan.run import scan
 from harmony_doctor.scan.service import summary_of
 from harmony_doctor.scan.summary import events_frame, requests_frame, summarize_frames
+from tests.helpers import run
 from tests.scan.test_spill import _failures
 
 _STAMPS = st.one_of(
@@ -162,3 +163,19 @@ def test_a_summary_holds_its_groups_not_its_failures(
     assert group["count"] == 20_000 and group["rate"] == 1.0
     assert summary.table.equals(summary_of(result.files, summary.events, summary.requests,
                                            summary.keys).table)  # fmt: skip
+
+
+@pytest.mark.parametrize("suffix", ["parquet", "csv", "jsonl"])
+def test_events_are_written_from_the_spill_whole_and_in_order(tmp_path: Path, suffix: str) -> None:
+    """`--events` of 9,000 failures (three spill files) holds each once, in line order, and
+    `report` of it gives scan's totals."""
+    log = tmp_path / "many.log.gz"
+    log.write_bytes(gzip.compress(_failures(9000)))
+    events = tmp_path / f"events.{suffix}"
+    scanned = run(["scan", str(log), "-j", "1", "--format", "json", "--events", str(events)])
+    assert scanned.exit_code == 1, scanned.stderr
+    read = hd.summarize_event_files([events]).summary
+    assert read.totals["failures"] == 9000 and read.totals["requests"] == 9000
+    lines = read.events.lazy().collect()["line"].to_list()
+    assert lines == list(range(2, 18_001, 2))
+    assert read.table.equals(hd.summarize_scan(hd.scan_paths([log])).table)
