@@ -110,27 +110,43 @@ def new_hits(
     return _native.Hits(patterns=list(patterns), settle=settle, fallback=fallback)
 
 
+# The extension's functions called once per logged completion, bound at their first call: a
+# `from harmony_doctor import _native` in the call cost about 0.5 us each time.
+_output_line: Callable[[bytes, int], OutputLine | None] | None = None
+_output_key: Callable[[bytes, int, int, int], OutputKey | None] | None = None
+_clean_key: Callable[[Sequence[int], int, int], tuple[int, ...]] | None = None
+
+
 def vllm_output_line(line: bytes, vocab_size: int) -> OutputLine | None:
     """The Rust reading of a vLLM `Generated response` line (the extension must be built)."""
-    from harmony_doctor import _native
+    global _output_line
+    if _output_line is None:
+        from harmony_doctor import _native
 
-    return _native.vllm_output_line(line, vocab_size)
+        _output_line = _native.vllm_output_line
+    return _output_line(line, vocab_size)
 
 
 def vllm_output_key(
     line: bytes, vocab_size: int, first_special: int, message: int
 ) -> OutputKey | None:
     """The Rust reading of a one-line completion, as far as its clean key (built extension)."""
-    from harmony_doctor import _native
+    global _output_key
+    if _output_key is None:
+        from harmony_doctor import _native
 
-    return _native.vllm_output_key(line, vocab_size, first_special, message)
+        _output_key = _native.vllm_output_key
+    return _output_key(line, vocab_size, first_special, message)
 
 
 def clean_key(tokens: Sequence[int], first_special: int, message: int) -> tuple[int, ...]:
     """The Rust clean key of a stream (the extension must be built)."""
-    from harmony_doctor import _native
+    global _clean_key
+    if _clean_key is None:
+        from harmony_doctor import _native
 
-    return _native.clean_key(tokens, first_special, message)
+        _clean_key = _native.clean_key
+    return _clean_key(tokens, first_special, message)
 
 
 # A line that may be wrapped starts like one of these; chunks without any pass through whole.

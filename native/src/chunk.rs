@@ -27,7 +27,8 @@ fn candidate(s: &[u8]) -> bool {
                 && digit(9)
                 && byte(10, b'T')
         }
-        Some(_) => {
+        // a syslog month's first letter: most lines start otherwise, and are ruled out here
+        Some(b'A' | b'D' | b'F' | b'J' | b'M' | b'N' | b'O' | b'S') => {
             s.len() >= 10
                 && MONTHS.iter().any(|m| s[..3] == m[..])
                 && s[3] == b' '
@@ -38,7 +39,7 @@ fn candidate(s: &[u8]) -> bool {
                 && s[8].is_ascii_digit()
                 && s[9] == b':'
         }
-        None => false,
+        _ => false,
     }
 }
 
@@ -50,7 +51,15 @@ fn candidate(s: &[u8]) -> bool {
 pub fn chunk_lines(data: &[u8]) -> (usize, bool) {
     let mut count = 0;
     let mut start = None;
-    for at in memchr_iter(b'\n', data) {
+    // SSE2's memchr directly: a line is short, and the generic iterator's per-call dispatch
+    // cost as much as the search (x86_64)
+    #[cfg(target_arch = "x86_64")]
+    let nl = memchr::arch::x86_64::sse2::memchr::One::new(b'\n').expect("SSE2 is in x86_64");
+    #[cfg(target_arch = "x86_64")]
+    let newlines = nl.iter(data);
+    #[cfg(not(target_arch = "x86_64"))]
+    let newlines = memchr_iter(b'\n', data);
+    for at in newlines {
         count += 1;
         if start.is_some_and(|s| candidate(&data[s..])) {
             return (count + memchr_iter(b'\n', &data[at + 1..]).count(), true);
