@@ -14,7 +14,7 @@ from harmony_doctor.inputs.tokens import RequestStreams, VllmRecord, parse_vllm_
 from harmony_doctor.inputs.wrappers import Unwrapper
 from harmony_doctor.models import ScanEvent, TokenInput
 from harmony_doctor.native import native_for, vllm_output_key
-from harmony_doctor.scan.core import IdLine
+from harmony_doctor.scan.core import IdLine, hour_key
 from harmony_doctor.scan.found import Clock, Place, SourceScan
 from harmony_doctor.streams.diagnose import CleanStreams
 
@@ -58,9 +58,9 @@ class CompletionReader:
         self.cut_by_damage: set[int] = set()
 
     def id_line(self, id_line: IdLine) -> None:
-        stamp = self.clock.parse(id_line.stamp)
-        if self.settle is not None and self._settled_by_shape(id_line.text, stamp, id_line.pid):
+        if self.settle is not None and self._settled_by_shape(id_line):
             return
+        stamp = self.clock.parse(id_line.stamp)
         line = self.unwrapper.source_line(id_line.line)
         place = Place(line, stamp, id_line.pid)
         try:
@@ -93,13 +93,14 @@ class CompletionReader:
         self._count(place.timestamp, place.pid)
         self.out.rejected.append((why, request_id, place))
 
-    def _settled_by_shape(self, text: bytes, stamp: datetime | None, pid: int | None) -> bool:
+    def _settled_by_shape(self, id_line: IdLine) -> bool:
         """A whole completion on one line whose shape our replay finds clean: counted as
-        `_add_record` would count it, without building its tokens, its time or its record.
-        Anything else (a stream already open, a repeat, a fault, a line the Rust parser
-        leaves to Python) takes the general path."""
+        `_add_record` would count it, without building its tokens, its time or its record
+        (in the hour of its stamp's hour key, as the core's request tallies are). Anything
+        else (a stream already open, a repeat, a fault, a line the Rust parser leaves to
+        Python) takes the general path."""
         assert self.settle is not None and self.clean is not None
-        found = self.settle(text, VOCAB_SIZE, FIRST_SPECIAL, MESSAGE)
+        found = self.settle(id_line.text, VOCAB_SIZE, FIRST_SPECIAL, MESSAGE)
         if found is None:
             return False
         request_id, complete, key = found.request_id, found.complete, found.key
@@ -111,7 +112,7 @@ class CompletionReader:
         if not self.clean.by_key(key):
             return False
         self._finished(request_id)
-        self._count(stamp, pid)
+        self.out.completed[(id_line.pid, self.clock.hour(hour_key(id_line.stamp)))] += 1
         return True
 
     def _add_record(self, record: VllmRecord, place: Place) -> None:
