@@ -16,7 +16,7 @@ from harmony_doctor.models import ScanEvent, TokenInput
 from harmony_doctor.native import native_for, vllm_output_key
 from harmony_doctor.scan.core import IdLine, hour_key
 from harmony_doctor.scan.found import Clock, Place, SourceScan
-from harmony_doctor.streams.diagnose import CleanStreams
+from harmony_doctor.streams.clean import CleanStreams
 
 if TYPE_CHECKING:
     from datetime import datetime

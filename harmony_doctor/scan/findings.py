@@ -18,7 +18,8 @@ from harmony_doctor.models import Diagnosis, LoggedFailure, ScanEvent, Server, T
 from harmony_doctor.scan import patterns
 from harmony_doctor.scan.found import Place, SourceScan
 from harmony_doctor.scan.records import ScanOptions
-from harmony_doctor.streams.diagnose import CleanStreams, diagnose
+from harmony_doctor.streams.clean import CleanStreams
+from harmony_doctor.streams.diagnose import diagnose
 
 
 def source_events(

@@ -44,7 +44,7 @@ from harmony_doctor.scan.spill import EventSink, spilled
 
 if TYPE_CHECKING:
     from harmony_doctor.models import TokenInput
-    from harmony_doctor.streams.diagnose import CleanStreams
+    from harmony_doctor.streams.clean import CleanStreams
 
 POOL_BYTES = 16 * 1024 * 1024  # below this, starting worker processes costs more than it saves
 DEFAULT_OPTIONS = ScanOptions()  # frozen, so one shared default is safe
@@ -517,7 +517,7 @@ def _clean_check(vocab: Callable[[], Vocab], options: ScanOptions) -> CleanStrea
     (None with --verify-clean: openai-harmony judges every stream, so every one is kept)."""
     if options.verify_clean:
         return None
-    from harmony_doctor.streams.diagnose import CleanStreams
+    from harmony_doctor.streams.clean import CleanStreams
 
     return CleanStreams(vocab, options.role)
 

@@ -32,7 +32,7 @@ from harmony_doctor.scan.completions import MAX_PENDING, CompletionReader, Diagn
 from harmony_doctor.scan.core import Batch, CoreLike, TallyKey, Window, make_core, own_pid
 from harmony_doctor.scan.found import Clock, Mark, Place, SourceScan
 from harmony_doctor.scan.threads import CHUNK, CORE_QUEUE, CoreThread, read_ahead
-from harmony_doctor.streams.diagnose import CleanStreams
+from harmony_doctor.streams.clean import CleanStreams
 
 if TYPE_CHECKING:
     from harmony_doctor.logs.extract import _Extractor

@@ -32,7 +32,7 @@ from harmony_doctor.scan.records import EventSpill, ScanOptions
 if TYPE_CHECKING:
     from harmony_doctor.harmony.vocab import Vocab
     from harmony_doctor.scan.findings import EventStream
-    from harmony_doctor.streams.diagnose import CleanStreams
+    from harmony_doctor.streams.clean import CleanStreams
 
 BATCH = 4096  # final events held before a batch is written out
 

@@ -267,6 +267,8 @@ def test_scan_with_nothing_to_aggregate_imports_no_polars(
         "harmony_doctor.output.operator",  # no rate to word, no operator output
         "harmony_doctor.logs.extract",  # no failure window to read
         "harmony_doctor.scan.findings",  # no failure to make an event of, no completion
+        "harmony_doctor.streams.diagnose",  # no completion to judge: neither our replay
+        "harmony_doctor.harmony.replay",
     )
     args = ["scan", str(log), "--format", fmt]
     assert _loaded_after(args, _piped_env(), (*_HEAVY, *unused)) == []

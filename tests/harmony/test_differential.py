@@ -21,13 +21,8 @@ from harmony_doctor.faults.catalogue import kind_of_error
 from harmony_doctor.harmony.replay import replay
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, MESSAGE, Vocab
 from harmony_doctor.models import Message, TokenInput
-from harmony_doctor.streams.diagnose import (
-    CleanStreams,
-    clean_key,
-    clean_key_reference,
-    diagnose,
-    replay_is_clean,
-)
+from harmony_doctor.streams.clean import CleanStreams, clean_key, clean_key_reference
+from harmony_doctor.streams.diagnose import diagnose, replay_is_clean
 from tests.generators import mutate, well_formed
 
 DEEP = os.environ.get("HD_DEEP") == "1" or os.environ.get("HYPOTHESIS_PROFILE") == "deep"

@@ -13,7 +13,7 @@ from harmony_doctor.scan.findings import completion_diagnosis, source_events
 from harmony_doctor.scan.found import Place, SourceScan
 from harmony_doctor.scan.records import ScanOptions
 from harmony_doctor.scan.source import scan_source
-from harmony_doctor.streams.diagnose import CleanStreams
+from harmony_doctor.streams.clean import CleanStreams
 
 FAILURES = 2000
 REFERENCE = datetime(2026, 11, 30)

@@ -17,7 +17,7 @@ from harmony_doctor.scan import source
 from harmony_doctor.scan.core import Batch, Core, IdLine, Meta, Window
 from harmony_doctor.scan.source import scan_source
 from harmony_doctor.scan.threads import CoreThread
-from harmony_doctor.streams.diagnose import CleanStreams
+from harmony_doctor.streams.clean import CleanStreams
 
 
 class _Failing(Core):

@@ -28,7 +28,7 @@ from harmony_doctor.scan.records import ScanOptions
 from harmony_doctor.scan.run import scan
 from harmony_doctor.scan.source import META_REACH, scan_source
 from harmony_doctor.scan.spill import BATCH, EventSink
-from harmony_doctor.streams.diagnose import CleanStreams
+from harmony_doctor.streams.clean import CleanStreams
 from tests.helpers import Trickle
 
 REFERENCE = datetime(2026, 11, 30)
