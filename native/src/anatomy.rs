@@ -44,8 +44,10 @@ pub struct Spec {
     pub server_groups: Vec<String>,
 }
 
+/// One prefix shape: its branch of the prefixes' pattern alone (a small pattern whose captures
+/// cost a fraction of the whole alternation's), and its groups there.
 struct Shape {
-    group: usize,
+    regex: Translated,
     key: Option<usize>,
     ts: Option<usize>,
     pid: Option<usize>,
@@ -90,7 +92,9 @@ pub struct Anatomy {
 }
 
 struct Compiled {
+    /// the whole alternation: refuses a text in one pass of its lazy DFA
     prefixes: Translated,
+    /// in the alternation's order: the first that matches is the alternation's match
     shapes: Vec<Shape>,
     month_day: Translated,
     key_pid: Translated,
@@ -98,7 +102,9 @@ struct Compiled {
     frame: Translated,
     frame_path: usize,
     servers: Translated,
-    server_groups: Vec<usize>,
+    /// per branch of `servers`, in order: the branch alone, and its server shape (an index
+    /// into `Spec::server_groups`)
+    server_branches: Vec<(Translated, usize)>,
 }
 
 /// A blank as Python's `isspace`/`strip` see it on the lines read here (no other control
@@ -112,28 +118,39 @@ const PADDING: &[u8] = b"        ";
 impl Compiled {
     fn new(spec: &Spec) -> Result<Compiled, String> {
         let prefixes = Translated::new(&spec.prefixes, true)?;
-        let group = |name: &Option<String>| -> Result<Option<usize>, String> {
-            name.as_deref().map(|n| prefixes.group(n)).transpose()
-        };
-        let shapes = spec
-            .shapes
+        // each branch of the alternation is one shape's group (lines.py `_ANY_PREFIX_READ`)
+        let shapes = pyre::branches(&spec.prefixes)?
             .iter()
-            .map(|s| {
+            .map(|branch| {
+                let regex = Translated::new(branch, true)?;
+                let names = (spec.shapes.iter())
+                    .find(|s| regex.group(&s.shape).is_ok())
+                    .ok_or_else(|| format!("{branch:?}: no shape's group"))?;
+                let group = |name: &Option<String>| -> Result<Option<usize>, String> {
+                    name.as_deref().map(|n| regex.group(n)).transpose()
+                };
+                let (key, ts, pid) = (group(&names.key)?, group(&names.ts)?, group(&names.pid)?);
                 Ok(Shape {
-                    group: prefixes.group(&s.shape)?,
-                    key: group(&s.key)?,
-                    ts: group(&s.ts)?,
-                    pid: group(&s.pid)?,
+                    regex,
+                    key,
+                    ts,
+                    pid,
                 })
             })
             .collect::<Result<Vec<_>, String>>()?;
         let frame = Translated::new(&spec.frame, false)?;
         let frame_path = frame.group(&spec.frame_path)?;
         let servers = Translated::new(&spec.servers, false)?;
-        let server_groups = spec
-            .server_groups
+        // each branch of the alternation is one server shape's group (servers.py `_ANY_SERVER`)
+        let server_branches = pyre::branches(&spec.servers)?
             .iter()
-            .map(|n| servers.group(n))
+            .map(|branch| {
+                let regex = Translated::new(branch, false)?;
+                let index = (spec.server_groups.iter())
+                    .position(|n| regex.group(n).is_ok())
+                    .ok_or_else(|| format!("{branch:?}: no server shape's group"))?;
+                Ok((regex, index))
+            })
             .collect::<Result<Vec<_>, String>>()?;
         Ok(Compiled {
             shapes,
@@ -143,7 +160,7 @@ impl Compiled {
             frame,
             frame_path,
             servers,
-            server_groups,
+            server_branches,
             prefixes,
         })
     }
@@ -201,7 +218,6 @@ impl Anatomy {
                 pos = indent;
             }
         }
-        let mut locs = c.prefixes.regex.capture_locations();
         let mut keys = Vec::new();
         let (mut timestamp, mut pid, mut month_day) = (None, None, false);
         for _ in 0..4 {
@@ -209,10 +225,14 @@ impl Anatomy {
             if rest.first().is_none_or(|&c| self.never[usize::from(c)]) {
                 break;
             }
-            if c.prefixes.regex.captures_read(&mut locs, rest).is_none() {
+            // the alternation's lazy DFA refuses most texts; the first shape that matches is
+            // the alternation's match, and its captures are that shape's alone
+            if !c.prefixes.regex.is_match(rest) {
                 break;
             }
-            let shape = c.shapes.iter().find(|s| locs.get(s.group).is_some())?;
+            let shape = c.shapes.iter().find(|s| s.regex.regex.is_match(rest))?;
+            let mut locs = shape.regex.regex.capture_locations();
+            shape.regex.regex.captures_read(&mut locs, rest)?;
             month_day = month_day || c.month_day.regex.is_match(rest);
             let found = |g: Option<usize>| {
                 g.and_then(|g| locs.get(g))
@@ -230,7 +250,7 @@ impl Anatomy {
                     pid = Some(digits.parse::<u64>().ok()?);
                 }
             }
-            pos += c.prefixes.end(&locs)?;
+            pos += shape.regex.end(&locs)?;
         }
         let rest = &b[pos..];
         let gutter_asked = rest.contains(&b'|') || rest.contains(&b'+');
@@ -295,17 +315,12 @@ impl Compiled {
         let Some(found) = self.servers.regex.find(b) else {
             return Evidence::None;
         };
-        let mut locs = self.servers.regex.capture_locations();
-        if (self.servers.regex)
-            .captures_read_at(&mut locs, b, found.start())
-            .is_none()
-        {
-            return Evidence::None;
-        }
-        let index = self
-            .server_groups
-            .iter()
-            .position(|&g| locs.get(g).is_some());
+        // the leftmost match's shape: the first branch that matches where it starts (a
+        // branch's leftmost match from there starts there if it can)
+        let at = found.start();
+        let index = (self.server_branches.iter())
+            .find(|(regex, _)| regex.regex.find_at(b, at).is_some_and(|m| m.start() == at))
+            .map(|&(_, index)| index);
         index.map_or(Evidence::None, Evidence::Server)
     }
 
