@@ -10,7 +10,7 @@
 //! the text after the prefixes holds `|` or `+` (an exception group's gutter may), Python's
 //! `_strip_gutter` reads it (`Read::gutter_asked`): its shapes look ahead inside a repeat.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use crate::pyre::{self, Translated};
 
@@ -88,7 +88,7 @@ pub struct Read<'a> {
 pub struct Anatomy {
     spec: Spec,
     never: [bool; 128],
-    compiled: OnceLock<Option<Compiled>>,
+    compiled: OnceLock<Option<Arc<Compiled>>>,
 }
 
 struct Compiled {
@@ -197,8 +197,22 @@ impl Anatomy {
     }
 
     fn compiled(&self) -> Option<&Compiled> {
-        let compiled = self.compiled.get_or_init(|| Compiled::new(&self.spec).ok());
-        compiled.as_ref()
+        let compiled = self.compiled.get_or_init(|| {
+            let s = &self.spec;
+            let mut key = vec![&s.prefixes, &s.never, &s.month_day, &s.key_pid, &s.entity];
+            key.extend([&s.frame, &s.frame_path, &s.servers]);
+            key.extend(&s.server_groups);
+            for shape in &s.shapes {
+                key.push(&shape.shape);
+                key.extend([&shape.key, &shape.ts, &shape.pid].into_iter().flatten());
+            }
+            let key = key
+                .iter()
+                .map(|k| format!("{}:{k}", k.len()))
+                .collect::<String>();
+            pyre::shared(&key, || Compiled::new(s).ok())
+        });
+        compiled.as_deref()
     }
 
     /// `raw` taken apart, or None where Python must read it.

@@ -315,6 +315,29 @@ pub fn branches(pattern: &str) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
+/// The value made of `key` by `make`, made once per process and shared by every reader made of
+/// the same patterns (the extractor's line reader and its first pass both read lines with the
+/// anatomy's, and compiling them costs milliseconds); a failure to make is not kept.
+pub fn shared<T: Send + Sync + 'static>(
+    key: &str,
+    make: impl FnOnce() -> Option<T>,
+) -> Option<std::sync::Arc<T>> {
+    use std::any::{Any, TypeId};
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    type Made = HashMap<(TypeId, String), Arc<dyn Any + Send + Sync>>;
+    static MADE: OnceLock<Mutex<Made>> = OnceLock::new();
+    let made = MADE.get_or_init(|| Mutex::new(HashMap::new()));
+    let id = (TypeId::of::<T>(), key.to_string());
+    if let Some(found) = made.lock().ok()?.get(&id) {
+        return Arc::clone(found).downcast::<T>().ok();
+    }
+    let value = Arc::new(make()?);
+    let mut made = made.lock().ok()?;
+    let kept = made.entry(id).or_insert_with(|| value.clone());
+    Arc::clone(kept).downcast::<T>().ok()
+}
+
 /// `pattern` with every lookaround group (`(?=..)`, `(?!..)`, `(?<=..)`, `(?<!..)`) taken
 /// out: a pattern that matches wherever `pattern` does, and maybe elsewhere (an assertion only
 /// ever refuses). Not translated: pass the result to `translate`.
@@ -679,6 +702,19 @@ mod tests {
         assert_eq!(branches(r"[]|]|y").unwrap(), vec!["[]|]", "y"]);
         assert!(branches("(a|b").is_err());
         assert!(branches("a)|b").is_err());
+    }
+
+    #[test]
+    fn made_once_per_key_and_a_failure_not_kept() {
+        let a = shared("pyre-test-key", || Some(String::from("a"))).unwrap();
+        let b = shared("pyre-test-key", || -> Option<String> {
+            panic!("made twice")
+        })
+        .unwrap();
+        assert!(std::sync::Arc::ptr_eq(&a, &b));
+        assert!(shared::<u8>("pyre-test-none", || None).is_none());
+        assert_eq!(shared("pyre-test-none", || Some(3u8)).as_deref(), Some(&3));
+        assert_eq!(shared("pyre-test-key", || Some(7u8)).as_deref(), Some(&7)); // its own type
     }
 
     #[test]
