@@ -10,7 +10,8 @@
 //! the text after the prefixes holds `|` or `+` (an exception group's gutter may), Python's
 //! `_strip_gutter` reads it (`Read::gutter_asked`): its shapes look ahead inside a repeat.
 
-use std::sync::{Arc, OnceLock};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::pyre::{self, Translated};
 
@@ -105,6 +106,8 @@ struct Compiled {
     /// per branch of `servers`, in order: the branch alone, and its server shape (an index
     /// into `Spec::server_groups`)
     server_branches: Vec<(Translated, usize)>,
+    /// prefix reads by the bytes that decide them (see `prefix_read`), with their match's end
+    remembered: Mutex<HashMap<Vec<u8>, (usize, PrefixRead)>>,
 }
 
 /// A blank as Python's `isspace`/`strip` see it on the lines read here (no other control
@@ -162,6 +165,7 @@ impl Compiled {
             servers,
             server_branches,
             prefixes,
+            remembered: Mutex::new(HashMap::new()),
         })
     }
 }
@@ -239,32 +243,28 @@ impl Anatomy {
             if rest.first().is_none_or(|&c| self.never[usize::from(c)]) {
                 break;
             }
-            // the alternation's lazy DFA refuses most texts; the first shape that matches is
-            // the alternation's match, and its captures are that shape's alone
-            if !c.prefixes.regex.is_match(rest) {
+            // the alternation's lazy DFA refuses most texts, and finds the match's span
+            let Some(matched) = c.prefixes.regex.find(rest) else {
                 break;
-            }
-            let shape = c.shapes.iter().find(|s| s.regex.regex.is_match(rest))?;
-            let mut locs = shape.regex.regex.capture_locations();
-            shape.regex.regex.captures_read(&mut locs, rest)?;
+            };
+            let got = c.prefix_read(rest, matched.end())?;
             month_day = month_day || c.month_day.regex.is_match(rest);
-            let found = |g: Option<usize>| {
-                g.and_then(|g| locs.get(g))
-                    .filter(|(s, e)| e > s)
+            let found = |span: Option<(usize, usize)>| {
+                span.filter(|(s, e)| e > s)
                     .map(|(s, e)| &line[pos + s..pos + e])
             };
-            if let Some(key) = found(shape.key) {
+            if let Some(key) = found(got.key) {
                 keys.push(key);
             }
             if timestamp.is_none() {
-                timestamp = found(shape.ts);
+                timestamp = found(got.ts);
             }
             if pid.is_none() {
-                if let Some(digits) = found(shape.pid) {
+                if let Some(digits) = found(got.pid) {
                     pid = Some(digits.parse::<u64>().ok()?);
                 }
             }
-            pos += shape.regex.end(&locs)?;
+            pos += got.end;
         }
         let rest = &b[pos..];
         let gutter_asked = rest.contains(&b'|') || rest.contains(&b'+');
@@ -296,7 +296,55 @@ impl Anatomy {
     }
 }
 
+/// What one prefix read gives: its key's, time's and pid's spans, and where Python's match
+/// ends (before a lookahead), all relative to the text it was read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct PrefixRead {
+    key: Option<(usize, usize)>,
+    ts: Option<(usize, usize)>,
+    pid: Option<(usize, usize)>,
+    end: usize,
+}
+
+/// How many prefix reads a reader remembers (then it forgets them all).
+const REMEMBERED: usize = 4096;
+
 impl Compiled {
+    /// The prefix read at the start of `rest`, whose alternation's match ends at `matched`.
+    ///
+    /// The first shape that matches is the alternation's match, and its captures are that
+    /// shape's alone (a small pattern). They are a function of the match's bytes and the byte
+    /// after it (a `\b` or `$` at its end looks there; nothing else beyond it decides between
+    /// ways to match that end there), so they are remembered by those bytes: the key tag, the
+    /// record prefix whose time changes once a second, repeat on most lines of a window.
+    fn prefix_read(&self, rest: &[u8], matched: usize) -> Option<PrefixRead> {
+        let seen = &rest[..(matched + 1).min(rest.len())];
+        if let Ok(remembered) = self.remembered.lock() {
+            if let Some(&(end, read)) = remembered.get(seen) {
+                if end == matched {
+                    return Some(read);
+                }
+            }
+        }
+        let shape = self.shapes.iter().find(|s| s.regex.regex.is_match(rest))?;
+        let mut locs = shape.regex.regex.capture_locations();
+        shape.regex.regex.captures_read(&mut locs, rest)?;
+        let span = |g: Option<usize>| g.and_then(|g| locs.get(g));
+        let read = PrefixRead {
+            key: span(shape.key),
+            ts: span(shape.ts),
+            pid: span(shape.pid),
+            end: shape.regex.end(&locs)?,
+        };
+        if let Ok(mut remembered) = self.remembered.lock() {
+            if remembered.len() >= REMEMBERED {
+                remembered.clear();
+            }
+            remembered.insert(seen.to_vec(), (matched, read));
+        }
+        Some(read)
+    }
+
     /// `_server_evidence`: the path of a frame the line shows, else the server its words name.
     fn evidence(&self, b: &[u8]) -> Evidence {
         if memchr::memmem::find(b, b"File \"").is_some() {
@@ -445,6 +493,63 @@ mod tests {
         assert_eq!(r.pid, Some(12));
         assert!(r.month_day);
         assert_eq!(r.evidence, Evidence::None);
+    }
+
+    #[test]
+    fn a_prefix_read_is_remembered_only_with_what_decides_it() {
+        let mut s = spec();
+        // `ab` then a word boundary is shape 0's; `ab` then a letter shape 1's; `a` alone 2's
+        s.prefixes = concat!(
+            r"(?P<shape_0>^(?P<key_0>ab)\b\s?)",
+            r"|(?P<shape_1>^(?P<ts_1>a)b)",
+            r"|(?P<shape_2>^(?P<ts_2>a))",
+        )
+        .to_string();
+        s.shapes = vec![
+            ShapeNames {
+                shape: "shape_0".to_string(),
+                key: Some("key_0".to_string()),
+                ts: None,
+                pid: None,
+            },
+            ShapeNames {
+                shape: "shape_1".to_string(),
+                key: None,
+                ts: Some("ts_1".to_string()),
+                pid: None,
+            },
+            ShapeNames {
+                shape: "shape_2".to_string(),
+                key: None,
+                ts: Some("ts_2".to_string()),
+                pid: None,
+            },
+        ];
+        s.never = String::new();
+        s.month_day = "z".to_string();
+        let a = Anatomy::new(s).unwrap();
+        for _ in 0..2 {
+            let r = a.read("ab x").unwrap();
+            assert_eq!(
+                (r.keys.clone(), r.timestamp, r.prefix),
+                (vec!["ab"], None, 3)
+            );
+            let r = a.read("abx").unwrap();
+            assert_eq!(
+                (r.keys.clone(), r.timestamp, r.prefix),
+                (vec![], Some("a"), 2)
+            );
+            let r = a.read("ab").unwrap();
+            assert_eq!(
+                (r.keys.clone(), r.timestamp, r.prefix),
+                (vec!["ab"], None, 2)
+            );
+            let r = a.read("ac").unwrap();
+            assert_eq!(
+                (r.keys.clone(), r.timestamp, r.prefix),
+                (vec![], Some("a"), 1)
+            );
+        }
     }
 
     #[test]
