@@ -35,7 +35,7 @@ from typing import Final
 
 from harmony_doctor.faults.catalogue import FORM, FormName
 from harmony_doctor.logs.describe import describe, lmstudio_found
-from harmony_doctor.logs.firstpass import first_pass
+from harmony_doctor.logs.firstpass import ABSORBED, NOT_READ, QUIET, first_pass
 from harmony_doctor.logs.lazy import Pattern
 from harmony_doctor.logs.lines import FRAME, Line, line_reader, native_counts, structural
 from harmony_doctor.logs.messages import (
@@ -242,17 +242,16 @@ class _Extractor:
         first = self.first_pass
         # the first pass sums a line only while no message is open (it may continue one), and
         # only of processes that fit beside those kept (no state is pushed out meanwhile)
-        if (
-            first is not None
-            and self.open is None
-            and first.absorb(number, raw, MAX_KEYS - len(self.keys))
-        ):
-            self.absorbed = True
-            self._previous_raw = (number, raw)
-            self.previous_hit = False
-            if self.pending:
-                yield from self._flush(number)
-            return
+        fed = NOT_READ
+        if first is not None and self.open is None:
+            fed = first.absorb(number, raw, MAX_KEYS - len(self.keys))
+            if fed == ABSORBED:
+                self.absorbed = True
+                self._previous_raw = (number, raw)
+                self.previous_hit = False
+                if self.pending:
+                    yield from self._flush(number)
+                return
         if self.absorbed:
             self.take_absorbed()
         line = self.anatomize(number, raw)
@@ -261,7 +260,10 @@ class _Extractor:
             consumed = self._continue(line)
         if not consumed:
             self.state(line.key).observe(line)
-            self._detect(line)
+            if fed == QUIET:
+                self.previous_hit = False  # what `_detect` finds on a line no message is on
+            else:
+                self._detect(line)
         self.previous = line
         yield from self._flush(number)
 

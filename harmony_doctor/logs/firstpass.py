@@ -6,15 +6,17 @@ keeps their time, pid, server, request start and record line; no message starts,
 ends on them. Rust reads such a line with the reader made of `logs/lines.py`'s and
 `logs/servers.py`'s patterns, the catalogue's forms (`logs/messages.py`) and
 `logs/process.py`'s traceback shapes, and sums it per process (`absorb`); Python takes the sums
-(`take`) before it next reads a line itself, and applies them with `ProcessState.absorb`. Every
-other line (and every line while a message is open) goes through Python as before: the
+(`take`) before it next reads a line itself, and applies them with `ProcessState.absorb`. Of
+the other lines, those Rust read where no message begins (a traceback's head, frames and source
+lines) skip the extractor's search for one. Every other line (and every line while a message
+is open) goes through Python as before: the
 extractor without a first pass is the reference it is tested equal to (tests/logs/
 test_first_pass.py)."""
 
 from __future__ import annotations
 
 from functools import cache
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Final, Protocol, cast
 
 from harmony_doctor.logs.lines import anatomy_patterns
 from harmony_doctor.logs.messages import form_patterns
@@ -41,11 +43,20 @@ Absorbed = tuple[
 ]
 
 
+# What `FirstPass.absorb` did with a line: left it to Python, which may find a message on it;
+# summed it; left it to Python, but no message (nor a leak, LM Studio's output, the rest of a
+# wrapped line) begins on it, so the extractor need not look for one.
+NOT_READ: Final = 0
+ABSORBED: Final = 1
+QUIET: Final = 2
+
+
 class FirstPass(Protocol):
     """The Rust first pass (`harmony_doctor._native.FirstPass`)."""
 
-    def absorb(self, number: int, raw: str, room: int) -> bool:
-        """Sum line `number` if ordinary and of one of at most `room` processes summed."""
+    def absorb(self, number: int, raw: str, room: int) -> int:
+        """Sum line `number` if ordinary and of one of at most `room` processes summed
+        (ABSORBED); else NOT_READ or QUIET."""
         ...
 
     def take(self) -> list[Absorbed]:

@@ -52,6 +52,26 @@ pub struct Ordinary<'a> {
     pub record: bool,
 }
 
+/// What a line is to the first pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Class<'a> {
+    /// Ordinary: what it tells its process.
+    Ordinary(Ordinary<'a>),
+    /// Read here, and no message (nor a leak, LM Studio's output, the rest of a wrapped line)
+    /// begins on it: the extractor need not look for one (extract.py `_detect` finds none).
+    Quiet,
+    /// Python reads it whole.
+    Python,
+}
+
+/// What `FirstPass::absorb` did with a line (its value is what Python is handed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fed {
+    Python = 0,
+    Absorbed = 1,
+    Quiet = 2,
+}
+
 /// The ordinary lines of one process since the last `take`: what `ProcessState.observe`
 /// keeps of them, line numbers included.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,34 +121,43 @@ impl Reader {
 
     /// What `raw` tells its process, if it is an ordinary line (see the module's notes).
     pub fn ordinary<'a>(&self, raw: &'a str) -> Option<Ordinary<'a>> {
-        let r = self.anatomy.read(raw)?;
-        if r.gutter_asked || matches!(r.evidence, Evidence::Frame(_)) {
-            return None;
+        match self.classify(raw) {
+            Class::Ordinary(o) => Some(o),
+            _ => None,
         }
-        let rest = &r.line[r.prefix..];
+    }
+
+    /// Whether `raw` is an ordinary line (and what it tells its process), a quiet one, or one
+    /// Python must read whole.
+    pub fn classify<'a>(&self, raw: &'a str) -> Class<'a> {
+        let Some(r) = self.anatomy.read(raw) else {
+            return Class::Python;
+        };
         let text = &r.line[r.text.0..r.text.1];
-        if (r.prefix == 0 && !text.is_empty()) || rest.starts_with([' ', '\t']) {
-            return None;
-        }
         let b = text.as_bytes();
         let head = &b[..b.len().min(MODEL_OUTPUT.len())];
-        if memchr::memmem::find(b, b"<|").is_some() || head.eq_ignore_ascii_case(MODEL_OUTPUT) {
-            return None;
+        if r.gutter_asked
+            || (r.prefix == 0 && !text.is_empty())
+            || memchr::memmem::find(b, b"<|").is_some()
+            || head.eq_ignore_ascii_case(MODEL_OUTPUT)
+            || (!text.is_empty() && self.hits.first(text, 0) != Found::Nothing)
+        {
+            return Class::Python;
         }
-        if self.traceback.regex.is_match(b)
+        let rest = &r.line[r.prefix..];
+        if matches!(r.evidence, Evidence::Frame(_))
+            || rest.starts_with([' ', '\t'])
+            || self.traceback.regex.is_match(b)
             || (memchr::memmem::find(b, b".py:").is_some() && b.starts_with(b"File "))
         {
-            return None;
-        }
-        if !text.is_empty() && self.hits.first(text, 0) != Found::Nothing {
-            return None;
+            return Class::Quiet;
         }
         let server = match r.evidence {
             Evidence::Server(i) => Some(Server::Shape(i)),
             _ if r.month_day => Some(Server::MonthDay),
             _ => None,
         };
-        Some(Ordinary {
+        Class::Ordinary(Ordinary {
             key: r.keys.join(" "),
             timestamp: r.timestamp,
             pid: r.pid,
@@ -148,11 +177,13 @@ impl FirstPass {
     }
 
     /// Sum line `number`, `raw`, into its process's `Absorbed`, if it is ordinary and its
-    /// process is one of at most `room` seen since the last `take`; else false (Python reads
-    /// it, after taking what was summed).
-    pub fn absorb(&mut self, number: u64, raw: &str, room: usize) -> bool {
-        let Some(o) = self.reader.ordinary(raw) else {
-            return false;
+    /// process is one of at most `room` seen since the last `take` (`Fed::Absorbed`); else
+    /// Python reads it, after taking what was summed (`Fed::Quiet`: no message begins on it).
+    pub fn absorb(&mut self, number: u64, raw: &str, room: usize) -> Fed {
+        let o = match self.reader.classify(raw) {
+            Class::Ordinary(o) => o,
+            Class::Quiet => return Fed::Quiet,
+            Class::Python => return Fed::Python,
         };
         let found = self.absorbed.iter().position(|a| a.key == o.key);
         let mut a = match found {
@@ -167,7 +198,7 @@ impl FirstPass {
                 record_line: None,
                 earlier_record_line: None,
             },
-            None => return false,
+            None => return Fed::Quiet,
         };
         a.lines += 1;
         if let Some(ts) = o.timestamp {
@@ -187,7 +218,7 @@ impl FirstPass {
             a.record_line = Some(number);
         }
         self.absorbed.push(a);
-        true
+        Fed::Absorbed
     }
 
     /// What was summed since the last call, in the order the processes were last seen.
@@ -294,11 +325,12 @@ pub mod python {
             }
         }
 
-        /// Sum an ordinary line of a process among at most `room`; false: Python reads it.
-        fn absorb(&mut self, number: u64, raw: &Bound<'_, PyString>, room: usize) -> bool {
+        /// Sum an ordinary line of a process among at most `room` (1); else Python reads it:
+        /// 2, no message begins on it, 0, it may.
+        fn absorb(&mut self, number: u64, raw: &Bound<'_, PyString>, room: usize) -> u8 {
             match raw.to_str() {
-                Ok(text) => self.inner.absorb(number, text, room),
-                Err(_) => false,
+                Ok(text) => self.inner.absorb(number, text, room) as u8,
+                Err(_) => super::Fed::Python as u8,
             }
         }
 
@@ -395,31 +427,50 @@ mod tests {
     #[test]
     fn lines_that_may_begin_or_end_something_are_left_to_python() {
         let p = Reader::new(spec()).unwrap();
-        for text in [
+        let quiet = [
             "Traceback (most recent call last):",
             "File \"/x/vllm/a.py\", line 1",
             "  indented source",
+        ];
+        let python = [
             "Unexpected token 12 while expecting start token",
             "a leak <|channel|>",
             "Model output: hi",
             "a | gutter",
             "caf\u{e9}",
-        ] {
-            assert!(p.ordinary(&format!("{INFO}{text}")).is_none(), "{text:?}");
+        ];
+        for text in quiet {
+            assert_eq!(
+                p.classify(&format!("{INFO}{text}")),
+                Class::Quiet,
+                "{text:?}"
+            );
+        }
+        for text in python {
+            assert_eq!(
+                p.classify(&format!("{INFO}{text}")),
+                Class::Python,
+                "{text:?}"
+            );
         }
         // no prefix: it may be the rest of a wrapped line
-        assert!(p.ordinary("plain words").is_none());
+        assert_eq!(p.classify("plain words"), Class::Python);
         assert!(p.ordinary(&format!("{INFO}plain words")).is_some());
     }
 
     #[test]
     fn absorbed_lines_are_summed_per_process_in_the_order_last_seen() {
         let mut p = FirstPass::new(Arc::new(Reader::new(spec()).unwrap()));
-        assert!(p.absorb(1, &format!("{INFO}Received request a"), 4));
-        assert!(p.absorb(2, "(Engine pid=8) x", 4));
-        assert!(p.absorb(3, &format!("{INFO}b"), 4));
-        assert!(!p.absorb(4, "(Other pid=9) y", 2)); // a third process past the room
-        assert!(!p.absorb(5, &format!("{INFO}Traceback (most recent call last):"), 4));
+        let fed = Fed::Absorbed;
+        assert_eq!(p.absorb(1, &format!("{INFO}Received request a"), 4), fed);
+        assert_eq!(p.absorb(2, "(Engine pid=8) x", 4), fed);
+        assert_eq!(p.absorb(3, &format!("{INFO}b"), 4), fed);
+        // a third process past the room
+        assert_eq!(p.absorb(4, "(Other pid=9) y", 2), Fed::Quiet);
+        let head = format!("{INFO}Traceback (most recent call last):");
+        assert_eq!(p.absorb(5, &head, 4), Fed::Quiet);
+        let error = format!("{INFO}Unexpected token 12");
+        assert_eq!(p.absorb(6, &error, 4), Fed::Python);
         let taken = p.take();
         assert_eq!(taken.len(), 2);
         assert_eq!(taken[0].key, "Engine pid=8");
