@@ -11,6 +11,7 @@ __all__ = [
     "Anatomy",
     "Batch",
     "Core",
+    "FirstPass",
     "Hits",
     "IdLine",
     "OutputKey",
@@ -133,6 +134,49 @@ class Anatomy(Generic[_Line]):
     ) -> Anatomy[_Line]: ...
     def read(self, number: int, raw: str) -> _Line: ...
     def counts(self) -> tuple[int, int]: ...
+
+@final
+class FirstPass:
+    """A failure window's first pass (harmony_doctor/logs/firstpass.py): the ordinary lines
+    summed per process, made of the line anatomy's patterns, the catalogue's forms and the
+    traceback shapes."""
+
+    def __new__(
+        cls,
+        *,
+        prefixes: str,
+        shapes: Sequence[tuple[str, str | None, str | None, str | None]],
+        never: str,
+        month_day: str,
+        month_day_server: str,
+        key_pid: str,
+        entity: str,
+        frame: str,
+        frame_path: str,
+        servers: str,
+        server_groups: Sequence[tuple[str, str]],
+        forms: Sequence[str],
+        traceback: str,
+        request: str,
+    ) -> FirstPass: ...
+    def absorb(self, number: int, raw: str, room: int) -> int: ...
+    def take(
+        self,
+    ) -> list[
+        tuple[
+            str,
+            int,
+            str | None,
+            int | None,
+            int | None,
+            str | None,
+            int | None,
+            int | None,
+            int | None,
+            int | None,
+        ]
+    ]: ...
+    def fresh(self) -> FirstPass: ...
 
 @final
 class Hits(Generic[_Hit]):

@@ -35,6 +35,7 @@ from typing import Final
 
 from harmony_doctor.faults.catalogue import FORM, FormName
 from harmony_doctor.logs.describe import describe, lmstudio_found
+from harmony_doctor.logs.firstpass import ABSORBED, NOT_READ, QUIET, first_pass
 from harmony_doctor.logs.lazy import Pattern
 from harmony_doctor.logs.lines import FRAME, Line, line_reader, native_counts, structural
 from harmony_doctor.logs.messages import (
@@ -174,7 +175,6 @@ class _Extractor:
     def __init__(self) -> None:
         self.keys: OrderedDict[str, ProcessState] = OrderedDict()
         self.open: _Candidate | None = None
-        self.previous: Line | None = None
         self.previous_hit = False
         self.pending: list[_Pending] = []
         self.recent: deque[_Pending] = deque(maxlen=32)
@@ -183,6 +183,45 @@ class _Extractor:
         self.unread_from: int | None = None  # first line of the last run of lines not fed
         self.anatomize = line_reader()  # Rust or Python, decided once
         self.find_hit = hit_finder()  # the same
+        # Rust sums the ordinary lines (logs/firstpass.py) until Python next reads one; the
+        # last of them is read (`previous`) only if asked for.
+        self.first_pass = first_pass()
+        self.absorbed = False  # lines summed that Python has not taken
+        self._previous: Line | None = None
+        self._previous_raw: tuple[int, str] | None = None
+
+    @property
+    def previous(self) -> Line | None:
+        """The line fed last (read now if the first pass summed it)."""
+        if self._previous_raw is not None:
+            self._previous = self.anatomize(*self._previous_raw)
+            self._previous_raw = None
+        return self._previous
+
+    @previous.setter
+    def previous(self, line: Line | None) -> None:
+        self._previous, self._previous_raw = line, None
+
+    def take_absorbed(self) -> None:
+        """Apply what the first pass summed to the processes' states, in the order their
+        lines were last seen (as feeding them one by one would have)."""
+        if not self.absorbed or self.first_pass is None:
+            return
+        self.absorbed = False
+        for (
+            key,
+            lines,
+            stamp,
+            stamp_line,
+            pid,
+            server,
+            server_line,
+            request,
+            *records,
+        ) in self.first_pass.take():
+            self.state(key).absorb(
+                lines, stamp, stamp_line, pid, server, server_line, request, *records
+            )
 
     def state(self, key: str) -> ProcessState:
         state = self.keys.get(key)
@@ -200,17 +239,36 @@ class _Extractor:
         if self.number is not None and number > self.number + 1:
             self.unread_from = self.number + 1  # scan feeds the windows around hits only
         self.number = number
+        first = self.first_pass
+        # the first pass sums a line only while no message is open (it may continue one), and
+        # only of processes that fit beside those kept (no state is pushed out meanwhile)
+        fed = NOT_READ
+        if first is not None and self.open is None:
+            fed = first.absorb(number, raw, MAX_KEYS - len(self.keys))
+            if fed == ABSORBED:
+                self.absorbed = True
+                self._previous_raw = (number, raw)
+                self.previous_hit = False
+                if self.pending:
+                    yield from self._flush(number)
+                return
+        if self.absorbed:
+            self.take_absorbed()
         line = self.anatomize(number, raw)
         consumed = False
         if self.open is not None:
             consumed = self._continue(line)
         if not consumed:
             self.state(line.key).observe(line)
-            self._detect(line)
+            if fed == QUIET:
+                self.previous_hit = False  # what `_detect` finds on a line no message is on
+            else:
+                self._detect(line)
         self.previous = line
         yield from self._flush(number)
 
     def close(self, number: int) -> Iterator[LogError]:
+        self.take_absorbed()
         if self.open is not None:
             self._finalize(self.open)
             self.open = None

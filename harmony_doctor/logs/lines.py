@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import cache
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from harmony_doctor.logs.lazy import Pattern
 from harmony_doctor.logs.servers import path_server, server_shapes, text_server
@@ -234,23 +234,12 @@ def line_reader(native: bool | None = None) -> Callable[[int, str], Line]:
 def _native_anatomy() -> Anatomy[Line] | None:
     """The Rust reader made of the shapes above (and servers.py's), or None: not built, or a
     pattern it cannot translate exactly (then Python reads every line)."""
-    servers, server_groups = server_shapes()
-    patterns = (_ANY_PREFIX_READ, _MONTH_DAY_RECORD, _KEY_PID, _HTML_ENTITY, FRAME, servers)
-    if not native_for(True) or any(p.flags for p in patterns):
+    patterns = anatomy_patterns()
+    if not native_for(True) or patterns is None:
         return None
     try:
         return new_anatomy(
-            prefixes=_ANY_PREFIX_READ.pattern,
-            shapes=_shape_names(),
-            never="".join(sorted(_NEVER_PREFIX)),
-            month_day=_MONTH_DAY_RECORD.pattern,
-            month_day_server=_MONTH_DAY_SERVER,
-            key_pid=_KEY_PID.pattern,
-            entity=_HTML_ENTITY.pattern,
-            frame=FRAME.pattern,
-            frame_path="path",
-            servers=servers.pattern,
-            server_groups=server_groups,
+            **patterns,
             path_server=path_server,
             strip_gutter=_strip_gutter,
             fallback=_anatomize_python,
@@ -258,6 +247,28 @@ def _native_anatomy() -> Anatomy[Line] | None:
         )
     except ValueError:
         return None
+
+
+def anatomy_patterns() -> dict[str, Any] | None:
+    """The patterns (and names) the Rust readers of a line's anatomy are made of
+    (`_native_anatomy`, logs/firstpass.py), or None where one has flags Rust does not take."""
+    servers, server_groups = server_shapes()
+    patterns = (_ANY_PREFIX_READ, _MONTH_DAY_RECORD, _KEY_PID, _HTML_ENTITY, FRAME, servers)
+    if any(p.flags for p in patterns):
+        return None
+    return {
+        "prefixes": _ANY_PREFIX_READ.pattern,
+        "shapes": _shape_names(),
+        "never": "".join(sorted(_NEVER_PREFIX)),
+        "month_day": _MONTH_DAY_RECORD.pattern,
+        "month_day_server": _MONTH_DAY_SERVER,
+        "key_pid": _KEY_PID.pattern,
+        "entity": _HTML_ENTITY.pattern,
+        "frame": FRAME.pattern,
+        "frame_path": "path",
+        "servers": servers.pattern,
+        "server_groups": server_groups,
+    }
 
 
 def native_counts() -> tuple[int, int] | None:

@@ -153,14 +153,21 @@ def hit_finder(native: bool | None = None) -> Callable[[str, int], MessageHit | 
 def _native_hits() -> Hits[MessageHit | None] | None:
     """The Rust search made of the forms' patterns, or None: not built, or a pattern it cannot
     translate even loosely (then Python searches every text)."""
-    if not native_for(True) or any(form.flags != re.I for _, form in _FORMS):
+    patterns = form_patterns()
+    if not native_for(True) or patterns is None:
         return None
     try:
-        return new_hits(
-            patterns=[form.pattern for _, form in _FORMS], settle=_settle, fallback=find_hit
-        )
+        return new_hits(patterns=patterns, settle=_settle, fallback=find_hit)
     except ValueError:
         return None
+
+
+def form_patterns() -> list[str] | None:
+    """The catalogue's forms' patterns in the order they are tried (each compiled with `re.I`),
+    as the Rust searches take them; None where one has other flags."""
+    if any(form.flags != re.I for _, form in _FORMS):
+        return None
+    return [form.pattern for _, form in _FORMS]
 
 
 def native_hit_counts() -> tuple[int, int] | None:

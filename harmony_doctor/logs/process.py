@@ -124,6 +124,34 @@ class ProcessState:
         if text and not in_traceback and not line.rest[:1].isspace():
             self.earlier_record_line, self.record_line = self.record_line, number
 
+    def absorb(
+        self,
+        lines: int,
+        timestamp: str | None,
+        timestamp_line: int | None,
+        pid: int | None,
+        server: Server | None,
+        server_line: int | None,
+        request_line: int | None,
+        record_line: int | None,
+        earlier_record_line: int | None,
+    ) -> None:
+        """`observe` of `lines` ordinary lines at once, from what they left (the Rust first
+        pass's sums, logs/firstpass.py): a line that no traceback shape matches, not indented,
+        and holds no message only counts, and stamps what it carries."""
+        self.seen += lines
+        if timestamp is not None and timestamp_line is not None:
+            self.timestamp, self.timestamp_line = timestamp, timestamp_line
+        if pid is not None:
+            self.pid = pid
+        if server is not None and server_line is not None:
+            self.server, self.server_line = server, server_line
+        if request_line is not None:
+            self.request_line = request_line
+        if record_line is not None:
+            earlier = self.record_line if earlier_record_line is None else earlier_record_line
+            self.earlier_record_line, self.record_line = earlier, record_line
+
     def _follow_traceback(self, line: Line) -> bool:
         """Follow the traceback `line` may belong to; whether it does."""
         number, text = line.number, line.text
@@ -192,3 +220,9 @@ class ProcessState:
         self.traceback_start = number
         self.versions = None
         self.traceback_server = None
+
+
+def ordinary_shapes() -> tuple[Pattern, Pattern]:
+    """The traceback shapes a line `observe` only counts matches none of, and the start of a
+    request's record (logs/firstpass.py hands both to Rust)."""
+    return _ANY_TRACEBACK_SHAPE, _REQUEST_START

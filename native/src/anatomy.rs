@@ -10,7 +10,8 @@
 //! the text after the prefixes holds `|` or `+` (an exception group's gutter may), Python's
 //! `_strip_gutter` reads it (`Read::gutter_asked`): its shapes look ahead inside a repeat.
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::pyre::{self, Translated};
 
@@ -44,8 +45,10 @@ pub struct Spec {
     pub server_groups: Vec<String>,
 }
 
+/// One prefix shape: its branch of the prefixes' pattern alone (a small pattern whose captures
+/// cost a fraction of the whole alternation's), and its groups there.
 struct Shape {
-    group: usize,
+    regex: Translated,
     key: Option<usize>,
     ts: Option<usize>,
     pid: Option<usize>,
@@ -86,11 +89,13 @@ pub struct Read<'a> {
 pub struct Anatomy {
     spec: Spec,
     never: [bool; 128],
-    compiled: OnceLock<Option<Compiled>>,
+    compiled: OnceLock<Option<Arc<Compiled>>>,
 }
 
 struct Compiled {
+    /// the whole alternation: refuses a text in one pass of its lazy DFA
     prefixes: Translated,
+    /// in the alternation's order: the first that matches is the alternation's match
     shapes: Vec<Shape>,
     month_day: Translated,
     key_pid: Translated,
@@ -98,7 +103,11 @@ struct Compiled {
     frame: Translated,
     frame_path: usize,
     servers: Translated,
-    server_groups: Vec<usize>,
+    /// per branch of `servers`, in order: the branch alone, and its server shape (an index
+    /// into `Spec::server_groups`)
+    server_branches: Vec<(Translated, usize)>,
+    /// prefix reads by the bytes that decide them (see `prefix_read`), with their match's end
+    remembered: Mutex<HashMap<Vec<u8>, (usize, PrefixRead)>>,
 }
 
 /// A blank as Python's `isspace`/`strip` see it on the lines read here (no other control
@@ -112,28 +121,39 @@ const PADDING: &[u8] = b"        ";
 impl Compiled {
     fn new(spec: &Spec) -> Result<Compiled, String> {
         let prefixes = Translated::new(&spec.prefixes, true)?;
-        let group = |name: &Option<String>| -> Result<Option<usize>, String> {
-            name.as_deref().map(|n| prefixes.group(n)).transpose()
-        };
-        let shapes = spec
-            .shapes
+        // each branch of the alternation is one shape's group (lines.py `_ANY_PREFIX_READ`)
+        let shapes = pyre::branches(&spec.prefixes)?
             .iter()
-            .map(|s| {
+            .map(|branch| {
+                let regex = Translated::new(branch, true)?;
+                let names = (spec.shapes.iter())
+                    .find(|s| regex.group(&s.shape).is_ok())
+                    .ok_or_else(|| format!("{branch:?}: no shape's group"))?;
+                let group = |name: &Option<String>| -> Result<Option<usize>, String> {
+                    name.as_deref().map(|n| regex.group(n)).transpose()
+                };
+                let (key, ts, pid) = (group(&names.key)?, group(&names.ts)?, group(&names.pid)?);
                 Ok(Shape {
-                    group: prefixes.group(&s.shape)?,
-                    key: group(&s.key)?,
-                    ts: group(&s.ts)?,
-                    pid: group(&s.pid)?,
+                    regex,
+                    key,
+                    ts,
+                    pid,
                 })
             })
             .collect::<Result<Vec<_>, String>>()?;
         let frame = Translated::new(&spec.frame, false)?;
         let frame_path = frame.group(&spec.frame_path)?;
         let servers = Translated::new(&spec.servers, false)?;
-        let server_groups = spec
-            .server_groups
+        // each branch of the alternation is one server shape's group (servers.py `_ANY_SERVER`)
+        let server_branches = pyre::branches(&spec.servers)?
             .iter()
-            .map(|n| servers.group(n))
+            .map(|branch| {
+                let regex = Translated::new(branch, false)?;
+                let index = (spec.server_groups.iter())
+                    .position(|n| regex.group(n).is_ok())
+                    .ok_or_else(|| format!("{branch:?}: no server shape's group"))?;
+                Ok((regex, index))
+            })
             .collect::<Result<Vec<_>, String>>()?;
         Ok(Compiled {
             shapes,
@@ -143,8 +163,9 @@ impl Compiled {
             frame,
             frame_path,
             servers,
-            server_groups,
+            server_branches,
             prefixes,
+            remembered: Mutex::new(HashMap::new()),
         })
     }
 }
@@ -180,8 +201,22 @@ impl Anatomy {
     }
 
     fn compiled(&self) -> Option<&Compiled> {
-        let compiled = self.compiled.get_or_init(|| Compiled::new(&self.spec).ok());
-        compiled.as_ref()
+        let compiled = self.compiled.get_or_init(|| {
+            let s = &self.spec;
+            let mut key = vec![&s.prefixes, &s.never, &s.month_day, &s.key_pid, &s.entity];
+            key.extend([&s.frame, &s.frame_path, &s.servers]);
+            key.extend(&s.server_groups);
+            for shape in &s.shapes {
+                key.push(&shape.shape);
+                key.extend([&shape.key, &shape.ts, &shape.pid].into_iter().flatten());
+            }
+            let key = key
+                .iter()
+                .map(|k| format!("{}:{k}", k.len()))
+                .collect::<String>();
+            pyre::shared(&key, || Compiled::new(s).ok())
+        });
+        compiled.as_deref()
     }
 
     /// `raw` taken apart, or None where Python must read it.
@@ -201,7 +236,6 @@ impl Anatomy {
                 pos = indent;
             }
         }
-        let mut locs = c.prefixes.regex.capture_locations();
         let mut keys = Vec::new();
         let (mut timestamp, mut pid, mut month_day) = (None, None, false);
         for _ in 0..4 {
@@ -209,28 +243,28 @@ impl Anatomy {
             if rest.first().is_none_or(|&c| self.never[usize::from(c)]) {
                 break;
             }
-            if c.prefixes.regex.captures_read(&mut locs, rest).is_none() {
+            // the alternation's lazy DFA refuses most texts, and finds the match's span
+            let Some(matched) = c.prefixes.regex.find(rest) else {
                 break;
-            }
-            let shape = c.shapes.iter().find(|s| locs.get(s.group).is_some())?;
+            };
+            let got = c.prefix_read(rest, matched.end())?;
             month_day = month_day || c.month_day.regex.is_match(rest);
-            let found = |g: Option<usize>| {
-                g.and_then(|g| locs.get(g))
-                    .filter(|(s, e)| e > s)
+            let found = |span: Option<(usize, usize)>| {
+                span.filter(|(s, e)| e > s)
                     .map(|(s, e)| &line[pos + s..pos + e])
             };
-            if let Some(key) = found(shape.key) {
+            if let Some(key) = found(got.key) {
                 keys.push(key);
             }
             if timestamp.is_none() {
-                timestamp = found(shape.ts);
+                timestamp = found(got.ts);
             }
             if pid.is_none() {
-                if let Some(digits) = found(shape.pid) {
+                if let Some(digits) = found(got.pid) {
                     pid = Some(digits.parse::<u64>().ok()?);
                 }
             }
-            pos += c.prefixes.end(&locs)?;
+            pos += got.end;
         }
         let rest = &b[pos..];
         let gutter_asked = rest.contains(&b'|') || rest.contains(&b'+');
@@ -262,7 +296,55 @@ impl Anatomy {
     }
 }
 
+/// What one prefix read gives: its key's, time's and pid's spans, and where Python's match
+/// ends (before a lookahead), all relative to the text it was read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct PrefixRead {
+    key: Option<(usize, usize)>,
+    ts: Option<(usize, usize)>,
+    pid: Option<(usize, usize)>,
+    end: usize,
+}
+
+/// How many prefix reads a reader remembers (then it forgets them all).
+const REMEMBERED: usize = 4096;
+
 impl Compiled {
+    /// The prefix read at the start of `rest`, whose alternation's match ends at `matched`.
+    ///
+    /// The first shape that matches is the alternation's match, and its captures are that
+    /// shape's alone (a small pattern). They are a function of the match's bytes and the byte
+    /// after it (a `\b` or `$` at its end looks there; nothing else beyond it decides between
+    /// ways to match that end there), so they are remembered by those bytes: the key tag, the
+    /// record prefix whose time changes once a second, repeat on most lines of a window.
+    fn prefix_read(&self, rest: &[u8], matched: usize) -> Option<PrefixRead> {
+        let seen = &rest[..(matched + 1).min(rest.len())];
+        if let Ok(remembered) = self.remembered.lock() {
+            if let Some(&(end, read)) = remembered.get(seen) {
+                if end == matched {
+                    return Some(read);
+                }
+            }
+        }
+        let shape = self.shapes.iter().find(|s| s.regex.regex.is_match(rest))?;
+        let mut locs = shape.regex.regex.capture_locations();
+        shape.regex.regex.captures_read(&mut locs, rest)?;
+        let span = |g: Option<usize>| g.and_then(|g| locs.get(g));
+        let read = PrefixRead {
+            key: span(shape.key),
+            ts: span(shape.ts),
+            pid: span(shape.pid),
+            end: shape.regex.end(&locs)?,
+        };
+        if let Ok(mut remembered) = self.remembered.lock() {
+            if remembered.len() >= REMEMBERED {
+                remembered.clear();
+            }
+            remembered.insert(seen.to_vec(), (matched, read));
+        }
+        Some(read)
+    }
+
     /// `_server_evidence`: the path of a frame the line shows, else the server its words name.
     fn evidence(&self, b: &[u8]) -> Evidence {
         if memchr::memmem::find(b, b"File \"").is_some() {
@@ -295,17 +377,12 @@ impl Compiled {
         let Some(found) = self.servers.regex.find(b) else {
             return Evidence::None;
         };
-        let mut locs = self.servers.regex.capture_locations();
-        if (self.servers.regex)
-            .captures_read_at(&mut locs, b, found.start())
-            .is_none()
-        {
-            return Evidence::None;
-        }
-        let index = self
-            .server_groups
-            .iter()
-            .position(|&g| locs.get(g).is_some());
+        // the leftmost match's shape: the first branch that matches where it starts (a
+        // branch's leftmost match from there starts there if it can)
+        let at = found.start();
+        let index = (self.server_branches.iter())
+            .find(|(regex, _)| regex.regex.find_at(b, at).is_some_and(|m| m.start() == at))
+            .map(|&(_, index)| index);
         index.map_or(Evidence::None, Evidence::Server)
     }
 
@@ -416,6 +493,63 @@ mod tests {
         assert_eq!(r.pid, Some(12));
         assert!(r.month_day);
         assert_eq!(r.evidence, Evidence::None);
+    }
+
+    #[test]
+    fn a_prefix_read_is_remembered_only_with_what_decides_it() {
+        let mut s = spec();
+        // `ab` then a word boundary is shape 0's; `ab` then a letter shape 1's; `a` alone 2's
+        s.prefixes = concat!(
+            r"(?P<shape_0>^(?P<key_0>ab)\b\s?)",
+            r"|(?P<shape_1>^(?P<ts_1>a)b)",
+            r"|(?P<shape_2>^(?P<ts_2>a))",
+        )
+        .to_string();
+        s.shapes = vec![
+            ShapeNames {
+                shape: "shape_0".to_string(),
+                key: Some("key_0".to_string()),
+                ts: None,
+                pid: None,
+            },
+            ShapeNames {
+                shape: "shape_1".to_string(),
+                key: None,
+                ts: Some("ts_1".to_string()),
+                pid: None,
+            },
+            ShapeNames {
+                shape: "shape_2".to_string(),
+                key: None,
+                ts: Some("ts_2".to_string()),
+                pid: None,
+            },
+        ];
+        s.never = String::new();
+        s.month_day = "z".to_string();
+        let a = Anatomy::new(s).unwrap();
+        for _ in 0..2 {
+            let r = a.read("ab x").unwrap();
+            assert_eq!(
+                (r.keys.clone(), r.timestamp, r.prefix),
+                (vec!["ab"], None, 3)
+            );
+            let r = a.read("abx").unwrap();
+            assert_eq!(
+                (r.keys.clone(), r.timestamp, r.prefix),
+                (vec![], Some("a"), 2)
+            );
+            let r = a.read("ab").unwrap();
+            assert_eq!(
+                (r.keys.clone(), r.timestamp, r.prefix),
+                (vec!["ab"], None, 2)
+            );
+            let r = a.read("ac").unwrap();
+            assert_eq!(
+                (r.keys.clone(), r.timestamp, r.prefix),
+                (vec![], Some("a"), 1)
+            );
+        }
     }
 
     #[test]

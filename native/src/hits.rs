@@ -15,7 +15,7 @@
 //! A line is read here when it is ASCII without \x1c-\x1f (Python's `\s` matches those, Rust's
 //! does not).
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use crate::pyre::{self, Translated};
 
@@ -39,7 +39,7 @@ pub struct Hits {
     pattern: String,
     /// per form: whether it is in the alternation exactly (not loosely)
     exact: Vec<bool>,
-    compiled: OnceLock<Option<Compiled>>,
+    compiled: OnceLock<Option<Arc<Compiled>>>,
 }
 
 struct Compiled {
@@ -99,8 +99,9 @@ impl Hits {
     }
 
     fn compiled(&self) -> Option<&Compiled> {
-        let compiled = self.compiled.get_or_init(|| self.compile().ok());
-        compiled.as_ref()
+        let compiled =
+            (self.compiled).get_or_init(|| pyre::shared(&self.pattern, || self.compile().ok()));
+        compiled.as_deref()
     }
 
     /// The first form `text` holds from `position` on (Python's `str` index: a byte offset on

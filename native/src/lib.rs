@@ -5,6 +5,7 @@ pub mod anatomy;
 pub mod anchors;
 pub mod chunk;
 pub mod core;
+pub mod firstpass;
 pub mod harmony;
 pub mod hits;
 mod json_line;
@@ -587,6 +588,7 @@ mod python {
         m.add_class::<Core>()?;
         m.add_class::<Anatomy>()?;
         m.add_class::<Hits>()?;
+        m.add_class::<crate::firstpass::python::FirstPass>()?;
         m.add_class::<Window>()?;
         m.add_class::<IdLine>()?;
         m.add_class::<Batch>()?;

@@ -138,6 +138,7 @@ def _both(
     by the code it replaces."""
     fast = extract_text(text)
     with monkeypatch.context() as patch:
+        patch.setattr(extract, "first_pass", lambda: None)
         patch.setattr(extract, "line_reader", lambda: lines.anatomize_reference)
         patch.setattr(extract, "hit_finder", lambda: messages.find_hit_reference)
         patch.setattr(extract, "holds_message", _reference_holds_message)

@@ -1,0 +1,94 @@
+"""A failure window's first pass in Rust (native/src/firstpass.rs): the ordinary lines summed.
+
+Most lines of a failure window (access lines, request records, throughput lines) change
+nothing in the extractor but their process's counters: `ProcessState.observe` counts them and
+keeps their time, pid, server, request start and record line; no message starts, continues or
+ends on them. Rust reads such a line with the reader made of `logs/lines.py`'s and
+`logs/servers.py`'s patterns, the catalogue's forms (`logs/messages.py`) and
+`logs/process.py`'s traceback shapes, and sums it per process (`absorb`); Python takes the sums
+(`take`) before it next reads a line itself, and applies them with `ProcessState.absorb`. Of
+the other lines, those Rust read where no message begins (a traceback's head, frames and source
+lines) skip the extractor's search for one. Every other line (and every line while a message
+is open) goes through Python as before: the
+extractor without a first pass is the reference it is tested equal to (tests/logs/
+test_first_pass.py)."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import TYPE_CHECKING, Final, Protocol, cast
+
+from harmony_doctor.logs.lines import anatomy_patterns
+from harmony_doctor.logs.messages import form_patterns
+from harmony_doctor.logs.process import ordinary_shapes
+from harmony_doctor.native import native_for, native_module
+
+if TYPE_CHECKING:
+    from harmony_doctor.models import Server
+
+# Per process, in the order last seen: key, lines, timestamp and its line, pid, server and its
+# line, the last request's line, the last record line and the one before it (when both are
+# among the lines summed).
+Absorbed = tuple[
+    str,
+    int,
+    "str | None",
+    "int | None",
+    "int | None",
+    "Server | None",
+    "int | None",
+    "int | None",
+    "int | None",
+    "int | None",
+]
+
+
+# What `FirstPass.absorb` did with a line: left it to Python, which may find a message on it;
+# summed it; left it to Python, but no message (nor a leak, LM Studio's output, the rest of a
+# wrapped line) begins on it, so the extractor need not look for one.
+NOT_READ: Final = 0
+ABSORBED: Final = 1
+QUIET: Final = 2
+
+
+class FirstPass(Protocol):
+    """The Rust first pass (`harmony_doctor._native.FirstPass`)."""
+
+    def absorb(self, number: int, raw: str, room: int) -> int:
+        """Sum line `number` if ordinary and of one of at most `room` processes summed
+        (ABSORBED); else NOT_READ or QUIET."""
+        ...
+
+    def take(self) -> list[Absorbed]:
+        """The sums since the last call, per process in the order last seen."""
+        ...
+
+    def fresh(self) -> FirstPass:
+        """A first pass of its own sharing the compiled patterns."""
+        ...
+
+
+def first_pass(native: bool | None = None) -> FirstPass | None:
+    """A first pass of the caller's own, or None: the extension not built or not allowed
+    (`native_for(native)`), or a pattern without an exact translation."""
+    if not native_for(native):
+        return None
+    made = _made()
+    return None if made is None else made.fresh()
+
+
+@cache
+def _made() -> FirstPass | None:
+    module = native_module()
+    patterns = anatomy_patterns()
+    forms = form_patterns()
+    traceback, request = ordinary_shapes()
+    if module is None or patterns is None or forms is None or traceback.flags or request.flags:
+        return None
+    try:
+        made = module.FirstPass(
+            **patterns, forms=forms, traceback=traceback.pattern, request=request.pattern
+        )
+    except ValueError:
+        return None
+    return cast(FirstPass, made)

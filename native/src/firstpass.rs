@@ -1,0 +1,488 @@
+//! A failure window's first pass: the lines that change nothing but their process's counters
+//! (harmony_doctor/logs/extract.py `_Extractor.feed` with no message open), read in Rust and
+//! summed per process, so that Python handles only the lines that may begin, continue or end
+//! something (harmony_doctor/logs/firstpass.py).
+//!
+//! A line is ordinary when `crate::anatomy` reads it (else Python would), with no gutter to
+//! ask Python about, no frame path for its server, a prefix (or no text: a line without a
+//! prefix may finish a message a terminal wrap broke), text that does not start indented (a
+//! traceback's source line), that no traceback shape matches (logs/process.py
+//! `_ANY_TRACEBACK_SHAPE`, on ASCII: `crate::pyre::for_ascii_subjects`), that holds no
+//! catalogue form (`crate::hits`, the one catalogue's patterns), no `<|` (a leak) and does not
+//! start with `model output:` (LM Studio). Such a line, fed to the extractor, only counts in its
+//! process's `ProcessState.observe`: its time, pid, server, a request's start, a record line.
+//! Those are what `Absorbed` sums, in the order the processes were last seen.
+
+use crate::anatomy::{Anatomy, Evidence, Spec as AnatomySpec};
+use crate::hits::{Found, Hits};
+use std::sync::Arc;
+
+use crate::pyre::{self, Translated};
+
+/// The patterns a first pass is made of.
+pub struct Spec {
+    pub anatomy: AnatomySpec,
+    /// The catalogue's forms (case-insensitive), as `crate::hits` takes them.
+    pub forms: Vec<String>,
+    /// process.py `_ANY_TRACEBACK_SHAPE` (matched at the text's start).
+    pub traceback: String,
+    /// process.py `_REQUEST_START` (searched).
+    pub request: String,
+}
+
+/// The server a line is evidence of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Server {
+    /// A server shape of the anatomy's (an index into its `server_groups`).
+    Shape(usize),
+    /// A prefix in vLLM's own format.
+    MonthDay,
+}
+
+/// What an ordinary line tells its process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ordinary<'a> {
+    pub key: String,
+    pub timestamp: Option<&'a str>,
+    pub pid: Option<u64>,
+    pub server: Option<Server>,
+    /// A request's record begins on it.
+    pub request: bool,
+    /// It has text (neither blank nor part of a traceback: a record line).
+    pub record: bool,
+}
+
+/// What a line is to the first pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Class<'a> {
+    /// Ordinary: what it tells its process.
+    Ordinary(Ordinary<'a>),
+    /// Read here, and no message (nor a leak, LM Studio's output, the rest of a wrapped line)
+    /// begins on it: the extractor need not look for one (extract.py `_detect` finds none).
+    Quiet,
+    /// Python reads it whole.
+    Python,
+}
+
+/// What `FirstPass::absorb` did with a line (its value is what Python is handed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fed {
+    Python = 0,
+    Absorbed = 1,
+    Quiet = 2,
+}
+
+/// The ordinary lines of one process since the last `take`: what `ProcessState.observe`
+/// keeps of them, line numbers included.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Absorbed {
+    pub key: String,
+    pub lines: u64,
+    pub timestamp: Option<(String, u64)>,
+    pub pid: Option<u64>,
+    pub server: Option<(Server, u64)>,
+    pub request_line: Option<u64>,
+    /// The last record line, and the one before it when both are here.
+    pub record_line: Option<u64>,
+    pub earlier_record_line: Option<u64>,
+}
+
+/// The patterns, compiled: tells an ordinary line from the others.
+pub struct Reader {
+    anatomy: Anatomy,
+    hits: Hits,
+    traceback: Translated,
+    request: Translated,
+}
+
+/// One extractor's first pass: the reader (shared) and the lines summed since the last `take`.
+pub struct FirstPass {
+    reader: Arc<Reader>,
+    /// In the order their processes were last seen.
+    absorbed: Vec<Absorbed>,
+}
+
+impl Reader {
+    /// An error names a pattern without an exact translation.
+    pub fn new(spec: Spec) -> Result<Reader, String> {
+        let anatomy = Anatomy::new(spec.anatomy)?;
+        anatomy.ready()?;
+        let hits = Hits::new(&spec.forms)?;
+        hits.ready()?;
+        let traceback = Translated::new(&pyre::for_ascii_subjects(&spec.traceback)?, true)?;
+        let request = Translated::new(&pyre::for_ascii_subjects(&spec.request)?, false)?;
+        Ok(Reader {
+            anatomy,
+            hits,
+            traceback,
+            request,
+        })
+    }
+
+    /// What `raw` tells its process, if it is an ordinary line (see the module's notes).
+    pub fn ordinary<'a>(&self, raw: &'a str) -> Option<Ordinary<'a>> {
+        match self.classify(raw) {
+            Class::Ordinary(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// Whether `raw` is an ordinary line (and what it tells its process), a quiet one, or one
+    /// Python must read whole.
+    pub fn classify<'a>(&self, raw: &'a str) -> Class<'a> {
+        let Some(r) = self.anatomy.read(raw) else {
+            return Class::Python;
+        };
+        let text = &r.line[r.text.0..r.text.1];
+        let b = text.as_bytes();
+        let head = &b[..b.len().min(MODEL_OUTPUT.len())];
+        if r.gutter_asked
+            || (r.prefix == 0 && !text.is_empty())
+            || memchr::memmem::find(b, b"<|").is_some()
+            || head.eq_ignore_ascii_case(MODEL_OUTPUT)
+            || (!text.is_empty() && self.hits.first(text, 0) != Found::Nothing)
+        {
+            return Class::Python;
+        }
+        let rest = &r.line[r.prefix..];
+        if matches!(r.evidence, Evidence::Frame(_))
+            || rest.starts_with([' ', '\t'])
+            || self.traceback.regex.is_match(b)
+            || (memchr::memmem::find(b, b".py:").is_some() && b.starts_with(b"File "))
+        {
+            return Class::Quiet;
+        }
+        let server = match r.evidence {
+            Evidence::Server(i) => Some(Server::Shape(i)),
+            _ if r.month_day => Some(Server::MonthDay),
+            _ => None,
+        };
+        Class::Ordinary(Ordinary {
+            key: r.keys.join(" "),
+            timestamp: r.timestamp,
+            pid: r.pid,
+            server,
+            request: self.request.regex.is_match(b),
+            record: !text.is_empty(),
+        })
+    }
+}
+
+impl FirstPass {
+    pub fn new(reader: Arc<Reader>) -> FirstPass {
+        FirstPass {
+            reader,
+            absorbed: Vec::new(),
+        }
+    }
+
+    /// Sum line `number`, `raw`, into its process's `Absorbed`, if it is ordinary and its
+    /// process is one of at most `room` seen since the last `take` (`Fed::Absorbed`); else
+    /// Python reads it, after taking what was summed (`Fed::Quiet`: no message begins on it).
+    pub fn absorb(&mut self, number: u64, raw: &str, room: usize) -> Fed {
+        let o = match self.reader.classify(raw) {
+            Class::Ordinary(o) => o,
+            Class::Quiet => return Fed::Quiet,
+            Class::Python => return Fed::Python,
+        };
+        let found = self.absorbed.iter().position(|a| a.key == o.key);
+        let mut a = match found {
+            Some(i) => self.absorbed.remove(i),
+            None if self.absorbed.len() < room => Absorbed {
+                key: o.key,
+                lines: 0,
+                timestamp: None,
+                pid: None,
+                server: None,
+                request_line: None,
+                record_line: None,
+                earlier_record_line: None,
+            },
+            None => return Fed::Quiet,
+        };
+        a.lines += 1;
+        if let Some(ts) = o.timestamp {
+            a.timestamp = Some((ts.to_string(), number));
+        }
+        if o.pid.is_some() {
+            a.pid = o.pid;
+        }
+        if let Some(server) = o.server {
+            a.server = Some((server, number));
+        }
+        if o.request {
+            a.request_line = Some(number);
+        }
+        if o.record {
+            a.earlier_record_line = a.record_line;
+            a.record_line = Some(number);
+        }
+        self.absorbed.push(a);
+        Fed::Absorbed
+    }
+
+    /// What was summed since the last call, in the order the processes were last seen.
+    pub fn take(&mut self) -> Vec<Absorbed> {
+        std::mem::take(&mut self.absorbed)
+    }
+
+    /// Whether anything was summed since the last `take`.
+    pub fn holds(&self) -> bool {
+        !self.absorbed.is_empty()
+    }
+}
+
+/// LM Studio's line of what the model wrote starts so (extract.py `_MODEL_OUTPUT`).
+const MODEL_OUTPUT: &[u8] = b"model output:";
+
+#[cfg(feature = "python")]
+// PyO3 0.22's #[pymethods] expansion converts PyErr into PyErr (a false positive, fixed in 0.23)
+#[allow(clippy::useless_conversion)]
+pub mod python {
+    use pyo3::exceptions::PyValueError;
+    use pyo3::prelude::*;
+    use pyo3::types::{PyList, PyString, PyTuple};
+
+    use std::sync::Arc;
+
+    use super::Server;
+    use crate::anatomy::{ShapeNames, Spec as AnatomySpec};
+
+    /// One prefix shape's group names: its own, its key's, time's and pid's.
+    type ShapeGroups = (String, Option<String>, Option<String>, Option<String>);
+
+    /// A failure window's first pass (harmony_doctor/logs/firstpass.py): `absorb` sums the
+    /// ordinary lines, `take` hands the sums to Python.
+    #[pyclass(module = "harmony_doctor._native")]
+    pub struct FirstPass {
+        inner: super::FirstPass,
+        server_names: Vec<PyObject>,
+        month_day_server: PyObject,
+    }
+
+    #[pymethods]
+    impl FirstPass {
+        /// ValueError when a pattern has no exact translation (then Python reads every line).
+        #[new]
+        #[allow(clippy::too_many_arguments)]
+        #[pyo3(signature = (*, prefixes, shapes, never, month_day, month_day_server, key_pid, entity, frame, frame_path, servers, server_groups, forms, traceback, request))]
+        fn new(
+            prefixes: String,
+            shapes: Vec<ShapeGroups>,
+            never: String,
+            month_day: String,
+            month_day_server: PyObject,
+            key_pid: String,
+            entity: String,
+            frame: String,
+            frame_path: String,
+            servers: String,
+            server_groups: Vec<(String, PyObject)>,
+            forms: Vec<String>,
+            traceback: String,
+            request: String,
+        ) -> PyResult<Self> {
+            let anatomy = AnatomySpec {
+                prefixes,
+                shapes: shapes
+                    .into_iter()
+                    .map(|(shape, key, ts, pid)| ShapeNames {
+                        shape,
+                        key,
+                        ts,
+                        pid,
+                    })
+                    .collect(),
+                never,
+                month_day,
+                key_pid,
+                entity,
+                frame,
+                frame_path,
+                servers,
+                server_groups: server_groups.iter().map(|(g, _)| g.clone()).collect(),
+            };
+            let spec = super::Spec {
+                anatomy,
+                forms,
+                traceback,
+                request,
+            };
+            let reader = super::Reader::new(spec).map_err(PyValueError::new_err)?;
+            Ok(FirstPass {
+                inner: super::FirstPass::new(Arc::new(reader)),
+                server_names: server_groups.into_iter().map(|(_, s)| s).collect(),
+                month_day_server,
+            })
+        }
+
+        /// A first pass of its own (nothing summed) sharing this one's compiled patterns.
+        fn fresh(&self, py: Python<'_>) -> FirstPass {
+            FirstPass {
+                inner: super::FirstPass::new(Arc::clone(&self.inner.reader)),
+                server_names: self.server_names.iter().map(|s| s.clone_ref(py)).collect(),
+                month_day_server: self.month_day_server.clone_ref(py),
+            }
+        }
+
+        /// Sum an ordinary line of a process among at most `room` (1); else Python reads it:
+        /// 2, no message begins on it, 0, it may.
+        fn absorb(&mut self, number: u64, raw: &Bound<'_, PyString>, room: usize) -> u8 {
+            match raw.to_str() {
+                Ok(text) => self.inner.absorb(number, text, room) as u8,
+                Err(_) => super::Fed::Python as u8,
+            }
+        }
+
+        /// Per process, in the order last seen: (key, lines, timestamp, its line, pid, server,
+        /// its line, request line, record line, the record line before it).
+        fn take<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyList> {
+            if !self.inner.holds() {
+                return PyList::empty_bound(py);
+            }
+            let rows = self.inner.take().into_iter().map(|a| {
+                let (timestamp, timestamp_line) = a.timestamp.unzip();
+                let (server, server_line) = a.server.unzip();
+                let server = server.map(|s| match s {
+                    Server::Shape(i) => self.server_names[i].clone_ref(py),
+                    Server::MonthDay => self.month_day_server.clone_ref(py),
+                });
+                let fields: [PyObject; 10] = [
+                    a.key.into_py(py),
+                    a.lines.into_py(py),
+                    timestamp.into_py(py),
+                    timestamp_line.into_py(py),
+                    a.pid.into_py(py),
+                    server.into_py(py),
+                    server_line.into_py(py),
+                    a.request_line.into_py(py),
+                    a.record_line.into_py(py),
+                    a.earlier_record_line.into_py(py),
+                ];
+                PyTuple::new_bound(py, fields)
+            });
+            PyList::new_bound(py, rows)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::anatomy::ShapeNames;
+
+    fn spec() -> Spec {
+        let shape = |i: usize, key: bool, ts: bool, pid: bool| ShapeNames {
+            shape: format!("shape_{i}"),
+            key: key.then(|| format!("key_{i}")),
+            ts: ts.then(|| format!("ts_{i}")),
+            pid: pid.then(|| format!("pid_{i}")),
+        };
+        Spec {
+            anatomy: AnatomySpec {
+                prefixes: concat!(
+                    r"(?P<shape_0>^\((?P<key_0>[^()]*?\bpid=(?P<pid_0>\d+)[^()]*)\)\s?)",
+                    r"|(?P<shape_1>^(?P<level_1>INFO|ERROR)\s+(?P<ts_1>\d\d-\d\d \d\d:\d\d:\d\d)",
+                    r"\s+\[(?P<src_1>[\w.-]+\.py:\d+)\]\s?)",
+                )
+                .to_string(),
+                shapes: vec![shape(0, true, false, true), shape(1, false, true, false)],
+                never: " \t|".to_string(),
+                month_day: r"^(?:INFO|ERROR)\s+\d\d-\d\d".to_string(),
+                key_pid: r"pid=(\d+)|\[(\d+)\]".to_string(),
+                entity: r"&(?:quot|amp);".to_string(),
+                frame: r#"^File\s*"(?P<path>[^"]*)""#.to_string(),
+                frame_path: "path".to_string(),
+                servers: r"(?P<s0>(?:\bvllm\b))|(?P<s1>(?i:\bsglang\b))".to_string(),
+                server_groups: vec!["s0".to_string(), "s1".to_string()],
+            },
+            forms: vec![r"unexpected\s*token\s*(?P<token>\d+)".to_string()],
+            traceback: r"^(?:[╭┌][─ ]*)?Traceback|^File |^[│╭]".to_string(),
+            request: r"\bReceived request \S".to_string(),
+        }
+    }
+
+    const INFO: &str = "(APIServer pid=7) INFO 11-01 00:00:01 [a.py:1] ";
+
+    #[test]
+    fn an_ordinary_line_tells_its_process_what_observe_keeps() {
+        let p = Reader::new(spec()).unwrap();
+        let line = format!("{INFO}Received request x: vllm");
+        let o = p.ordinary(&line).unwrap();
+        assert_eq!(o.key, "APIServer pid=7");
+        assert_eq!(o.timestamp, Some("11-01 00:00:01"));
+        assert_eq!(o.pid, Some(7));
+        assert_eq!(o.server, Some(Server::Shape(0)));
+        assert!(o.request && o.record);
+        let o = p
+            .ordinary("(APIServer pid=7) INFO 11-01 00:00:01 [a.py:1]")
+            .unwrap();
+        assert_eq!(o.server, Some(Server::MonthDay));
+        assert!(!o.request && !o.record);
+        assert!(p
+            .ordinary("")
+            .is_some_and(|o| o.key.is_empty() && !o.record));
+    }
+
+    #[test]
+    fn lines_that_may_begin_or_end_something_are_left_to_python() {
+        let p = Reader::new(spec()).unwrap();
+        let quiet = [
+            "Traceback (most recent call last):",
+            "File \"/x/vllm/a.py\", line 1",
+            "  indented source",
+        ];
+        let python = [
+            "Unexpected token 12 while expecting start token",
+            "a leak <|channel|>",
+            "Model output: hi",
+            "a | gutter",
+            "caf\u{e9}",
+        ];
+        for text in quiet {
+            assert_eq!(
+                p.classify(&format!("{INFO}{text}")),
+                Class::Quiet,
+                "{text:?}"
+            );
+        }
+        for text in python {
+            assert_eq!(
+                p.classify(&format!("{INFO}{text}")),
+                Class::Python,
+                "{text:?}"
+            );
+        }
+        // no prefix: it may be the rest of a wrapped line
+        assert_eq!(p.classify("plain words"), Class::Python);
+        assert!(p.ordinary(&format!("{INFO}plain words")).is_some());
+    }
+
+    #[test]
+    fn absorbed_lines_are_summed_per_process_in_the_order_last_seen() {
+        let mut p = FirstPass::new(Arc::new(Reader::new(spec()).unwrap()));
+        let fed = Fed::Absorbed;
+        assert_eq!(p.absorb(1, &format!("{INFO}Received request a"), 4), fed);
+        assert_eq!(p.absorb(2, "(Engine pid=8) x", 4), fed);
+        assert_eq!(p.absorb(3, &format!("{INFO}b"), 4), fed);
+        // a third process past the room
+        assert_eq!(p.absorb(4, "(Other pid=9) y", 2), Fed::Quiet);
+        let head = format!("{INFO}Traceback (most recent call last):");
+        assert_eq!(p.absorb(5, &head, 4), Fed::Quiet);
+        let error = format!("{INFO}Unexpected token 12");
+        assert_eq!(p.absorb(6, &error, 4), Fed::Python);
+        let taken = p.take();
+        assert_eq!(taken.len(), 2);
+        assert_eq!(taken[0].key, "Engine pid=8");
+        assert_eq!(taken[0].record_line, Some(2));
+        assert_eq!(taken[0].earlier_record_line, None);
+        let a = &taken[1];
+        assert_eq!(a.key, "APIServer pid=7");
+        assert_eq!(a.lines, 2);
+        assert_eq!(a.timestamp, Some(("11-01 00:00:01".to_string(), 3)));
+        assert_eq!(a.request_line, Some(1));
+        assert_eq!((a.record_line, a.earlier_record_line), (Some(3), Some(1)));
+        assert_eq!(a.server, Some((Server::MonthDay, 3)));
+        assert!(!p.holds() && p.take().is_empty());
+    }
+}

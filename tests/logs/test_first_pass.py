@@ -1,0 +1,196 @@
+"""The failure window's first pass in Rust (logs/firstpass.py, native/src/firstpass.rs) leaves
+the extractor exactly as feeding every line through Python does: the same failures, and the same
+state of every process (in the same order) wherever it is looked at.
+
+The reference is the extractor without a first pass. Logs come from the samples, pastes and
+corpus (bare and under prefixes), from generated server lines among tracebacks and messages,
+fed whole and in windows with lines left out between them (as scan feeds them), and with more
+processes than the extractor keeps.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harmony_doctor import native as accel
+from harmony_doctor.logs import firstpass
+from harmony_doctor.logs.extract import MAX_KEYS, _Extractor
+from harmony_doctor.logs.lines import Line
+from harmony_doctor.logs.process import ProcessState
+from harmony_doctor.models import LogError
+from tests.logs.helpers import traceback_lines
+from tests.logs.test_fast_paths import EXAMPLES, REAL_LINES, TEXTS
+from tests.logs.test_native_anatomy import clean_lines, log_lines
+
+needs_native = pytest.mark.skipif(
+    not accel.native_available() or firstpass.first_pass(True) is None,
+    reason="the Rust extension is not built",
+)
+
+VLLM = "(APIServer pid={pid}) INFO 11-01 00:00:{s:02d} [logger.py:43] "
+WINDOW = [
+    VLLM + "Received request chatcmpl-{s}: params: SamplingParams(n=1), lora_request: None.",
+    VLLM + "Engine 000: Avg prompt throughput: 2119.3 tokens/s, Running: 16 reqs",
+    '(APIServer pid={pid}) INFO:     10.0.5.5:30005 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+]
+_LEFTOVER = 'unexpected tokens remaining in message header: Some("to=functions.x")'
+ERROR = "(APIServer pid={pid}) ERROR 11-01 00:00:{s:02d} [serving_chat.py:1145] "
+
+
+class _Counting:
+    """A first pass that counts the lines it summed."""
+
+    def __init__(self, inner: firstpass.FirstPass) -> None:
+        self.inner = inner
+        self.absorbed = 0
+        self.quiet = 0
+
+    def absorb(self, number: int, raw: str, room: int) -> int:
+        fed = self.inner.absorb(number, raw, room)
+        self.absorbed += fed == firstpass.ABSORBED
+        self.quiet += fed == firstpass.QUIET
+        return fed
+
+    def take(self) -> list[firstpass.Absorbed]:
+        return self.inner.take()
+
+
+Run = tuple[list[LogError], list[list[tuple[str, ProcessState]]], Line | None]
+
+
+def _run(lines: list[str], first: bool, skip: frozenset[int] = frozenset(), looks: int = 0) -> Run:
+    """Feed `lines` (leaving out the numbers in `skip`, as scan leaves lines between windows)
+    to an extractor with the first pass or without; the failures, the processes' states every
+    `looks` lines and at the end, and the last line fed."""
+    extractor = _Extractor()
+    if not first:
+        extractor.first_pass = None
+    found: list[LogError] = []
+    states: list[list[tuple[str, ProcessState]]] = []
+    number = 0
+    for number, raw in enumerate(lines, start=1):
+        if number in skip:
+            continue
+        found.extend(extractor.feed(number, raw))
+        if looks and number % looks == 0:
+            extractor.take_absorbed()
+            states.append(_states(extractor))
+    found.extend(extractor.close(number))
+    states.append(_states(extractor))
+    return found, states, extractor.previous
+
+
+def _states(extractor: _Extractor) -> list[tuple[str, ProcessState]]:
+    return [(key, ProcessState(**vars(state))) for key, state in extractor.keys.items()]
+
+
+def _same(lines: list[str], skip: frozenset[int] = frozenset(), looks: int = 0) -> None:
+    fast = _run(lines, True, skip, looks)
+    slow = _run(lines, False, skip, looks)
+    assert fast[0] == slow[0]
+    assert fast[1] == slow[1]
+    assert fast[2] == slow[2]
+
+
+def _dense(windows: int, pids: int = 4) -> list[str]:
+    """The benchmark's dense log in small: request lines, then a traceback ending in a failure."""
+    out: list[str] = []
+    for w in range(windows):
+        out.extend(
+            shape.format(pid=1000 + (w * 8 + i) % pids, s=i % 60)
+            for i in range(8)
+            for shape in WINDOW
+        )
+        pid = 1000 + w % pids
+        message = f"openai_harmony.HarmonyError: Unexpected token {200000 + w} while expecting x"
+        out.extend(ERROR.format(pid=pid, s=w % 60) + line for line in traceback_lines(message))
+    return out
+
+
+@needs_native
+@pytest.mark.parametrize("path", TEXTS, ids=lambda p: Path(p).name)
+def test_real_logs_equal_the_reference(path: Path) -> None:
+    lines = path.read_text("utf-8", "replace").split("\n")
+    _same(lines, looks=7)
+
+
+@needs_native
+@pytest.mark.parametrize(
+    "prefix", ["(APIServer pid=12) ", "vllm-1  | ", "INFO 12-01 00:00:01 [a.py:1] "]
+)
+def test_real_logs_under_a_prefix_equal_the_reference(prefix: str) -> None:
+    for path in TEXTS:
+        lines = [prefix + line for line in path.read_text("utf-8", "replace").split("\n")]
+        _same(lines, looks=11)
+
+
+@needs_native
+def test_a_dense_log_is_mostly_summed_in_rust_and_equals_the_reference() -> None:
+    lines = _dense(40)
+    _same(lines, looks=5)
+    _same(lines, skip=frozenset(range(20, len(lines), 23)))
+    extractor = _Extractor()
+    assert extractor.first_pass is not None
+    counting = _Counting(extractor.first_pass)
+    extractor.first_pass = counting  # type: ignore[assignment]
+    found = [e for n, raw in enumerate(lines, 1) for e in extractor.feed(n, raw)]
+    found.extend(extractor.close(len(lines)))
+    assert len(found) == 40
+    # every request line; not the tracebacks, their error lines, nor a line after a frame
+    assert counting.absorbed >= 0.7 * len(lines), (counting.absorbed, len(lines))
+    # a traceback's head, frames and source lines: read in Python, not searched for messages
+    assert counting.quiet >= 5 * 40, counting.quiet
+
+
+@needs_native
+def test_more_processes_than_kept_equal_the_reference() -> None:
+    """A process summed, pushed out of the states kept by others and summed again: Rust sums
+    only as many processes as fit beside those kept."""
+    lines = []
+    for n in range(900):
+        lines.append(WINDOW[n % 3].format(pid=n % (MAX_KEYS + 30), s=n % 60))
+        if n % 300 == 299:
+            lines.extend(ERROR.format(pid=n % 7, s=0) + t for t in traceback_lines(_LEFTOVER))
+    _same(lines)
+    _same(lines, looks=130)
+
+
+LINES = st.one_of(
+    clean_lines(),
+    log_lines(),
+    st.sampled_from(REAL_LINES),
+    st.sampled_from(EXAMPLES),
+    st.sampled_from([shape.format(pid=p, s=1) for shape in WINDOW for p in (1, 2, 3)]),
+    st.sampled_from(
+        [ERROR.format(pid=p, s=2) + t for t in traceback_lines(_LEFTOVER) for p in (1, 2)]
+    ),
+    st.just(""),
+)
+
+
+@needs_native
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(LINES, min_size=1, max_size=60),
+    st.frozensets(st.integers(1, 60), max_size=10),
+    st.integers(0, 9),
+)
+def test_generated_logs_equal_the_reference(
+    lines: list[str], skip: frozenset[int], looks: int
+) -> None:
+    _same(lines, skip, looks)
+
+
+@needs_native
+@settings(max_examples=1000, deadline=None)
+@given(st.one_of(clean_lines(), log_lines(), st.sampled_from(REAL_LINES)))
+def test_a_line_summed_counts_as_observe_counts_it(raw: str) -> None:
+    """One line, after a traceback's frame or not: the state it leaves, summed or read."""
+    frame = ERROR.format(pid=12, s=0) + '  File "/x/vllm/a.py", line 3, in f'
+    _same([raw], looks=1)
+    _same([frame, raw], looks=1)
+    _same([raw, raw, raw], looks=2)
