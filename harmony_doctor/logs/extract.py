@@ -267,6 +267,15 @@ class _Extractor:
         self.previous = line
         yield from self._flush(number)
 
+    def skip_to(self, number: int) -> Iterator[LogError]:
+        """No line below `number` that was not fed will be (a scan reads only the windows around
+        hits, and its core has read past this one): the failures no line from `number` on can
+        repeat are emitted now, as feeding that line would emit them, so that a lone failure
+        does not wait for the next window (or the source's end) while the events after it are
+        held. An open message stays open: the next line fed decides it."""
+        if self.number is not None and number > self.number + 1:
+            yield from self._flush(number)
+
     def close(self, number: int) -> Iterator[LogError]:
         self.take_absorbed()
         if self.open is not None:

@@ -198,6 +198,12 @@ class _ErrorReader:
 
         return declined() - self.declined_from
 
+    def skip_to(self, keep: int) -> None:
+        """No window reaches below `keep` any more: the extractor emits what no later window can
+        repeat (logs.extract `skip_to`)."""
+        if self.extractor is not None and keep > self.fed_until + 1:
+            self._errors(self.extractor.skip_to(keep))
+
     def floor(self, keep: int) -> int:
         """The lowest (unwrapped) line an error still to come can be on: one the extractor holds
         (open or pending), else the last line fed or a later one (no window reaches below
@@ -445,6 +451,7 @@ class _SourceScanner:
         keeps lines from `keep` on): one unwrapped line may be several lines of the input, or
         several unwrapped lines one; below `keep`, nothing is told yet."""
         keep = self.facts.marks[0][1] if self.facts.marks else 1
+        self.errors.skip_to(keep)
         floor = min(self.errors.floor(keep), self.scanned + 1)
         if not self.unwrapper.wrappers:
             settled(self.out, floor)

@@ -262,3 +262,28 @@ def test_spilled_result_reads_back_the_events_of_a_held_one(tmp_path: Path) -> N
     assert one.events.lazy().collect().equals(two.events.lazy().collect())
     assert one.folded.equals(two.folded) and one.first.equals(two.first)
     assert len(list(two.events.batches())) == len(spilled.spill.files) >= 1  # a file at a time
+
+
+def test_a_lone_error_does_not_hold_the_events_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One logged error, then 8,000 failing completions and no other error: no later window
+    would repeat the error once the core has read far past it, so it is final then, and the
+    replays after it leave in batches (before, every one waited for the source's end)."""
+    error = (
+        "(APIServer pid=7) ERROR 11-12 13:59:59 [serving_chat.py:1145] openai_harmony."
+        "HarmonyError: unexpected tokens remaining in message header: [1, 2]"
+    )
+    filler = "(APIServer pid=7) INFO 11-12 14:00:00 [loggers.py:123] Engine 000: Avg prompt"
+    lines = [error, *[filler] * 100]
+    for n in range(8000):
+        lines += [_completion(n, bad=True, pid=7), *[filler] * 30]
+    log = tmp_path / "lone.log.gz"
+    log.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    findings, batch, written = _most_held(log, spill, monkeypatch)
+    assert written > 7900 and 0 < batch <= BATCH  # a few replays merge as repeats
+    # about 3,200 at most (the megabytes of log the core hands back at once; 12,000 replays
+    # hold as many); before, about 7,000 waited for the end, and no batch left before it
+    assert findings < 4500, findings
