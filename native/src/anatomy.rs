@@ -45,6 +45,48 @@ pub struct Spec {
     pub server_groups: Vec<String>,
 }
 
+/// One prefix shape's group names as Python hands them: its own, its key's, time's and pid's.
+pub type ShapeGroups = (String, Option<String>, Option<String>, Option<String>);
+
+impl Spec {
+    /// The spec of the keyword arguments the Python classes built on it take (`Anatomy`,
+    /// `FirstPass`): the server groups' names without the objects they stand for.
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_python<T>(
+        prefixes: String,
+        shapes: Vec<ShapeGroups>,
+        never: String,
+        month_day: String,
+        key_pid: String,
+        entity: String,
+        frame: String,
+        frame_path: String,
+        servers: String,
+        server_groups: &[(String, T)],
+    ) -> Self {
+        Spec {
+            prefixes,
+            shapes: shapes
+                .into_iter()
+                .map(|(shape, key, ts, pid)| ShapeNames {
+                    shape,
+                    key,
+                    ts,
+                    pid,
+                })
+                .collect(),
+            never,
+            month_day,
+            key_pid,
+            entity,
+            frame,
+            frame_path,
+            servers,
+            server_groups: server_groups.iter().map(|(g, _)| g.clone()).collect(),
+        }
+    }
+}
+
 /// One prefix shape: its branch of the prefixes' pattern alone (a small pattern whose captures
 /// cost a fraction of the whole alternation's), and its groups there.
 struct Shape {

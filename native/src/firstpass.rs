@@ -246,10 +246,7 @@ pub mod python {
     use std::sync::Arc;
 
     use super::Server;
-    use crate::anatomy::{ShapeNames, Spec as AnatomySpec};
-
-    /// One prefix shape's group names: its own, its key's, time's and pid's.
-    type ShapeGroups = (String, Option<String>, Option<String>, Option<String>);
+    use crate::anatomy::{ShapeGroups, Spec as AnatomySpec};
 
     /// A failure window's first pass (harmony_doctor/logs/firstpass.py): `absorb` sums the
     /// ordinary lines, `take` hands the sums to Python.
@@ -282,17 +279,9 @@ pub mod python {
             traceback: String,
             request: String,
         ) -> PyResult<Self> {
-            let anatomy = AnatomySpec {
+            let anatomy = AnatomySpec::from_python(
                 prefixes,
-                shapes: shapes
-                    .into_iter()
-                    .map(|(shape, key, ts, pid)| ShapeNames {
-                        shape,
-                        key,
-                        ts,
-                        pid,
-                    })
-                    .collect(),
+                shapes,
                 never,
                 month_day,
                 key_pid,
@@ -300,8 +289,8 @@ pub mod python {
                 frame,
                 frame_path,
                 servers,
-                server_groups: server_groups.iter().map(|(g, _)| g.clone()).collect(),
-            };
+                &server_groups,
+            );
             let spec = super::Spec {
                 anatomy,
                 forms,

@@ -344,8 +344,7 @@ mod python {
         declined: std::sync::atomic::AtomicU64,
     }
 
-    /// One prefix shape's group names: its own, its key's, time's and pid's.
-    type ShapeGroups = (String, Option<String>, Option<String>, Option<String>);
+    use crate::anatomy::ShapeGroups;
 
     #[pymethods]
     impl Anatomy {
@@ -371,17 +370,9 @@ mod python {
             fallback: PyObject,
             line: PyObject,
         ) -> PyResult<Self> {
-            let spec = crate::anatomy::Spec {
+            let spec = crate::anatomy::Spec::from_python(
                 prefixes,
-                shapes: shapes
-                    .into_iter()
-                    .map(|(shape, key, ts, pid)| crate::anatomy::ShapeNames {
-                        shape,
-                        key,
-                        ts,
-                        pid,
-                    })
-                    .collect(),
+                shapes,
                 never,
                 month_day,
                 key_pid,
@@ -389,8 +380,8 @@ mod python {
                 frame,
                 frame_path,
                 servers,
-                server_groups: server_groups.iter().map(|(g, _)| g.clone()).collect(),
-            };
+                &server_groups,
+            );
             let inner = crate::anatomy::Anatomy::new(spec).map_err(PyValueError::new_err)?;
             let tuple_new = py.get_type_bound::<PyTuple>().getattr("__new__")?.unbind();
             Ok(Anatomy {
