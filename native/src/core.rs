@@ -205,16 +205,14 @@ impl Core {
         let end = self.stream.buf.len();
         self.stats.cut_lines += taken.cuts.len() as u64;
         let line0 = self.stats.lines + 1;
-        let lines = Lines {
-            prefilter: &self.prefilter,
-            ids: self.ids,
-            stream: &self.stream,
-            meta: &self.meta,
-            with_meta: !self.meta.is_empty(),
-            base,
-            line0,
-            cuts: &taken.cuts,
-        };
+        let lines = Lines::new(
+            &self.prefilter,
+            self.ids,
+            &self.stream,
+            &self.meta,
+            (base, line0),
+            &taken.cuts,
+        );
         let (known, tallies) = (&mut self.known, &mut self.tallies);
         let split = match self.split {
             Some(min) if !fin && end - base >= min.max(1) => {
@@ -350,16 +348,14 @@ impl Job {
     }
 
     fn scan(&self) -> Part {
-        let lines = Lines {
-            prefilter: &self.prefilter,
-            ids: self.ids,
-            stream: &self.stream,
-            meta: &self.meta,
-            with_meta: !self.meta.is_empty(),
-            base: 0,
-            line0: self.line0,
-            cuts: &self.cuts,
-        };
+        let lines = Lines::new(
+            &self.prefilter,
+            self.ids,
+            &self.stream,
+            &self.meta,
+            (0, self.line0),
+            &self.cuts,
+        );
         let mut known = KnownStamps::carried_from(self.stream.off);
         let mut tallies = Tallies::new();
         let end = self.stream.buf.len();
@@ -465,7 +461,29 @@ impl Found {
     }
 }
 
-impl Lines<'_> {
+impl<'a> Lines<'a> {
+    /// The lines of `stream` from `start` (where the first starts in the buffer, and its
+    /// number), `cuts` those of them cut at the line cap.
+    fn new(
+        prefilter: &'a Arc<Prefilter>,
+        ids: bool,
+        stream: &'a CutStream,
+        meta: &'a Arc<MetaLines>,
+        (base, line0): (usize, u64),
+        cuts: &'a [usize],
+    ) -> Self {
+        Lines {
+            prefilter,
+            ids,
+            stream,
+            meta,
+            with_meta: !meta.is_empty(),
+            base,
+            line0,
+            cuts,
+        }
+    }
+
     /// `scan` the lines of `buf[self.base..end]` in two parts, `..s` on this thread and a copy
     /// of `s..` on the helper thread (`s` a line start), or on this one too when the helper
     /// has not begun it by then: this thread never waits for the helper to get a CPU. The
