@@ -183,9 +183,8 @@ def _groups(summary: OperatorSummary, top: int) -> str:
 
 
 def _origins(summary: OperatorSummary) -> str:
-    has_origin = "origin" in summary.folded.columns or "origin" in summary.requests.columns
-    rows_in = per_origin(summary)
-    if not has_origin or all(r.origin == NO_ORIGIN for r in rows_in):
+    rows_in = per_origin(summary)  # the folded rows always have an origin column
+    if all(r.origin == NO_ORIGIN for r in rows_in):
         return ""
     rows: list[list[object]] = [
         [r.origin or "(none)", r.failures, text(r.requests) or "unknown", _rate(r.rate), r.unrated]
