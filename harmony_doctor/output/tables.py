@@ -20,7 +20,7 @@ import os
 import signal
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, TextIO
@@ -168,40 +168,38 @@ def write_events(events: EventFrames, tallies: pl.DataFrame, path: Path, beside:
 
 
 def _sink_parquet(events: EventFrames, temporary: Path, path: Path) -> None:
+    with _parquet_errors(path):
+        rows = _rows_for(events.head(_SAMPLE_ROWS))
+        events.lazy().sink_parquet(temporary, row_group_size=rows)
+
+
+def _write_parquet(frame: pl.DataFrame, temporary: Path, path: Path) -> None:
+    with _parquet_errors(path):
+        frame.write_parquet(temporary, row_group_size=_row_group_rows(frame))
+
+
+@contextlib.contextmanager
+def _parquet_errors(path: Path) -> Iterator[None]:
+    """polars' failure to write `path` as an OutputError of one line."""
     import polars as pl
 
     try:
-        rows = _rows_for(events.head(_SAMPLE_ROWS))
-        events.lazy().sink_parquet(temporary, row_group_size=rows)
+        yield
     except pl.exceptions.PolarsError as exc:
         detail = " ".join(str(exc).split())[:200]
         raise OutputError(f"cannot write {path}: {detail}") from None
 
 
 def _write_text_batches(
-    batches: Iterator[pl.DataFrame], columns: list[str], kind: str, stream: TextIO
+    batches: Iterable[pl.DataFrame], columns: list[str], kind: str, stream: TextIO
 ) -> None:
     """CSV (one header) or JSONL rows of every batch, in order."""
     if kind == "csv":
         write_csv(columns, itertools.chain.from_iterable(f.iter_rows() for f in batches), stream)
         return
     for frame in batches:
-        _jsonl_rows(frame, stream)
-
-
-def _write_into(frame: pl.DataFrame, temporary: Path, kind: str, path: Path) -> None:
-    """Write `frame` as `kind` into the temporary file of `path` (named in errors)."""
-    import polars as pl
-
-    if kind == "parquet":
-        try:
-            frame.write_parquet(temporary, row_group_size=_row_group_rows(frame))
-        except pl.exceptions.PolarsError as exc:
-            detail = " ".join(str(exc).split())[:200]
-            raise OutputError(f"cannot write {path}: {detail}") from None
-        return
-    with open(temporary, "w", newline="", encoding="utf-8") as stream:
-        _write_text_table(frame, kind, stream)
+        for row in frame.iter_rows(named=True):
+            stream.write(json.dumps(_json_safe(row), ensure_ascii=False) + "\n")
 
 
 ROW_GROUP_BYTES = 64 * 1024 * 1024  # a quarter of what `report` reads in one row group
@@ -223,27 +221,15 @@ def _rows_for(sample: pl.DataFrame) -> int:
     return max(1, sample.height * ROW_GROUP_BYTES // max(int(sample.estimated_size()), 1))
 
 
-def _write_text_table(frame: pl.DataFrame, kind: str, stream: TextIO) -> None:
-    if kind == "csv":
-        write_csv(frame.columns, frame.iter_rows(), stream)
-    else:
-        _jsonl_rows(frame, stream)
-
-
-def _jsonl_rows(frame: pl.DataFrame, stream: TextIO) -> None:
-    for row in frame.iter_rows(named=True):
-        stream.write(json.dumps(_json_safe(row), ensure_ascii=False) + "\n")
-
-
 def write_table(frame: pl.DataFrame, path: Path) -> None:
     """Write a polars frame as CSV, JSONL or Parquet, chosen by the file extension."""
     kind = export_format(path)
     if kind == "parquet":
         with _atomic(path, binary=True) as temporary:
-            _write_into(frame, temporary, kind, path)
+            _write_parquet(frame, temporary, path)
         return
     with _atomic(path) as stream:
-        _write_text_table(frame, kind, stream)
+        _write_text_batches((frame,), frame.columns, kind, stream)
 
 
 def write_csv(columns: list[str], rows: Any, stream: TextIO) -> None:

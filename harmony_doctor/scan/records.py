@@ -12,7 +12,11 @@ from harmony_doctor.choices import ParseRole
 from harmony_doctor.models import RequestTally, ScanEvent
 
 if TYPE_CHECKING:
+    from typing import TypeVar
+
     import polars as pl
+
+    _Frame = TypeVar("_Frame", pl.DataFrame, pl.LazyFrame)
 
 
 @dataclass(frozen=True)
@@ -73,22 +77,14 @@ class EventSpill:
             return None
         import polars as pl
 
-        return pl.concat(
-            [
-                pl.scan_ipc(path).with_columns(
-                    pl.col("server").fill_null(pl.lit(server, dtype=pl.Utf8))
-                )
-                for path, server in self.files
-            ]
-        )
+        return pl.concat([_with_server(pl.scan_ipc(path), server) for path, server in self.files])
 
     def batches(self) -> Iterator[pl.DataFrame]:
         """The events frame a file at a time (each holds at most a spill batch of events)."""
         import polars as pl
 
         for path, server in self.files:
-            frame = pl.read_ipc(path)
-            yield frame.with_columns(pl.col("server").fill_null(pl.lit(server, dtype=pl.Utf8)))
+            yield _with_server(pl.read_ipc(path), server)
 
     def events(self) -> tuple[ScanEvent, ...]:
         """The events as records: as many Python objects as events (for library callers)."""
@@ -178,3 +174,10 @@ class ScanResult:
         """No line of any input was read: none was given or found, every one was skipped, or
         each was empty. Such a scan says nothing, and must not pass as clean."""
         return not any(f.status in ("ok", "partial") and f.lines > 0 for f in self.files)
+
+
+def _with_server(frame: _Frame, server: str | None) -> _Frame:
+    """A spill file's events, those without a server given their source's."""
+    import polars as pl
+
+    return frame.with_columns(pl.col("server").fill_null(pl.lit(server, dtype=pl.Utf8)))
