@@ -27,8 +27,6 @@ FOLD_KEYS = (
     "day",
     "hour",
 )
-# Per row: how many events, their first and last stamp, the first one's line and message.
-FOLDED = ("n", "first_seen", "last_seen", "line", "message")
 # Folded rows gathered before they are folded again (a few batches' worth).
 _REFOLD_ROWS = 1 << 16
 
@@ -88,6 +86,8 @@ def _rows(events: pl.DataFrame) -> pl.DataFrame:
 
 
 def _merge(rows: pl.DataFrame) -> pl.DataFrame:
+    """Per FOLD_KEYS: how many events (`n`), their first and last stamp, the first one's line
+    and message."""
     import polars as pl
 
     return rows.group_by(list(FOLD_KEYS), maintain_order=True).agg(
