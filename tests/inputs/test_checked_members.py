@@ -157,8 +157,33 @@ def test_a_cut_gzip_never_adds_lines_nor_passes_as_ok(
     path = tmp_path / "app.log.gz"
     path.write_bytes(data)
     verified, intact = _verified_gzip(data)
-    assert not intact or not data
+    if intact and data:
+        _reads_as_the_shorter_log(path, verified, whole)
+        return
     _check(hd.scan_file(path), whole, verified, intact, False)
+
+
+def test_a_gzip_cut_where_a_member_ends_reads_as_the_shorter_log(
+    tmp_path: Path, whole: Any
+) -> None:
+    data = _gzip(CUTS)
+    ends = [n for n in range(1, len(data)) if _verified_gzip(data[:n])[1]]
+    assert len(ends) == len(CUTS)  # the property above meets these cuts only by chance
+    for n in ends:
+        path = tmp_path / f"cut{n}.log.gz"
+        path.write_bytes(data[:n])
+        _reads_as_the_shorter_log(path, _verified_gzip(data[:n])[0], whole)
+
+
+def _reads_as_the_shorter_log(path: Path, verified: bytes, whole: Any) -> None:
+    """A gzip cut exactly where a member ends is whole gzip members, which no reader can tell
+    from a shorter log: it reads as that shorter log does, plain."""
+    plain = path.with_suffix("")
+    plain.write_bytes(verified)
+    found, alone = hd.scan_file(path), hd.scan_file(plain)
+    assert found.report.status == alone.report.status == "ok", found.report
+    assert found.report.lines == alone.report.lines < whole.report.lines
+    assert [(e.code, e.line) for e in found.events] == [(e.code, e.line) for e in alone.events]
 
 
 @SETTINGS
