@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 JOBS ?= auto
 
-.PHONY: install demo test lint bench clean
+.PHONY: install demo test lint bench wheel clean
 
 NATIVE := native/Cargo.toml native/Cargo.lock $(wildcard native/src/*.rs)
 
@@ -56,6 +56,18 @@ lint: $(STAMP)
 		cargo clippy --manifest-path native/Cargo.toml --locked --all-targets --quiet -- -D warnings; \
 	fi
 
+# A wheel with the Rust core inside (abi3: one wheel for CPython 3.11+), built from the sdist so
+# the sdist is proved whole; cargo's build of the editable install is reused (native/target).
+# Users then `pip install dist/harmony_doctor-*.whl` with no Rust toolchain.
+# auditwheel then tags it with the oldest manylinux its glibc symbols allow (built here: 2.34).
+DIST ?= dist
+wheel: $(STAMP)
+	rm -rf $(DIST)
+	CARGO_TARGET_DIR=$(CURDIR)/native/target $(BIN)/python -m build --no-isolation --outdir $(DIST) .
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/auditwheel repair --wheel-dir $(DIST) $(DIST)/*-linux_*.whl
+	rm $(DIST)/*-linux_*.whl
+	@ls $(DIST)
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/startup.py
 	$(BIN)/python benchmarks/replay.py
@@ -64,5 +76,5 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/grammar.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache native/target
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache native/target
 	rm -f harmony_doctor/_native*.so
