@@ -16,6 +16,7 @@ import subprocess
 import sys
 import sysconfig
 import venv
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,12 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert [w.name.split("-")[2:4] for w in wheels] == [["cp311", "abi3"]], wheels
     assert re.search(r"-manylinux_2_\d+_x86_64\.whl$", wheels[0].name), wheels[0].name
     assert sorted(dist.glob("*.tar.gz")), "make wheel builds the sdist the wheel comes from"
+    with zipfile.ZipFile(wheels[0]) as wheel:
+        names = wheel.namelist()
+        metadata = wheel.read(next(n for n in names if n.endswith(".dist-info/METADATA")))
+    assert b"\nLicense-Expression: Apache-2.0\n" in metadata
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), names
+    assert [n for n in names if n.endswith(".so")] == ["harmony_doctor/_native.abi3.so"], names
 
     env_dir = tmp_path_factory.mktemp("fresh") / "env"
     venv.create(env_dir, with_pip=True)
