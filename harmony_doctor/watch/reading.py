@@ -1,0 +1,77 @@
+"""The incremental reading: what followers noted, read as one stream through scan's own reading
+(scan_stream: the same unwrapping, windows, extractor, replay and events as `scan`).
+
+A read ends only where the log paused (watch/run.py decides when), never in the middle of a
+write: the extractor's open state and the incomplete last line are carried across every look
+at the file until then. The live file is read to its last newline (the line being written is
+read whole next time), a rotated part to its end; each chunk handed out ends at a line end, so
+that a read stopped early (SIGTERM during a backlog) stops at a line end too.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Callable, Sequence
+
+from harmony_doctor.scan.records import FileScan, ScanOptions
+from harmony_doctor.scan.run import scan_stream
+from harmony_doctor.watch.follow import Piece
+
+
+class PieceStream(io.RawIOBase):
+    """Pieces of open files read in order as one stream; `stopped` ends it early, at a line
+    end. Reading moves each piece's `pos`."""
+
+    def __init__(self, pieces: Sequence[Piece], stopped: Callable[[], bool]) -> None:
+        super().__init__()
+        self.pieces = list(pieces)
+        self.stopped = stopped
+        self.index = 0
+        self.failed: str | None = None  # a read error, which ends the stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview | bytearray) -> int:  # type: ignore[override]
+        while self.index < len(self.pieces) and not self.stopped():
+            piece = self.pieces[self.index]
+            want = min(len(buffer), piece.end - piece.pos)
+            data = b""
+            if want > 0:
+                try:
+                    data = os.pread(piece.fd, want, piece.pos)
+                except OSError as exc:
+                    self.failed = exc.strerror or type(exc).__name__
+                    return 0
+            if not data:  # read to its end (or it shrank under us)
+                piece.end = piece.pos if want > 0 else piece.end
+                if piece.live:
+                    return 0  # the live file is last: nothing follows it
+                self.index += 1
+                continue
+            whole = piece.pos + len(data) >= piece.end and not piece.live
+            if not whole:
+                cut = data.rfind(b"\n")
+                if cut >= 0:
+                    data = data[: cut + 1]
+                elif piece.live and piece.pos + len(data) >= piece.end:
+                    return 0  # only the line still being written is left
+            buffer[: len(data)] = data
+            piece.pos += len(data)
+            return len(data)
+        return 0
+
+
+def read_pieces(
+    pieces: Sequence[Piece], label: str, options: ScanOptions, stopped: Callable[[], bool]
+) -> tuple[FileScan, str | None]:
+    """Read the pieces through scan: what they held, and a read error if one ended it."""
+    stream = PieceStream(pieces, stopped)
+    found = scan_stream(stream, label, options)  # type: ignore[arg-type]
+    return found, stream.failed
+
+
+def read_bytes(data: bytes, label: str, options: ScanOptions) -> FileScan:
+    """Bytes from a pipe (whole lines), read through scan."""
+    return scan_stream(io.BytesIO(data), label, options)
