@@ -113,6 +113,8 @@ class Followed:
             info = os.stat(self.path)
         except OSError as exc:
             self._unlive()  # renamed away or removed: its rest is still read
+            if self.start == "end":
+                self.start = "start"  # not there at the start: all of it is new once it is
             return self._said(_why(exc))
         if not stat.S_ISREG(info.st_mode):
             return self._said("not a regular file")

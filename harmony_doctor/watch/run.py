@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from harmony_doctor.scan.names import rotation_rank
 from harmony_doctor.scan.records import FileScan, ScanOptions
 from harmony_doctor.watch.counts import Counts
 from harmony_doctor.watch.events import EventLog
@@ -228,20 +229,27 @@ class Watcher:
 
     def _find_old_part(self, followed: Followed) -> None:
         """The log rotated while the watch was down: its saved place is in a rotated part
-        (found by inode, or by first bytes for a copy); that part's rest is read first."""
+        (found by inode, or by first bytes for a copy); that part's rest is read first, then
+        every newer part, then the live file."""
         saved, offset = followed.lost_place or (None, 0)
         followed.lost_place = None
         if saved is None:
             return
-        for part in parts_of(followed.path):
+        parts = sorted(parts_of(followed.path), key=lambda p: rotation_rank(p.name))
+        for index, part in enumerate(parts):
             fd = _open(part)
             if fd is None:
                 continue
             info = os.fstat(fd)
             same = (info.st_dev, info.st_ino) == (saved.device, saved.inode)
             if (same or info.st_size >= offset) and starts_with(fd, saved):
-                adopt(followed, fd, offset)
-                followed.fresh += info.st_size - offset
+                live = followed.live
+                adopt(followed, fd, offset, before=live)
+                for newer in parts[index + 1 :]:
+                    more = _open(newer)
+                    if more is not None:
+                        adopt(followed, more, 0, before=live)
+                followed.fresh += followed.waiting
                 return
             os.close(fd)
         self.say(
