@@ -97,6 +97,7 @@ class Watcher:
         self.rescanned = -1e9
         self.saved_at = time.monotonic()
         self.unsaved = False
+        self.saves = 0
         self.stopped: Callable[[], bool] = lambda: False
 
     # -- the loop ---------------------------------------------------------------------------
@@ -140,7 +141,10 @@ class Watcher:
             read = self._step_file(followed, now) or read
         if self.pipe is not None:
             read = self._step_pipe(now) or read
-        if self.unsaved and time.monotonic() - self.saved_at >= self.options.save_every:
+        # The first read is saved at once: a watch killed before its next save still resumes
+        # from a place, not from nothing.
+        due = self.saves == 0 or time.monotonic() - self.saved_at >= self.options.save_every
+        if self.unsaved and due:
             self.save()
         return read
 
@@ -280,6 +284,7 @@ class Watcher:
             self.events.sync()
         self.saved_at = time.monotonic()
         self.unsaved = False
+        self.saves += 1
         if self.options.state is None:
             return
         for label, followed in self.followed.items():
