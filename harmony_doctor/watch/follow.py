@@ -69,9 +69,12 @@ class Followed:
     """One name followed. `poll` looks at the name and notes what the file gained; a problem
     (missing, unreadable) is returned once as a notice until it is mended."""
 
-    def __init__(self, label: str, path: Path, start: Start | tuple[Identity, int]) -> None:
+    def __init__(
+        self, label: str, path: Path, start: Start | tuple[Identity, int], named: bool = True
+    ) -> None:
         self.label = label
         self.path = path
+        self.named = named  # given as a path (not found in a folder or by a glob)
         self.start = start  # where reading begins: a saved place, or the file's start or end
         self.pending: list[Piece] = []
         self.problem: str | None = None  # the last problem said, until it is mended
@@ -134,7 +137,9 @@ class Followed:
 
     def _grown(self, live: Piece, size: int) -> None:
         if size < live.end or (
-            live.identity.fingerprint_bytes and not _same_head(live.fd, live.identity)
+            size != live.end
+            and live.identity.fingerprint_bytes
+            and not _same_head(live.fd, live.identity)
         ):
             self.truncated = True  # copy-truncate: what was noted before is read first
             return

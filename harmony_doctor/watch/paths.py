@@ -23,12 +23,13 @@ def is_glob(arg: str) -> bool:
     return any(ch in _WILD for ch in arg)
 
 
-def expand(args: Sequence[str]) -> list[tuple[str, Path]]:
-    """(label, path) of each live log the arguments name now, in order, each file once (by
-    device and inode: /var/log/containers' links name /var/log/pods' files). A plain path is
-    kept even where nothing is there yet: it is followed once it appears."""
+def expand(args: Sequence[str]) -> list[tuple[str, Path, bool]]:
+    """(label, path, named) of each live log the arguments name now, in order, each file once
+    (by device and inode: /var/log/containers' links name /var/log/pods' files); `named`: a
+    path given as it is, kept even where nothing is there yet (followed once it appears),
+    where a file found in a folder or by a glob is followed only while it is there."""
     seen: set[tuple[int, int]] = set()
-    out: list[tuple[str, Path]] = []
+    out: list[tuple[str, Path, bool]] = []
     for arg in args:
         if arg == STDIN:
             continue
@@ -43,12 +44,12 @@ def expand(args: Sequence[str]) -> list[tuple[str, Path]]:
                 info = os.stat(name)
             except OSError:
                 if not is_glob(arg):
-                    out.append((name, Path(name)))  # said once, followed once it is there
+                    out.append((name, Path(name), True))  # said once, followed once there
                 continue
             if (info.st_dev, info.st_ino) in seen:
                 continue
             seen.add((info.st_dev, info.st_ino))
-            out.append((name, Path(name)))
+            out.append((name, Path(name), name == arg))
     return out
 
 

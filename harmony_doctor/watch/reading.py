@@ -33,34 +33,44 @@ class PieceStream(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
+    def read(self, size: int | None = -1, /) -> bytes:
+        """Up to `size` bytes ending at a line end (the bytes themselves: no copy)."""
+        if size is None or size < 0:
+            return b"".join(iter(lambda: self._next(1 << 20), b""))
+        return self._next(size)
+
     def readinto(self, buffer: memoryview | bytearray) -> int:  # type: ignore[override]
+        data = self._next(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def _next(self, size: int) -> bytes:
         while self.index < len(self.pieces) and not self.stopped():
             piece = self.pieces[self.index]
-            want = min(len(buffer), piece.end - piece.pos)
+            want = min(size, piece.end - piece.pos)
             data = b""
             if want > 0:
                 try:
                     data = os.pread(piece.fd, want, piece.pos)
                 except OSError as exc:
                     self.failed = exc.strerror or type(exc).__name__
-                    return 0
+                    return b""
             if not data:  # read to its end (or it shrank under us)
                 piece.end = piece.pos if want > 0 else piece.end
                 if piece.live:
-                    return 0  # the live file is last: nothing follows it
+                    return b""  # the live file is last: nothing follows it
                 self.index += 1
                 continue
             whole = piece.pos + len(data) >= piece.end and not piece.live
-            if not whole:
+            if not whole and not data.endswith(b"\n"):
                 cut = data.rfind(b"\n")
                 if cut >= 0:
                     data = data[: cut + 1]
                 elif piece.live and piece.pos + len(data) >= piece.end:
-                    return 0  # only the line still being written is left
-            buffer[: len(data)] = data
+                    return b""  # only the line still being written is left
             piece.pos += len(data)
-            return len(data)
-        return 0
+            return data
+        return b""
 
 
 def read_pieces(

@@ -149,13 +149,22 @@ class Watcher:
         return read
 
     def discover(self) -> None:
-        """Follow what the arguments name now and is not followed yet."""
-        for label, path in expand(self.options.paths):
+        """Follow what the arguments name now and is not followed yet; forget files found in a
+        folder or by a glob that are gone and read to their end (a deleted pod's log), so that
+        memory and the state do not grow with every file ever followed."""
+        found = expand(self.options.paths)
+        now = {label for label, _, _ in found}
+        for label, followed in list(self.followed.items()):
+            if label not in now and not followed.named and not followed.waiting:
+                followed.close()
+                del self.followed[label]
+                self.places.pop(label, None)
+        for label, path, named in found:
             if label in self.followed or _resolved(path) in self.own:
                 continue
             start = self.places.get(label)
             begin: Start = "start" if self.options.from_start or self.looked else "end"
-            self.followed[label] = Followed(label, path, start or begin)
+            self.followed[label] = Followed(label, path, start or begin, named)
         self.looked = True
 
     def reopen(self) -> None:
@@ -166,7 +175,7 @@ class Watcher:
 
     def _step_file(self, followed: Followed, now: float) -> bool:
         notice = followed.poll(now)
-        if notice is not None:
+        if notice is not None and (followed.named or followed.errors):
             self.say(f"{followed.label}: {notice} (looked for again every {_secs(self)})")
             if followed.errors:
                 self.counts.read_errors += followed.errors

@@ -134,3 +134,19 @@ def test_a_missing_path_is_said_once_and_followed_once_there(tmp_path: Path) -> 
     live.write_bytes(data)
     driven.look(3)
     assert driven.by_code() == truth
+
+
+def test_files_of_a_folder_that_go_are_forgotten(tmp_path: Path) -> None:
+    """A deleted pod's log is read to its end, then forgotten, and nothing is said of it."""
+    data, truth = log(0, 40)
+    pod = tmp_path / "pods" / "ns_vllm-1_uid" / "vllm"
+    pod.mkdir(parents=True)
+    driven = Driven(WatchOptions((str(tmp_path / "pods"),), origin="test"))
+    driven.look()
+    (pod / "0.log").write_bytes(data)
+    driven.look(3)
+    shutil.rmtree(tmp_path / "pods" / "ns_vllm-1_uid")
+    driven.look(12)
+    assert driven.watcher.followed == {}
+    assert driven.notes == []
+    assert driven.by_code() == truth
