@@ -232,19 +232,20 @@ def _same_head(fd: int, identity: Identity) -> bool:
         return True
 
 
-def last_line_end(fd: int, size: int) -> int:
-    """The offset just past the file's last newline (0 if it has none): where following from
-    the end starts, so that a line being written is read whole."""
+def last_line_end(fd: int, size: int, start: int = 0) -> int:
+    """The offset just past the last newline of the file's bytes [start, size) (`start` if
+    there is none): where following from the end starts, so that a line being written is read
+    whole; where reading the live file stops."""
     step = 64 * 1024
     end = size
-    while end > 0:
-        begin = max(0, end - step)
+    while end > start:
+        begin = max(start, end - step)
         data = os.pread(fd, end - begin, begin)
         at = data.rfind(b"\n")
         if at >= 0:
             return begin + at + 1
         end = begin
-    return 0
+    return start
 
 
 def _why(exc: OSError) -> str:

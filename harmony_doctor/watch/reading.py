@@ -14,9 +14,13 @@ import io
 import os
 from collections.abc import Callable, Sequence
 
+from harmony_doctor.inputs.files import MAX_LINE
 from harmony_doctor.scan.records import FileScan, ScanOptions
 from harmony_doctor.scan.run import scan_stream
-from harmony_doctor.watch.follow import Piece
+from harmony_doctor.watch.follow import Piece, last_line_end
+
+
+UNENDED = 2 * MAX_LINE  # bytes without a newline at the live file's end that are read anyway
 
 
 class PieceStream(io.RawIOBase):
@@ -29,6 +33,7 @@ class PieceStream(io.RawIOBase):
         self.stopped = stopped
         self.index = 0
         self.failed: str | None = None  # a read error, which ends the stream
+        self.ends: int | None = None  # where the live file's last whole line ends
 
     def readable(self) -> bool:
         return True
@@ -47,7 +52,14 @@ class PieceStream(io.RawIOBase):
     def _next(self, size: int) -> bytes:
         while self.index < len(self.pieces) and not self.stopped():
             piece = self.pieces[self.index]
-            want = min(size, piece.end - piece.pos)
+            if piece.live and self.ends is None:
+                try:  # read the live file to its last newline: the rest is being written
+                    self.ends = _whole_lines_end(piece)
+                except OSError as exc:
+                    self.failed = exc.strerror or type(exc).__name__
+                    return b""
+            end = self.ends if piece.live and self.ends is not None else piece.end
+            want = min(size, end - piece.pos)
             data = b""
             if want > 0:
                 try:
@@ -61,16 +73,22 @@ class PieceStream(io.RawIOBase):
                     return b""  # the live file is last: nothing follows it
                 self.index += 1
                 continue
-            whole = piece.pos + len(data) >= piece.end and not piece.live
+            whole = piece.pos + len(data) >= end
             if not whole and not data.endswith(b"\n"):
                 cut = data.rfind(b"\n")
                 if cut >= 0:
-                    data = data[: cut + 1]
-                elif piece.live and piece.pos + len(data) >= piece.end:
-                    return b""  # only the line still being written is left
+                    data = data[: cut + 1]  # else a line longer than `size`: given in pieces
             piece.pos += len(data)
             return data
         return b""
+
+
+def _whole_lines_end(piece: Piece) -> int:
+    """Where the live piece's last newline ends; its end if the last UNENDED bytes (no newline
+    in them) are many: a line that long is cut by scan anyway, and is not searched again."""
+    floor = max(piece.pos, piece.end - UNENDED)
+    found = last_line_end(piece.fd, piece.end, floor)
+    return piece.end if found == floor > piece.pos else found
 
 
 def read_pieces(

@@ -21,10 +21,10 @@ def _chunks(stream: PieceStream, size: int) -> list[bytes]:
 
 
 def test_chunks_end_at_line_ends_and_the_unended_line_waits(tmp_path: Path) -> None:
-    old = _piece(tmp_path / "a.log.1", b"one\ntwo\nthree-unended", live=False)
+    old = _piece(tmp_path / "a.log.1", b"one\ntwo\nthree", live=False)
     live = _piece(tmp_path / "a.log", b"four\nfive\nsix-being-writ", live=True)
     chunks = _chunks(PieceStream([old, live], lambda: False), 6)
-    assert b"".join(chunks) == b"one\ntwo\nthree-unended" + b"four\nfive\n"
+    assert b"".join(chunks) == b"one\ntwo\nthree" + b"four\nfive\n"
     assert all(c.endswith(b"\n") for c in chunks if b"three" not in c)
     assert (old.pos, live.pos) == (old.end, len(b"four\nfive\n"))
     for piece in (old, live):
