@@ -75,3 +75,20 @@ def test_a_signal_stops_it_with_the_state_saved(tmp_path: Path, number: int) -> 
     failures = sum(row[-1] for row in saved["counts"]["failures"])
     assert failures == sum(truth.values())
     assert saved["files"]["vllm.log"]["offset"] == len(data)
+
+
+def test_sighup_looks_again_and_does_not_stop_it(tmp_path: Path) -> None:
+    textfile = tmp_path / "metrics"
+    textfile.mkdir()
+    process = _watch(tmp_path, "missing.log", "--textfile", str(textfile), "--interval", "0.1")
+    assert process.stderr is not None
+    first = process.stderr.readline()
+    assert "missing.log" in first
+    process.send_signal(signal.SIGHUP)  # the problem is said again, once
+    again = process.stderr.readline()
+    assert "missing.log" in again
+    assert process.poll() is None
+    process.send_signal(signal.SIGTERM)
+    rest = process.communicate(timeout=60)[1]
+    assert process.returncode == 0
+    assert "Traceback" not in first + again + rest
