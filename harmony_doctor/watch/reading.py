@@ -19,7 +19,6 @@ from harmony_doctor.scan.records import FileScan, ScanOptions
 from harmony_doctor.scan.run import scan_stream
 from harmony_doctor.watch.follow import Piece, last_line_end
 
-
 UNENDED = 2 * MAX_LINE  # bytes without a newline at the live file's end that are read anyway
 
 
