@@ -50,7 +50,7 @@ def _until(check: Callable[[], bool], what: str) -> None:
                 return
         except OSError:
             pass  # not listening yet
-        assert time.monotonic() < ends, f"gave up waiting for {what}: {check.__doc__}"
+        assert time.monotonic() < ends, f"gave up waiting for {what}"
         time.sleep(0.2)
 
 
@@ -161,26 +161,49 @@ class _Generator:
             handle.truncate(0)
 
 
-def test_prometheus_totals_equal_the_truth(tmp_path: Path, loopback_only: str) -> None:
-    port = _free_port()
-    generator = _Generator(tmp_path)
-    watch = _watch(tmp_path, port)
+class _Scraped:
+    """A watch on a free port, a Prometheus scraping it and a generator writing its log."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.folder = tmp_path
+        self.port = _free_port()
+        self.generator = _Generator(tmp_path)
+        self.watch = _watch(tmp_path, self.port)
+        self.base = ""
+
+    def restart(self) -> None:
+        self.watch = _watch(self.folder, self.port)
+
+    def counted(self) -> None:
+        """Until the watch and then Prometheus count what the generator wrote."""
+        truth = self.generator.truth
+        _until(lambda: _scraped(self.port) == truth, "watch's totals")
+        _until(lambda: _queried(self.base) == truth, "Prometheus' totals")
+
+
+@contextmanager
+def _scraped_watch(tmp_path: Path) -> Iterator[_Scraped]:
+    run = _Scraped(tmp_path)
     try:
-        with _prometheus(tmp_path, port) as base:
-            _until(lambda: _get(f"http://127.0.0.1:{port}/healthz") == b"ok\n", "watch")
-            for batch in range(9):
-                generator.write(30)
-                if batch == 2:
-                    generator.rename()
-                if batch == 5:
-                    generator.copy_truncate()
-                time.sleep(0.1)
-            _until(lambda: _scraped(port) == generator.truth, "watch's totals")
-            _until(lambda: _queried(base) == generator.truth, "Prometheus' totals")
-            exposition = _get(f"http://127.0.0.1:{port}/metrics")
+        with _prometheus(tmp_path, run.port) as run.base:
+            _until(lambda: _get(f"http://127.0.0.1:{run.port}/healthz") == b"ok\n", "watch")
+            yield run
     finally:
-        _stop(watch)
-    assert watch.returncode == 0
+        _stop(run.watch)
+
+
+def test_prometheus_totals_equal_the_truth(tmp_path: Path, loopback_only: str) -> None:
+    with _scraped_watch(tmp_path) as run:
+        for batch in range(9):
+            run.generator.write(30)
+            if batch == 2:
+                run.generator.rename()
+            if batch == 5:
+                run.generator.copy_truncate()
+            time.sleep(0.1)
+        run.counted()
+        exposition = _get(f"http://127.0.0.1:{run.port}/metrics")
+    assert run.watch.returncode == 0
     checked = subprocess.run(
         ["promtool", "check", "metrics"], input=exposition, capture_output=True, check=False
     )
@@ -189,27 +212,19 @@ def test_prometheus_totals_equal_the_truth(tmp_path: Path, loopback_only: str) -
 
 
 def test_killed_and_restarted_totals_equal_the_truth(tmp_path: Path, loopback_only: str) -> None:
-    port = _free_port()
-    generator = _Generator(tmp_path)
-    watch = _watch(tmp_path, port)
-    try:
-        with _prometheus(tmp_path, port) as base:
-            _until(lambda: _get(f"http://127.0.0.1:{port}/healthz") == b"ok\n", "watch")
-            for _ in range(3):
-                generator.write(30)
-            _until(lambda: sum(_scraped(port).values()) > 0, "a first count")
-            generator.write(30)
-            watch.send_signal(signal.SIGKILL)  # mid-stream: no state saved since its last save
-            watch.wait()
-            generator.write(30)
-            generator.rename()  # rotated while it was down
-            generator.write(30)
-            watch = _watch(tmp_path, port)
-            generator.copy_truncate()
-            generator.write(30)
-            _until(lambda: _scraped(port) == generator.truth, "watch's totals")
-            _until(lambda: _queried(base) == generator.truth, "Prometheus' totals")
-    finally:
-        _stop(watch)
+    with _scraped_watch(tmp_path) as run:
+        for _ in range(3):
+            run.generator.write(30)
+        _until(lambda: sum(_scraped(run.port).values()) > 0, "a first count")
+        run.generator.write(30)
+        run.watch.send_signal(signal.SIGKILL)  # mid-stream: nothing saved since its last save
+        run.watch.wait()
+        run.generator.write(30)
+        run.generator.rename()  # rotated while it was down
+        run.generator.write(30)
+        run.restart()
+        run.generator.copy_truncate()
+        run.generator.write(30)
+        run.counted()
     events = (tmp_path / "events.jsonl").read_text().splitlines()
-    assert Counter(json.loads(line)["code"] for line in events) == generator.truth
+    assert Counter(json.loads(line)["code"] for line in events) == run.generator.truth
