@@ -14,9 +14,9 @@ from typing import Annotated, Any
 
 import typer
 
+import harmony_doctor as hd
 from harmony_doctor.cli.funnel import fail, note
 from harmony_doctor.errors import ExitCode
-from harmony_doctor.watch.rules import AlertOptions, alert_rules
 
 _DURATION = re.compile(r"^(?:\d+(?:ms|[smhdwy]))+$")
 _LISTEN = re.compile(r"^(?:\[(?P<v6>[^\]]+)\]|(?P<host>[^:]*)):(?P<port>\d{1,5})$")
@@ -88,7 +88,7 @@ def watch(
         for name, value in (("--window", window), ("--new-code-lookback", lookback)):
             if not _DURATION.match(value):
                 return fail(f"{name} {value!r} is not a PromQL duration (15m, 1h, 7d)")
-        sys.stdout.write(alert_rules(AlertOptions(max_rate, window, lookback, "5m", job)))
+        sys.stdout.write(hd.alert_rules(hd.AlertOptions(max_rate, window, lookback, "5m", job)))
         return ExitCode.CLEAN
     if not paths:
         return fail("give the logs to follow (PATH...), or --alert-rules")
@@ -121,19 +121,16 @@ def _run(
     origin: str | None,
     interval: float,
 ) -> int:
-    from harmony_doctor.watch.metrics import MetricsServer, registry_of, write_textfile
-    from harmony_doctor.watch.run import Watcher, WatchOptions
-
-    options = WatchOptions(tuple(paths), from_start, origin, state, events, interval)
+    options = hd.WatchOptions(tuple(paths), from_start, origin, state, events, interval)
     try:
-        watcher = Watcher(options, note)
+        watcher = hd.Watcher(options, note)
     except OSError as exc:
         return fail(f"cannot open {exc.filename}: {exc.strerror or exc}")
-    registry = registry_of(watcher.snapshot)
+    registry = hd.metrics_registry(watcher.snapshot)
     server = None
     if address is not None:
         try:
-            server = MetricsServer(address[0], address[1], registry)
+            server = hd.MetricsServer(address[0], address[1], registry)
         except OSError as exc:
             watcher.close()
             return fail(f"cannot listen on {address[0]}:{address[1]}: {exc.strerror or exc}")
@@ -142,7 +139,7 @@ def _run(
     def publish() -> None:
         if textfile is not None:
             try:
-                write_textfile(textfile, registry)
+                hd.write_metrics_textfile(textfile, registry)
             except OSError as exc:
                 note(f"cannot write the textfile in {textfile}: {exc.strerror or exc}")
 

@@ -96,7 +96,8 @@ class WatchCollector:
         )
 
 
-def registry_of(snapshot: Callable[[], Snapshot]) -> CollectorRegistry:
+def metrics_registry(snapshot: Callable[[], Snapshot]) -> CollectorRegistry:
+    """A registry whose one collector shows `snapshot()` (Watcher.snapshot) when scraped."""
     from prometheus_client import CollectorRegistry
 
     registry = CollectorRegistry(auto_describe=False)
@@ -105,12 +106,13 @@ def registry_of(snapshot: Callable[[], Snapshot]) -> CollectorRegistry:
 
 
 def exposition(registry: CollectorRegistry) -> bytes:
+    """The registry in Prometheus' text exposition format."""
     from prometheus_client import generate_latest
 
     return generate_latest(registry)
 
 
-def write_textfile(folder: Path, registry: CollectorRegistry) -> None:
+def write_metrics_textfile(folder: Path, registry: CollectorRegistry) -> None:
     """node-exporter's textfile, atomically (the one writer of output/)."""
     from harmony_doctor.output.operator_files import write_textfile as write
 

@@ -111,15 +111,16 @@ class Watcher:
         """Watch until `stopped()`; `reopen()` true: every file is looked for again now;
         `publish` is called when the counts changed (at most once a second) and at the end."""
         self.stopped = stopped
-        published = 0.0
+        published, unpublished = 0.0, True
         try:
             while not stopped():
                 if reopen():
                     self.reopen()
                 changed = self.step(time.monotonic())
-                if changed and publish is not None and time.monotonic() - published >= 1:
+                unpublished = unpublished or changed
+                if unpublished and publish is not None and time.monotonic() - published >= 1:
                     publish()
-                    published = time.monotonic()
+                    published, unpublished = time.monotonic(), False
                 if self.pipe is not None and self.pipe.ended and not self.followed:
                     break  # only a pipe, and it ended
                 if not changed:
@@ -141,6 +142,11 @@ class Watcher:
             read = self._step_file(followed, now) or read
         if self.pipe is not None:
             read = self._step_pipe(now) or read
+        files = self._files()
+        if files != self.shown.files:
+            with self.lock:
+                self.shown = Snapshot(self.shown.counts, files, self.started)
+            read = True  # a change to publish
         # The first read is saved at once: a watch killed before its next save still resumes
         # from a place, not from nothing.
         due = self.saves == 0 or time.monotonic() - self.saved_at >= self.options.save_every
@@ -226,7 +232,7 @@ class Watcher:
         if self.events is not None and found.events:
             self.events.append(found.events)
         with self.lock:
-            self.shown = Snapshot(self.counts.copy(), self._files(), self.started)
+            self.shown = Snapshot(self.counts.copy(), self._files(), self.started)  # this thread
         self.unsaved = self.unsaved or not pipe_only
 
     def _files(self) -> int:
@@ -235,8 +241,9 @@ class Watcher:
         )
 
     def snapshot(self) -> Snapshot:
+        """The counts as last folded (for the metrics server's thread)."""
         with self.lock:
-            return Snapshot(self.shown.counts, self._files(), self.started)
+            return self.shown
 
     # -- rotation ----------------------------------------------------------------------------
 

@@ -64,7 +64,8 @@ def test_a_signal_stops_it_with_the_state_saved(tmp_path: Path, number: int) -> 
         "--state",
         "state.json",
     )
-    _until(lambda: (textfile / "harmony_doctor_watch.prom").exists())
+    prom = textfile / "harmony_doctor_watch.prom"
+    _until(lambda: prom.exists() and "failures_total{" in prom.read_text())
     process.send_signal(number)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 0, stderr

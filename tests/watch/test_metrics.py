@@ -18,8 +18,8 @@ from harmony_doctor.watch.metrics import (
     MetricsServer,
     Snapshot,
     exposition,
-    registry_of,
-    write_textfile,
+    metrics_registry,
+    write_metrics_textfile,
 )
 from harmony_doctor.watch.run import WatchOptions
 from tests.watch.conftest import Driven
@@ -39,7 +39,7 @@ def _counted(tmp_path: Path, origin: str = "test") -> Snapshot:
 
 def test_counters_by_code_and_requests(tmp_path: Path) -> None:
     shot = _counted(tmp_path)
-    text = exposition(registry_of(lambda: shot)).decode()
+    text = exposition(metrics_registry(lambda: shot)).decode()
     families = {f.name: f for f in text_string_to_metric_families(text)}
     failures = families["harmony_doctor_watch_failures"]
     assert failures.type == "counter"
@@ -52,7 +52,7 @@ def test_counters_by_code_and_requests(tmp_path: Path) -> None:
 
 def test_label_values_are_one_safe_bounded_line(tmp_path: Path) -> None:
     shot = _counted(tmp_path, origin=HOSTILE)
-    text = exposition(registry_of(lambda: shot)).decode()
+    text = exposition(metrics_registry(lambda: shot)).decode()
     assert "\x1b" not in text
     assert "\u202e" not in text
     origins = {
@@ -70,7 +70,7 @@ def test_label_values_are_one_safe_bounded_line(tmp_path: Path) -> None:
 @pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool not installed")
 def test_promtool_accepts_the_exposition(tmp_path: Path) -> None:
     shot = _counted(tmp_path)
-    text = exposition(registry_of(lambda: shot))
+    text = exposition(metrics_registry(lambda: shot))
     checked = subprocess.run(
         ["promtool", "check", "metrics"], input=text, capture_output=True, check=False
     )
@@ -81,7 +81,7 @@ def test_textfile_is_written_whole(tmp_path: Path) -> None:
     shot = _counted(tmp_path)
     folder = tmp_path / "textfile"
     folder.mkdir()
-    write_textfile(folder, registry_of(lambda: shot))
+    write_metrics_textfile(folder, metrics_registry(lambda: shot))
     assert [p.name for p in folder.iterdir()] == [TEXTFILE]
     text = (folder / TEXTFILE).read_text()
     assert "harmony_doctor_watch_failures_total{" in text
@@ -89,7 +89,7 @@ def test_textfile_is_written_whole(tmp_path: Path) -> None:
 
 def test_served_on_loopback(loopback_only: str) -> None:
     shot = Snapshot(Counts(), 0, 0.0)
-    server = MetricsServer(loopback_only, 0, registry_of(lambda: shot))
+    server = MetricsServer(loopback_only, 0, metrics_registry(lambda: shot))
     server.start()
     try:
         base = f"http://{loopback_only}:{server.port}"
