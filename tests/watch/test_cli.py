@@ -93,3 +93,22 @@ def test_sighup_looks_again_and_does_not_stop_it(tmp_path: Path) -> None:
     rest = process.communicate(timeout=60)[1]
     assert process.returncode == 0
     assert "Traceback" not in first + again + rest
+
+
+def test_a_pipe_is_counted_and_its_end_ends_the_watch(tmp_path: Path) -> None:
+    data, truth = log(0, 50)
+    textfile = tmp_path / "metrics"
+    textfile.mkdir()
+    command = [sys.executable, "-m", "harmony_doctor", "watch", "-", "--textfile", str(textfile)]
+    done = subprocess.run(command, input=data, capture_output=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = (textfile / "harmony_doctor_watch.prom").read_text()
+    counted = {
+        s.labels["code"]: int(s.value)
+        for f in text_string_to_metric_families(text)
+        for s in f.samples
+        if s.name == "harmony_doctor_watch_failures_total"
+    }
+    assert counted == dict(truth)
