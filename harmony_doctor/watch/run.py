@@ -181,11 +181,11 @@ class Watcher:
 
     def _step_file(self, followed: Followed, now: float) -> bool:
         notice = followed.poll(now)
-        if notice is not None and (followed.named or followed.errors):
+        failed, followed.errors = followed.errors, 0
+        if notice is not None and (followed.named or failed):
             self.say(f"{followed.label}: {notice} (looked for again every {_secs(self)})")
-            if followed.errors:
-                self.counts.read_errors += followed.errors
-                followed.errors = 0
+            if failed:  # counted once a problem, as it is said
+                self.counts.read_errors += 1
                 self.unsaved = True
         if followed.lost_place is not None:
             self._find_old_part(followed)
