@@ -90,3 +90,24 @@ def test_a_file_that_is_not_a_state_is_refused(tmp_path: Path) -> None:
     state.write_text('{"version": 99}')
     with pytest.raises(InputError, match="not a watch state file"):
         load_state(state)
+
+
+def test_stopped_in_the_middle_of_a_backlog_resumes_at_a_line_end(tmp_path: Path) -> None:
+    data, truth = log(0, 6000)
+    live = tmp_path / "vllm.log"
+    live.write_bytes(data)
+    driven = Driven(_options(tmp_path, live))
+    asked = iter(range(10**9))
+    driven.watcher.stopped = lambda: next(asked) > 3  # SIGTERM during the first read
+    driven.look()
+    driven.watcher.save()
+    driven.watcher.close()
+    place = load_state(tmp_path / "state.json")
+    assert place is not None
+    offset = place.places[str(live)][1]
+    assert 0 < offset < len(data)
+    assert data[offset - 1 : offset] == b"\n"
+    again = Driven(_options(tmp_path, live))
+    again.look()
+    assert again.by_code() == truth
+    assert again.watcher.counts.lines == data.count(b"\n")
