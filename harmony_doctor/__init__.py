@@ -69,8 +69,16 @@ if TYPE_CHECKING:
         summarize_scan,
     )
     from harmony_doctor.streams.guided import LogCheck, StreamCheck
+    from harmony_doctor.watch.metrics import (
+        MetricsServer,
+        metrics_registry,
+        write_metrics_textfile,
+    )
+    from harmony_doctor.watch.rules import AlertOptions, alert_rules
+    from harmony_doctor.watch.run import Watcher, WatchOptions
 
 __all__ = [
+    "AlertOptions",
     "Diagnosis",
     "DoctorError",
     "EventFilesSummary",
@@ -85,6 +93,7 @@ __all__ = [
     "LogCheck",
     "LogError",
     "LogExplanation",
+    "MetricsServer",
     "Received",
     "Recovery",
     "RenderedPrompt",
@@ -101,7 +110,10 @@ __all__ = [
     "UnreadFile",
     "Vocab",
     "VocabError",
+    "WatchOptions",
+    "Watcher",
     "__version__",
+    "alert_rules",
     "empty_frames",
     "existing_repro_files",
     "explain_input",
@@ -116,6 +128,7 @@ __all__ = [
     "list_rules",
     "load_vocab",
     "merge",
+    "metrics_registry",
     "parse_tokens",
     "read_input",
     "read_text",
@@ -137,6 +150,7 @@ __all__ = [
     "summarize_scan",
     "tally_table",
     "validate_grammar",
+    "write_metrics_textfile",
     "write_repro",
 ]
 
@@ -460,6 +474,13 @@ def tally_table(result: ScanResult | FileScan) -> pl.DataFrame:
 
 # Names of the API defined in their own modules, imported on first use (PEP 562).
 _LAZY = {
+    # watch: logs followed live, their failures counted for Prometheus
+    **dict.fromkeys(("Watcher", "WatchOptions"), "harmony_doctor.watch.run"),
+    **dict.fromkeys(("AlertOptions", "alert_rules"), "harmony_doctor.watch.rules"),
+    **dict.fromkeys(
+        ("MetricsServer", "metrics_registry", "write_metrics_textfile"),
+        "harmony_doctor.watch.metrics",
+    ),
     **dict.fromkeys(
         (
             "Diagnosis",

@@ -33,7 +33,18 @@ from harmony_doctor.version import PROGRAM, __version__
 
 # Every command, in the order --help lists them: the function of that name in the module
 # harmony_doctor.cli.<name>.
-COMMANDS = ("decode", "explain", "grammar", "recover", "render", "report", "repro", "rules", "scan")
+COMMANDS = (
+    "decode",
+    "explain",
+    "grammar",
+    "recover",
+    "render",
+    "report",
+    "repro",
+    "rules",
+    "scan",
+    "watch",
+)
 
 
 def _function(name: str) -> Any:

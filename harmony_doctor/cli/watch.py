@@ -1,0 +1,196 @@
+"""`harmony-doctor watch`: live Harmony failure metrics for running servers (Prometheus)."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from types import FrameType
+from typing import Annotated, Any
+
+import typer
+
+import harmony_doctor as hd
+from harmony_doctor.cli.funnel import fail, note
+from harmony_doctor.errors import ExitCode
+
+_DURATION = re.compile(r"^(?:\d+(?:ms|[smhdwy]))+$")
+_LISTEN = re.compile(r"^(?:\[(?P<v6>[^\]]+)\]|(?P<host>[^:]*)):(?P<port>\d{1,5})$")
+
+
+def watch(
+    paths: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="PATH...",
+            help="Logs to follow: files, folders (/var/log/pods), globs (quoted); '-' is stdin.",
+        ),
+    ] = None,
+    listen: Annotated[
+        str | None,
+        typer.Option("--listen", metavar="HOST:PORT", help="Serve /metrics and /healthz here."),
+    ] = None,
+    textfile: Annotated[
+        Path | None,
+        typer.Option(
+            "--textfile",
+            metavar="DIR",
+            help="Write node-exporter's textfile (harmony_doctor_watch.prom) in DIR instead.",
+        ),
+    ] = None,
+    state: Annotated[
+        Path | None,
+        typer.Option(
+            "--state", metavar="FILE", help="Where each log was read to: a restart resumes there."
+        ),
+    ] = None,
+    events: Annotated[
+        Path | None,
+        typer.Option("--events", metavar="FILE.jsonl", help="Append one row per failure."),
+    ] = None,
+    from_start: Annotated[
+        bool,
+        typer.Option("--from-start", help="Read the logs found at start from their beginning."),
+    ] = False,
+    origin: Annotated[
+        str | None,
+        typer.Option("--origin", help="The origin label (default: host name)."),
+    ] = None,
+    interval: Annotated[
+        float,
+        typer.Option("--interval", min=0.05, max=60.0, help="Seconds between looks at the logs."),
+    ] = 0.25,
+    alert_rules_: Annotated[
+        bool,
+        typer.Option("--alert-rules", help="Print a Prometheus rules file for watch and exit."),
+    ] = False,
+    max_rate: Annotated[
+        float,
+        typer.Option("--max-rate", min=0.0, max=1.0, help="Alert rules: failures per request."),
+    ] = 0.01,
+    window: Annotated[
+        str, typer.Option("--window", help="Alert rules: the rate's window (PromQL duration).")
+    ] = "15m",
+    lookback: Annotated[
+        str,
+        typer.Option("--new-code-lookback", help="Alert rules: a code unseen this long is new."),
+    ] = "7d",
+    job: Annotated[
+        str, typer.Option("--job", help="Alert rules: the scrape job's name.")
+    ] = "harmony-doctor-watch",
+) -> int:
+    """Follow running servers' logs and count Harmony failures live, for Prometheus."""
+    if alert_rules_:
+        for name, value in (("--window", window), ("--new-code-lookback", lookback)):
+            if not _DURATION.match(value):
+                return fail(f"{name} {value!r} is not a PromQL duration (15m, 1h, 7d)")
+        sys.stdout.write(hd.alert_rules(hd.AlertOptions(max_rate, window, lookback, "5m", job)))
+        return ExitCode.CLEAN
+    if not paths:
+        return fail("give the logs to follow (PATH...), or --alert-rules")
+    if listen is None and textfile is None:
+        return fail("say where the metrics go: --listen HOST:PORT or --textfile DIR")
+    if textfile is not None and not textfile.is_dir():
+        return fail(f"--textfile {textfile}: not a folder")
+    address = None
+    if listen is not None:
+        address = _address(listen)
+        if address is None:
+            return fail(f"--listen {listen!r}: give HOST:PORT (127.0.0.1:9464, [::1]:9464)")
+    return _run(paths, address, textfile, state, events, from_start, origin, interval)
+
+
+def _address(listen: str) -> tuple[str, int] | None:
+    match = _LISTEN.match(listen)
+    if match is None or int(match["port"]) > 65535:
+        return None
+    return (match["v6"] or match["host"] or "0.0.0.0", int(match["port"]))
+
+
+def _run(
+    paths: list[str],
+    address: tuple[str, int] | None,
+    textfile: Path | None,
+    state: Path | None,
+    events: Path | None,
+    from_start: bool,
+    origin: str | None,
+    interval: float,
+) -> int:
+    options = hd.WatchOptions(tuple(paths), from_start, origin, state, events, interval)
+    try:
+        watcher = hd.Watcher(options, note)
+    except OSError as exc:
+        return fail(f"cannot open {exc.filename}: {exc.strerror or exc}")
+    registry = hd.metrics_registry(watcher.snapshot)
+    server = None
+    if address is not None:
+        try:
+            server = hd.MetricsServer(address[0], address[1], registry)
+        except OSError as exc:
+            watcher.close()
+            return fail(f"cannot listen on {address[0]}:{address[1]}: {exc.strerror or exc}")
+        server.start()
+
+    def publish() -> None:
+        if textfile is not None:
+            try:
+                hd.write_metrics_textfile(textfile, registry)
+            except OSError as exc:
+                note(f"cannot write the textfile in {textfile}: {exc.strerror or exc}")
+
+    flags = _Flags()
+    try:
+        with flags.installed():
+            watcher.run(flags.stopping, flags.reopening, publish)
+    except OSError as exc:
+        return fail(f"cannot save the state: {exc.strerror or exc}")
+    finally:
+        watcher.close()
+        if server is not None:
+            server.stop()
+    return ExitCode.CLEAN
+
+
+class _Flags:
+    """SIGTERM and SIGINT ask the watch to stop (it saves its state and exits 0), SIGHUP to
+    look for its files again; a second SIGTERM or SIGINT ends it at once."""
+
+    def __init__(self) -> None:
+        self.stop = threading.Event()
+        self.hup = threading.Event()
+
+    def stopping(self) -> bool:
+        return self.stop.is_set()
+
+    def reopening(self) -> bool:
+        if self.hup.is_set():
+            self.hup.clear()
+            return True
+        return False
+
+    def _stop(self, number: int, frame: FrameType | None) -> None:
+        if self.stop.is_set():
+            raise KeyboardInterrupt
+        self.stop.set()
+
+    def _hup(self, number: int, frame: FrameType | None) -> None:
+        self.hup.set()
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        wanted: dict[int, Any] = {
+            signal.SIGTERM: self._stop,
+            signal.SIGINT: self._stop,
+            signal.SIGHUP: self._hup,
+        }
+        previous = {number: signal.signal(number, handler) for number, handler in wanted.items()}
+        try:
+            yield
+        finally:
+            for number, handler in previous.items():
+                signal.signal(number, handler)

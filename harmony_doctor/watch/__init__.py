@@ -1,0 +1,1 @@
+"""watch: following running servers' logs, counting Harmony failures live for Prometheus."""
