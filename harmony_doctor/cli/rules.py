@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import sys
+from typing import Annotated, Literal, assert_never
 
 import typer
 
 import harmony_doctor as hd
 from harmony_doctor.cli.console import make_console, print_json, show
-from harmony_doctor.cli.options import ColorOpt, FormatOpt, WidthOpt
+from harmony_doctor.cli.options import ColorOpt, WidthOpt
 from harmony_doctor.errors import ExitCode, InputError
+
+# `rules` alone writes Markdown (the codes reference, docs/codes.md): its own choice of formats.
+RulesFormat = Literal["text", "json", "markdown"]
+RulesFormatOpt = Annotated[
+    RulesFormat,
+    typer.Option(
+        "--format",
+        "-f",
+        help="text, json, or markdown (the codes reference: docs/codes.md is this output).",
+    ),
+]
 
 
 def complete_code(incomplete: str) -> list[tuple[str, str]]:
@@ -27,27 +39,41 @@ def rules(
             autocompletion=complete_code,
         ),
     ] = None,
-    output: FormatOpt = "text",
+    output: RulesFormatOpt = "text",
     color: ColorOpt = "auto",
     width: WidthOpt = None,
 ) -> int:
-    """List every diagnosis code, or show one with its cause and fix."""
-    from harmony_doctor.output import contract
-    from harmony_doctor.output.catalogue_view import rule_view, rules_view
+    """List every diagnosis code, or show one with its cause and fix (--format markdown: the
+    codes reference, docs/codes.md)."""
+    from harmony_doctor.output import catalogue_view, contract
 
     if code is None:
         catalogue = hd.list_rules()
-        if output == "json":
-            records = [contract.rule_record(r) for r in catalogue]
-            print_json({"schema": "harmony-doctor.rules/1", "rules": records})
-        else:
-            show(make_console(color, width), rules_view(catalogue))
+        match output:
+            case "json":
+                records = [contract.rule_record(r) for r in catalogue]
+                print_json({"schema": "harmony-doctor.rules/1", "rules": records})
+            case "markdown":
+                from harmony_doctor.output.codes_markdown import codes_page
+
+                sys.stdout.write(codes_page(catalogue))
+            case "text":
+                show(make_console(color, width), catalogue_view.rules_view(catalogue))
+            case _:
+                assert_never(output)
         return ExitCode.CLEAN
     rule = hd.find_rule(code)
     if rule is None:
         raise InputError(f"unknown rule {code!r}; 'harmony-doctor rules' lists them")
-    if output == "json":
-        print_json({"schema": "harmony-doctor.rules/1", "rule": contract.rule_record(rule)})
-    else:
-        show(make_console(color, width), rule_view(rule))
+    match output:
+        case "json":
+            print_json({"schema": "harmony-doctor.rules/1", "rule": contract.rule_record(rule)})
+        case "markdown":
+            from harmony_doctor.output.codes_markdown import code_section
+
+            sys.stdout.write(code_section(rule))
+        case "text":
+            show(make_console(color, width), catalogue_view.rule_view(rule))
+        case _:
+            assert_never(output)
     return ExitCode.CLEAN
