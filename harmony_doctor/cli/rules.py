@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Literal, assert_never
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, Annotated, Any, Literal, assert_never
 
 import typer
 
@@ -11,6 +13,9 @@ import harmony_doctor as hd
 from harmony_doctor.cli.console import make_console, print_json, show
 from harmony_doctor.cli.options import ColorOpt, WidthOpt
 from harmony_doctor.errors import ExitCode, InputError
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
 
 # `rules` alone writes Markdown (the codes reference, docs/codes.md): its own choice of formats.
 RulesFormat = Literal["text", "json", "markdown"]
@@ -45,35 +50,27 @@ def rules(
 ) -> int:
     """List every diagnosis code, or show one with its cause and fix (--format markdown: the
     codes reference, docs/codes.md)."""
-    from harmony_doctor.output import catalogue_view, contract
+    from harmony_doctor.output import catalogue_view, codes_markdown, contract
 
     if code is None:
         catalogue = hd.list_rules()
-        match output:
-            case "json":
-                records = [contract.rule_record(r) for r in catalogue]
-                print_json({"schema": "harmony-doctor.rules/1", "rules": records})
-            case "markdown":
-                from harmony_doctor.output.codes_markdown import codes_page
-
-                sys.stdout.write(codes_page(catalogue))
-            case "text":
-                show(make_console(color, width), catalogue_view.rules_view(catalogue))
-            case _:
-                assert_never(output)
-        return ExitCode.CLEAN
-    rule = hd.find_rule(code)
-    if rule is None:
-        raise InputError(f"unknown rule {code!r}; 'harmony-doctor rules' lists them")
+        record: dict[str, Any] = {"rules": [contract.rule_record(r) for r in catalogue]}
+        markdown = partial(codes_markdown.codes_page, catalogue)
+        view: Callable[[], RenderableType] = partial(catalogue_view.rules_view, catalogue)
+    else:
+        rule = hd.find_rule(code)
+        if rule is None:
+            raise InputError(f"unknown rule {code!r}; 'harmony-doctor rules' lists them")
+        record = {"rule": contract.rule_record(rule)}
+        markdown = partial(codes_markdown.code_section, rule)
+        view = partial(catalogue_view.rule_view, rule)
     match output:
         case "json":
-            print_json({"schema": "harmony-doctor.rules/1", "rule": contract.rule_record(rule)})
+            print_json({"schema": "harmony-doctor.rules/1", **record})
         case "markdown":
-            from harmony_doctor.output.codes_markdown import code_section
-
-            sys.stdout.write(code_section(rule))
+            sys.stdout.write(markdown())
         case "text":
-            show(make_console(color, width), catalogue_view.rule_view(rule))
+            show(make_console(color, width), view())
         case _:
             assert_never(output)
     return ExitCode.CLEAN

@@ -29,14 +29,17 @@ def _sections(page: str) -> dict[str, list[Token]]:
     return sections
 
 
+def _children(tokens: list[Token], kind: str) -> list[Token]:
+    """The inline tokens of `kind` (code_inline, link_open ...) in `tokens`, in order."""
+    return [c for t in tokens if t.type == "inline" for c in t.children or () if c.type == kind]
+
+
+def _links(tokens: list[Token]) -> list[str]:
+    return [str(link.attrGet("href")) for link in _children(tokens, "link_open")]
+
+
 def _code_spans(tokens: list[Token]) -> list[str]:
-    return [
-        c.content
-        for t in tokens
-        if t.type == "inline"
-        for c in t.children or ()
-        if c.type == "code_inline"
-    ]
+    return [span.content for span in _children(tokens, "code_inline")]
 
 
 def _paragraph(tokens: list[Token], label: str) -> str:
@@ -52,14 +55,7 @@ def test_page_indexes_every_code_and_gives_each_its_section_in_order() -> None:
     catalogue = hd.list_rules()
     page = codes_page(catalogue)
     tokens = MARKDOWN.parse(page)
-    links = [
-        t.attrGet("href")
-        for t in tokens
-        if t.type == "inline"
-        for t in t.children or ()
-        if t.type == "link_open"
-    ]
-    assert [link for link in links if str(link).startswith("#")] == [
+    assert [link for link in _links(tokens) if link.startswith("#")] == [
         f"#{r.code.lower()}" for r in catalogue
     ]
     assert list(_sections(page)) == [r.code for r in catalogue]
@@ -75,13 +71,7 @@ def test_each_section_says_the_rule_as_the_catalogue_holds_it() -> None:
         assert _paragraph(tokens, "Cause.") == " " + rule.cause.replace("`", "")
         assert _paragraph(tokens, "Fix.") == " " + rule.fix.replace("`", "")
         assert rule.kind in _code_spans(tokens)
-        hrefs = [
-            c.attrGet("href")
-            for t in tokens
-            if t.type == "inline"
-            for c in t.children or ()
-            if c.type == "link_open"
-        ]
+        hrefs = _links(tokens)
         assert len(hrefs) == len(rule.refs)
         for ref, href in zip(rule.refs, hrefs, strict=True):
             repo, number = ref.split("#")
@@ -129,15 +119,7 @@ def test_hostile_catalogue_text_becomes_no_markup() -> None:
         "list_item_open",
         "list_item_close",
     }
-    inline = {c.type for t in tokens if t.type == "inline" for c in t.children or ()}
-    assert "html_inline" not in inline
-    assert "em_open" not in inline  # no markup from the text: bold only where the page puts it
-    links = [
-        c.attrGet("href")
-        for t in tokens
-        if t.type == "inline"
-        for c in t.children or ()
-        if c.type == "link_open"
-    ]
-    assert links == ["https://github.com/a/b/issues/1"]
+    assert not _children(tokens, "html_inline")
+    assert not _children(tokens, "em_open")  # no markup from the text: bold only the page's own
+    assert _links(tokens) == ["https://github.com/a/b/issues/1"]
     assert visible(nasty).replace("\n", "\\n").replace("\t", "\\t") in _code_spans(tokens)
