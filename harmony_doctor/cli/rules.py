@@ -2,14 +2,31 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import sys
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, Annotated, Any, Literal, assert_never
 
 import typer
 
 import harmony_doctor as hd
 from harmony_doctor.cli.console import make_console, print_json, show
-from harmony_doctor.cli.options import ColorOpt, FormatOpt, WidthOpt
+from harmony_doctor.cli.options import ColorOpt, WidthOpt
 from harmony_doctor.errors import ExitCode, InputError
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+# `rules` alone writes Markdown (the codes reference, docs/codes.md): its own choice of formats.
+RulesFormat = Literal["text", "json", "markdown"]
+RulesFormatOpt = Annotated[
+    RulesFormat,
+    typer.Option(
+        "--format",
+        "-f",
+        help="text, json, or markdown (the codes reference: docs/codes.md is this output).",
+    ),
+]
 
 
 def complete_code(incomplete: str) -> list[tuple[str, str]]:
@@ -27,27 +44,33 @@ def rules(
             autocompletion=complete_code,
         ),
     ] = None,
-    output: FormatOpt = "text",
+    output: RulesFormatOpt = "text",
     color: ColorOpt = "auto",
     width: WidthOpt = None,
 ) -> int:
-    """List every diagnosis code, or show one with its cause and fix."""
-    from harmony_doctor.output import contract
-    from harmony_doctor.output.catalogue_view import rule_view, rules_view
+    """List every diagnosis code, or show one with its cause and fix (--format markdown: the
+    codes reference, docs/codes.md)."""
+    from harmony_doctor.output import catalogue_view, codes_markdown, contract
 
     if code is None:
         catalogue = hd.list_rules()
-        if output == "json":
-            records = [contract.rule_record(r) for r in catalogue]
-            print_json({"schema": "harmony-doctor.rules/1", "rules": records})
-        else:
-            show(make_console(color, width), rules_view(catalogue))
-        return ExitCode.CLEAN
-    rule = hd.find_rule(code)
-    if rule is None:
-        raise InputError(f"unknown rule {code!r}; 'harmony-doctor rules' lists them")
-    if output == "json":
-        print_json({"schema": "harmony-doctor.rules/1", "rule": contract.rule_record(rule)})
+        record: dict[str, Any] = {"rules": [contract.rule_record(r) for r in catalogue]}
+        markdown = partial(codes_markdown.codes_page, catalogue)
+        view: Callable[[], RenderableType] = partial(catalogue_view.rules_view, catalogue)
     else:
-        show(make_console(color, width), rule_view(rule))
+        rule = hd.find_rule(code)
+        if rule is None:
+            raise InputError(f"unknown rule {code!r}; 'harmony-doctor rules' lists them")
+        record = {"rule": contract.rule_record(rule)}
+        markdown = partial(codes_markdown.code_section, rule)
+        view = partial(catalogue_view.rule_view, rule)
+    match output:
+        case "json":
+            print_json({"schema": "harmony-doctor.rules/1", **record})
+        case "markdown":
+            sys.stdout.write(markdown())
+        case "text":
+            show(make_console(color, width), view())
+        case _:
+            assert_never(output)
     return ExitCode.CLEAN

@@ -81,3 +81,63 @@ def shorten(value: str, limit: int) -> str:
         return value
     half = (limit - 1) // 2
     return value[:half] + "…" + value[len(value) - (limit - 1 - half) :]
+
+
+# --- Markdown (`rules --format markdown`, docs/codes.md) ----------------------------------------
+
+# What Markdown may read as markup inside a line: emphasis, code, links, HTML and entities,
+# table cells, strikethrough. Escaped with a backslash (CommonMark escapes any ASCII punctuation).
+_MARKDOWN_INLINE = re.compile(r"[\\`*_\[\]<>|&~]")
+# What Markdown reads as a block only at the start of a line: a heading, a list item, a setext
+# underline (escaped with a backslash), an ordered list's `1.` or `1)` (its `.` or `)` escaped).
+_MARKDOWN_BLOCK_START = re.compile(r"^(?P<indent> {0,3})(?P<mark>[#+\-=]|\d+[.)])")
+_BACKTICKS = re.compile(r"`+")
+
+
+def _printable_line(text: str) -> str:
+    """Text on one line: unsafe characters, newlines and tabs and the unprintable shown."""
+    shown = _UNSAFE_ON_ONE_LINE.sub(lambda match: _escape_char(match.group()), text)
+    if shown.isprintable():
+        return shown
+    return "".join(c if c.isprintable() else _escape_char(c) for c in shown)
+
+
+def markdown_code(text: str, *, cell: bool = False) -> str:
+    """Untrusted text as one Markdown inline code span that shows it as it is: fenced by one
+    backtick more than its longest run of backticks, so nothing in it closes the span; on one
+    line, with control, bidi and invisible characters (and newlines) shown as escapes. Inside
+    a code span nothing is markup, emoji codes and HTML included. In a table `cell`, its `|`
+    are written `\\|`, which GitHub's tables read as a `|` of the span, not a cell's end."""
+    shown = _printable_line(text)
+    fence = "`" * (max((len(run) for run in _BACKTICKS.findall(shown)), default=0) + 1)
+    # A span that starts or ends with a backtick or a space is padded: Markdown strips exactly
+    # one padding space on each side.
+    pad = " " if not shown or shown[0] in "` " or shown[-1] in "` " else ""
+    span = f"{fence}{pad}{shown}{pad}{fence}"
+    return span.replace("|", "\\|") if cell else span
+
+
+def markdown_text(text: str, *, cell: bool = False) -> str:
+    """Text as one line of Markdown prose or one table cell, read as written: what stands
+    between a pair of backticks becomes a code span (`markdown_code`); elsewhere every
+    character Markdown could read as markup (`*`, `_`, `<`, `|`, `[` ...) is escaped, and
+    control, bidi and invisible characters are shown as escapes. Meant for the project's own
+    prose (the catalogue); untrusted text goes in `markdown_code`, where GitHub's `:emoji:`
+    codes stay inert too."""
+    parts = text.split("`")
+    if len(parts) % 2 == 0:  # an odd number of backticks: no span, each backtick escaped
+        parts = [text]
+    shown = "".join(
+        markdown_code(part, cell=cell) if index % 2 else _markdown_inline(part)
+        for index, part in enumerate(parts)
+    )
+    block = _MARKDOWN_BLOCK_START.match(shown)
+    if block is None:
+        return shown
+    mark = block["mark"]
+    escaped = f"{mark[:-1]}\\{mark[-1]}" if mark[0].isdigit() else f"\\{mark}"
+    return block["indent"] + escaped + shown[block.end() :]
+
+
+def _markdown_inline(text: str) -> str:
+    return _MARKDOWN_INLINE.sub(lambda match: "\\" + match.group(), _printable_line(text))

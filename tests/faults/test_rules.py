@@ -151,16 +151,40 @@ def test_rules_unknown_code() -> None:
     assert "unknown rule 'HD999'" in result.stderr
 
 
-def test_readme_code_table_is_the_catalogue() -> None:
-    """The README's table lists every code with its kind, severity and title, and no other."""
+def test_rules_markdown_is_the_codes_reference() -> None:
+    """`rules --format markdown` writes the whole reference; `rules CODE` the code's section
+    of it, byte for byte; the text and JSON formats are unchanged by it."""
+    page = run(["rules", "--format", "markdown"])
+    assert (page.exit_code, page.stderr) == (0, "")
+    assert page.stdout.startswith("# Diagnosis codes\n")
+    assert re.findall(r"^## (HD\d{3})$", page.stdout, re.M) == sorted(rules.RULES)
+    one = run(["rules", "hd112", "-f", "markdown"])
+    assert (one.exit_code, one.stderr) == (0, "")
+    assert one.stdout.startswith("## HD112\n")
+    assert f"\n{one.stdout}" in page.stdout
+    assert one.stdout.endswith(".\n")  # whole lines, for pipes
+    # Markdown is rules' own format: the shared --format of other commands is unchanged.
+    other = run(["explain", "-f", "markdown"], "200006")
+    assert other.exit_code == 2
+    assert "'markdown' is not one of 'text', 'json'" in other.stderr
+
+
+def test_codes_reference_is_current() -> None:
+    """docs/codes.md is what `rules --format markdown` writes from the catalogue today."""
     from tests.helpers import REPO
 
-    readme = (REPO / "README.md").read_text()
-    section = readme.split("## Diagnosis codes", 1)[1].split("\n## ", 1)[0]
-    rows = {}
-    for line in section.splitlines():
-        if line.startswith("| HD"):
-            cells = [c.strip().replace("\\|", "|") for c in line.strip("|").split(" | ")]
-            rows[cells[0]] = tuple(cells[1:])
-    catalogue = {r.code: (r.kind, r.severity, r.title) for r in rules.RULES.values()}
-    assert rows == catalogue
+    committed = (REPO / "docs" / "codes.md").read_text(encoding="utf-8")
+    generated = run(["rules", "--format", "markdown"]).stdout
+    assert committed == generated, (
+        "docs/codes.md is stale: regenerate it with "
+        "`.venv/bin/harmony-doctor rules --format markdown > docs/codes.md`"
+    )
+
+
+def test_readme_points_at_the_codes_reference_and_holds_no_code_table() -> None:
+    """The codes are listed once, in the generated page: the README only points at it."""
+    from tests.helpers import REPO
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "[docs/codes.md](docs/codes.md)" in readme
+    assert not re.search(r"^\| ?HD\d{3} ?\|", readme, re.M)

@@ -1,0 +1,1 @@
+rules HD185 --format markdown
