@@ -40,6 +40,7 @@ STEP_OUTPUT = 1024 * 1024  # most bytes one decompression step makes (bombs stay
 # whole blocks at a time (at most 1 MiB out, inputs/zstd_blocks.py); where the framing cannot
 # be read, 256 bytes at a time (at most about 8 MB out).
 ZSTD_PIECE = 256
+ZSTD_WINDOW = 1 << 31  # zstd's largest window (--long=31)
 ZSTD_BLOCKS = 8
 
 _MAGIC = (
@@ -99,9 +100,12 @@ def discover(
     include, exclude = list(globs), list(excludes)
     sources: list[Source] = []
     skipped: list[Skipped] = []
+    stdin = False
     for raw in inputs:
         if raw == "-":
-            sources.append(Source("<stdin>", None))
+            if not stdin:  # one stream: named twice, it is still read once
+                sources.append(Source("<stdin>", None))
+            stdin = True
             continue
         if is_url(raw):  # an object, a prefix or a glob in object storage (remote.py)
             _list_url(raw, include, exclude, sources, skipped)
@@ -350,7 +354,9 @@ def _decompressor(kind: str) -> Any:
         return lzma.LZMADecompressor()
     import zstandard
 
-    return zstandard.ZstdDecompressor().decompressobj()
+    # Frames written with a long window (`zstd --long=31`: 2 GiB) are valid; the default limit
+    # (128 MiB) would call them corrupt. Memory grows with the data, up to the window.
+    return zstandard.ZstdDecompressor(max_window_size=ZSTD_WINDOW).decompressobj()
 
 
 class _Decompressing:
@@ -411,6 +417,11 @@ class _Decompressing:
             out = self._decompress(data)
         except Exception as exc:  # zlib.error, lzma.LZMAError, zstandard.ZstdError, OSError...
             self._checks.failed = True
+            if isinstance(exc, MemoryError) or "memory" in str(exc).lower():
+                raise OSError(  # valid data this host cannot hold the window of: not corrupt
+                    f"{self._kind} data needs more memory to decode than could be had ({exc}): "
+                    "decompress it first (zstd -d --long=31)"
+                ) from None
             raise OSError(f"corrupt {self._kind} data: {exc}") from None
         self._produced += len(out)
         if len(self._checks.head) < 3:

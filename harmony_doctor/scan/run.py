@@ -533,7 +533,10 @@ def file_scan(result: UnitResult, options: ScanOptions, origin: str) -> FileScan
     # version of itself, to a line: `ok`, and said. Any other change leaves a part of no one
     # version: `partial`.
     grew = result.changed is not None and result.changed.startswith(GREW)
-    status: FileStatus = "partial" if found.damage or (result.changed and not grew) else "ok"
+    # A line cut at MAX_LINE was not read whole: a failure past the cut is not counted, so the
+    # file is `partial` (the run exits 2), as a file that stopped early is.
+    cut_short = found.damage or found.cut_lines or (result.changed and not grew)
+    status: FileStatus = "partial" if cut_short else "ok"
     reasons = []
     # Lines read from data that did not pass its check (a damaged gzip member gives changed
     # bytes before its CRC error, or reads as cut) are not the file's lines: the count stops
