@@ -20,6 +20,7 @@ import fnmatch
 import io
 import lzma
 import os
+import re
 import stat
 import sys
 import zlib
@@ -220,7 +221,40 @@ def open_binary(source: Source, checks: Checks | None = None) -> Readable:
         raise
     if checks is not None and isinstance(text, Transcoding) and text.encoding != "utf-8":
         checks.comparable = False  # transcoded: its offsets are not the decompressed ones
-    return text
+    return LineEnds(text)
+
+
+_LONE_CR = re.compile(rb"\r(?!\n)")
+
+
+class LineEnds:
+    """A stream whose lone CRs (old Mac line ends, `\r`-only progress output) are line ends:
+    each becomes LF, byte for byte (offsets and sizes do not move), so every reader after
+    this one, the Python reference and the Rust core alike, cuts lines at LF only. CRLF stays.
+    A CR that ends a read waits for the next byte (LF or not); the end of data decides the last.
+    """
+
+    def __init__(self, raw: Readable) -> None:
+        self._raw = raw
+        self._cr = False  # a CR held back from the end of the last read
+
+    def read(self, size: int = -1, /) -> bytes:
+        data = self._raw.read(size)
+        held, self._cr = self._cr, False
+        if not data:
+            return b"\n" if held else b""  # the data ended on a lone CR
+        if held:
+            data = b"\r" + data
+        elif b"\r" not in data:
+            return data  # most logs: no CR at all, no copy
+        if data.endswith(b"\r"):
+            data, self._cr = data[:-1], True
+            if not data:
+                return self.read(size)
+        return _LONE_CR.sub(b"\n", data)
+
+    def close(self) -> None:
+        self._raw.close()
 
 
 def open_checked(source: Source) -> tuple[Readable, Checks]:

@@ -535,7 +535,7 @@ def file_scan(result: UnitResult, options: ScanOptions, origin: str) -> FileScan
     grew = result.changed is not None and result.changed.startswith(GREW)
     # A line cut at MAX_LINE was not read whole: a failure past the cut is not counted, so the
     # file is `partial` (the run exits 2), as a file that stopped early is.
-    cut_short = found.damage or found.cut_lines or (result.changed and not grew)
+    cut_short = found.damage or found.cut_lines or found.zeroed or (result.changed and not grew)
     status: FileStatus = "partial" if cut_short else "ok"
     reasons = []
     # Lines read from data that did not pass its check (a damaged gzip member gives changed
@@ -552,6 +552,8 @@ def file_scan(result: UnitResult, options: ScanOptions, origin: str) -> FileScan
         reasons.append(f"{result.changed}: {found.lines:,} lines read")
     if found.cut_lines:  # read, but not whole: said in every output, the file still counts
         reasons.append(_cut(found.cut_lines))
+    if found.zeroed:
+        reasons.append(f"{found.zeroed:,} bytes of zeroed data (runs of NUL bytes), not text")
     reason = "; ".join(reasons) or None
     failures, cut = result.failures, found.cut_lines
     report = FileReport(label, status, reason, found.bytes, lines, failures, cut)

@@ -84,3 +84,56 @@ def test_stdin_named_twice_is_read_once() -> None:
     code, out, _ = scan("-", "-", "--format", "json", stdin=FAILURE)
     assert code == 1
     assert '"files": 1' in out and '"failures": 1' in out
+
+
+# --- 5. a lone CR is a line end -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("native", ["1", "0"])
+def test_a_lone_cr_ends_a_line_in_scan_rust_and_reference_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, native: str
+) -> None:
+    monkeypatch.setenv("HARMONY_DOCTOR_NATIVE", native)
+    log = tmp_path / "cr.log"
+    log.write_bytes(b"INFO start\r" + FAILURE.rstrip(b"\n") + b"\rINFO end\r")
+    code, out, _ = scan(str(log), "--format", "json")
+    assert code == 1
+    assert '"lines": 3' in out and '"failures": 1' in out and f"{log}:2" in out
+
+
+def test_a_lone_cr_ends_a_line_in_explain(tmp_path: Path) -> None:
+    log = tmp_path / "cr.log"
+    log.write_bytes(b"INFO start\r" + FAILURE.rstrip(b"\n") + b"\rINFO end\r")
+    result = run(["explain", str(log)])
+    assert result.exit_code == 1 and "3 line(s)" in result.stdout
+
+
+def test_lone_crs_become_line_ends_wherever_reads_cut_them() -> None:
+    from harmony_doctor.inputs.files import LineEnds
+
+    data = b"a\rb\r\nc\r\rd\r"
+    for size in range(1, len(data) + 1):
+        pieces = iter([data[i : i + size] for i in range(0, len(data), size)])
+
+        class Pieces:
+            def read(self, n: int = -1, /) -> bytes:
+                return next(pieces, b"")
+
+            def close(self) -> None:
+                pass
+
+        reader, out = LineEnds(Pieces()), b""
+        while chunk := reader.read(size):
+            out += chunk
+        assert out == b"a\nb\r\nc\n\nd\n", size
+
+
+# --- 6. zeroed data -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("head", [b"", b"INFO fine\n"])
+def test_zeroed_data_makes_the_file_partial(tmp_path: Path, head: bytes) -> None:
+    log = tmp_path / "zero.log"
+    log.write_bytes(head + b"\0" * (1 << 20))
+    code, out, _ = scan(str(log))
+    assert_not_read_whole(code, out, "zeroed data")

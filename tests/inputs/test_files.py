@@ -231,7 +231,7 @@ def test_regression_decompression_bomb_expanded_whole_per_chunk(tmp_path: Path) 
         total = 0
         while chunk := stream.read(CHUNK):
             assert len(chunk) <= CHUNK
-            assert len(stream._output) <= 8 * STEP_OUTPUT  # type: ignore[attr-defined]
+            assert len(stream._raw._output) <= 8 * STEP_OUTPUT  # type: ignore[attr-defined]
             total += len(chunk)
     finally:
         stream.close()
