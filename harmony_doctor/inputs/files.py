@@ -206,6 +206,18 @@ def compression_of(head: bytes, name: str) -> str | None:
     return None
 
 
+def archive_of(head: bytes, label: str) -> str | None:
+    """Why a stream that starts with `head` (decompressed) is not one text, or None: a tar
+    archive (`.tar`, `.tar.gz`, `.tgz`, `.tar.zst`...) holds files, and read as one text its
+    headers cut the lines at member boundaries. Said with how to read it."""
+    if head[257:262] == b"ustar":  # POSIX and GNU tar headers alike
+        return (
+            "a tar archive (its members are files, not one text): extract it "
+            f"(mkdir logs && tar -xf {label} -C logs) and scan the folder"
+        )
+    return None
+
+
 def open_binary(source: Source, checks: Checks | None = None) -> Readable:
     """The source's bytes, decompressed and as UTF-8; InputError if it cannot be opened.
 

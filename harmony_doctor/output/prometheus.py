@@ -92,7 +92,9 @@ def requests_by_server(summary: OperatorSummary) -> dict[tuple[str, str], int]:
 
     scopes = scoped(summary.folded, summary.requests).counted
     asked: dict[tuple[str, str], int] = {}
-    zipped = zip(scopes["server"].to_list(), origins(scopes), scopes["requests"].to_list(), strict=True)
+    zipped = zip(
+        scopes["server"].to_list(), origins(scopes), scopes["requests"].to_list(), strict=True
+    )
     for server, origin, count in zipped:
         asked[(text(server), origin)] = asked.get((text(server), origin), 0) + int(count or 0)
     return asked

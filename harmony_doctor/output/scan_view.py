@@ -66,7 +66,7 @@ def scan_view(
 
 
 def _nothing_found(files: list[dict[str, Any]]) -> Text:
-    """"No Harmony failures found" only when every input was read whole; otherwise what was
+    """ "No Harmony failures found" only when every input was read whole; otherwise what was
     read held none, and the files not read whole are listed below."""
     from rich.text import Text
 

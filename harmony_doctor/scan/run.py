@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 import socket
 import stat
 from collections.abc import Callable, Iterable, Sequence
@@ -21,6 +22,8 @@ from harmony_doctor.inputs.files import (
     Readable,
     Skipped,
     Source,
+    archive_of,
+    compression_of,
     open_binary,
     open_checked,
 )
@@ -124,13 +127,47 @@ def _identity(source: Source) -> tuple[int | str, int] | None:
     return None if info is None else (info.st_dev, info.st_ino)
 
 
+# What scan's own pages start with, whatever they were renamed to (output/html_report.py,
+# output/prometheus.py write them): read as logs, they would count their failures again.
+_OWN_PAGES = (
+    (
+        re.compile(rb"\A\s*<!DOCTYPE html>\s*<html[^>]*>.{0,2048}?<title>harmony-doctor ", re.S),
+        "an HTML report written by harmony-doctor, not a log",
+    ),
+    (
+        re.compile(rb"\A# HELP harmony_doctor_\w+ "),
+        "a Prometheus textfile written by harmony-doctor",
+    ),
+)
+
+
 def _written_by_scan(source: Source) -> str | None:
-    """Why a regular file is an export of scan (--events, --summary-csv), or None."""
+    """Why a regular file is an output of scan (--events, --summary-csv, --html, --prometheus),
+    compressed or not, or None: told by its content, never by its name."""
     if source.path is None or source.stream is not None:
         return None  # a pipe's bytes would be lost to the reader
-    from harmony_doctor.scan.event_files import written_by_scan
+    from harmony_doctor.scan.event_files import SNIFF, export_of, written_by_scan
 
-    return written_by_scan(source.path)
+    why = written_by_scan(source.path)
+    if why is not None:
+        return why
+    try:
+        with open(source.path, "rb") as handle:
+            head = handle.read(SNIFF)
+        if compression_of(head, source.label) is not None:  # as the reader sees it: decompressed
+            stream = open_binary(source)
+            try:
+                read, whole = read_head(stream, SNIFF)
+            finally:
+                stream.close()
+            head = whole if whole is not None else read.head[:SNIFF]
+            why = export_of(head)
+    except (InputError, OSError):
+        return None  # the reader says why it cannot read it
+    for page, what in _OWN_PAGES:
+        if why is None and page.match(head):
+            why = what
+    return why
 
 
 def _total_size(units: list[Unit]) -> int:
@@ -365,6 +402,10 @@ def _open(
     except (InputError, OSError) as exc:
         return UnitResult(source, [], None, str(exc))
     stream, whole = read_head(stream)
+    archive = archive_of(stream.head, source.label)
+    if archive is not None:  # refused whole: no member read as a part of one text
+        stream.close()
+        return UnitResult(source, [], None, archive)
     document = None if whole is None else as_document(whole, source.label, vocab, options.role)
     if document is None:
         return stream, checks

@@ -142,11 +142,11 @@ def _place_heads(counted: pl.DataFrame, events: pl.DataFrame) -> tuple[pl.DataFr
     by_process: dict[tuple[Any, ...], list[tuple[Any, str, str]]] = {}
     for origin, process, pid, file, lo, hi in spans.iter_rows():
         by_process.setdefault((origin, process, pid), []).append((file, lo, hi))
-    fills = []
+    fills: list[tuple[Any, Any, Any, Any, str | None]] = []
     for (origin, process, pid), files in by_process.items():
         files.sort(key=lambda f: rotation_rank(f[0]))
         last = None
-        for file, lo, hi in files:
+        for file, _first, hi in files:
             fills.append((origin, process, pid, file, last))
             last = hi
     fill = pl.DataFrame(

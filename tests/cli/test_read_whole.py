@@ -1,9 +1,12 @@
-""""0" only when everything was read (issue 34, part A): any cut, skip, unknown archive, zeroed
+"""Zero only when everything was read (issue 34, part A): any cut, skip, unknown archive, zeroed
 data or unreadable stream marks the input partial or skipped with its reason, the run exits 2,
 and it never says "No Harmony failures found"; and the numbers it does print are the totals'."""
 
 from __future__ import annotations
 
+import gzip
+import lzma
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,6 +19,12 @@ FAILURE = (
     b"(APIServer pid=7) ERROR 11-27 10:00:05 [serving_chat.py:1145] openai_harmony.HarmonyError:"
     b' unexpected tokens remaining in message header: Some("to=functions.x")\n'
 )
+
+
+def zstd_compress(data: bytes) -> bytes:
+    import zstandard
+
+    return zstandard.ZstdCompressor().compress(data)
 
 
 def scan(*args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
@@ -112,17 +121,19 @@ def test_lone_crs_become_line_ends_wherever_reads_cut_them() -> None:
     from harmony_doctor.inputs.files import LineEnds
 
     data = b"a\rb\r\nc\r\rd\r"
+
+    class Pieces:
+        def __init__(self, size: int) -> None:
+            self.left = [data[i : i + size] for i in range(0, len(data), size)]
+
+        def read(self, n: int = -1, /) -> bytes:
+            return self.left.pop(0) if self.left else b""
+
+        def close(self) -> None:
+            pass
+
     for size in range(1, len(data) + 1):
-        pieces = iter([data[i : i + size] for i in range(0, len(data), size)])
-
-        class Pieces:
-            def read(self, n: int = -1, /) -> bytes:
-                return next(pieces, b"")
-
-            def close(self) -> None:
-                pass
-
-        reader, out = LineEnds(Pieces()), b""
+        reader, out = LineEnds(Pieces(size)), b""
         while chunk := reader.read(size):
             out += chunk
         assert out == b"a\nb\r\nc\n\nd\n", size
@@ -137,3 +148,49 @@ def test_zeroed_data_makes_the_file_partial(tmp_path: Path, head: bytes) -> None
     log.write_bytes(head + b"\0" * (1 << 20))
     code, out, _ = scan(str(log))
     assert_not_read_whole(code, out, "zeroed data")
+
+
+# --- 3. scan's own outputs, compressed or not, renamed --------------------------------------
+
+
+def test_scans_own_outputs_are_left_out_by_content(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "app.log").write_bytes(FAILURE)
+    out = tmp_path / "out"
+    out.mkdir()
+    written = ["--html", "r.html", "--events", "e.jsonl", "--prometheus", "m.prom"]
+    args = [str(out / a) if i % 2 else a for i, a in enumerate(written)]
+    assert scan(str(logs), *args)[0] == 1
+    renamed = {"r.html": "page.log", "m.prom": "metrics.log", "e.requests.jsonl": "t.log"}
+    for name, new in renamed.items():
+        (out / name).rename(logs / new)
+    (logs / "events.log.gz").write_bytes(gzip.compress((out / "e.jsonl").read_bytes()))
+    (logs / "page.log.gz").write_bytes(gzip.compress((logs / "page.log").read_bytes()))
+    code, stdout, stderr = scan(str(logs), "--format", "json")
+    assert code == 1 and '"failures": 1' in stdout
+    for name in ("page.log", "metrics.log", "t.log", "events.log.gz", "page.log.gz"):
+        assert f"ignored {logs / name}: " in stderr
+
+
+# --- 4. tar archives --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pack", [bytes, gzip.compress, lzma.compress, zstd_compress])
+def test_a_tar_archive_is_refused_with_how_to_extract_it(
+    tmp_path: Path, pack: Callable[[bytes], bytes]
+) -> None:
+    import io
+    import tarfile
+
+    path = tmp_path / "logs.tar"
+    data = io.BytesIO()
+    with tarfile.TarFile(fileobj=data, mode="w") as archive:
+        for n in range(2):
+            info = tarfile.TarInfo(f"app{n}.log")
+            info.size = len(FAILURE)
+            archive.addfile(info, io.BytesIO(FAILURE))
+    path.write_bytes(pack(data.getvalue()))
+    code, out, err = scan(str(path))
+    assert code == 2 and NOTHING_FOUND not in out
+    assert f"skipped {path}: a tar archive" in err and "tar -xf" in err

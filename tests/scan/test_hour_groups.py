@@ -43,7 +43,9 @@ def _log(plan: list[int | str]) -> tuple[str, dict[str | None, list[int]]]:
     return "\n".join(lines) + "\n", model
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(plan=steps)
 def test_hour_groups_add_up_to_the_totals(tmp_path: Path, plan: list[int | str]) -> None:
     text, model = _log(plan)
