@@ -231,8 +231,10 @@ def open_binary(source: Source, checks: Checks | None = None) -> Readable:
     except BaseException:
         stream.close()
         raise
-    if checks is not None and isinstance(text, Transcoding) and text.encoding != "utf-8":
-        checks.comparable = False  # transcoded: its offsets are not the decompressed ones
+    if checks is not None and isinstance(text, Transcoding):
+        checks.decoded = text
+        if text.encoding != "utf-8":
+            checks.comparable = False  # transcoded: its offsets are not the decompressed ones
     return LineEnds(text)
 
 
@@ -289,6 +291,12 @@ class Checks:
         self.failed = False
         self.comparable = True  # False: the text is transcoded (UTF-16, latin-1)
         self.head = b""  # the first decompressed bytes (does a byte-order mark start them?)
+        self.decoded: Transcoding | None = None  # the text's decoder, once opened
+
+    @property
+    def latin1_lines(self) -> int:
+        """Lines so far that were not UTF-8, read as latin-1 (encodings.Transcoding)."""
+        return self.decoded.latin1_lines if self.decoded is not None else 0
 
     def through(self) -> int | None:
         """Bytes of the text handed out (a UTF-8 byte-order mark dropped) through the last

@@ -152,7 +152,9 @@ def _written_by_scan(source: Source) -> str | None:
     if why is not None:
         return why
     try:
-        with open(source.path, "rb") as handle:
+        with open(source.path, "rb", buffering=0) as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return None  # a pipe's bytes would be lost to the reader
             head = handle.read(SNIFF)
         if compression_of(head, source.label) is not None:  # as the reader sees it: decompressed
             stream = open_binary(source)
@@ -593,6 +595,9 @@ def file_scan(result: UnitResult, options: ScanOptions, origin: str) -> FileScan
         reasons.append(f"{result.changed}: {found.lines:,} lines read")
     if found.cut_lines:  # read, but not whole: said in every output, the file still counts
         reasons.append(_cut(found.cut_lines))
+    if found.latin1_lines:  # read whole, each such line as latin-1: said, the file is ok
+        odd = "1 line" if found.latin1_lines == 1 else f"{found.latin1_lines:,} lines"
+        reasons.append(f"{odd} not UTF-8, read as latin-1")
     if found.zeroed:
         reasons.append(f"{found.zeroed:,} bytes of zeroed data (runs of NUL bytes), not text")
     reason = "; ".join(reasons) or None

@@ -332,6 +332,7 @@ class _SourceScanner:
         damages: list[str | None] = []
         unchecked: list[int] = []
         zeroed: list[int] = []
+        latin1: list[int] = []
         try:
             for index, (_, open_part) in enumerate(parts):
                 before = self.out.zeroed
@@ -339,6 +340,8 @@ class _SourceScanner:
                 damages.append(damage)
                 unchecked.append(lines)
                 zeroed.append(self.out.zeroed - before)
+                part_checks = checks[index] if checks else None
+                latin1.append(part_checks.latin1_lines if part_checks is not None else 0)
                 if damages[-1] and self.raw_tail not in (b"", b"\n"):
                     self.completions.cut_by_damage.add(self.unwrapper.newlines + 1)
                 if index < len(parts) - 1:
@@ -352,12 +355,15 @@ class _SourceScanner:
         self._take(self.core.finish(), final=True)
         self.out.damage = damages[-1]
         self.out.unchecked_lines = sum(unchecked)
+        self.out.latin1_lines = sum(latin1)
         self._finish()
         if len(parts) > 1:
             marks.append(self._mark(self.out.lines))
             self.out.parts = self._parts([name for name, _ in parts], marks, damages)
-            for part, lines, nul in zip(self.out.parts, unchecked, zeroed, strict=True):
-                part.unchecked_lines, part.zeroed = lines, nul
+            for part, lines, nul, odd in zip(
+                self.out.parts, unchecked, zeroed, latin1, strict=True
+            ):
+                part.unchecked_lines, part.zeroed, part.latin1_lines = lines, nul, odd
             self.out.damage = next((d for d in damages if d), None)
         return self.out
 
