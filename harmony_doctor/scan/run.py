@@ -30,7 +30,13 @@ from harmony_doctor.inputs.files import (
 from harmony_doctor.inputs.remote import is_url, open_url
 from harmony_doctor.models import RequestTally, ScanEvent
 from harmony_doctor.scan.completions import Diagnose
-from harmony_doctor.scan.documents import DOCUMENT_BYTES, Document, as_document, read_head
+from harmony_doctor.scan.documents import (
+    DOCUMENT_BYTES,
+    Document,
+    as_document,
+    read_head,
+    too_large,
+)
 from harmony_doctor.scan.found import Place, SourceScan
 from harmony_doctor.scan.names import rotation_rank, stream_of
 from harmony_doctor.scan.pool import start_tracker, starting, stop, worker_start
@@ -408,6 +414,11 @@ def _open(
     if archive is not None:  # refused whole: no member read as a part of one text
         stream.close()
         return UnitResult(source, [], None, archive)
+    if whole is None:  # larger than a document: a log, or a document scan cannot read whole
+        refused = too_large(stream.head, source.label, vocab, options.role)
+        if refused is not None:
+            stream.close()
+            return UnitResult(source, [], None, refused)
     document = None if whole is None else as_document(whole, source.label, vocab, options.role)
     if document is None:
         return stream, checks

@@ -194,3 +194,24 @@ def test_a_tar_archive_is_refused_with_how_to_extract_it(
     code, out, err = scan(str(path))
     assert code == 2 and NOTHING_FOUND not in out
     assert f"skipped {path}: a tar archive" in err and "tar -xf" in err
+
+
+# --- 1. token-stream documents larger than scan reads whole ------------------------------------
+
+
+def test_a_large_document_of_id_lists_is_refused_not_passed(tmp_path: Path) -> None:
+    ids = (SAMPLES / "duplicate-recipient.ids").read_text().split()
+    line = ("[" + ", ".join(ids) + "]\n").encode()
+    path = tmp_path / "ids.jsonl"
+    path.write_bytes(line * ((4 << 20) // len(line) + 10))
+    code, out, err = scan(str(path))
+    assert_not_read_whole(code, out, "token-stream document")
+    assert "split -C 4M" in err
+
+
+def test_a_large_log_quoting_ids_is_still_a_log(tmp_path: Path) -> None:
+    log = (SAMPLES / "vllm-requests.log").read_bytes()
+    path = tmp_path / "vllm.log"
+    path.write_bytes(log * ((4 << 20) // len(log) + 10))
+    code, out, _ = scan(str(path), "--format", "json")
+    assert code == 1 and '"skipped": 0' in out and '"partial": 0' in out
