@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from harmony_doctor.inputs.files import MAX_LINE
 from tests.helpers import SAMPLES, run
@@ -215,3 +217,54 @@ def test_a_large_log_quoting_ids_is_still_a_log(tmp_path: Path) -> None:
     path.write_bytes(log * ((4 << 20) // len(log) + 10))
     code, out, _ = scan(str(path), "--format", "json")
     assert code == 1 and '"skipped": 0' in out and '"partial": 0' in out
+
+
+# --- the rule, over generated damage -----------------------------------------------------------
+
+DAMAGES = ["cut-line", "zeroed", "truncated-gzip", "corrupt-gzip", "tar", "tar.gz", "tar.zst"]
+
+
+def _damaged(text: bytes, damage: str, at: float) -> bytes:
+    """`text` (a clean log) with one damage at the fraction `at` of it."""
+    import io
+    import tarfile
+
+    if damage == "cut-line":
+        cut = int(len(text) * at)
+        return text[:cut] + b"y" * (MAX_LINE + 1) + text[cut:]
+    if damage == "zeroed":
+        cut = int(len(text) * at)
+        return text[:cut] + b"\0" * 4096 + text[cut:]
+    if damage.endswith("gzip"):
+        packed = gzip.compress(text)
+        cut = 10 + int((len(packed) - 11) * at)  # past the header, before the last byte
+        if damage == "truncated-gzip":
+            return packed[:cut]
+        return packed[:cut] + bytes([packed[cut] ^ 0xFF]) + packed[cut + 1 :]
+    data = io.BytesIO()
+    with tarfile.TarFile(fileobj=data, mode="w") as archive:
+        info = tarfile.TarInfo("app.log")
+        info.size = len(text)
+        archive.addfile(info, io.BytesIO(text))
+    pack = {"tar": bytes, "tar.gz": gzip.compress, "tar.zst": zstd_compress}[damage]
+    return pack(data.getvalue())
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    lines=st.lists(st.sampled_from(["INFO ok", "WARN slow", "INFO request 200", ""]), min_size=1),
+    damage=st.sampled_from(DAMAGES),
+    at=st.floats(0, 1),
+)
+def test_any_damage_exits_2_and_never_says_no_failures(
+    tmp_path: Path, lines: list[str], damage: str, at: float
+) -> None:
+    text = ("\n".join(lines) + "\n").encode()
+    path = tmp_path / "app.log"
+    path.write_bytes(_damaged(text, damage, at))
+    code, out, err = scan(str(path))
+    assert code == 2, (damage, out, err)
+    assert NOTHING_FOUND not in out
+    assert ("partial" in err or "skipped" in err) and str(path) in err
