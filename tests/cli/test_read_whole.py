@@ -246,8 +246,12 @@ def _damaged(text: bytes, damage: str, at: float) -> bytes:
         info = tarfile.TarInfo("app.log")
         info.size = len(text)
         archive.addfile(info, io.BytesIO(text))
-    pack = {"tar": bytes, "tar.gz": gzip.compress, "tar.zst": zstd_compress}[damage]
-    return pack(data.getvalue())
+    packs: dict[str, Callable[[bytes], bytes]] = {
+        "tar": bytes,
+        "tar.gz": gzip.compress,
+        "tar.zst": zstd_compress,
+    }
+    return packs[damage](data.getvalue())
 
 
 @settings(
