@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import re
 import socket
 import stat
 from collections.abc import Callable, Iterable, Sequence
@@ -17,13 +16,11 @@ from typing import IO, TYPE_CHECKING
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.inputs.files import (
-    MAX_LINE,
     Checks,
     Readable,
     Skipped,
     Source,
     archive_of,
-    compression_of,
     open_binary,
     open_checked,
 )
@@ -39,12 +36,13 @@ from harmony_doctor.scan.documents import (
 )
 from harmony_doctor.scan.found import Place, SourceScan
 from harmony_doctor.scan.names import rotation_rank, stream_of
+from harmony_doctor.scan.own_outputs import written_by_scan
 from harmony_doctor.scan.pool import start_tracker, starting, stop, worker_start
+from harmony_doctor.scan.read_status import GREW, read_status
 from harmony_doctor.scan.records import (
     EventSpill,
     FileReport,
     FileScan,
-    FileStatus,
     ScanOptions,
     ScanResult,
 )
@@ -97,7 +95,7 @@ def plan(sources: Iterable[Source]) -> tuple[list[Unit], list[FileReport]]:
             if identity in seen:
                 continue
             seen.add(identity)
-        written = _written_by_scan(source)
+        written = written_by_scan(source)
         if written is not None:
             ignored.append(FileReport(source.label, "ignored", written, 0, 0, 0))
             continue
@@ -131,51 +129,6 @@ def _identity(source: Source) -> tuple[int | str, int] | None:
         return (source.label, 0)  # the same object named twice (a prefix and a glob)
     info = _state(source)
     return None if info is None else (info.st_dev, info.st_ino)
-
-
-# What scan's own pages start with, whatever they were renamed to (output/html_report.py,
-# output/prometheus.py write them): read as logs, they would count their failures again.
-_OWN_PAGES = (
-    (
-        re.compile(rb"\A\s*<!DOCTYPE html>\s*<html[^>]*>.{0,2048}?<title>harmony-doctor ", re.S),
-        "an HTML report written by harmony-doctor, not a log",
-    ),
-    (
-        re.compile(rb"\A# HELP harmony_doctor_\w+ "),
-        "a Prometheus textfile written by harmony-doctor",
-    ),
-)
-
-
-def _written_by_scan(source: Source) -> str | None:
-    """Why a regular file is an output of scan (--events, --summary-csv, --html, --prometheus),
-    compressed or not, or None: told by its content, never by its name."""
-    if source.path is None or source.stream is not None:
-        return None  # a pipe's bytes would be lost to the reader
-    from harmony_doctor.scan.event_files import SNIFF, export_of, written_by_scan
-
-    why = written_by_scan(source.path)
-    if why is not None:
-        return why
-    try:
-        with open(source.path, "rb", buffering=0) as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                return None  # a pipe's bytes would be lost to the reader
-            head = handle.read(SNIFF)
-        if compression_of(head, source.label) is not None:  # as the reader sees it: decompressed
-            stream = open_binary(source)
-            try:
-                read, whole = read_head(stream, SNIFF)
-            finally:
-                stream.close()
-            head = whole if whole is not None else read.head[:SNIFF]
-            why = export_of(head)
-    except (InputError, OSError):
-        return None  # the reader says why it cannot read it
-    for page, what in _OWN_PAGES:
-        if why is None and page.match(head):
-            why = what
-    return why
 
 
 def _total_size(units: list[Unit]) -> int:
@@ -511,9 +464,6 @@ def _state(source: Source) -> os.stat_result | None:
     return info if stat.S_ISREG(info.st_mode) else None
 
 
-GREW = "the file grew"
-
-
 def _changed(before: os.stat_result | None, after: os.stat_result | None) -> str | None:
     """How a file changed between its opening and the end of its reading: written to,
     truncated, grown or replaced (what was read is then a part of no one version of it)."""
@@ -583,56 +533,11 @@ def file_scan(result: UnitResult, options: ScanOptions, origin: str) -> FileScan
     found = result.found
     if found is None:
         return FileScan((), (), FileReport(label, "skipped", result.error, 0, 0, 0))
-    # A log that only grew while it was read (a live log, appended to) was read as one whole
-    # version of itself, to a line: `ok`, and said. Any other change leaves a part of no one
-    # version: `partial`.
-    grew = result.changed is not None and result.changed.startswith(GREW)
-    # A line cut at MAX_LINE was not read whole: a failure past the cut is not counted, so the
-    # file is `partial` (the run exits 2), as a file that stopped early is.
-    cut_short = found.damage or found.cut_lines or found.zeroed or (result.changed and not grew)
-    status: FileStatus = "partial" if cut_short else "ok"
-    reasons = []
-    # Lines read from data that did not pass its check (a damaged gzip member gives changed
-    # bytes before its CRC error, or reads as cut) are not the file's lines: the count stops
-    # before them, and says so.
-    lines = found.lines - found.unchecked_lines
-    if found.damage:
-        reasons.append(f"stopped after line {lines}: {_reason(found.damage)}")
-    if found.unchecked_lines:
-        reasons.append(_unchecked(found.unchecked_lines))
-    if grew:
-        reasons.append(f"{result.changed}: read to line {found.lines:,}, the rest is newer")
-    elif result.changed:
-        reasons.append(f"{result.changed}: {found.lines:,} lines read")
-    if found.cut_lines:  # read, but not whole: said in every output, the file still counts
-        reasons.append(_cut(found.cut_lines))
-    if found.latin1_lines:  # read whole, each such line as latin-1: said, the file is ok
-        odd = "1 line" if found.latin1_lines == 1 else f"{found.latin1_lines:,} lines"
-        reasons.append(f"{odd} not UTF-8, read as latin-1")
-    if found.zeroed:
-        reasons.append(f"{found.zeroed:,} bytes of zeroed data (runs of NUL bytes), not text")
-    reason = "; ".join(reasons) or None
+    status, reason, lines = read_status(found, result.changed)
     failures, cut = result.failures, found.cut_lines
     report = FileReport(label, status, reason, found.bytes, lines, failures, cut)
     report = replace(report, python_lines=found.python_lines, rust_declined=found.declined)
     return FileScan(tuple(result.events), tuple(_tallies(found, origin)), report, result.spill)
-
-
-def _cut(count: int) -> str:
-    cap = f"{MAX_LINE // (1024 * 1024)} MiB"  # the per-line cap
-    lines = "1 line" if count == 1 else f"{count:,} lines"
-    return f"{lines} longer than {cap} read to {cap} only"
-
-
-def _unchecked(count: int) -> str:
-    lines = "1 more line" if count == 1 else f"{count:,} more lines"
-    return f"{lines} read from data that did not pass its check (not counted; failures kept)"
-
-
-def _reason(damage: str) -> str:
-    if "ends before" in damage or "end-of-stream" in damage.lower():
-        return f"compressed data ends early ({damage})"
-    return damage
 
 
 def _reference_time(source: Source, now: datetime | None) -> datetime:
