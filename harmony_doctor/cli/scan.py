@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import sys
@@ -102,6 +103,7 @@ def scan(
             "--max-failure-rate",
             min=0.0,
             max=1.0,
+            callback=lambda value: _finite_rate(value),
             help="Exit 1 only when the failure rate is above this (needs request counts); "
             "failures in no rate fail it too, unless --unrated pass.",
         ),
@@ -192,17 +194,26 @@ def scan(
     return ExitCode.FINDINGS if failing and not exit_zero else ExitCode.CLEAN
 
 
+def _finite_rate(value: float | None) -> float | None:
+    """--max-rate as a number in 0..1: NaN passes every range check (each comparison with it is
+    false) and would turn the gate off, so it is refused as a usage error."""
+    if value is not None and not math.isfinite(value):
+        raise typer.BadParameter(f"{value} is not a number from 0 to 1")
+    return value
+
+
 def _above(totals: dict[str, Any], max_rate: float, unrated: Unrated) -> bool:
     """Whether the gate fails: the rate is above `max_rate`, or (unless `unrated` passes them)
     failures exist that no rate covers, which no rate can be said to hold; with why, on stderr."""
     from harmony_doctor.output.operator import percent, unrated_line
+    from harmony_doctor.output.rate_view import threshold
 
     rate = totals["rate"]
     if totals.get("unrated") and unrated == "fail":
         note(f"--max-rate fails: {unrated_line(totals)} (--unrated pass leaves them out)")
         return True
     if rate is not None and rate > max_rate:
-        note(f"--max-rate fails: rate {percent(rate)} is above {percent(max_rate)}")
+        note(f"--max-rate fails: rate {percent(rate)} is above {threshold(max_rate)}")
         return True
     return False
 

@@ -7,8 +7,9 @@ text at all raises `Undecodable` (an InputError: the source is reported as skipp
 reason, never read as zero failures). ANSI colour codes and CRLF are left in place: the log
 extractor (logs/lines.py) removes them from each line.
 
-The decision is made once, from the first HEAD bytes: a file whose first HEAD bytes are UTF-8
-and which holds a latin-1 byte later is read as UTF-8 (the odd byte becomes U+FFFD downstream).
+The encoding is decided once, from the first HEAD bytes; UTF-8 and latin-1 then follow one rule,
+line by line, at any size: a line that is UTF-8 passes as it is, a line that is not is read as
+latin-1 (Transcoding, which counts such lines).
 """
 
 from __future__ import annotations
@@ -138,28 +139,31 @@ class _Failing:
         pass
 
 
+CARRY = 1024 * 1024  # bytes of an unended line held to be judged whole; past this, judged as is
+
+
 class Transcoding:
-    """A Readable giving UTF-8 bytes for a stream in `encoding`, starting with `head`."""
+    """A Readable giving UTF-8 bytes for a stream in `encoding`, starting with `head`.
+
+    UTF-8 and 8-bit text follow one rule, whatever the size of the input or where its first
+    odd byte is: each line that is valid UTF-8 passes untouched, and a line that is not is
+    read as latin-1 (every byte a character: no mojibake in the lines around it, no U+FFFD),
+    counted in `latin1_lines`. Whole chunks of valid UTF-8 (most logs) pass without a copy.
+    """
 
     def __init__(self, raw: Readable, head: bytes, encoding: str) -> None:
         self._raw, self._pending, self.encoding = raw, head, encoding
         self._decoder: Any = None
-        if encoding != "utf-8":
+        if encoding not in ("utf-8", "latin-1"):
             self._decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
         self._output = b""
         self._done = False
+        self._carry = b""  # the start of a line not ended yet (8-bit text)
+        self.latin1_lines = 0  # lines that were not UTF-8, read as latin-1
 
     def read(self, size: int = -1, /) -> bytes:
-        if self._decoder is None:  # UTF-8: no copy beyond giving the head back
-            if self._pending:
-                if size < 0 or size >= len(self._pending):
-                    data, self._pending = self._pending, b""
-                    if size < 0:
-                        return data + self._raw.read()
-                    return data
-                data, self._pending = self._pending[:size], self._pending[size:]
-                return data
-            return self._raw.read(size)
+        if self._decoder is None:
+            return self._eight_bit(size)
         while not self._done and (size < 0 or len(self._output) < size):
             data, self._pending = (self._pending or self._raw.read(CHUNK)), b""
             final = not data
@@ -172,5 +176,49 @@ class Transcoding:
             data, self._output = self._output[:size], self._output[size:]
         return data
 
+    def _eight_bit(self, size: int) -> bytes:
+        """UTF-8 lines as they are, others as latin-1: see the class docstring."""
+        while True:
+            if self._pending:
+                cut = len(self._pending) if size < 0 else size
+                data, self._pending = self._pending[:cut], self._pending[cut:]
+            else:
+                data = self._raw.read(size)
+            if not data:
+                carry, self._carry = self._carry, b""
+                return self._lines(carry) if carry else b""
+            data = self._carry + data if self._carry else data
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                if exc.reason == "unexpected end of data" and exc.end == len(data):
+                    end = data.rfind(b"\n", 0, exc.start) + 1  # a character cut by the read
+                else:
+                    end = data.rfind(b"\n") + 1
+                if not end and len(data) > CARRY:
+                    end = len(data)  # a line without end: judged by its first CARRY bytes
+                data, self._carry = data[:end], data[end:]
+                if not data:
+                    continue
+                return self._lines(data)
+            self._carry = b""
+            return data
+
+    def _lines(self, data: bytes) -> bytes:
+        lines = data.split(b"\n")
+        for index, line in enumerate(lines):
+            if not _valid(line):
+                lines[index] = line.decode("latin-1").encode("utf-8")
+                self.latin1_lines += 1
+        return b"\n".join(lines)
+
     def close(self) -> None:
         self._raw.close()
+
+
+def _valid(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True

@@ -20,6 +20,7 @@ import fnmatch
 import io
 import lzma
 import os
+import re
 import stat
 import sys
 import zlib
@@ -40,6 +41,7 @@ STEP_OUTPUT = 1024 * 1024  # most bytes one decompression step makes (bombs stay
 # whole blocks at a time (at most 1 MiB out, inputs/zstd_blocks.py); where the framing cannot
 # be read, 256 bytes at a time (at most about 8 MB out).
 ZSTD_PIECE = 256
+ZSTD_WINDOW = 1 << 31  # zstd's largest window (--long=31)
 ZSTD_BLOCKS = 8
 
 _MAGIC = (
@@ -99,9 +101,12 @@ def discover(
     include, exclude = list(globs), list(excludes)
     sources: list[Source] = []
     skipped: list[Skipped] = []
+    stdin = False
     for raw in inputs:
         if raw == "-":
-            sources.append(Source("<stdin>", None))
+            if not stdin:  # one stream: named twice, it is still read once
+                sources.append(Source("<stdin>", None))
+            stdin = True
             continue
         if is_url(raw):  # an object, a prefix or a glob in object storage (remote.py)
             _list_url(raw, include, exclude, sources, skipped)
@@ -201,6 +206,18 @@ def compression_of(head: bytes, name: str) -> str | None:
     return None
 
 
+def archive_of(head: bytes, label: str) -> str | None:
+    """Why a stream that starts with `head` (decompressed) is not one text, or None: a tar
+    archive (`.tar`, `.tar.gz`, `.tgz`, `.tar.zst`...) holds files, and read as one text its
+    headers cut the lines at member boundaries. Said with how to read it."""
+    if head[257:262] == b"ustar":  # POSIX and GNU tar headers alike
+        return (
+            "a tar archive (its members are files, not one text): extract it "
+            f"(mkdir logs && tar -xf {label} -C logs) and scan the folder"
+        )
+    return None
+
+
 def open_binary(source: Source, checks: Checks | None = None) -> Readable:
     """The source's bytes, decompressed and as UTF-8; InputError if it cannot be opened.
 
@@ -214,9 +231,44 @@ def open_binary(source: Source, checks: Checks | None = None) -> Readable:
     except BaseException:
         stream.close()
         raise
-    if checks is not None and isinstance(text, Transcoding) and text.encoding != "utf-8":
-        checks.comparable = False  # transcoded: its offsets are not the decompressed ones
-    return text
+    if checks is not None and isinstance(text, Transcoding):
+        checks.decoded = text
+        if text.encoding != "utf-8":
+            checks.comparable = False  # transcoded: its offsets are not the decompressed ones
+    return LineEnds(text)
+
+
+_LONE_CR = re.compile(rb"\r(?!\n)")
+
+
+class LineEnds:
+    """A stream whose lone CRs (old Mac line ends, `\r`-only progress output) are line ends:
+    each becomes LF, byte for byte (offsets and sizes do not move), so every reader after
+    this one, the Python reference and the Rust core alike, cuts lines at LF only. CRLF stays.
+    A CR that ends a read waits for the next byte (LF or not); the end of data decides the last.
+    """
+
+    def __init__(self, raw: Readable) -> None:
+        self._raw = raw
+        self._cr = False  # a CR held back from the end of the last read
+
+    def read(self, size: int = -1, /) -> bytes:
+        data = self._raw.read(size)
+        held, self._cr = self._cr, False
+        if not data:
+            return b"\n" if held else b""  # the data ended on a lone CR
+        if held:
+            data = b"\r" + data
+        elif b"\r" not in data:
+            return data  # most logs: no CR at all, no copy
+        if data.endswith(b"\r"):
+            data, self._cr = data[:-1], True
+            if not data:
+                return self.read(size)
+        return _LONE_CR.sub(b"\n", data)
+
+    def close(self) -> None:
+        self._raw.close()
 
 
 def open_checked(source: Source) -> tuple[Readable, Checks]:
@@ -239,6 +291,12 @@ class Checks:
         self.failed = False
         self.comparable = True  # False: the text is transcoded (UTF-16, latin-1)
         self.head = b""  # the first decompressed bytes (does a byte-order mark start them?)
+        self.decoded: Transcoding | None = None  # the text's decoder, once opened
+
+    @property
+    def latin1_lines(self) -> int:
+        """Lines so far that were not UTF-8, read as latin-1 (encodings.Transcoding)."""
+        return self.decoded.latin1_lines if self.decoded is not None else 0
 
     def through(self) -> int | None:
         """Bytes of the text handed out (a UTF-8 byte-order mark dropped) through the last
@@ -350,7 +408,9 @@ def _decompressor(kind: str) -> Any:
         return lzma.LZMADecompressor()
     import zstandard
 
-    return zstandard.ZstdDecompressor().decompressobj()
+    # Frames written with a long window (`zstd --long=31`: 2 GiB) are valid; the default limit
+    # (128 MiB) would call them corrupt. Memory grows with the data, up to the window.
+    return zstandard.ZstdDecompressor(max_window_size=ZSTD_WINDOW).decompressobj()
 
 
 class _Decompressing:
@@ -411,6 +471,11 @@ class _Decompressing:
             out = self._decompress(data)
         except Exception as exc:  # zlib.error, lzma.LZMAError, zstandard.ZstdError, OSError...
             self._checks.failed = True
+            if isinstance(exc, MemoryError) or "memory" in str(exc).lower():
+                raise OSError(  # valid data this host cannot hold the window of: not corrupt
+                    f"{self._kind} data needs more memory to decode than could be had ({exc}): "
+                    "decompress it first (zstd -d --long=31)"
+                ) from None
             raise OSError(f"corrupt {self._kind} data: {exc}") from None
         self._produced += len(out)
         if len(self._checks.head) < 3:

@@ -38,19 +38,12 @@ def prometheus_registry(summary: OperatorSummary, now: float) -> CollectorRegist
 
     requests = Gauge(
         f"{PREFIX}_requests",
-        "Requests the logs recorded, by server and origin.",
+        "Requests the logs recorded, by server and origin, counted as the totals count them: "
+        "each process one way (access lines, Received lines or completions), never added up.",
         ["server", "origin"],
         registry=registry,
     )
-    frame = summary.requests
-    asked: dict[tuple[str, str], int] = {}
-    if frame.height:
-        zipped = zip(
-            frame["server"].to_list(), origins(frame), frame["count"].to_list(), strict=True
-        )
-        for server, origin, count in zipped:
-            asked[(text(server), origin)] = asked.get((text(server), origin), 0) + int(count or 0)
-    for (server, origin), count in asked.items():
+    for (server, origin), count in requests_by_server(summary).items():
         requests.labels(server, origin).set(count)
 
     rate = Gauge(
@@ -88,6 +81,23 @@ def prometheus_registry(summary: OperatorSummary, now: float) -> CollectorRegist
         registry=registry,
     ).set(now)
     return registry
+
+
+def requests_by_server(summary: OperatorSummary) -> dict[tuple[str, str], int]:
+    """Requests per (server, origin) as the totals count them (scan/scopes.py `scoped`): they
+    add up to the totals' `requests`."""
+    if not summary.requests.height:
+        return {}
+    from harmony_doctor.scan.scopes import scoped
+
+    scopes = scoped(summary.folded, summary.requests).counted
+    asked: dict[tuple[str, str], int] = {}
+    zipped = zip(
+        scopes["server"].to_list(), origins(scopes), scopes["requests"].to_list(), strict=True
+    )
+    for server, origin, count in zipped:
+        asked[(text(server), origin)] = asked.get((text(server), origin), 0) + int(count or 0)
+    return asked
 
 
 def prometheus_text(summary: OperatorSummary, now: float) -> str:

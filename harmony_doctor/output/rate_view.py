@@ -35,6 +35,15 @@ MIN_CELLS, MAX_CELLS = 8, 48
 _HOUR = "%Y-%m-%dT%H"
 
 
+def threshold(rate: float) -> str:
+    """A limit the user gave (--max-rate) as a percentage with every digit it was given:
+    0.00004 is 0.004%, never `<0.01%` (percent() rounds a measured rate; a limit is shown as
+    written, in plain digits)."""
+    from decimal import Decimal
+
+    return f"{(Decimal(repr(rate)) * 100).normalize():f}%"
+
+
 class OnTerminal:
     """A renderable built only when the console is a terminal (rich's own judgement, which
     --color always forces): nothing at all on a pipe or in a file."""

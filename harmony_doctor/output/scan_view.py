@@ -51,7 +51,7 @@ def scan_view(
 
         parts.append(Text(unrated_line(totals), style=WARNING))
     if not groups:
-        parts.append(Text(_NOTHING_FOUND, style=OK))
+        parts.append(_nothing_found(files))
     else:
         parts.append(Fitted(lambda width: _groups(groups, by, top, width)))
         if totals.get("clock") and ("hour" in by or "day" in by):
@@ -63,6 +63,18 @@ def scan_view(
     if _lists_files(files):
         parts.append(_files_table(files, top))
     return Group(*parts)
+
+
+def _nothing_found(files: list[dict[str, Any]]) -> Text:
+    """ "No Harmony failures found" only when every input was read whole; otherwise what was
+    read held none, and the files not read whole are listed below."""
+    from rich.text import Text
+
+    unread = sum(1 for f in files if f["status"] in ("partial", "skipped"))
+    if not unread:
+        return Text(_NOTHING_FOUND, style=OK)
+    inputs = "1 input was" if unread == 1 else f"{unread:,} inputs were"
+    return Text(f"No failure in what was read, but {inputs} not read whole (below).", WARNING)
 
 
 def plain_view(

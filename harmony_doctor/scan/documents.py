@@ -79,6 +79,30 @@ def read_head(stream: Readable, limit: int = DOCUMENT_BYTES) -> tuple[Prefixed, 
     return Prefixed(b"".join(parts), stream, None), None
 
 
+# Lines of a larger input looked at to tell whether it is a token-stream document too large to
+# read whole (a JSONL of id lists or responses): enough to tell, few enough to be quick.
+SAMPLE_LINES = 16
+
+
+def too_large(head: bytes, label: str, vocab: Callable[[], Vocab], role: ParseRole) -> str | None:
+    """Why an input larger than DOCUMENT_BYTES, starting with `head`, cannot be scanned: its
+    first lines are a token-stream document (an id list a line, JSONL of responses), which the
+    log reader would pass over as "0 failures"; None when they are a log."""
+    end = -1
+    for _ in range(SAMPLE_LINES):
+        found = head.find(b"\n", end + 1, TEXT_BYTES)
+        if found < 0:
+            break
+        end = found
+    if end < 0 or as_document(head[: end + 1], label, vocab, role) is None:
+        return None
+    return (
+        f"a token-stream document (ids or responses) larger than the {DOCUMENT_BYTES >> 20} MiB "
+        f"scan reads whole: split it (split -C {DOCUMENT_BYTES >> 20}M {label} part.) and scan "
+        "the parts"
+    )
+
+
 def as_document(
     data: bytes, label: str, vocab: Callable[[], Vocab], role: ParseRole
 ) -> Document | None:

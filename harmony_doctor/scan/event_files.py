@@ -544,7 +544,8 @@ _EVENTS_KEYS = re.compile(
 )
 # The request tallies written beside an events file (scan/summary.py's REQUEST_COLUMNS).
 _TALLIES_HEADER = b"file,pid,server,hour,count,origin"
-_TALLIES_KEYS = re.compile(rb'^\{"file": ?"[^\n]*"pid": ?[^\n]*"hour": ?[^\n]*"count": ?')
+# (an empty one's row has `"file": null`: it names its events file's digest only)
+_TALLIES_KEYS = re.compile(rb'^\{"file": ?(?:"|null)[^\n]*"pid": ?[^\n]*"hour": ?[^\n]*"count": ?')
 _SUMMARY_HEADER = re.compile(
     rb"^[a-z_,]*count,share,requests,rate,(?:rate_note,)?(?:unrated,)?first_seen,last_seen,"
     rb"example\r?\n"
@@ -566,6 +567,12 @@ def written_by_scan(path: Path) -> str | None:
                 tail = handle.read(SNIFF)
     except OSError:
         return None
+    return export_of(head, tail)
+
+
+def export_of(head: bytes, tail: bytes = b"") -> str | None:
+    """Why data starting with `head` (a file's first SNIFF bytes, decompressed) and ending with
+    `tail` (a Parquet file's last ones) is an export of scan, or None."""
     head = head.removeprefix(b"\xef\xbb\xbf")
     if head.startswith(_EVENTS_HEADER) or _EVENTS_KEYS.match(head):
         return "an events file written by scan; use report"

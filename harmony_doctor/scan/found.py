@@ -45,6 +45,10 @@ class SourceScan:
     # CRC-32, or a member cut short): read (their failures are kept), not the file's lines
     unchecked_lines: int = 0
     cut_lines: int = 0
+    # bytes in runs of NULs (a sparse file's holes, blocks a crash never wrote, a copytruncate's
+    # head): zeroed data, no text, so the file was not read as a log whole
+    zeroed: int = 0
+    latin1_lines: int = 0  # lines that were not UTF-8, read as latin-1 (said, not a damage)
     # wrapped lines the Unwrapper read one by one in Python: how the source was read (it
     # depends on where chunks end), not what it holds, so reports compare without it
     python_lines: int = field(default=0, compare=False)

@@ -16,26 +16,33 @@ from typing import IO, TYPE_CHECKING
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.inputs.files import (
-    MAX_LINE,
     Checks,
     Readable,
     Skipped,
     Source,
+    archive_of,
     open_binary,
     open_checked,
 )
 from harmony_doctor.inputs.remote import is_url, open_url
 from harmony_doctor.models import RequestTally, ScanEvent
 from harmony_doctor.scan.completions import Diagnose
-from harmony_doctor.scan.documents import DOCUMENT_BYTES, Document, as_document, read_head
+from harmony_doctor.scan.documents import (
+    DOCUMENT_BYTES,
+    Document,
+    as_document,
+    read_head,
+    too_large,
+)
 from harmony_doctor.scan.found import Place, SourceScan
 from harmony_doctor.scan.names import rotation_rank, stream_of
+from harmony_doctor.scan.own_outputs import written_by_scan
 from harmony_doctor.scan.pool import start_tracker, starting, stop, worker_start
+from harmony_doctor.scan.read_status import GREW, read_status
 from harmony_doctor.scan.records import (
     EventSpill,
     FileReport,
     FileScan,
-    FileStatus,
     ScanOptions,
     ScanResult,
 )
@@ -88,7 +95,7 @@ def plan(sources: Iterable[Source]) -> tuple[list[Unit], list[FileReport]]:
             if identity in seen:
                 continue
             seen.add(identity)
-        written = _written_by_scan(source)
+        written = written_by_scan(source)
         if written is not None:
             ignored.append(FileReport(source.label, "ignored", written, 0, 0, 0))
             continue
@@ -122,15 +129,6 @@ def _identity(source: Source) -> tuple[int | str, int] | None:
         return (source.label, 0)  # the same object named twice (a prefix and a glob)
     info = _state(source)
     return None if info is None else (info.st_dev, info.st_ino)
-
-
-def _written_by_scan(source: Source) -> str | None:
-    """Why a regular file is an export of scan (--events, --summary-csv), or None."""
-    if source.path is None or source.stream is not None:
-        return None  # a pipe's bytes would be lost to the reader
-    from harmony_doctor.scan.event_files import written_by_scan
-
-    return written_by_scan(source.path)
 
 
 def _total_size(units: list[Unit]) -> int:
@@ -365,6 +363,15 @@ def _open(
     except (InputError, OSError) as exc:
         return UnitResult(source, [], None, str(exc))
     stream, whole = read_head(stream)
+    archive = archive_of(stream.head, source.label)
+    if archive is not None:  # refused whole: no member read as a part of one text
+        stream.close()
+        return UnitResult(source, [], None, archive)
+    if whole is None:  # larger than a document: a log, or a document scan cannot read whole
+        refused = too_large(stream.head, source.label, vocab, options.role)
+        if refused is not None:
+            stream.close()
+            return UnitResult(source, [], None, refused)
     document = None if whole is None else as_document(whole, source.label, vocab, options.role)
     if document is None:
         return stream, checks
@@ -457,9 +464,6 @@ def _state(source: Source) -> os.stat_result | None:
     return info if stat.S_ISREG(info.st_mode) else None
 
 
-GREW = "the file grew"
-
-
 def _changed(before: os.stat_result | None, after: os.stat_result | None) -> str | None:
     """How a file changed between its opening and the end of its reading: written to,
     truncated, grown or replaced (what was read is then a part of no one version of it)."""
@@ -529,48 +533,11 @@ def file_scan(result: UnitResult, options: ScanOptions, origin: str) -> FileScan
     found = result.found
     if found is None:
         return FileScan((), (), FileReport(label, "skipped", result.error, 0, 0, 0))
-    # A log that only grew while it was read (a live log, appended to) was read as one whole
-    # version of itself, to a line: `ok`, and said. Any other change leaves a part of no one
-    # version: `partial`.
-    grew = result.changed is not None and result.changed.startswith(GREW)
-    status: FileStatus = "partial" if found.damage or (result.changed and not grew) else "ok"
-    reasons = []
-    # Lines read from data that did not pass its check (a damaged gzip member gives changed
-    # bytes before its CRC error, or reads as cut) are not the file's lines: the count stops
-    # before them, and says so.
-    lines = found.lines - found.unchecked_lines
-    if found.damage:
-        reasons.append(f"stopped after line {lines}: {_reason(found.damage)}")
-    if found.unchecked_lines:
-        reasons.append(_unchecked(found.unchecked_lines))
-    if grew:
-        reasons.append(f"{result.changed}: read to line {found.lines:,}, the rest is newer")
-    elif result.changed:
-        reasons.append(f"{result.changed}: {found.lines:,} lines read")
-    if found.cut_lines:  # read, but not whole: said in every output, the file still counts
-        reasons.append(_cut(found.cut_lines))
-    reason = "; ".join(reasons) or None
+    status, reason, lines = read_status(found, result.changed)
     failures, cut = result.failures, found.cut_lines
     report = FileReport(label, status, reason, found.bytes, lines, failures, cut)
     report = replace(report, python_lines=found.python_lines, rust_declined=found.declined)
     return FileScan(tuple(result.events), tuple(_tallies(found, origin)), report, result.spill)
-
-
-def _cut(count: int) -> str:
-    cap = f"{MAX_LINE // (1024 * 1024)} MiB"  # the per-line cap
-    lines = "1 line" if count == 1 else f"{count:,} lines"
-    return f"{lines} longer than {cap} read to {cap} only"
-
-
-def _unchecked(count: int) -> str:
-    lines = "1 more line" if count == 1 else f"{count:,} more lines"
-    return f"{lines} read from data that did not pass its check (not counted; failures kept)"
-
-
-def _reason(damage: str) -> str:
-    if "ends before" in damage or "end-of-stream" in damage.lower():
-        return f"compressed data ends early ({damage})"
-    return damage
 
 
 def _reference_time(source: Source, now: datetime | None) -> datetime:

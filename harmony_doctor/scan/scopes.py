@@ -127,7 +127,8 @@ def _scopes_of(counted: pl.DataFrame) -> pl.DataFrame:
 def _place_heads(counted: pl.DataFrame, events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Lines before a file's first stamp have no hour of their own (a rotated part that starts
     with an access line): they take the last hour of the same process's part before it (in
-    rotation order), or else this file's first hour. Events get the hour
+    rotation order), or else stay unstamped, requests and failures alike (never the next
+    stamped hour: its requests would count failures that are not in it). Events get the hour
     their scope is looked up by as `scope_hour`."""
     import polars as pl
 
@@ -141,12 +142,12 @@ def _place_heads(counted: pl.DataFrame, events: pl.DataFrame) -> tuple[pl.DataFr
     by_process: dict[tuple[Any, ...], list[tuple[Any, str, str]]] = {}
     for origin, process, pid, file, lo, hi in spans.iter_rows():
         by_process.setdefault((origin, process, pid), []).append((file, lo, hi))
-    fills = []
+    fills: list[tuple[Any, Any, Any, Any, str | None]] = []
     for (origin, process, pid), files in by_process.items():
         files.sort(key=lambda f: rotation_rank(f[0]))
         last = None
-        for file, lo, hi in files:
-            fills.append((origin, process, pid, file, last or lo))
+        for file, _first, hi in files:
+            fills.append((origin, process, pid, file, last))
             last = hi
     fill = pl.DataFrame(
         fills,
@@ -194,6 +195,10 @@ class Scoped:
     # (file, scope...): each file's scopes with a rate: those of its tallies, or else those of
     # its process (every hour) where it logged failures only (a stderr part)
     files: pl.DataFrame
+    # every scope that counted requests, with a rate or not (`requests` sums these): what any
+    # output that shows request counts reads, so that they are the totals' (each process
+    # counted one way, never the ways added up)
+    counted: pl.DataFrame
 
 
 _ROW = "__row"  # a scoped key row's place in the events frame
@@ -234,6 +239,7 @@ def scoped(events: pl.DataFrame, requests: pl.DataFrame) -> Scoped:
     )
     over = scopes.filter(pl.col("failures") > pl.col("requests"))
     everything = int(scopes["requests"].sum()) if scopes.height else 0
+    every_scope = scopes
     scopes = scopes.filter(pl.col("failures") <= pl.col("requests"))
     rated = (
         events.join(
@@ -257,8 +263,12 @@ def scoped(events: pl.DataFrame, requests: pl.DataFrame) -> Scoped:
         scopes.drop("failures"), on=list(SCOPE), how="inner", nulls_equal=True
     )
     excess = int(over["failures"].sum()) if over.height else 0
-    answered = full.with_columns(rated["pid"], rated["rated"])
-    return Scoped(answered, scopes, excess, everything, files)
+    # A failure before its file's first stamp is in the hour its requests were counted in (the
+    # part before it's last, or none), so that hour groups add up to the totals.
+    hour = pl.coalesce(full["hour"], rated["scope_hour"]).alias("hour")
+    placed = [hour, hour.str.slice(0, 10).alias("day")] if "day" in full.columns else [hour]
+    answered = full.with_columns(rated["pid"], rated["rated"], *placed)
+    return Scoped(answered, scopes, excess, everything, files, every_scope)
 
 
 def with_origin(frame: pl.DataFrame) -> pl.DataFrame:

@@ -14,6 +14,7 @@ queue, the core's window state, and wrapper metadata for the last few MiB of lin
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
@@ -37,6 +38,7 @@ from harmony_doctor.streams.clean import CleanStreams
 if TYPE_CHECKING:
     from harmony_doctor.logs.extract import _Extractor
 
+ZEROED_RUN = 16  # NULs in a row that are a hole, not a quoted byte (as encodings.py decides)
 BEFORE = 3 * 1024  # context bytes before an error line (the traceback)
 AFTER = 1024  # context bytes after it (wrapped or multi-line messages)
 MAX_WINDOW = 1024 * 1024  # a window of merged hits is emitted once it would grow past this
@@ -65,6 +67,16 @@ def scan_source(
     `settled`: see scan_parts."""
     opener = (label, lambda: _Borrowed(stream))
     return scan_parts([opener], reference, replay, clean, [checks], diagnose, settled)
+
+
+_NUL_RUN = re.compile(rb"\x00{%d,}" % ZEROED_RUN)
+
+
+def zeroed_bytes(data: bytes) -> int:
+    """Bytes of `data` in runs of at least ZEROED_RUN NULs: zeroed data, not text (a log may
+    quote a NUL or two; a run that long is a hole). A run cut by a chunk's end counts from
+    ZEROED_RUN bytes on either side."""
+    return sum(len(m) for m in _NUL_RUN.findall(data))
 
 
 class _Borrowed:
@@ -319,11 +331,17 @@ class _SourceScanner:
         marks: list[Mark] = []
         damages: list[str | None] = []
         unchecked: list[int] = []
+        zeroed: list[int] = []
+        latin1: list[int] = []
         try:
             for index, (_, open_part) in enumerate(parts):
+                before = self.out.zeroed
                 damage, lines = self._read_part(open_part, checks[index] if checks else None)
                 damages.append(damage)
                 unchecked.append(lines)
+                zeroed.append(self.out.zeroed - before)
+                part_checks = checks[index] if checks else None
+                latin1.append(part_checks.latin1_lines if part_checks is not None else 0)
                 if damages[-1] and self.raw_tail not in (b"", b"\n"):
                     self.completions.cut_by_damage.add(self.unwrapper.newlines + 1)
                 if index < len(parts) - 1:
@@ -337,12 +355,15 @@ class _SourceScanner:
         self._take(self.core.finish(), final=True)
         self.out.damage = damages[-1]
         self.out.unchecked_lines = sum(unchecked)
+        self.out.latin1_lines = sum(latin1)
         self._finish()
         if len(parts) > 1:
             marks.append(self._mark(self.out.lines))
             self.out.parts = self._parts([name for name, _ in parts], marks, damages)
-            for part, lines in zip(self.out.parts, unchecked, strict=True):
-                part.unchecked_lines = lines
+            for part, lines, nul, odd in zip(
+                self.out.parts, unchecked, zeroed, latin1, strict=True
+            ):
+                part.unchecked_lines, part.zeroed, part.latin1_lines = lines, nul, odd
             self.out.damage = next((d for d in damages if d), None)
         return self.out
 
@@ -426,6 +447,8 @@ class _SourceScanner:
             if not item:
                 break
             self.out.bytes += len(item)
+            if b"\0" in item:
+                self.out.zeroed += zeroed_bytes(item)
             self.raw_tail = item[-1:]
             self._feed(self.unwrapper.feed(item))
             checked.read(item, self.unwrapper.newlines)

@@ -87,3 +87,24 @@ def test_only_plain_utf8_files_are_cut_into_ranges(tmp_path: Path) -> None:
     utf16.write_bytes(LOG.encode("utf-16"))
     assert plain_size(Source(str(utf8), utf8)) == len(LOG.encode())
     assert plain_size(Source(str(utf16), utf16)) is None
+
+
+@pytest.mark.parametrize("padding", [0, 64 * 1024])
+def test_one_odd_byte_is_one_latin1_line_whatever_the_size(padding: int) -> None:
+    # issue 34 A, 11: a small file with one invalid byte was latin-1 whole ("cafÃ©" in every
+    # line), a large one UTF-8 with U+FFFD: now both read each line by its own bytes.
+    filler = b"INFO fine\n" * (padding // 10)
+    data = filler + "INFO café ✓\n".encode() + b"INFO \xff odd\n" + "INFO über\n".encode()
+    stream = decoding(io.BytesIO(data), "test")
+    out = b""
+    while chunk := stream.read(7):
+        out += chunk
+    assert out.decode("utf-8") == filler.decode() + "INFO café ✓\nINFO \xff odd\nINFO über\n"
+    assert stream.latin1_lines == 1  # type: ignore[attr-defined]
+
+
+def test_scan_says_the_lines_read_as_latin1(tmp_path: Path) -> None:
+    log = tmp_path / "odd.log"
+    log.write_bytes(LOG.encode() + b"INFO \xff\n")
+    (report,) = scan([Source(str(log), log)], ScanOptions(jobs=1)).files
+    assert report.status == "ok" and report.reason == "1 line not UTF-8, read as latin-1"

@@ -157,7 +157,8 @@ def test_a_failure_near_the_line_cap_is_found_or_the_line_is_counted_cut(
     path.write_bytes(b"INFO start\n" + line + b"\nINFO end\n")
     found = hd.scan_file(path)
     report = found.report
-    assert (report.status, report.lines) == ("ok", 3)
+    assert report.lines == 3
+    assert report.status == ("partial" if len(line) > MAX_LINE else "ok")  # cut: not read whole
     if len(line) > MAX_LINE:
         assert report.cut_lines == 1 and report.reason is not None
     else:

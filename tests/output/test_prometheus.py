@@ -107,3 +107,16 @@ def test_label_values_are_escaped_by_the_library() -> None:
     text = prometheus_text(summary, 1.0)
     [(labels, value)] = _samples(text)["harmony_doctor_failures"]
     assert labels["server"] == hostile and value == 1
+
+
+def test_the_requests_series_counts_as_the_totals_count(tmp_path: Path) -> None:
+    # The sample logs one request three ways (a Received line, completions, an access line):
+    # the totals count each process one way; the series must not add the ways up (it said 5).
+    from tests.helpers import SAMPLES
+
+    prom = tmp_path / "harmony.prom"
+    log = str(SAMPLES / "vllm-requests.log")
+    result = run(["scan", log, "-j", "1", "--format", "json", "--prometheus", str(prom)])
+    totals = json.loads(result.stdout)["totals"]
+    requests = _samples(prom.read_text())["harmony_doctor_requests"]
+    assert sum(v for _, v in requests) == totals["requests"] == 3
