@@ -408,6 +408,47 @@ _RULES = (
         ("ollama/ollama#11991",),
     ),
     # --- end of issue 20's rules ---
+    # --- What an error says in the grammar's terms, whoever wrote it (issue 33) ---
+    Rule(
+        "HD180",
+        "tool_call_parse",
+        "error",
+        "The server could not parse the tool call the model wrote",
+        "A server's Harmony parser found a tool call (a `to=functions.NAME` header) and could "
+        "not read what followed as its arguments: cut by the token limit, text instead of "
+        "JSON, JSON encoded twice, or a second message glued on. No engine's own wording was "
+        "recognised; the error says it in the grammar's terms.",
+        "Read the raw text the error quotes; raise the token limit if it was cut; describe the "
+        "tool's parameters so the model writes JSON; retry, the failure is sampled; upgrade "
+        "the server.",
+    ),
+    Rule(
+        "HD186",
+        "input_parse",
+        "error",
+        "The server's parser could not read the model output as Harmony",
+        "A server parsing the decoded text (not the tokens) met something its Harmony grammar "
+        "does not accept, or text left over after it: a junk channel, text between messages, "
+        "a header without <|message|>, a stop token it did not consume. The request fails, "
+        "often with HTTP 500. No engine's own wording was recognised; the error says it in "
+        "the grammar's terms.",
+        "Upgrade the server (newer parsers accept more variants); run it with the model's own "
+        "chat template; retry; get the raw output or its token ids and run "
+        "`harmony-doctor explain` on them.",
+    ),
+    Rule(
+        "HD194",
+        "server_rejected",
+        "error",
+        "The server's own check refused a message it parsed",
+        "openai-harmony parsed the output, then the server's mapping of messages to its API "
+        "found no route for one: a message without a recipient (a commentary preamble), a "
+        "channel it does not map, more messages than it expects, or a feature it does not "
+        "implement for Harmony. The model's output may be well-formed: a server check, not the "
+        "model leaving the format.",
+        "Upgrade the server; meanwhile retry, use the other endpoint (chat completions or "
+        "Responses), or drop the request option the check refuses.",
+    ),
     Rule(
         "HD181",
         "tool_call_parse",
