@@ -20,10 +20,12 @@ from typing import TYPE_CHECKING
 
 from harmony_doctor.choices import InputFormat, ParseRole
 from harmony_doctor.errors import InputError
+from harmony_doctor.evidence import combine
 from harmony_doctor.inputs import tokens as token_input
 from harmony_doctor.inputs.paste import Paste, Piece, lines_of, opens_as_log, read_paste
 
 if TYPE_CHECKING:
+    from harmony_doctor.evidence.prose import Description
     from harmony_doctor.harmony.vocab import Vocab
     from harmony_doctor.inputs.reader import TextInput
     from harmony_doctor.models import Diagnosis, LogError
@@ -47,6 +49,7 @@ class LogExplanation:
     completions: tuple[Diagnosis, ...] = ()
     related: bool = True
     note: str | None = None  # what the input was recognised as, when that is all there is
+    described: Description | None = None  # what a text with no evidence describes
 
 
 @dataclass(frozen=True)
@@ -140,9 +143,16 @@ def read_as(text: str, input_format: InputFormat = "auto", request: str | None =
     if not found:
         stripped = logs.find_stripped(paste.text)
         found = (stripped,) if stripped is not None else ()
+    if not found:
+        leak = next(filter(None, (combine.leaked(p.text) for p in paste.pieces)), None)
+        found = (leak,) if leak is not None else ()
     if found:
         return Reading(tuple(_placed(error, paste) for error in found), text=paste.text)
     completions = [p for p in paste.pieces if _completion(p)]
+    if not any(p.kind == "ids" for p in completions):  # ids under any key, or none
+        completions += [
+            replace(p, line=paste.source_line(p.line)) for p in combine.id_pieces(paste.text)
+        ]
     if not paste.prose and len(completions) == 1:
         piece = completions[0]  # the paste is this completion, maybe under a caption
         reading = _read_plain(piece.text, piece.text)
@@ -173,6 +183,8 @@ def _read_plain(text: str, body: str) -> Reading:
     if shape not in ("text", "json", "jsonl", "vllm-log"):
         return Reading(None, text)  # ids: the log readers (many regexes) never load for them
     found = _without_requests(_only_harmony(_extract(text), text), body, shape)
+    if shape == "text" and not found and combine.not_a_stream(body):
+        return Reading(found)  # a loader's or a config's listing of the special tokens
     if shape in ("text", "vllm-log") and (found or (shape == "text" and opens_as_log(body))):
         # text: special-token strings inside error messages or log records (a template dump,
         # a logged prompt), not a Harmony stream; vllm-log: a log with failures, its
@@ -192,6 +204,9 @@ def _read_plain(text: str, body: str) -> Reading:
             ) from None
         if not _holds_no_ids(exc):
             raise  # ids there but unusable (out of range, several streams): the input's fault
+        leak = combine.leaked(body)
+        if leak is not None:
+            return Reading((leak,))
         return Reading((), note="a JSON document without token ids")
     return Reading(None, text)  # token ids: the stream (markup in it is the stream's)
 
@@ -362,7 +377,7 @@ def explain_input(
 
             found = (shown_markup(reading.stream, reading.offset + 1),)
     if found is not None:  # a log of errors, not a token stream
-        found = place_in_input(found, given)
+        found = combine.refined(place_in_input(found, given), text)
         log_check = None
         if checking:
             from harmony_doctor.streams.guided import check_log
@@ -371,6 +386,8 @@ def explain_input(
         read = reading.text if reading.text is not None else text
         explained = explain_log(read, found, loaded, role, strict, open_stream)
         explained = replace(explained, lines=count_lines(text))  # the input's lines, as given
+        if reading.pieces:  # token ids quoted in the paste were replayed, and were clean
+            explained = replace(explained, related=True, described=None)
         if reading.note is not None:
             explained = replace(explained, note=reading.note)
         return ExplainedLog(explained, log_check)
@@ -475,5 +492,12 @@ def explain_log(
         completions = tuple(
             diagnose(inp, known, role, strict=strict, open_stream=open_stream) for inp in logged
         )
+    elif not found:  # ids an engine printed under its own key, or none
+        pieces = combine.id_pieces(text)
+        failing = _first_failing(pieces, vocab(), role, strict) if pieces else None
+        completions = () if failing is None else (failing,)
     related = bool(found or completions) or mentions_harmony(text)
-    return LogExplanation(found, count_lines(text), completions, related)
+    described = None if found or completions else combine.description(text)
+    return LogExplanation(
+        found, count_lines(text), completions, related or described is not None, None, described
+    )

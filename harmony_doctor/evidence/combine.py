@@ -1,0 +1,40 @@
+"""The evidence of one paste put together for `explain`: what each reader found, once."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harmony_doctor.evidence import context, ids, markup, prose
+from harmony_doctor.inputs.paste import Piece
+
+if TYPE_CHECKING:
+    from harmony_doctor.models import LogError
+
+
+def refined(errors: tuple[LogError, ...], text: str) -> tuple[LogError, ...]:
+    """The failures with what the whole paste says of them: the server all its evidence names."""
+    return context.attribute(errors, text)
+
+
+def not_a_stream(text: str) -> bool:
+    """Markup in `text` that is no Harmony output: a listing of the special tokens."""
+    return markup.lists_tokens(text)
+
+
+def leaked(body: str) -> LogError | None:
+    """A JSON document's returned field holding Harmony text stripped of its special tokens."""
+    return markup.stripped_in_json(body)
+
+
+def id_pieces(text: str) -> tuple[Piece, ...]:
+    """The runs of token ids a paste prints under any key or none, as pieces to replay: a
+    prompt's as messages left open, a completion's as the fragment it is."""
+    return tuple(
+        Piece("ids", run.text, run.line, elided=run.elided or run.prompt)
+        for run in ids.id_runs(text)
+    )
+
+
+def description(text: str) -> prose.Description | None:
+    """What a text with no evidence describes, if it names a Harmony symptom."""
+    return prose.described(text)

@@ -1,0 +1,77 @@
+"""Harmony markup by where it sits: a tokenizer's listing of its special tokens is no stream,
+and a returned field that holds Harmony text with its special tokens stripped is a leak."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Final
+
+from harmony_doctor.logs.stripped import find_stripped
+from harmony_doctor.models import LogError
+
+_SPECIAL: Final = re.compile(r"<\|[a-z_]+\|>")
+# A special token listed with its id, either way round (`200012 '<|call|>'`, `"<|call|>": 200012`,
+# `<|call|> = 200012`), or a loader's or a config's words about special tokens.
+_LISTED: Final = re.compile(
+    r"""\b\d{6}\b\s*[:=,]?\s*['"]?<\|[a-z_]+\|>|<\|[a-z_]+\|>['"]?\s*[:=,]\s*\d{6}\b"""
+    r"|control token|special[ _-]tokens?|\bEOG\b|\b(?:eos|bos|pad|stop)[ _-]?token"
+    r"|added_tokens|tokenizer\.|print_info:|llama_model_loader|load:\s",
+    re.I,
+)
+
+
+def lists_tokens(text: str) -> bool:
+    """Whether the markup in `text` is a listing of special tokens (a model loader's log, a
+    tokenizer config), not Harmony output: most lines that hold markup list tokens."""
+    marked = [line for line in text.split("\n") if _SPECIAL.search(line)]
+    if not marked:
+        return False
+    listed = sum(1 for line in marked if _LISTED.search(line))
+    return listed * 2 > len(marked)
+
+
+# The fields a server returns the model's words in, and those it returns reasoning in.
+_RETURNED: Final = ("content", "text", "output_text")
+
+
+def _returned(node: object) -> Iterator[tuple[str, object]]:
+    """Every (field, value) of a returned message in a JSON document, depth first."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("messages", "input", "prompt"):
+                continue  # what a client sent, not what came back
+            yield key, value
+            yield from _returned(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _returned(item)
+
+
+def stripped_in_json(body: str) -> LogError | None:
+    """Harmony text with its special tokens stripped in a returned field of a JSON document
+    (`"content": "analysisThe user ...assistantfinalHi"` while reasoning_content is null)."""
+    try:
+        doc = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    for key, value in _returned(doc):
+        if key in _RETURNED and isinstance(value, str) and value:
+            found = find_stripped(value)
+            if found is not None:
+                line = _line_of(body, value)
+                return found if line is None else _moved(found, line)
+    return None
+
+
+def _line_of(body: str, value: str) -> int | None:
+    head = json.dumps(value)[1:40]
+    index = body.find(head)
+    return None if index < 0 else body.count("\n", 0, index) + 1
+
+
+def _moved(error: LogError, line: int) -> LogError:
+    from dataclasses import replace
+
+    return replace(error, line=line, span=(line, line))
