@@ -145,6 +145,7 @@ def read_as(text: str, input_format: InputFormat = "auto", request: str | None =
         found = (stripped,) if stripped is not None else ()
     if not found:
         leak = next(filter(None, (combine.leaked(p.text) for p in paste.pieces)), None)
+        leak = leak or combine.quoted_leak(paste.text)
         found = (leak,) if leak is not None else ()
     if found:
         return Reading(tuple(_placed(error, paste) for error in found), text=paste.text)

@@ -26,6 +26,11 @@ def leaked(body: str) -> LogError | None:
     return markup.stripped_in_json(body)
 
 
+def quoted_leak(text: str) -> LogError | None:
+    """A tool name or recipient with Harmony markup glued to it, quoted in a paste's text."""
+    return markup.glued_name(text)
+
+
 def id_pieces(text: str) -> tuple[Piece, ...]:
     """The runs of token ids a paste prints under any key or none, as pieces to replay: a
     prompt's as messages left open, a completion's as the fragment it is."""

@@ -8,6 +8,8 @@ import re
 from collections.abc import Iterator
 from typing import Final
 
+from harmony_doctor.faults import rules
+from harmony_doctor.logs.describe import unparsed
 from harmony_doctor.logs.stripped import find_stripped
 from harmony_doctor.models import LogError
 
@@ -75,3 +77,40 @@ def _moved(error: LogError, line: int) -> LogError:
     from dataclasses import replace
 
     return replace(error, line=line, span=(line, line))
+
+
+# A name a tool call or a recipient would carry, with the next header glued to it
+# (`manage_cart<|channel|>commentary`, `functions.get_weather<|constrain|>json`), quoted or in
+# inline code: the parser left the markup inside the name, and it went back to the client.
+_GLUED_NAME: Final = re.compile(
+    r"""(?:^|[`'"\s(])(?P<name>(?:functions\.)?[A-Za-z_][\w.-]*)"""
+    r"(?P<markup><\|(?:channel|constrain|message|start)\|>)"
+    r"""(?P<rest>[\w.-]*)(?=[`'"\s),]|$)"""
+)
+
+
+def glued_name(text: str) -> LogError | None:
+    """The first tool name or recipient holding Harmony markup that a text quotes (HD205)."""
+    for number, line in enumerate(text.split("\n"), start=1):
+        if "<|" not in line:
+            continue
+        match = _GLUED_NAME.search(line)
+        if match is None or match["name"].lower() in _NOT_NAMES:
+            continue
+        shown = match.group(0).strip(" `'\"(")
+        return unparsed(
+            rules.RULES["HD205"],
+            (number, number),
+            shown,
+            line,
+            f"the name {match['name']!r} alone",
+            f"{match['markup']} glued to the name {match['name']!r}: the next header was left "
+            "inside a tool name or recipient and returned to the client",
+        )
+    return None
+
+
+# Words of Harmony text itself, not names: `assistant<|channel|>`, `analysis<|message|>`.
+_NOT_NAMES: Final = frozenset(
+    {"assistant", "user", "system", "developer", "tool", "analysis", "commentary", "final", "json"}
+)
