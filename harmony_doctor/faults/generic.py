@@ -25,8 +25,12 @@ SPECIAL_ID: Final = r"2000(?:0[2-8]|12)"
 _Q: Final = r"""['"`(]?"""
 _TOKEN: Final = rf"(?:special\s*)?(?:token\s*)?{_Q}"
 # What an error says it expected where a header must go on: <|message|>, <|channel|>,
-# <|constrain|> (or their ids).
-_HEADER_GOES_ON: Final = r"(?:<\|(?:message|channel|constrain)\|>|20000[358])"
+# <|constrain|> (or their ids, or openai-harmony's names for them: `(Message) 200008`).
+_HEADER_GOES_ON: Final = (
+    r"(?:<\|(?:message|channel|constrain)\|>|20000[358]"
+    r"|\(?(?:Message|Channel|ConstrainedFormat)\)?(?:\s*20000[358])?)"
+)
+_START: Final = r"(?:<\|start\|>|200006|\(?Start\)?(?:\s*200006)?)"
 _STOP: Final = r"(?:<\|(?:end|call|return)\|>|20000[27]|200012)"
 _ANY_SPECIAL: Final = rf"(?:{SPECIAL_NAME}|{SPECIAL_ID})"
 _RAN_OUT: Final = (
@@ -45,8 +49,12 @@ GENERIC_FORMS: Final[tuple[Form, ...]] = (
         (
             "expected special token <|message|> but out of tokens",
             "ran out of tokens while parsing the message header",
+            # openai-harmony's own non-streaming parser (src/encoding.rs, Parser)
+            "Expected special token (Message), but out of tokens",
+            "Expected message start token but ran out of tokens",
         ),
         pattern=rf"expected\s*{_TOKEN}{_HEADER_GOES_ON}{_Q}\s*,?\s*{_RAN_OUT}"
+        + rf"|expected\s*(?:the\s*)?message\s*start\s*token\s*,?\s*{_RAN_OUT}"
         + r"|(?:ran\s*out\s*of\s*tokens|unexpected\s*end\s*of\s*(?:stream|input|tokens|output))"
         + r"\s*(?:while|when|in|inside|during|before)\s*(?:\w+\s*){0,3}?header",
         canonical=None,
@@ -74,8 +82,10 @@ GENERIC_FORMS: Final[tuple[Form, ...]] = (
         (
             "expected special token <|start|> but found <|return|>",
             "Unexpected special token 200012 in completion",
+            # openai-harmony's own non-streaming parser (src/encoding.rs, expect_special)
+            "Expected special token (Start) 200006 but got 200005",
         ),
-        pattern=rf"expected\s*{_TOKEN}(?:<\|start\|>|200006){_Q}\s*,?\s*{_FOUND}\s*{_TOKEN}"
+        pattern=rf"expected\s*{_TOKEN}{_START}{_Q}\s*,?\s*{_FOUND}\s*{_TOKEN}"
         rf"(?P<found>{_ANY_SPECIAL}|\d{{1,6}}\b)"
         rf"|unexpected\s*special\s*token\s*{_Q}(?P<bare>{_ANY_SPECIAL})",
         anchors=(b"xpected",),
