@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 
 from harmony_doctor.choices import InputFormat, ParseRole
 from harmony_doctor.errors import InputError
-from harmony_doctor.evidence import combine
 from harmony_doctor.inputs import tokens as token_input
 from harmony_doctor.inputs.paste import Paste, Piece, lines_of, opens_as_log, read_paste
 
@@ -128,6 +127,7 @@ def read_as(text: str, input_format: InputFormat = "auto", request: str | None =
     back on the input's lines; a paste that is one completion and nothing else is that
     completion; prose around markup is never replayed, only the pieces that are output.
     """
+
     body = text.lstrip("\ufeff")
     if input_format == "log":
         return Reading(_only_harmony(_extract(text), text))
@@ -138,6 +138,7 @@ def read_as(text: str, input_format: InputFormat = "auto", request: str | None =
     if not paste.furnished:
         return _read_plain(text, body)
     from harmony_doctor import logs
+    from harmony_doctor.evidence import combine
 
     found = _only_harmony(_extract(paste.text), paste.text)
     if not found:
@@ -184,6 +185,8 @@ def _read_plain(text: str, body: str) -> Reading:
     if shape not in ("text", "json", "jsonl", "vllm-log"):
         return Reading(None, text)  # ids: the log readers (many regexes) never load for them
     found = _without_requests(_only_harmony(_extract(text), text), body, shape)
+    from harmony_doctor.evidence import combine  # what only a text needs: never for ids
+
     if shape == "text" and not found and combine.not_a_stream(body):
         return Reading(found)  # a loader's or a config's listing of the special tokens
     if shape in ("text", "vllm-log") and (found or (shape == "text" and opens_as_log(body))):
@@ -357,6 +360,7 @@ def explain_input(
     `vocab` (a Vocab, or the path of one; None: the bundled copy) is loaded only when a stream
     is judged, or a log carries completions as token ids to replay.
     """
+
     text = given.text
     refuse_empty_json(text)
     loaded = _loader(vocab)
@@ -378,6 +382,8 @@ def explain_input(
 
             found = (shown_markup(reading.stream, reading.offset + 1),)
     if found is not None:  # a log of errors, not a token stream
+        from harmony_doctor.evidence import combine
+
         found = combine.refined(place_in_input(found, given), text)
         log_check = None
         if checking:
@@ -484,6 +490,8 @@ def explain_log(
 ) -> LogExplanation:
     """A log's failures, with the completions it carries as token ids replayed (as scan does);
     `vocab` is called only when there are completions to replay."""
+    from harmony_doctor.evidence import combine
+
     completions: tuple[Diagnosis, ...] = ()
     logged = token_input.logged_completions(text) if _OUTPUT_IDS.search(text) else []
     if logged:

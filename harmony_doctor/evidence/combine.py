@@ -12,8 +12,9 @@ if TYPE_CHECKING:
 
 
 def refined(errors: tuple[LogError, ...], text: str) -> tuple[LogError, ...]:
-    """The failures with what the whole paste says of them: the server all its evidence names."""
-    return context.attribute(errors, text)
+    """The failures with what the whole paste says of them: the server all its evidence names,
+    and one finding per failure however often the paste shows it."""
+    return context.one_per_failure(context.attribute(errors, text))
 
 
 def not_a_stream(text: str) -> bool:

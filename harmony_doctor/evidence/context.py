@@ -58,3 +58,61 @@ def attribute(errors: tuple[LogError, ...], text: str) -> tuple[LogError, ...]:
         replace(e, server=leader) if e.server is not None and named[e.server] == 0 else e
         for e in errors
     )
+
+
+def one_per_failure(errors: tuple[LogError, ...]) -> tuple[LogError, ...]:
+    """One finding per failure a paste shows several times: a summary line, its traceback's
+    raise, the client's echo and the HTTP error that carried it, in any order and at any
+    distance. Two sightings are one failure when they report the same code and the same
+    message (one a copy of the other, maybe cut or wrapped) and nothing of their places says
+    otherwise: another process, or another time."""
+    kept: list[LogError] = []
+    for error in errors:
+        same = next((k for k in kept if _one_failure(k, error)), None)
+        if same is None:
+            kept.append(error)
+            continue
+        index = kept.index(same)
+        kept[index] = _merged(same, error)
+    return tuple(sorted(kept, key=_line))
+
+
+_SPACE: Final = re.compile(r"\s+")
+
+
+def _core(message: str) -> str:
+    return _SPACE.sub("", message).lower().rstrip(".'\")")
+
+
+def _one_failure(a: LogError, b: LogError) -> bool:
+    if a.code != b.code or a.kind in ("markup_leak", "stripped_markup"):
+        return False
+    if a.pid is not None and b.pid is not None and a.pid != b.pid:
+        return False
+    if a.timestamp and b.timestamp and a.timestamp != b.timestamp:
+        return False
+    first, second = _core(a.message), _core(b.message)
+    return bool(first and second) and (first in second or second in first)
+
+
+def _merged(kept: LogError, other: LogError) -> LogError:
+    """The sighting the server wrote (it carries the most), with what the other adds."""
+    main, extra = (kept, other) if _weight(kept) >= _weight(other) else (other, kept)
+    return replace(
+        main,
+        server=main.server or extra.server,
+        harmony_version=main.harmony_version or extra.harmony_version,
+        timestamp=main.timestamp or extra.timestamp,
+        pid=main.pid if main.pid is not None else extra.pid,
+    )
+
+
+def _weight(error: LogError) -> tuple[int, int]:
+    """What a sighting says of its failure: its server's facts, then how much of the message."""
+    facts = sum(x is not None for x in (error.server, error.timestamp, error.pid))
+    facts += error.harmony_version is not None
+    return facts, len(error.message)
+
+
+def _line(error: LogError) -> int:
+    return error.line

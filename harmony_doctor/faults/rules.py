@@ -9,21 +9,8 @@ rules (`default_rule`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from harmony_doctor.models import Kind, Severity
-
-
-@dataclass(frozen=True)
-class Rule:
-    code: str
-    kind: Kind
-    severity: Severity
-    title: str
-    cause: str
-    fix: str
-    refs: tuple[str, ...] = ()
-
+from harmony_doctor.faults.rule import Rule as Rule  # re-exported: readers take it here
+from harmony_doctor.models import Kind
 
 _RULES = (
     Rule(
@@ -414,27 +401,23 @@ _RULES = (
         "tool_call_parse",
         "error",
         "The server could not parse the tool call the model wrote",
-        "A server's Harmony parser found a tool call (a `to=functions.NAME` header) and could "
-        "not read what followed as its arguments: cut by the token limit, text instead of "
-        "JSON, JSON encoded twice, or a second message glued on. No engine's own wording was "
-        "recognised; the error says it in the grammar's terms.",
+        "A server's Harmony parser could not read what followed a `to=functions.NAME` header "
+        "as its arguments: cut by the token limit, text instead of JSON, JSON encoded twice, "
+        "or a second message glued on (said in the grammar's terms, no engine's own words).",
         "Read the raw text the error quotes; raise the token limit if it was cut; describe the "
-        "tool's parameters so the model writes JSON; retry, the failure is sampled; upgrade "
-        "the server.",
+        "tool's parameters so the model writes JSON; retry; upgrade the server.",
     ),
     Rule(
         "HD186",
         "input_parse",
         "error",
         "The server's parser could not read the model output as Harmony",
-        "A server parsing the decoded text (not the tokens) met something its Harmony grammar "
-        "does not accept, or text left over after it: a junk channel, text between messages, "
-        "a header without <|message|>, a stop token it did not consume. The request fails, "
-        "often with HTTP 500. No engine's own wording was recognised; the error says it in "
-        "the grammar's terms.",
-        "Upgrade the server (newer parsers accept more variants); run it with the model's own "
-        "chat template; retry; get the raw output or its token ids and run "
-        "`harmony-doctor explain` on them.",
+        "A server parsing the decoded text met something its Harmony grammar does not accept, "
+        "or text left over: a junk channel, text between messages, a header without "
+        "<|message|>, a stop token it did not consume; often HTTP 500 (said in the grammar's "
+        "terms, no engine's own words).",
+        "Upgrade the server; run it with the model's own chat template; retry; run "
+        "`harmony-doctor explain` on the raw output's token ids.",
     ),
     Rule(
         "HD194",
@@ -442,12 +425,11 @@ _RULES = (
         "error",
         "The server's own check refused a message it parsed",
         "openai-harmony parsed the output, then the server's mapping of messages to its API "
-        "found no route for one: a message without a recipient (a commentary preamble), a "
-        "channel it does not map, more messages than it expects, or a feature it does not "
-        "implement for Harmony. The model's output may be well-formed: a server check, not the "
-        "model leaving the format.",
-        "Upgrade the server; meanwhile retry, use the other endpoint (chat completions or "
-        "Responses), or drop the request option the check refuses.",
+        "found no route for one: no recipient (a commentary preamble), an unmapped channel, "
+        "more messages than it expects, a feature not implemented for Harmony. A server "
+        "check, not the model leaving the format.",
+        "Upgrade the server; meanwhile retry, use the other endpoint, or drop the request "
+        "option the check refuses.",
     ),
     Rule(
         "HD181",

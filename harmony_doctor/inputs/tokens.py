@@ -174,8 +174,7 @@ def _json_docs(text: str) -> Iterator[tuple[int, Any]]:
 
 
 class _HugeId(int):
-    """An integer a JSON document spells with more digits than any id has (Python would refuse
-    to convert it past 4,300): kept as its length, and reported out of the vocabulary's range."""
+    """A JSON integer longer than any id (Python refuses past 4,300 digits): its length kept."""
 
     digits: int
 
@@ -185,8 +184,7 @@ class _HugeId(int):
         return made
 
 
-def _parse_int(digits: str) -> int:
-    """A JSON integer: an id, or a `_HugeId` when it is far too long to be one."""
+def _parse_int(digits: str) -> int:  # a JSON integer: an id, or far too long to be one
     return int(digits) if len(digits) <= 20 else _HugeId(digits)
 
 
@@ -294,9 +292,8 @@ def _parse_id_list(text: str, line: int, column: int) -> list[int]:
 def _check_range(values: list[Any], line: int, column: int, where: str = "") -> list[int]:
     for index, value in enumerate(values):
         if isinstance(value, _HugeId):
-            raise InputError(
-                f"{where}token {index}: " + _out_of_range(f"an id of {value.digits:,} digits")
-            )
+            shown = f"an id of {value.digits:,} digits"
+            raise InputError(f"{where}token {index}: " + _out_of_range(shown))
         if type(value) is not int:
             raise InputError(f"{where}token {index} is {json.dumps(value)[:40]}, not an integer")
         if not _in_range(value):

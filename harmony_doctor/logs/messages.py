@@ -209,9 +209,8 @@ def _hit(
 ) -> MessageHit | None:
     """The hit of the first form found (`best`), unless a bare remainder starts before it.
 
-    A generic form (a statement in the grammar's terms, faults/generic.py) is the hit only
-    where no engine's or openai-harmony's own form matches the text: the form that knows the
-    writer refines the statement it makes."""
+    A generic form (faults/generic.py) is the hit only where no other form matches the text:
+    the form that knows the writer refines the statement it makes."""
     if best is not None and best[1] in _GENERIC:
         best = _specific(text, position) or best
     bare = _find_bare(text, position, best[0] if best is not None else len(text))
@@ -246,12 +245,7 @@ def _token_id(value: str) -> int | None:
     """The id of a token an error names: `<|end|>` or its id."""
     if value.isdigit():
         return int(value) if len(value) <= 6 else None
-    return _specials().get(value)
-
-
-@cache
-def _specials() -> dict[str, int]:
-    return harmony_special_tokens()
+    return harmony_special_tokens().get(value)
 
 
 def _find_bare(text: str, position: int, before: int | None = None) -> MessageHit | None:

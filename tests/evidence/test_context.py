@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harmony_doctor.evidence.context import attribute, servers_named
+from harmony_doctor.evidence.context import attribute, one_per_failure, servers_named
 from harmony_doctor.logs.extract import extract_text
 
 SGLANG = """\
@@ -33,3 +33,32 @@ def test_a_server_the_paste_names_itself_is_kept() -> None:
     assert {e.server for e in attribute(found, vllm)} == {"vllm"}
     both = SGLANG + '  File "/x/site-packages/vllm/entrypoints/a.py", line 1, in f\n'
     assert attribute(found, both) == found  # a tie: nothing to decide by
+
+
+CLIENT_AND_SERVER = """\
+openai.InternalServerError: Error code: 500 - {'error': {'message': 'unexpected tokens \
+remaining in message header: Some("to=functions.get_weather")', 'code': 500}}
+
+(APIServer pid=1) ERROR 09-01 10:00:00 [serving_chat.py:1001] Error in chat completion.
+(APIServer pid=1) ERROR 09-01 10:00:00 [serving_chat.py:1001] Traceback (most recent call last):
+(APIServer pid=1) ERROR 09-01 10:00:00 [serving_chat.py:1001]   File "/x/vllm/serving_chat.py", \
+line 642, in gen
+(APIServer pid=1) ERROR 09-01 10:00:00 [serving_chat.py:1001]     harmony_parser.process(token_id)
+(APIServer pid=1) ERROR 09-01 10:00:00 [serving_chat.py:1001] openai_harmony.HarmonyError: \
+unexpected tokens remaining in message header: Some("to=functions.get_weather")
+"""
+
+
+def test_the_clients_echo_and_the_servers_raise_far_apart_are_one_failure() -> None:
+    found = extract_text(CLIENT_AND_SERVER)
+    assert len(found) == 2  # the extractor alone: too far apart to be one
+    (one,) = one_per_failure(found)
+    assert one.server == "vllm" and one.pid == 1 and one.line == 7
+
+
+def test_two_processes_or_two_times_are_two_failures() -> None:
+    other = CLIENT_AND_SERVER + CLIENT_AND_SERVER.split("\n\n", 1)[1].replace(
+        "pid=1", "pid=2"
+    ).replace("10:00:00", "10:05:00")
+    found = extract_text(other)
+    assert len(one_per_failure(found)) == 2
