@@ -370,7 +370,11 @@ def explain_input(
     result: Diagnosis | None = None
     if found is None and reading.pieces:  # output quoted inside prose: judge each piece
         result = _first_failing(reading.pieces, loaded(), role, strict)
-        found = () if result is None else None
+        if result is None:  # clean pieces: a leak, when the words around them say so
+            from harmony_doctor.evidence import combine
+
+            leak = combine.described_leak(text, reading.pieces)
+            found = () if leak is None else (leak,)
     elif found is None:
         from harmony_doctor.streams.diagnose import diagnose
 

@@ -41,6 +41,20 @@ def id_pieces(text: str) -> tuple[Piece, ...]:
     )
 
 
+def described_leak(text: str, pieces: tuple[Piece, ...]) -> LogError | None:
+    """Harmony markup a paste shows while its words say the reasoning came back in content:
+    the markup is the leak they describe (HD205), however well-formed it is."""
+    said = prose.described(text)
+    if said is None or said.code != "HD205":
+        return None
+    shown = next((p for p in pieces if p.text.lstrip().startswith("<|")), None)
+    if shown is None:
+        return None
+    from harmony_doctor.logs.describe import shown_markup
+
+    return shown_markup(shown.text, shown.line)
+
+
 def description(text: str) -> prose.Description | None:
     """What a text with no evidence describes, if it names a Harmony symptom."""
     return prose.described(text)

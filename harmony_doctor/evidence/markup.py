@@ -57,13 +57,26 @@ def stripped_in_json(body: str) -> LogError | None:
     try:
         doc = json.loads(body)
     except (ValueError, RecursionError):
-        return None
+        return _stripped_in_fields(body)  # a document cut short: its fields as they stand
     for key, value in _returned(doc):
         if key in _RETURNED and isinstance(value, str) and value:
             found = find_stripped(value)
             if found is not None:
                 line = _line_of(body, value)
                 return found if line is None else _moved(found, line)
+    return None
+
+
+_FIELD: Final = re.compile(r'"(?:content|text|output_text)"\s*:\s*"((?:\\.|[^"\\])*)')
+
+
+def _stripped_in_fields(body: str) -> LogError | None:
+    if '"messages"' in body:
+        return None  # a request, or a document that quotes one: not for a cut reading
+    for match in _FIELD.finditer(body):
+        found = find_stripped(match.group(1))
+        if found is not None:
+            return _moved(found, body.count("\n", 0, match.start()) + 1)
     return None
 
 

@@ -22,10 +22,13 @@ _CONTENT: Final = r"(?:content|the\s+(?:answer|response|reply|output|message)|fi
 _SYMPTOMS: Final[tuple[tuple[re.Pattern[str], Description], ...]] = (
     (
         re.compile(
-            rf"{_REASONING}\W+(?:\w+\W+){{0,6}}?(?:ends?\s+up|appears?|shows?\s+up|leaks?|is\s+"
+            rf"{_REASONING}\W+(?:\w+\W+){{0,9}}?(?:ends?\s+up|appears?|shows?\s+up|leaks?|is\s+"
             rf"returned|gets?\s+(?:mixed|returned|put)|comes?\s+back|lands?)\s+(?:\w+\s+){{0,3}}"
-            rf"(?:in|into|inside|as\s+part\s+of)\s+(?:\w+\s+){{0,2}}{_CONTENT}"
-            rf"|reasoning_content\W+(?:\w+\W+){{0,4}}?(?:is\s+)?(?:null|empty|None|missing)",
+            rf"(?:in|into|inside|as\s+part\s+of)\s+(?:\w+\s+){{0,2}}\W?{_CONTENT}"
+            rf"|reasoning_content\W+(?:\w+\W+){{0,4}}?(?:is\s+)?(?:null|empty|None|missing)"
+            rf"|(?:response|content|answer|output|reply)\W+(?:\w+\W+){{0,8}}?(?:includes?|contains?"
+            rf"|mix(?:es)?|has)\W+(?:\w+\W+){{0,12}}?{_REASONING}"
+            r"(?!\W*(?:effort|parser|field|mode|level|budget|tokens?\b))",
             re.I,
         ),
         Description(
