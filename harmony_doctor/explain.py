@@ -110,6 +110,7 @@ class Reading:
     offset: int = 0
     note: str | None = None  # what the input was recognised as, when nothing failed
     text: str | None = None  # the text a log was read from, when not the input (a paste's)
+    prompt: bool = False  # the stream is a prompt the paste shows: its open end is no fault
 
 
 def log_failures(
@@ -159,8 +160,14 @@ def read_as(text: str, input_format: InputFormat = "auto", request: str | None =
         piece = completions[0]  # the paste is this completion, maybe under a caption
         reading = _read_plain(piece.text, piece.text)
         shown = paste.captions > 0 and piece.kind != "ids" and not piece.spread
+        if combine.shows_prompt(paste.text, piece.text):  # a rendered prompt, not a reply
+            return replace(reading, prompt=True, offset=piece.line - 1)
         return replace(reading, shown=shown, offset=piece.line - 1)
-    fragments = tuple(p for p in completions if not p.spread)
+    fragments = tuple(
+        replace(p, elided=True) if combine.shows_prompt(paste.text, p.text) else p
+        for p in completions
+        if not p.spread
+    )
     if fragments:
         return Reading(None, pieces=fragments)
     if "prose" not in paste.shapes and not paste.pieces:
@@ -380,7 +387,8 @@ def explain_input(
 
         known = loaded()
         inp = token_input.parse_tokens(reading.stream, known.encode, input_format, request)
-        result = diagnose(inp, known.ready_to_judge(), role, strict=strict, open_stream=open_stream)
+        opened = open_stream or reading.prompt
+        result = diagnose(inp, known.ready_to_judge(), role, strict=strict, open_stream=opened)
         if reading.shown and not result.findings:  # clean Harmony a user was shown as text
             from harmony_doctor.logs.describe import shown_markup
 

@@ -101,3 +101,25 @@ def test_a_json_list_with_an_id_of_thousands_of_digits_is_refused_clearly() -> N
     assert result.exit_code == 2
     assert "an id of 4,301 digits is outside the range" in result.stderr
     assert "int" not in result.stderr.split("outside", 1)[0].lower().replace("digits", "")
+
+
+def test_a_rendered_prompt_a_paste_calls_a_prompt_is_no_failure() -> None:
+    text = (
+        "Here is how the prompt renders for gpt-oss:\n\n```\n"
+        "<|start|>system<|message|>You are ChatGPT.\nReasoning: high<|end|>"
+        "<|start|>user<|message|>What is 2 + 2?<|end|><|start|>assistant\n```\n\n"
+        "Is the `Reasoning: high` line what sets the effort?\n"
+    )
+    assert findings(text) == ()
+    # the same ids given as a completion are still the mistake HD143 names
+    bare = text.split("```\n")[1].rsplit("\n", 1)[0]
+    assert "HD143" in [s.code for s in findings(bare)]
+
+
+def test_another_familys_reasoning_in_a_json_body_is_not_described_as_harmony() -> None:
+    body = (
+        '{"choices":[{"message":{"content":"<think>Hi.</think>Hello!","reasoning_content":null}}]}'
+    )
+    explained = hd.explain_input(TextInput(body, "<paste>"), vocab())
+    assert isinstance(explained, hd.ExplainedLog)
+    assert explained.explanation.errors == () and explained.explanation.described is None

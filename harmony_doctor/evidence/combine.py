@@ -55,6 +55,12 @@ def described_leak(text: str, pieces: tuple[Piece, ...]) -> LogError | None:
     return shown_markup(shown.text, shown.line)
 
 
+def shows_prompt(text: str, piece: str) -> bool:
+    """Whether a paste shows `piece` as a rendered prompt: its words call it one, and it opens
+    with a system or developer message and ends where the model's reply would begin."""
+    return markup.rendered_prompt(piece) and prose.calls_it_a_prompt(text.replace(piece, " "))
+
+
 def description(text: str) -> prose.Description | None:
     """What a text with no evidence describes, if it names a Harmony symptom."""
     return prose.described(text)

@@ -127,3 +127,13 @@ def glued_name(text: str) -> LogError | None:
 _NOT_NAMES: Final = frozenset(
     {"assistant", "user", "system", "developer", "tool", "analysis", "commentary", "final", "json"}
 )
+
+
+_PROMPT_OPEN: Final = re.compile(r"^\s*<\|start\|>(?:system|developer)<\|message\|>")
+_PROMPT_END: Final = re.compile(r"<\|start\|>assistant\s*$")
+
+
+def rendered_prompt(text: str) -> bool:
+    """Harmony text shaped as a rendered prompt: a system or developer message first, and the
+    `<|start|>assistant` the model's reply follows at the end."""
+    return _PROMPT_OPEN.match(text) is not None and _PROMPT_END.search(text) is not None

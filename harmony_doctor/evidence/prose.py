@@ -25,7 +25,8 @@ _SYMPTOMS: Final[tuple[tuple[re.Pattern[str], Description], ...]] = (
             rf"{_REASONING}\W+(?:\w+\W+){{0,9}}?(?:ends?\s+up|appears?|shows?\s+up|leaks?|is\s+"
             rf"returned|gets?\s+(?:mixed|returned|put)|comes?\s+back|lands?)\s+(?:\w+\s+){{0,3}}"
             rf"(?:in|into|inside|as\s+part\s+of)\s+(?:\w+\s+){{0,2}}\W?{_CONTENT}"
-            rf"|reasoning_content\W+(?:\w+\W+){{0,4}}?(?:is\s+)?(?:null|empty|None|missing)"
+            rf"|reasoning_content\W+(?:\w+\W+){{0,4}}?(?:is|was|are|stays|comes\s+back)\s+"
+            rf"(?:always\s+)?(?:null|empty|None|missing)"
             rf"|(?:response|content|answer|output|reply)\W+(?:\w+\W+){{0,8}}?(?:includes?|contains?"
             rf"|mix(?:es)?|has)\W+(?:\w+\W+){{0,12}}?{_REASONING}"
             r"(?!\W*(?:effort|parser|field|mode|level|budget|tokens?\b))",
@@ -69,7 +70,10 @@ _GPT_OSS: Final = re.compile(r"gpt-oss|gpt_oss|\bharmony\b|openai/gpt", re.I)
 
 
 def described(text: str) -> Description | None:
-    """What a text with no evidence of its own describes, when it names a Harmony symptom."""
+    """What a text with no evidence of its own describes, when it names a Harmony symptom
+    (a JSON document is no description: its fields say what they hold)."""
+    if text.lstrip().startswith(("{", "[", "data:")):
+        return None
     for pattern, description in _SYMPTOMS:
         if pattern.search(text):
             return description
@@ -79,3 +83,11 @@ def described(text: str) -> Description | None:
 def mentions_model(text: str) -> bool:
     """Whether a description names gpt-oss or Harmony at all."""
     return _GPT_OSS.search(text) is not None
+
+
+_PROMPT_WORDS: Final = re.compile(r"\bprompts?\b|\brenders?\b|\brendered\b|\btemplate\b", re.I)
+
+
+def calls_it_a_prompt(text: str) -> bool:
+    """Whether the words around a piece call it a prompt (rendered, a template's output)."""
+    return _PROMPT_WORDS.search(text) is not None

@@ -56,7 +56,8 @@ GENERIC_FORMS: Final[tuple[Form, ...]] = (
         pattern=rf"expected\s*{_TOKEN}{_HEADER_GOES_ON}{_Q}\s*,?\s*{_RAN_OUT}"
         + rf"|expected\s*(?:the\s*)?message\s*start\s*token\s*,?\s*{_RAN_OUT}"
         + r"|(?:ran\s*out\s*of\s*tokens|unexpected\s*end\s*of\s*(?:stream|input|tokens|output))"
-        + r"\s*(?:while|when|in|inside|during|before)\s*(?:\w+\s*){0,3}?header",
+        + r"\s*(?:while|when|in|inside|during|before)\s*(?:\w+\s*){0,3}?(?:message|harmony)\s*"
+        + r"header",
         canonical=None,
         anchors=(b"xpected", b"out of tokens", b"nexpected end of"),
         keywords=("expected", "ran out"),
@@ -100,7 +101,7 @@ GENERIC_FORMS: Final[tuple[Form, ...]] = (
         ("invalid role: 'assistantassistant'",),
         pattern=r"(?:invalid|unrecognized|unrecognised|unsupported|unexpected|bad)\s*role\s*"
         r"""(?:name\s*)?[:=]?\s*['"`]?(?P<role>(?:<\|start\|>)?(?:assistant|user|system|"""
-        r"developer|tool)\w*|<\|\w+\|>\w*)",
+        r"developer|tool)\w+|<\|\w+\|>\w*)",
         anchors=(
             b"nvalid role",
             b"nrecognized role",

@@ -76,3 +76,19 @@ def test_with_the_engine_form_its_own_code_wins(form: Form) -> None:
         assert [e.code for e in found] != [] and found[0].kind == form.kind, example
         hit = messages.find_hit(example)
         assert hit is not None and hit.name == form.name
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Invalid role: tool",
+        "unexpected end of stream while reading header",
+        "Unexpected end of JSON input",
+        "Unexpected token } in JSON at position 12",
+        "expected 3 but got 4",
+        "Unknown tool: search",
+        "the response was cut at the end of input",
+    ],
+)
+def test_the_generic_forms_stay_quiet_on_look_alikes(text: str) -> None:
+    assert extract.extract_text(f"ERROR {text}\n") == ()
