@@ -174,6 +174,9 @@ def read_as(text: str, input_format: InputFormat = "auto", request: str | None =
         inner = paste.text.strip("\n")
         reading = _read_plain(inner, inner)
         return reading if reading.errors is None else replace(reading, text=paste.text)
+    said = combine.said_leak(paste.text)  # markup a sentence quotes, saying it came back
+    if said is not None:
+        return Reading((_placed(said, paste),), text=paste.text)
     return Reading((), note="a paste (" + ", ".join(sorted(paste.shapes)) + ")", text=paste.text)
 
 

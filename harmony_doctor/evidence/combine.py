@@ -61,6 +61,26 @@ def shows_prompt(text: str, piece: str) -> bool:
     return markup.rendered_prompt(piece) and prose.calls_it_a_prompt(text.replace(piece, " "))
 
 
+def said_leak(text: str) -> LogError | None:
+    """A sentence that says the reply held Harmony markup and quotes it (HD205)."""
+    said = prose.said_with_markup(text)
+    if said is None:
+        return None
+    from harmony_doctor.faults import rules
+    from harmony_doctor.logs.describe import unparsed
+
+    line, sentence, what = said
+    return unparsed(
+        rules.RULES[what.code],
+        (line, line),
+        sentence,
+        sentence,
+        "plain text in the returned message",
+        "Harmony markup the reply held, as the text quotes it: the server returned the output "
+        "unparsed, or parsed it wrongly",
+    )
+
+
 def description(text: str) -> prose.Description | None:
     """What a text with no evidence describes, if it names a Harmony symptom."""
     return prose.described(text)

@@ -41,7 +41,10 @@ _SYMPTOMS: Final[tuple[tuple[re.Pattern[str], Description], ...]] = (
     ),
     (
         re.compile(
-            r"(?:<\|(?:channel|message|start|end|call|return|constrain)\|>|special\s+tokens?|"
+            r"(?:response|content|output|reply|answer)\W+(?:\w+\W+){0,8}?(?:includes?|contains?|"
+            r"has|shows?)\W+(?:\w+\W+){0,6}?<\|(?:channel|message|start|end|call|return|"
+            r"constrain)\|>"
+            r"|(?:<\|(?:channel|message|start|end|call|return|constrain)\|>|special\s+tokens?|"
             r"harmony\s+(?:markup|tokens?|tags?))\W+(?:\w+\W+){0,6}?(?:in|inside|into)\s+"
             r"(?:\w+\s+){0,2}(?:content|response|output|tool(?:[ _-]call)?\s+names?|"
             r"function\s+names?|arguments)",
@@ -91,3 +94,21 @@ _PROMPT_WORDS: Final = re.compile(r"\bprompts?\b|\brenders?\b|\brendered\b|\btem
 def calls_it_a_prompt(text: str) -> bool:
     """Whether the words around a piece call it a prompt (rendered, a template's output)."""
     return _PROMPT_WORDS.search(text) is not None
+
+
+_MARKUP: Final = re.compile(r"<\|(?:channel|message|start|end|call|return|constrain)\|>")
+
+
+def said_with_markup(text: str) -> tuple[int, str, Description] | None:
+    """A sentence that says Harmony markup came back and quotes the markup itself: evidence,
+    not only a description. Its line, the sentence and what it says."""
+    if text.lstrip().startswith(("{", "[", "data:")):
+        return None
+    for number, line in enumerate(text.split("\n"), start=1):
+        if "<|" not in line or _MARKUP.search(line) is None:
+            continue
+        for sentence in re.split(r"(?<=[.!?])\s+", line):
+            said = described(sentence)
+            if said is not None and said.code == "HD205" and _MARKUP.search(sentence):
+                return number, sentence.strip(), said
+    return None

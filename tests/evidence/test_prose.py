@@ -28,3 +28,13 @@ def test_a_description_names_its_rule(text: str, code: str) -> None:
 )
 def test_other_prose_names_nothing(text: str) -> None:
     assert described(text) is None
+
+
+def test_a_sentence_quoting_the_markup_the_reply_held_is_evidence() -> None:
+    from harmony_doctor.evidence.prose import said_with_markup
+
+    text = "Setup notes.\nThe model's response may include things such as <|channel|>, always."
+    said = said_with_markup(text)
+    assert said is not None and said[0] == 2 and said[2].code == "HD205"
+    assert said_with_markup("The reasoning ends up in the content field.") is None
+    assert said_with_markup('{"content": "the response includes <|channel|>"}') is None
