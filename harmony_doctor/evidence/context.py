@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
-from harmony_doctor.logs.servers import path_server
+from harmony_doctor.logs.servers import names_by_shared_tag, path_server
 
 if TYPE_CHECKING:
     from harmony_doctor.models import LogError, Server
@@ -44,18 +44,19 @@ def servers_named(text: str) -> Counter[Server]:
 
 def attribute(errors: tuple[LogError, ...], text: str) -> tuple[LogError, ...]:
     """The failures with the server the whole paste names, where a line named another one
-    that nothing else in the paste shows (SGLang's `[serving_chat.py:N]` read as vLLM's)."""
+    that nothing else in the paste shows (SGLang's `[serving_chat.py:N]` read as vLLM's).
+    Only a paste whose evidence names one server is read so: a log of several keeps the
+    server each line names."""
     if not any(e.server for e in errors):
         return errors
     named = servers_named(text)
-    if not named:
-        return errors
-    ranked = named.most_common(2)
-    leader, count = ranked[0]
-    if len(ranked) > 1 and ranked[1][1] == count:
-        return errors  # no one server the evidence names above the others
+    if len(named) != 1:
+        return errors  # none, or several servers (a log of many): each line's own word holds
+    (leader,) = named
     return tuple(
-        replace(e, server=leader) if e.server is not None and named[e.server] == 0 else e
+        replace(e, server=leader)
+        if e.server not in (None, leader) and names_by_shared_tag(e.raw)
+        else e
         for e in errors
     )
 

@@ -32,7 +32,9 @@ def test_a_server_the_paste_names_itself_is_kept() -> None:
     found = extract_text(vllm)
     assert {e.server for e in attribute(found, vllm)} == {"vllm"}
     both = SGLANG + '  File "/x/site-packages/vllm/entrypoints/a.py", line 1, in f\n'
-    assert attribute(found, both) == found  # a tie: nothing to decide by
+    assert attribute(found, both) == found  # two servers named: each line keeps its own
+    many = SGLANG + SGLANG.replace("unknown role", "x") + "ollama[12]: level=INFO msg=ok\n"
+    assert attribute(found, many) == found
 
 
 CLIENT_AND_SERVER = """\
