@@ -49,7 +49,7 @@ GENERIC_FORMS: Final[tuple[Form, ...]] = (
         (
             "expected special token <|message|> but out of tokens",
             "ran out of tokens while parsing the message header",
-            # openai-harmony's own non-streaming parser (src/encoding.rs, Parser)
+            # openai-harmony's own non-streaming parser (its encoding.rs, Parser)
             "Expected special token (Message), but out of tokens",
             "Expected message start token but ran out of tokens",
         ),
@@ -83,7 +83,7 @@ GENERIC_FORMS: Final[tuple[Form, ...]] = (
         (
             "expected special token <|start|> but found <|return|>",
             "Unexpected special token 200012 in completion",
-            # openai-harmony's own non-streaming parser (src/encoding.rs, expect_special)
+            # openai-harmony's own non-streaming parser (its encoding.rs, expect_special)
             "Expected special token (Start) 200006 but got 200005",
         ),
         pattern=rf"expected\s*{_TOKEN}{_START}{_Q}\s*,?\s*{_FOUND}\s*{_TOKEN}"
