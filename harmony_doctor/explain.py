@@ -24,6 +24,7 @@ from harmony_doctor.inputs import tokens as token_input
 from harmony_doctor.inputs.paste import Paste, Piece, lines_of, opens_as_log, read_paste
 
 if TYPE_CHECKING:
+    from harmony_doctor.evidence.prose import Description
     from harmony_doctor.harmony.vocab import Vocab
     from harmony_doctor.inputs.reader import TextInput
     from harmony_doctor.models import Diagnosis, LogError
@@ -47,6 +48,7 @@ class LogExplanation:
     completions: tuple[Diagnosis, ...] = ()
     related: bool = True
     note: str | None = None  # what the input was recognised as, when that is all there is
+    described: Description | None = None  # what a text with no evidence describes
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,7 @@ class Reading:
     offset: int = 0
     note: str | None = None  # what the input was recognised as, when nothing failed
     text: str | None = None  # the text a log was read from, when not the input (a paste's)
+    prompt: bool = False  # the stream is a prompt the paste shows: its open end is no fault
 
 
 def log_failures(
@@ -125,6 +128,7 @@ def read_as(text: str, input_format: InputFormat = "auto", request: str | None =
     back on the input's lines; a paste that is one completion and nothing else is that
     completion; prose around markup is never replayed, only the pieces that are output.
     """
+
     body = text.lstrip("\ufeff")
     if input_format == "log":
         return Reading(_only_harmony(_extract(text), text))
@@ -135,26 +139,44 @@ def read_as(text: str, input_format: InputFormat = "auto", request: str | None =
     if not paste.furnished:
         return _read_plain(text, body)
     from harmony_doctor import logs
+    from harmony_doctor.evidence import combine
 
     found = _only_harmony(_extract(paste.text), paste.text)
     if not found:
         stripped = logs.find_stripped(paste.text)
         found = (stripped,) if stripped is not None else ()
+    if not found:
+        leak = next(filter(None, (combine.leaked(p.text) for p in paste.pieces)), None)
+        leak = leak or combine.quoted_leak(paste.text)
+        found = (leak,) if leak is not None else ()
     if found:
         return Reading(tuple(_placed(error, paste) for error in found), text=paste.text)
     completions = [p for p in paste.pieces if _completion(p)]
+    if not any(p.kind == "ids" for p in completions):  # ids under any key, or none
+        completions += [
+            replace(p, line=paste.source_line(p.line)) for p in combine.id_pieces(paste.text)
+        ]
     if not paste.prose and len(completions) == 1:
         piece = completions[0]  # the paste is this completion, maybe under a caption
         reading = _read_plain(piece.text, piece.text)
         shown = paste.captions > 0 and piece.kind != "ids" and not piece.spread
+        if combine.shows_prompt(paste.text, piece.text):  # a rendered prompt, not a reply
+            return replace(reading, prompt=True, offset=piece.line - 1)
         return replace(reading, shown=shown, offset=piece.line - 1)
-    fragments = tuple(p for p in completions if not p.spread)
+    fragments = tuple(
+        replace(p, elided=True) if combine.shows_prompt(paste.text, p.text) else p
+        for p in completions
+        if not p.spread
+    )
     if fragments:
         return Reading(None, pieces=fragments)
     if "prose" not in paste.shapes and not paste.pieces:
         inner = paste.text.strip("\n")
         reading = _read_plain(inner, inner)
         return reading if reading.errors is None else replace(reading, text=paste.text)
+    said = combine.said_leak(paste.text)  # markup a sentence quotes, saying it came back
+    if said is not None:
+        return Reading((_placed(said, paste),), text=paste.text)
     return Reading((), note="a paste (" + ", ".join(sorted(paste.shapes)) + ")", text=paste.text)
 
 
@@ -173,6 +195,10 @@ def _read_plain(text: str, body: str) -> Reading:
     if shape not in ("text", "json", "jsonl", "vllm-log"):
         return Reading(None, text)  # ids: the log readers (many regexes) never load for them
     found = _without_requests(_only_harmony(_extract(text), text), body, shape)
+    from harmony_doctor.evidence import combine  # what only a text needs: never for ids
+
+    if shape == "text" and not found and combine.not_a_stream(body):
+        return Reading(found)  # a loader's or a config's listing of the special tokens
     if shape in ("text", "vllm-log") and (found or (shape == "text" and opens_as_log(body))):
         # text: special-token strings inside error messages or log records (a template dump,
         # a logged prompt), not a Harmony stream; vllm-log: a log with failures, its
@@ -192,6 +218,9 @@ def _read_plain(text: str, body: str) -> Reading:
             ) from None
         if not _holds_no_ids(exc):
             raise  # ids there but unusable (out of range, several streams): the input's fault
+        leak = combine.leaked(body)
+        if leak is not None:
+            return Reading((leak,))
         return Reading((), note="a JSON document without token ids")
     return Reading(None, text)  # token ids: the stream (markup in it is the stream's)
 
@@ -341,6 +370,7 @@ def explain_input(
     `vocab` (a Vocab, or the path of one; None: the bundled copy) is loaded only when a stream
     is judged, or a log carries completions as token ids to replay.
     """
+
     text = given.text
     refuse_empty_json(text)
     loaded = _loader(vocab)
@@ -350,19 +380,26 @@ def explain_input(
     result: Diagnosis | None = None
     if found is None and reading.pieces:  # output quoted inside prose: judge each piece
         result = _first_failing(reading.pieces, loaded(), role, strict)
-        found = () if result is None else None
+        if result is None:  # clean pieces: a leak, when the words around them say so
+            from harmony_doctor.evidence import combine
+
+            leak = combine.described_leak(text, reading.pieces)
+            found = () if leak is None else (leak,)
     elif found is None:
         from harmony_doctor.streams.diagnose import diagnose
 
         known = loaded()
         inp = token_input.parse_tokens(reading.stream, known.encode, input_format, request)
-        result = diagnose(inp, known.ready_to_judge(), role, strict=strict, open_stream=open_stream)
+        opened = open_stream or reading.prompt
+        result = diagnose(inp, known.ready_to_judge(), role, strict=strict, open_stream=opened)
         if reading.shown and not result.findings:  # clean Harmony a user was shown as text
             from harmony_doctor.logs.describe import shown_markup
 
             found = (shown_markup(reading.stream, reading.offset + 1),)
     if found is not None:  # a log of errors, not a token stream
-        found = place_in_input(found, given)
+        from harmony_doctor.evidence import combine
+
+        found = combine.refined(place_in_input(found, given), text)
         log_check = None
         if checking:
             from harmony_doctor.streams.guided import check_log
@@ -371,6 +408,8 @@ def explain_input(
         read = reading.text if reading.text is not None else text
         explained = explain_log(read, found, loaded, role, strict, open_stream)
         explained = replace(explained, lines=count_lines(text))  # the input's lines, as given
+        if reading.pieces:  # token ids quoted in the paste were replayed, and were clean
+            explained = replace(explained, related=True, described=None)
         if reading.note is not None:
             explained = replace(explained, note=reading.note)
         return ExplainedLog(explained, log_check)
@@ -466,6 +505,8 @@ def explain_log(
 ) -> LogExplanation:
     """A log's failures, with the completions it carries as token ids replayed (as scan does);
     `vocab` is called only when there are completions to replay."""
+    from harmony_doctor.evidence import combine
+
     completions: tuple[Diagnosis, ...] = ()
     logged = token_input.logged_completions(text) if _OUTPUT_IDS.search(text) else []
     if logged:
@@ -475,5 +516,12 @@ def explain_log(
         completions = tuple(
             diagnose(inp, known, role, strict=strict, open_stream=open_stream) for inp in logged
         )
+    elif not found:  # ids an engine printed under its own key, or none
+        pieces = combine.id_pieces(text)
+        failing = _first_failing(pieces, vocab(), role, strict) if pieces else None
+        completions = () if failing is None else (failing,)
     related = bool(found or completions) or mentions_harmony(text)
-    return LogExplanation(found, count_lines(text), completions, related)
+    described = None if found or completions else combine.description(text)
+    return LogExplanation(
+        found, count_lines(text), completions, related or described is not None, None, described
+    )

@@ -26,6 +26,7 @@ from harmony_doctor.faults.engines import ENGINE_FORMS
 from harmony_doctor.faults.form import Form as Form
 from harmony_doctor.faults.form import FormName as FormName
 from harmony_doctor.faults.form import optional_phrase, phrase
+from harmony_doctor.faults.generic import GENERIC_FORMS
 from harmony_doctor.models import ErrorKind, Kind
 
 FORMS: Final[tuple[Form, ...]] = (
@@ -320,6 +321,7 @@ FORMS: Final[tuple[Form, ...]] = (
         ),
         code="HD177",
     ),
+    *GENERIC_FORMS,  # what errors say in the grammar's terms, any writer (faults/generic.py)
 )
 
 FORM: Final[dict[FormName, Form]] = {form.name: form for form in FORMS}

@@ -44,6 +44,18 @@ FormName = Literal[
     "stripped_markup",  # Harmony text whose special tokens were stripped
     "header_markup",  # a parsed message's recipient or channel holding markup (issue 20)
     "rejected_ids",  # a logged completion with ids openai-harmony rejects (scan/source.py)
+    # What an error says in the grammar's terms, in any wording (faults/generic.py, issue 33):
+    "said_header_cut",
+    "said_header_stop",
+    "said_unexpected",
+    "said_role",
+    "said_unparsed",
+    "said_tool_unparsed",
+    "said_tool_unknown",
+    "said_raw_fallback",
+    "said_no_route",
+    "said_markup_sent",
+    "said_both_fields",
 ]
 Origin = Literal["openai-harmony", "server"]
 
@@ -75,3 +87,4 @@ class Form:
     guess: Server | None = None  # the server named when no line says which
     versions: frozenset[int] | None = None  # openai-harmony releases (0.0.N as N, 5 = 0.0.5+)
     output_follows: bool = False  # the model's output may follow on a `Model Output:` line
+    generic: bool = False  # a statement in the grammar's terms: tried where no other form matches

@@ -9,21 +9,8 @@ rules (`default_rule`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from harmony_doctor.models import Kind, Severity
-
-
-@dataclass(frozen=True)
-class Rule:
-    code: str
-    kind: Kind
-    severity: Severity
-    title: str
-    cause: str
-    fix: str
-    refs: tuple[str, ...] = ()
-
+from harmony_doctor.faults.rule import Rule as Rule  # re-exported: readers take it here
+from harmony_doctor.models import Kind
 
 _RULES = (
     Rule(
@@ -408,6 +395,42 @@ _RULES = (
         ("ollama/ollama#11991",),
     ),
     # --- end of issue 20's rules ---
+    # --- What an error says in the grammar's terms, whoever wrote it (issue 33) ---
+    Rule(
+        "HD180",
+        "tool_call_parse",
+        "error",
+        "The server could not parse the tool call the model wrote",
+        "A server's Harmony parser could not read what followed a `to=functions.NAME` header "
+        "as its arguments: cut by the token limit, text instead of JSON, JSON encoded twice, "
+        "or a second message glued on (said in the grammar's terms, no engine's own words).",
+        "Read the raw text the error quotes; raise the token limit if it was cut; describe the "
+        "tool's parameters so the model writes JSON; retry; upgrade the server.",
+    ),
+    Rule(
+        "HD186",
+        "input_parse",
+        "error",
+        "The server's parser could not read the model output as Harmony",
+        "A server parsing the decoded text met something its Harmony grammar does not accept, "
+        "or text left over: a junk channel, text between messages, a header without "
+        "<|message|>, a stop token it did not consume; often HTTP 500 (said in the grammar's "
+        "terms, no engine's own words).",
+        "Upgrade the server; run it with the model's own chat template; retry; run "
+        "`harmony-doctor explain` on the raw output's token ids.",
+    ),
+    Rule(
+        "HD194",
+        "server_rejected",
+        "error",
+        "The server's own check refused a message it parsed",
+        "openai-harmony parsed the output, then the server's mapping of messages to its API "
+        "found no route for one: no recipient (a commentary preamble), an unmapped channel, "
+        "more messages than it expects, a feature not implemented for Harmony. A server "
+        "check, not the model leaving the format.",
+        "Upgrade the server; meanwhile retry, use the other endpoint, or drop the request "
+        "option the check refuses.",
+    ),
     Rule(
         "HD181",
         "tool_call_parse",

@@ -338,7 +338,9 @@ def _inline_pieces(line: str, number: int) -> list[Piece]:
     return [
         Piece("inline", m.group(2), number, elided=bool(_ELIDED.search(m.group(2))))
         for m in _INLINE.finditer(line)
-        if "<|message|>" in m.group(2) and m.group(2).lstrip().startswith("<|")
+        if "<|message|>" in m.group(2)
+        and m.group(2).lstrip().startswith("<|")
+        and not _KEEP_MARKUP.fullmatch(m.group(2).strip())  # one token named, not output
     ]
 
 

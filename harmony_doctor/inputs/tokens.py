@@ -113,7 +113,7 @@ def detect_format(text: str) -> InputFormat:
         return "vllm-log"  # a stream that starts with a special token is Harmony text
     if stripped.startswith(("{", "[")):
         try:
-            json.loads(stripped)
+            json.loads(stripped, parse_int=_parse_int)
             return "json"
         except json.JSONDecodeError:
             pass
@@ -173,8 +173,27 @@ def _json_docs(text: str) -> Iterator[tuple[int, Any]]:
     return _json_values(text)
 
 
+class _HugeId(int):
+    """A JSON integer longer than any id (Python refuses past 4,300 digits): its length kept."""
+
+    digits: int
+
+    def __new__(cls, digits: str) -> _HugeId:
+        made = super().__new__(cls, -1)
+        made.digits = len(digits.lstrip("-"))
+        return made
+
+
+def _parse_int(digits: str) -> int:  # a JSON integer: an id, or far too long to be one
+    return int(digits) if len(digits) <= 20 else _HugeId(digits)
+
+
+def _out_of_range(shown: str) -> str:
+    return f"{shown} is outside the range openai-harmony accepts, 0..{harmony_token_limit() - 1}"
+
+
 def _json_values(text: str) -> Iterator[tuple[int, Any]]:
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(parse_int=_parse_int)
     position, line, counted = 0, 1, 0
     while True:
         position = _SPACE.match(text, position).end()  # type: ignore[union-attr]
@@ -253,10 +272,10 @@ def _parse_id_list(text: str, line: int, column: int) -> list[int]:
         value = int(digits) if len(digits) <= 9 else -1  # huge: out of range anyway
         if not _in_range(value):
             where = _position(text, match.start(), line, column)
-            shown = digits if len(digits) <= 20 else digits[:17] + "..."
+            shown = digits if len(digits) <= 20 else f"an id of {len(digits):,} digits"
             raise InputError(
-                f"token {len(tokens)} at line {where[0]}, column {where[1]}: {shown} is outside "
-                f"the range openai-harmony accepts, 0..{harmony_token_limit() - 1}"
+                f"token {len(tokens)} at line {where[0]}, column {where[1]}: "
+                + _out_of_range(shown)
             )
         tokens.append(value)
     leftover = _INT_RE.sub("", text).strip(" \t\r\n,[]()")
@@ -272,13 +291,13 @@ def _parse_id_list(text: str, line: int, column: int) -> list[int]:
 
 def _check_range(values: list[Any], line: int, column: int, where: str = "") -> list[int]:
     for index, value in enumerate(values):
+        if isinstance(value, _HugeId):
+            shown = f"an id of {value.digits:,} digits"
+            raise InputError(f"{where}token {index}: " + _out_of_range(shown))
         if type(value) is not int:
             raise InputError(f"{where}token {index} is {json.dumps(value)[:40]}, not an integer")
         if not _in_range(value):
-            raise InputError(
-                f"{where}token {index}: {value} is outside the range openai-harmony accepts, "
-                f"0..{harmony_token_limit() - 1}"
-            )
+            raise InputError(f"{where}token {index}: " + _out_of_range(str(value)))
     return values
 
 
@@ -304,7 +323,7 @@ def _jsonl_docs(text: str) -> Iterator[tuple[int, Any]]:
 
 def _load_json(text: str, number: int) -> Any:
     try:
-        return json.loads(text)
+        return json.loads(text, parse_int=_parse_int)
     except json.JSONDecodeError as exc:
         line = number + exc.lineno - 1
         raise InputError(f"invalid JSON at line {line}, column {exc.colno}: {exc.msg}") from None

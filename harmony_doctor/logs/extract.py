@@ -43,6 +43,7 @@ from harmony_doctor.logs.messages import (
     find_leak,
     hit_finder,
     holds_message,
+    is_generic,
     native_hit_counts,
 )
 from harmony_doctor.logs.process import TRACEBACK_REACH, ProcessState
@@ -328,10 +329,15 @@ class _Extractor:
             self.previous_hit = False
             return  # `raise Error("...")` under its frame: the code, not the error it raised
         hit = self.find_hit(line.text, 0) if line.text else None
-        candidate: _Candidate | None
-        if hit is not None:
+        candidate: _Candidate | None = None
+        if hit is not None and is_generic(hit.name):
+            # a writer's own form a terminal wrap broke refines the statement left on this line
+            candidate = self._wrapped(line)
+            if candidate is not None and is_generic(candidate.hit.name):
+                candidate = None
+        if candidate is None and hit is not None:
             candidate = _Candidate(line=line, text=line.text, last_line=line.number, hit=hit)
-        else:
+        elif candidate is None:
             candidate = self._wrapped(line)
         self.previous_hit = candidate is not None
         if candidate is not None:

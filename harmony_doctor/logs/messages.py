@@ -16,7 +16,7 @@ from harmony_doctor.faults.catalogue import (
     MESSAGE_FORMS,
     FormName,
 )
-from harmony_doctor.harmony.vocab import START
+from harmony_doctor.harmony.vocab import START, harmony_special_tokens
 from harmony_doctor.logs.lazy import Pattern
 from harmony_doctor.logs.lines import MAX_MESSAGE_CHARS, clip
 from harmony_doctor.native import native_for, new_hits
@@ -207,13 +207,45 @@ def find_hit_reference(text: str, position: int = 0) -> MessageHit | None:
 def _hit(
     text: str, position: int, best: tuple[int, FormName, re.Match[str]] | None
 ) -> MessageHit | None:
-    """The hit of the first form found (`best`), unless a bare remainder starts before it."""
+    """The hit of the first form found (`best`), unless a bare remainder starts before it.
+
+    A generic form (faults/generic.py) is the hit only where no other form matches the text:
+    the form that knows the writer refines the statement it makes."""
+    if best is not None and best[1] in _GENERIC:
+        best = _specific(text, position) or best
     bare = _find_bare(text, position, best[0] if best is not None else len(text))
     if bare is not None:
         return bare
     if best is None:
         return None
     return _read_hit(text, best[1], best[2])
+
+
+_GENERIC: frozenset[FormName] = frozenset(f.name for f in MESSAGE_FORMS if f.generic)
+
+
+def is_generic(name: FormName) -> bool:
+    """Whether a form is a statement in the grammar's terms (faults/generic.py)."""
+    return name in _GENERIC
+
+
+def _specific(text: str, position: int) -> tuple[int, FormName, re.Match[str]] | None:
+    """The earliest match of a form that is not generic, or None."""
+    best: tuple[int, FormName, re.Match[str]] | None = None
+    for name, form in _forms_for(text, gate=False):
+        if name in _GENERIC:
+            continue
+        match = form.search(text, position)
+        if match is not None and (best is None or match.start() < best[0]):
+            best = (match.start(), name, match)
+    return best
+
+
+def _token_id(value: str) -> int | None:
+    """The id of a token an error names: `<|end|>` or its id."""
+    if value.isdigit():
+        return int(value) if len(value) <= 6 else None
+    return harmony_special_tokens().get(value)
 
 
 def _find_bare(text: str, position: int, before: int | None = None) -> MessageHit | None:
@@ -285,6 +317,12 @@ def _read_hit(text: str, name: FormName, match: re.Match[str]) -> MessageHit:
         if opener is None:
             role_word = _strip_unbalanced(role_word)
         message = f"Unknown role: {role_word}"
+    elif name == "said_unexpected":
+        token = _token_id(match.group("found") or match.group("bare"))
+        message, context = _read_tail(name, body[:offset], rest, quoted=opener is not None)
+    elif name == "said_role":
+        role_word = match.group("role")
+        message, context = _read_tail(name, body[:offset], rest, quoted=opener is not None)
     elif name in ("empty_channel", "header_eos", "missing_role"):
         message = _CANONICAL[name]
     else:

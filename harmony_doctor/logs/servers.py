@@ -20,10 +20,14 @@ _PACKAGE_SERVERS: dict[str, Server] = {
 # SGLang's stamp with its parallel rank, `[2026-11-01 10:00:00 TP0] `, at a line's start
 _SGLANG_STAMP = r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d (?:TP|DP|PP|EP)\d"
 _STARTS_SGLANG = Pattern(_SGLANG_STAMP)
+# A logger's file tag vLLM writes (`[serving_chat.py:1001]`); SGLang's files have the same
+# names, so the tag alone is vLLM's only where nothing else in the text names a server.
+_FILE_TAG = r"\[(?:serving_chat|serving|serving_responses|api_server)\.py:\d+\]"
+_SHARED = Pattern(_FILE_TAG)
 _LINE_SERVERS: tuple[tuple[Server, Pattern], ...] = (
     ("vllm", Pattern(r"\((?:APIServer|EngineCore\w*|VllmWorker\w*|Worker\w*)\b[^()]*pid=\d+")),
     ("vllm", Pattern(r"\bvllm\.(?:entrypoints|engine|v1|parser)\b|\bvllm serve\b")),
-    ("vllm", Pattern(r"\[(?:serving_chat|serving|serving_responses|api_server)\.py:\d+\]")),
+    ("vllm", Pattern(_FILE_TAG)),
     ("sglang", Pattern(r"\bsglang\b|^" + _SGLANG_STAMP)),
     ("lmdeploy", Pattern(r" - lmdeploy - |\blmdeploy\b|\[TM\]\[")),
     ("tensorrt-llm", Pattern(r"tensorrt_llm|TensorRT-LLM|\btrtllm\b|\[TRT-LLM\]", re.I)),
@@ -172,3 +176,8 @@ def version_label(versions: frozenset[int] | None) -> str | None:
     if high == 5:
         return f">=0.0.{low}"
     return f"0.0.{low}" if low == high else f"0.0.{low}-0.0.{high}"
+
+
+def names_by_shared_tag(line: str) -> bool:
+    """Whether `line` names its server only by a file tag several servers write."""
+    return _SHARED.search(line) is not None and text_server(_SHARED.sub(" ", line)) is None

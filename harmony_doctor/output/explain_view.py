@@ -19,6 +19,7 @@ from harmony_doctor.output.styles import DIM, ERROR, LABEL, OK, SPECIAL, WARNING
 from harmony_doctor.output.tokens import token_label, token_ref, token_window
 
 if TYPE_CHECKING:  # a log's failures build no stream record
+    from harmony_doctor.evidence.prose import Description
     from harmony_doctor.models import Diagnosis, Finding, LogError, Message
 
 
@@ -247,7 +248,7 @@ def log_explain_view(
     head.append_text(safe_text(bits, DIM, keep_newlines=False))
     parts: list[RenderableType] = [head]
     if not errors and not found.completions:
-        parts.append(_nothing_found(found.related, found.note))
+        parts.append(_nothing_found(found.related, found.note, found.described))
     for error in errors:
         parts.append(separator())
         parts.append(_log_error_view(error, vocab, elide))
@@ -261,8 +262,16 @@ def log_explain_view(
     return Group(*parts)
 
 
-def _nothing_found(related: bool, note: str | None = None) -> Text:
+def _nothing_found(
+    related: bool, note: str | None = None, described: Description | None = None
+) -> Text:
     seen = f" Read as {note}." if note else ""
+    if described is not None:  # a description: what it names, and what would show it
+        return Text.assemble(
+            ("DESCRIBES", WARNING),
+            f"  {described.what}: see `harmony-doctor rules {described.code}`. No failure to "
+            f"diagnose in a description: paste {described.paste}.",
+        )
     if related:
         return Text.assemble(("OK", OK), "  no Harmony failure found in this log." + seen)
     return Text.assemble(

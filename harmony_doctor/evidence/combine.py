@@ -1,0 +1,86 @@
+"""The evidence of one paste put together for `explain`: what each reader found, once."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harmony_doctor.evidence import context, ids, markup, prose
+from harmony_doctor.inputs.paste import Piece
+
+if TYPE_CHECKING:
+    from harmony_doctor.models import LogError
+
+
+def refined(errors: tuple[LogError, ...], text: str) -> tuple[LogError, ...]:
+    """The failures with what the whole paste says of them: the server all its evidence names,
+    and one finding per failure however often the paste shows it."""
+    return context.one_per_failure(context.attribute(errors, text))
+
+
+def not_a_stream(text: str) -> bool:
+    """Markup in `text` that is no Harmony output: a listing of the special tokens."""
+    return markup.lists_tokens(text)
+
+
+def leaked(body: str) -> LogError | None:
+    """A JSON document's returned field holding Harmony text stripped of its special tokens."""
+    return markup.stripped_in_json(body)
+
+
+def quoted_leak(text: str) -> LogError | None:
+    """A tool name or recipient with Harmony markup glued to it, quoted in a paste's text."""
+    return markup.glued_name(text)
+
+
+def id_pieces(text: str) -> tuple[Piece, ...]:
+    """The runs of token ids a paste prints under any key or none, as pieces to replay: a
+    prompt's as messages left open, a completion's as the fragment it is."""
+    return tuple(
+        Piece("ids", run.text, run.line, elided=run.elided or run.prompt)
+        for run in ids.id_runs(text)
+    )
+
+
+def described_leak(text: str, pieces: tuple[Piece, ...]) -> LogError | None:
+    """Harmony markup a paste shows while its words say the reasoning came back in content:
+    the markup is the leak they describe (HD205), however well-formed it is."""
+    said = prose.described(text)
+    if said is None or said.code != "HD205":
+        return None
+    shown = next((p for p in pieces if p.text.lstrip().startswith("<|")), None)
+    if shown is None:
+        return None
+    from harmony_doctor.logs.describe import shown_markup
+
+    return shown_markup(shown.text, shown.line)
+
+
+def shows_prompt(text: str, piece: str) -> bool:
+    """Whether a paste shows `piece` as a rendered prompt: its words call it one, and it opens
+    with a system or developer message and ends where the model's reply would begin."""
+    return markup.rendered_prompt(piece) and prose.calls_it_a_prompt(text.replace(piece, " "))
+
+
+def said_leak(text: str) -> LogError | None:
+    """A sentence that says the reply held Harmony markup and quotes it (HD205)."""
+    said = prose.said_with_markup(text)
+    if said is None:
+        return None
+    from harmony_doctor.faults import rules
+    from harmony_doctor.logs.describe import unparsed
+
+    line, sentence, what = said
+    return unparsed(
+        rules.RULES[what.code],
+        (line, line),
+        sentence,
+        sentence,
+        "plain text in the returned message",
+        "Harmony markup the reply held, as the text quotes it: the server returned the output "
+        "unparsed, or parsed it wrongly",
+    )
+
+
+def description(text: str) -> prose.Description | None:
+    """What a text with no evidence describes, if it names a Harmony symptom."""
+    return prose.described(text)

@@ -1,0 +1,119 @@
+"""The server a paste names, from all of its evidence together: paths, loggers, products."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import replace
+from typing import TYPE_CHECKING, Final
+
+from harmony_doctor.logs.servers import names_by_shared_tag, path_server
+
+if TYPE_CHECKING:
+    from harmony_doctor.models import LogError, Server
+
+# A source file of an installed package, as a traceback frame or a logger names it.
+_PATH: Final = re.compile(r"""(?:File\s+["']|[\s"'(])(?P<path>(?:[\w.~-]*[/\\])+[\w.-]+\.py)\b""")
+# What only one server writes: its logger or module names, its process tags, its products.
+_OWN: Final[tuple[tuple[Server, re.Pattern[str]], ...]] = (
+    (
+        "vllm",
+        re.compile(r"\((?:APIServer|EngineCore\w*|VllmWorker\w*) pid=\d+\)|\bvllm[./]|\bvLLM\b"),
+    ),
+    ("sglang", re.compile(r"\bsglang[./]|\bSGLang\b|\bsgl[-_]")),
+    ("tensorrt-llm", re.compile(r"tensorrt_llm[./]|\[TRT-LLM\]|\bTensorRT-LLM\b")),
+    ("lmdeploy", re.compile(r"\blmdeploy[./]|\bLMDeploy\b")),
+    ("llama.cpp", re.compile(r"\bllama-server\b|\bllama\.cpp\b|\bcommon/chat\.cpp\b")),
+    ("ollama", re.compile(r"\bollama\b|harmonyparser\.go", re.I)),
+)
+
+
+def servers_named(text: str) -> Counter[Server]:
+    """How often each server's own evidence shows in `text`: package paths and own names."""
+    named: Counter[Server] = Counter()
+    for match in _PATH.finditer(text):
+        server = path_server(match["path"])
+        if server is not None:
+            named[server] += 1
+    for server, own in _OWN:
+        count = len(own.findall(text))
+        if count:
+            named[server] += count
+    return named
+
+
+def attribute(errors: tuple[LogError, ...], text: str) -> tuple[LogError, ...]:
+    """The failures with the server the whole paste names, where a line named another one
+    that nothing else in the paste shows (SGLang's `[serving_chat.py:N]` read as vLLM's).
+    Only a paste whose evidence names one server is read so: a log of several keeps the
+    server each line names."""
+    if not any(e.server for e in errors):
+        return errors
+    named = servers_named(text)
+    if len(named) != 1:
+        return errors  # none, or several servers (a log of many): each line's own word holds
+    (leader,) = named
+    return tuple(
+        replace(e, server=leader)
+        if e.server not in (None, leader) and names_by_shared_tag(e.raw)
+        else e
+        for e in errors
+    )
+
+
+def one_per_failure(errors: tuple[LogError, ...]) -> tuple[LogError, ...]:
+    """One finding per failure a paste shows several times: a summary line, its traceback's
+    raise, the client's echo and the HTTP error that carried it, in any order and at any
+    distance. Two sightings are one failure when they report the same code and the same
+    message (one a copy of the other, maybe cut or wrapped) and nothing of their places says
+    otherwise: another process, or another time."""
+    kept: list[LogError] = []
+    for error in errors:
+        same = next((k for k in kept if _one_failure(k, error)), None)
+        if same is None:
+            kept.append(error)
+            continue
+        index = kept.index(same)
+        kept[index] = _merged(same, error)
+    return tuple(sorted(kept, key=_line))
+
+
+_SPACE: Final = re.compile(r"\s+")
+
+
+def _core(message: str) -> str:
+    return _SPACE.sub("", message).lower().rstrip(".'\")")
+
+
+def _one_failure(a: LogError, b: LogError) -> bool:
+    if a.code != b.code or a.kind in ("markup_leak", "stripped_markup"):
+        return False
+    if a.pid is not None and b.pid is not None and a.pid != b.pid:
+        return False
+    if a.timestamp and b.timestamp and a.timestamp != b.timestamp:
+        return False
+    first, second = _core(a.message), _core(b.message)
+    return bool(first and second) and (first in second or second in first)
+
+
+def _merged(kept: LogError, other: LogError) -> LogError:
+    """The sighting the server wrote (it carries the most), with what the other adds."""
+    main, extra = (kept, other) if _weight(kept) >= _weight(other) else (other, kept)
+    return replace(
+        main,
+        server=main.server or extra.server,
+        harmony_version=main.harmony_version or extra.harmony_version,
+        timestamp=main.timestamp or extra.timestamp,
+        pid=main.pid if main.pid is not None else extra.pid,
+    )
+
+
+def _weight(error: LogError) -> tuple[int, int]:
+    """What a sighting says of its failure: its server's facts, then how much of the message."""
+    facts = sum(x is not None for x in (error.server, error.timestamp, error.pid))
+    facts += error.harmony_version is not None
+    return facts, len(error.message)
+
+
+def _line(error: LogError) -> int:
+    return error.line

@@ -1,0 +1,105 @@
+"""Token ids wherever a paste prints them: runs of integers under any key or none, judged by
+what they are in `o200k_harmony` before anything is replayed.
+
+An engine prints the ids it parsed in its own words: `output_ids=[...]`, `gen tokens: 200005
+35644 ...`, a tensor, a debug line with no key at all. A run is read as ids when it holds
+Harmony's special tokens among ordinary ones; a list of ports, sizes or dimensions holds none
+and stays quiet, and so does a loader's or a config's list of special tokens alone (a stop
+list). Its key says its role: a prompt's ids are replayed as messages left open, anything else
+as a completion (cut short where a person elided its end).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from harmony_doctor.harmony.vocab import NAMED_SPECIALS, VOCAB_SIZE
+
+# Harmony's own special tokens (<|start|>, <|channel|>, <|message|>, <|end|>...), by id.
+_HARMONY: Final = frozenset(t for t, name in NAMED_SPECIALS.items() if "reserved" not in name)
+# A run of at least four integers, comma- or space-separated, maybe in brackets over lines.
+_BRACKETED: Final = re.compile(
+    r"[\[(]\s*(\d{1,9}(?:\s*,\s*\d{1,9}|\s+\d{1,9}){3,})\s*,?\s*(\.\.\.|…)?"
+)
+_KEYED: Final = re.compile(
+    r"(?P<key>[A-Za-z_][\w.-]*)[\"']?\s*[:=]\s*"
+    r"(?P<ids>\d{1,9}(?:[ \t]*,[ \t]*\d{1,9}|[ \t]+\d{1,9}){3,})"
+    r"[ \t]*,?[ \t]*(?P<more>\.\.\.|…)?"
+)
+_KEY_BEFORE: Final = re.compile(
+    r"(?P<key>[A-Za-z_][\w.-]*)[\"']?\s*(?:[:=]|\bis\b)?\s*(?:tensor\()?$"
+)
+_PROMPT_KEY: Final = re.compile(r"prompt|input|request|context|history", re.I)
+# A line about a tokenizer's special tokens: their ids listed, not a stream.
+_LISTING: Final = re.compile(
+    r"\b(?:eos|bos|pad|stop|eog|special|control)[ _-]?(?:token|id)s?\b|\bEOG\b|added_tokens"
+    r"|stop_token_ids|\btokenizer\.|llama_model_loader|print_info:",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class IdRun:
+    """A run of token ids a paste prints: where, its key (None: none), and whether a person
+    elided its end (`...`)."""
+
+    line: int
+    ids: tuple[int, ...]
+    key: str | None
+    elided: bool
+
+    @property
+    def prompt(self) -> bool:
+        """Its key names a prompt: messages rendered for the model, not what it wrote."""
+        return self.key is not None and _PROMPT_KEY.search(self.key) is not None
+
+    @property
+    def text(self) -> str:
+        """The run as an id list the token reader takes."""
+        return "[" + ", ".join(map(str, self.ids)) + "]"
+
+
+def id_runs(text: str) -> tuple[IdRun, ...]:
+    """The runs of token ids in `text` that hold Harmony's special tokens, in order, once each."""
+    runs: dict[int, IdRun] = {}
+    for match in _BRACKETED.finditer(text):
+        head = text[text.rfind("\n", 0, match.start()) + 1 : match.start()]
+        key = _KEY_BEFORE.search(head)
+        _keep(
+            runs,
+            text,
+            match.start(),
+            match.group(1),
+            key["key"] if key else None,
+            match.group(2) is not None,
+        )
+    for match in _KEYED.finditer(text):
+        _keep(runs, text, match.start("ids"), match["ids"], match["key"], match["more"] is not None)
+    return tuple(runs[start] for start in sorted(runs))
+
+
+def _keep(
+    runs: dict[int, IdRun], text: str, start: int, digits: str, key: str | None, elided: bool
+) -> None:
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", start)
+    line = text[line_start : len(text) if line_end < 0 else line_end]
+    if _LISTING.search(line) or (key is not None and _LISTING.search(key)):
+        return  # a tokenizer's or a loader's listing of its special tokens
+    ids = tuple(int(d) for d in re.findall(r"\d+", digits))
+    if not _harmony_ids(ids):
+        return
+    number = text.count("\n", 0, start) + 1
+    if any(r.line == number and r.ids == ids for r in runs.values()):
+        return
+    runs[start] = IdRun(number, ids, key, elided)
+
+
+def _harmony_ids(ids: tuple[int, ...]) -> bool:
+    """Ids of `o200k_harmony` that hold Harmony's special tokens among ordinary ones."""
+    if len(ids) < 4 or any(i >= VOCAB_SIZE for i in ids):
+        return False
+    specials = sum(1 for i in ids if i in _HARMONY)
+    return specials > 0 and specials < len(ids)

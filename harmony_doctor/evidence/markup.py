@@ -1,0 +1,139 @@
+"""Harmony markup by where it sits: a tokenizer's listing of its special tokens is no stream,
+and a returned field that holds Harmony text with its special tokens stripped is a leak."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Final
+
+from harmony_doctor.faults import rules
+from harmony_doctor.logs.describe import unparsed
+from harmony_doctor.logs.stripped import find_stripped
+from harmony_doctor.models import LogError
+
+_SPECIAL: Final = re.compile(r"<\|[a-z_]+\|>")
+# A special token listed with its id, either way round (`200012 '<|call|>'`, `"<|call|>": 200012`,
+# `<|call|> = 200012`), or a loader's or a config's words about special tokens.
+_LISTED: Final = re.compile(
+    r"""\b\d{6}\b\s*[:=,]?\s*['"]?<\|[a-z_]+\|>|<\|[a-z_]+\|>['"]?\s*[:=,]\s*\d{6}\b"""
+    r"|control token|special[ _-]tokens?|\bEOG\b|\b(?:eos|bos|pad|stop)[ _-]?token"
+    r"|added_tokens|tokenizer\.|print_info:|llama_model_loader|load:\s",
+    re.I,
+)
+
+
+def lists_tokens(text: str) -> bool:
+    """Whether the markup in `text` is a listing of special tokens (a model loader's log, a
+    tokenizer config), not Harmony output: most lines that hold markup list tokens."""
+    marked = [line for line in text.split("\n") if _SPECIAL.search(line)]
+    if not marked:
+        return False
+    listed = sum(1 for line in marked if _LISTED.search(line))
+    return listed * 2 > len(marked)
+
+
+# The fields a server returns the model's words in, and those it returns reasoning in.
+_RETURNED: Final = ("content", "text", "output_text")
+
+
+def _returned(node: object) -> Iterator[tuple[str, object]]:
+    """Every (field, value) of a returned message in a JSON document, depth first."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("messages", "input", "prompt"):
+                continue  # what a client sent, not what came back
+            yield key, value
+            yield from _returned(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _returned(item)
+
+
+def stripped_in_json(body: str) -> LogError | None:
+    """Harmony text with its special tokens stripped in a returned field of a JSON document
+    (`"content": "analysisThe user ...assistantfinalHi"` while reasoning_content is null)."""
+    try:
+        doc = json.loads(body)
+    except (ValueError, RecursionError):
+        return _stripped_in_fields(body)  # a document cut short: its fields as they stand
+    for key, value in _returned(doc):
+        if key in _RETURNED and isinstance(value, str) and value:
+            found = find_stripped(value)
+            if found is not None:
+                line = _line_of(body, value)
+                return found if line is None else _moved(found, line)
+    return None
+
+
+_FIELD: Final = re.compile(r'"(?:content|text|output_text)"\s*:\s*"((?:\\.|[^"\\])*)')
+
+
+def _stripped_in_fields(body: str) -> LogError | None:
+    if '"messages"' in body:
+        return None  # a request, or a document that quotes one: not for a cut reading
+    for match in _FIELD.finditer(body):
+        found = find_stripped(match.group(1))
+        if found is not None:
+            return _moved(found, body.count("\n", 0, match.start()) + 1)
+    return None
+
+
+def _line_of(body: str, value: str) -> int | None:
+    head = json.dumps(value)[1:40]
+    index = body.find(head)
+    return None if index < 0 else body.count("\n", 0, index) + 1
+
+
+def _moved(error: LogError, line: int) -> LogError:
+    from dataclasses import replace
+
+    return replace(error, line=line, span=(line, line))
+
+
+# A name a tool call or a recipient would carry, with the next header glued to it
+# (`manage_cart<|channel|>commentary`, `functions.get_weather<|constrain|>json`), quoted or in
+# inline code: the parser left the markup inside the name, and it went back to the client.
+_GLUED_NAME: Final = re.compile(
+    r"""(?:^|[`'"\s(])(?P<name>(?:functions\.)?[A-Za-z_][\w.-]*)"""
+    r"(?P<markup><\|(?:channel|constrain|message|start)\|>)"
+    r"""(?P<rest>[\w.-]*)(?=[`'"\s),]|$)"""
+)
+
+
+def glued_name(text: str) -> LogError | None:
+    """The first tool name or recipient holding Harmony markup that a text quotes (HD205)."""
+    for number, line in enumerate(text.split("\n"), start=1):
+        if "<|" not in line:
+            continue
+        match = _GLUED_NAME.search(line)
+        if match is None or match["name"].lower() in _NOT_NAMES:
+            continue
+        shown = match.group(0).strip(" `'\"(")
+        return unparsed(
+            rules.RULES["HD205"],
+            (number, number),
+            shown,
+            line,
+            f"the name {match['name']!r} alone",
+            f"{match['markup']} glued to the name {match['name']!r}: the next header was left "
+            "inside a tool name or recipient and returned to the client",
+        )
+    return None
+
+
+# Words of Harmony text itself, not names: `assistant<|channel|>`, `analysis<|message|>`.
+_NOT_NAMES: Final = frozenset(
+    {"assistant", "user", "system", "developer", "tool", "analysis", "commentary", "final", "json"}
+)
+
+
+_PROMPT_OPEN: Final = re.compile(r"^\s*<\|start\|>(?:system|developer)<\|message\|>")
+_PROMPT_END: Final = re.compile(r"<\|start\|>assistant\s*$")
+
+
+def rendered_prompt(text: str) -> bool:
+    """Harmony text shaped as a rendered prompt: a system or developer message first, and the
+    `<|start|>assistant` the model's reply follows at the end."""
+    return _PROMPT_OPEN.match(text) is not None and _PROMPT_END.search(text) is not None

@@ -1,0 +1,114 @@
+"""A description with no evidence: what it describes, in the catalogue's terms, and what to
+paste for a diagnosis (`explain` exits 0 on it, as on a clean log, but says so)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+
+@dataclass(frozen=True)
+class Description:
+    """What a text describes (`what`), the rule that covers it, and what to paste instead."""
+
+    what: str
+    code: str
+    paste: str
+
+
+_REASONING: Final = r"(?:reasoning|analysis|thinking|chain[- ]of[- ]thought|CoT|thoughts?)"
+_CONTENT: Final = r"(?:content|the\s+(?:answer|response|reply|output|message)|final\s+answer)"
+_SYMPTOMS: Final[tuple[tuple[re.Pattern[str], Description], ...]] = (
+    (
+        re.compile(
+            rf"{_REASONING}\W+(?:\w+\W+){{0,9}}?(?:ends?\s+up|appears?|shows?\s+up|leaks?|is\s+"
+            rf"returned|gets?\s+(?:mixed|returned|put)|comes?\s+back|lands?)\s+(?:\w+\s+){{0,3}}"
+            rf"(?:in|into|inside|as\s+part\s+of)\s+(?:\w+\s+){{0,2}}\W?{_CONTENT}"
+            rf"|reasoning_content\W+(?:\w+\W+){{0,4}}?(?:is|was|are|stays|comes\s+back)\s+"
+            rf"(?:always\s+)?(?:null|empty|None|missing)"
+            rf"|(?:response|content|answer|output|reply)\W+(?:\w+\W+){{0,8}}?(?:includes?|contains?"
+            rf"|mix(?:es)?|has)\W+(?:\w+\W+){{0,12}}?{_REASONING}"
+            r"(?!\W*(?:effort|parser|field|mode|level|budget|tokens?\b))",
+            re.I,
+        ),
+        Description(
+            "reasoning returned in content",
+            "HD205",
+            "the response body (JSON) or the streamed chunks as the client got them, or the "
+            "completion's token ids",
+        ),
+    ),
+    (
+        re.compile(
+            r"(?:response|content|output|reply|answer)\W+(?:\w+\W+){0,8}?(?:includes?|contains?|"
+            r"has|shows?)\W+(?:\w+\W+){0,6}?<\|(?:channel|message|start|end|call|return|"
+            r"constrain)\|>"
+            r"|(?:<\|(?:channel|message|start|end|call|return|constrain)\|>|special\s+tokens?|"
+            r"harmony\s+(?:markup|tokens?|tags?))\W+(?:\w+\W+){0,6}?(?:in|inside|into)\s+"
+            r"(?:\w+\s+){0,2}(?:content|response|output|tool(?:[ _-]call)?\s+names?|"
+            r"function\s+names?|arguments)",
+            re.I,
+        ),
+        Description(
+            "Harmony markup returned to the client",
+            "HD205",
+            "the response body (JSON) or the streamed chunks as the client got them",
+        ),
+    ),
+    (
+        re.compile(
+            r"tool[ _-]?call\w*\W+(?:\w+\W+){0,6}?(?:arguments?\s+)?(?:is|are|were|was)?\s*"
+            r"(?:not\s+valid\s+JSON|invalid\s+JSON|malformed|truncated|cut\s+off)",
+            re.I,
+        ),
+        Description(
+            "a tool call the server could not read",
+            "HD180",
+            "the server's error or log lines around the failure, or the completion's token ids",
+        ),
+    ),
+)
+_GPT_OSS: Final = re.compile(r"gpt-oss|gpt_oss|\bharmony\b|openai/gpt", re.I)
+
+
+def described(text: str) -> Description | None:
+    """What a text with no evidence of its own describes, when it names a Harmony symptom
+    (a JSON document is no description: its fields say what they hold)."""
+    if text.lstrip().startswith(("{", "[", "data:")):
+        return None
+    for pattern, description in _SYMPTOMS:
+        if pattern.search(text):
+            return description
+    return None
+
+
+def mentions_model(text: str) -> bool:
+    """Whether a description names gpt-oss or Harmony at all."""
+    return _GPT_OSS.search(text) is not None
+
+
+_PROMPT_WORDS: Final = re.compile(r"\bprompts?\b|\brenders?\b|\brendered\b|\btemplate\b", re.I)
+
+
+def calls_it_a_prompt(text: str) -> bool:
+    """Whether the words around a piece call it a prompt (rendered, a template's output)."""
+    return _PROMPT_WORDS.search(text) is not None
+
+
+_MARKUP: Final = re.compile(r"<\|(?:channel|message|start|end|call|return|constrain)\|>")
+
+
+def said_with_markup(text: str) -> tuple[int, str, Description] | None:
+    """A sentence that says Harmony markup came back and quotes the markup itself: evidence,
+    not only a description. Its line, the sentence and what it says."""
+    if text.lstrip().startswith(("{", "[", "data:")):
+        return None
+    for number, line in enumerate(text.split("\n"), start=1):
+        if "<|" not in line or _MARKUP.search(line) is None:
+            continue
+        for sentence in re.split(r"(?<=[.!?])\s+", line):
+            said = described(sentence)
+            if said is not None and said.code == "HD205" and _MARKUP.search(sentence):
+                return number, sentence.strip(), said
+    return None

@@ -1,0 +1,18 @@
+"""What a rule of the diagnosis catalogue is (faults/rules.py holds the one list of them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harmony_doctor.models import Kind, Severity
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    kind: Kind
+    severity: Severity
+    title: str
+    cause: str
+    fix: str
+    refs: tuple[str, ...] = ()

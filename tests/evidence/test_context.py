@@ -1,0 +1,66 @@
+"""evidence/context.py: the server every piece of a paste names together."""
+
+from __future__ import annotations
+
+from harmony_doctor.evidence.context import attribute, one_per_failure, servers_named
+from harmony_doctor.logs.extract import extract_text
+
+SGLANG = """\
+[2025-09-01 10:00:00] ERROR [serving_chat.py:560] Error: unknown role: assistantassistant
+Traceback (most recent call last):
+  File "/usr/lib/python3.12/site-packages/sglang/srt/entrypoints/openai/serving_chat.py", line 540, in gen
+    parser.process(token)
+  File "/usr/lib/python3.12/site-packages/openai_harmony/__init__.py", line 637, in process
+    self._inner.process(token)
+openai_harmony.HarmonyError: Unknown role: assistantassistant
+"""
+
+
+def test_package_paths_and_own_names_are_counted() -> None:
+    named = servers_named(SGLANG)
+    assert named["sglang"] >= 1 and named["vllm"] == 0
+
+
+def test_a_line_shape_another_server_shares_gives_way_to_the_paths() -> None:
+    found = extract_text(SGLANG)
+    assert {e.server for e in found} == {"vllm"}  # `[serving_chat.py:N]` alone says vLLM
+    assert {e.server for e in attribute(found, SGLANG)} == {"sglang"}
+
+
+def test_a_server_the_paste_names_itself_is_kept() -> None:
+    vllm = SGLANG.replace("sglang/srt", "vllm")
+    found = extract_text(vllm)
+    assert {e.server for e in attribute(found, vllm)} == {"vllm"}
+    both = SGLANG + '  File "/x/site-packages/vllm/entrypoints/a.py", line 1, in f\n'
+    assert attribute(found, both) == found  # two servers named: each line keeps its own
+    many = SGLANG + SGLANG.replace("unknown role", "x") + "ollama[12]: level=INFO msg=ok\n"
+    assert attribute(found, many) == found
+
+
+CLIENT_AND_SERVER = """\
+openai.InternalServerError: Error code: 500 - {'error': {'message': 'unexpected tokens \
+remaining in message header: Some("to=functions.get_weather")', 'code': 500}}
+
+(APIServer pid=1) ERROR 09-01 10:00:00 [serving_chat.py:1001] Error in chat completion.
+(APIServer pid=1) ERROR 09-01 10:00:00 [serving_chat.py:1001] Traceback (most recent call last):
+(APIServer pid=1) ERROR 09-01 10:00:00 [serving_chat.py:1001]   File "/x/vllm/serving_chat.py", \
+line 642, in gen
+(APIServer pid=1) ERROR 09-01 10:00:00 [serving_chat.py:1001]     harmony_parser.process(token_id)
+(APIServer pid=1) ERROR 09-01 10:00:00 [serving_chat.py:1001] openai_harmony.HarmonyError: \
+unexpected tokens remaining in message header: Some("to=functions.get_weather")
+"""
+
+
+def test_the_clients_echo_and_the_servers_raise_far_apart_are_one_failure() -> None:
+    found = extract_text(CLIENT_AND_SERVER)
+    assert len(found) == 2  # the extractor alone: too far apart to be one
+    (one,) = one_per_failure(found)
+    assert one.server == "vllm" and one.pid == 1 and one.line == 7
+
+
+def test_two_processes_or_two_times_are_two_failures() -> None:
+    other = CLIENT_AND_SERVER + CLIENT_AND_SERVER.split("\n\n", 1)[1].replace(
+        "pid=1", "pid=2"
+    ).replace("10:00:00", "10:05:00")
+    found = extract_text(other)
+    assert len(one_per_failure(found)) == 2
