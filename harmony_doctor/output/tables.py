@@ -7,6 +7,8 @@ an OutputError with one line of why. Files get the mode the umask gives new file
 spreadsheet would execute (starting with `=`, `+`, `-`, `@`, tab or carriage return) are
 neutralised with a leading `'`, and so are cells that start with `'` themselves, so that the
 reader (scan/event_files.py) can take exactly one `'` off both and get every cell back.
+Control and bidi characters are shown as escapes in CSV (lossy: Parquet and JSONL keep them,
+JSONL as JSON's own escapes), as on the terminal (output/escape.py).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, TextIO
 
 from harmony_doctor.errors import OutputError
-from harmony_doctor.output.escape import one_line
+from harmony_doctor.output.escape import json_escaped, one_line, visible
 from harmony_doctor.output.words import stated
 from harmony_doctor.scan.event_files import (
     QUOTED_STARTS,
@@ -199,7 +201,7 @@ def _write_text_batches(
         return
     for frame in batches:
         for row in frame.iter_rows(named=True):
-            stream.write(json.dumps(_json_safe(row), ensure_ascii=False) + "\n")
+            stream.write(_json_line(row) + "\n")
 
 
 ROW_GROUP_BYTES = 64 * 1024 * 1024  # a quarter of what `report` reads in one row group
@@ -233,18 +235,31 @@ def write_table(frame: pl.DataFrame, path: Path) -> None:
 
 
 def write_csv(columns: list[str], rows: Any, stream: TextIO) -> None:
-    """CSV with formula-safe cells and floats as the outputs state them (words.stated); to a
-    terminal, control characters are shown, not obeyed
-    (a file or a pipe gets the values as they are)."""
+    """CSV with formula-safe cells and floats as the outputs state them (words.stated);
+    control and bidi characters are shown as escapes, not obeyed, wherever the CSV goes (a
+    file is `cat`ed too); to a terminal each cell is also one line."""
     shown = stream.isatty()
     writer = csv.writer(stream)
     writer.writerow(columns)
     for row in rows:
-        writer.writerow([_terminal_cell(v) if shown else safe_cell(v) for v in stated(row)])
+        writer.writerow([_terminal_cell(v) if shown else _file_cell(v) for v in stated(row)])
 
 
 def _terminal_cell(value: Any) -> Any:
     return one_line(safe_cell(value)) if isinstance(value, str) else value
+
+
+def _file_cell(value: Any) -> Any:
+    """A cell of a CSV file: escapes shown first (they start with `\\`, never a formula
+    character), then made formula-safe, so that the reader's one `'` taken off still holds."""
+    return safe_cell(visible(value)) if isinstance(value, str) else value
+
+
+def _json_line(row: dict[str, Any]) -> str:
+    """A JSONL row: control and bidi characters written as JSON's own `\\u` escapes, which a
+    JSON reader turns back into them (nothing lost) and a terminal shows as text."""
+    line = json.dumps(_json_safe(row), ensure_ascii=False)
+    return json_escaped(line)
 
 
 def _json_safe(row: dict[str, Any]) -> dict[str, Any]:
