@@ -107,16 +107,22 @@ def _umask() -> int:
 
 @contextlib.contextmanager
 def _signals_unwind() -> Iterator[None]:
-    """SIGTERM and SIGHUP raise Terminated while the body runs (their default would end the
-    process on the spot, leaving the temporary file); the previous handlers come back after."""
+    """SIGTERM and SIGHUP raise Terminated while the body runs where nothing answers them
+    (their default would end the process on the spot, leaving the temporary file; the CLI
+    answers them itself, cli/signals.py); a repeat is ignored while the file is removed. The
+    previous handlers come back after."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def terminated(number: int, frame: FrameType | None) -> None:
+        for other in previous:
+            signal.signal(other, signal.SIG_IGN)
         raise Terminated(signal.Signals(number).name)
 
-    previous = {n: signal.signal(n, terminated) for n in (signal.SIGTERM, signal.SIGHUP)}
+    numbers = (signal.SIGTERM, signal.SIGHUP)
+    unanswered = [n for n in numbers if signal.getsignal(n) == signal.SIG_DFL]
+    previous = {n: signal.signal(n, terminated) for n in unanswered}
     try:
         yield
     finally:

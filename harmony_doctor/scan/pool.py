@@ -1,5 +1,6 @@
 """The worker processes of a scan's pool: they start with SIGINT left to the parent, end with
-the parent however it ends, and are stopped at once on an interrupt or an error."""
+the parent however it ends, and are stopped at once on an interrupt or an error. A worker
+killed under a task (SIGKILL: the out-of-memory killer) costs that task alone (`gather`)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,111 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
     from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing.process import BaseProcess
 
 PR_SET_PDEATHSIG = 1
+T = TypeVar("T")
+
+
+def gather(
+    task: Callable[..., T],
+    calls: Sequence[tuple[int, tuple[object, ...]]],
+    jobs: int,
+    make: Callable[[int], ProcessPoolExecutor],
+    done: Callable[[int, T], None],
+) -> dict[int, str]:
+    """Run `task(*args)` for each (index, args) in a pool of `jobs` workers (`make(n)` makes
+    one of n), handing each result to `done` as it ends. A worker that dies (SIGKILL from the
+    out-of-memory killer) breaks the whole pool, and the pool cannot say whose task killed it:
+    the calls not done are run again one at a time, each in a pool of one, so a worker that
+    dies again dies under its own call, and every other call is done. Returns why each call
+    whose worker died could not be done ({index: "a worker ... was killed by SIGKILL"})."""
+    lost = _all_at_once(task, calls, jobs, make, done)
+    died: dict[int, str] = {}
+    pool: ProcessPoolExecutor | None = None
+    try:
+        for index, args in [c for c in calls if c[0] in lost]:
+            if pool is None:
+                pool = make(1)
+            with starting():
+                future = pool.submit(task, *args)
+            workers = list((pool._processes or {}).values())
+            if not _broke(future):
+                done(index, future.result())
+                continue
+            died[index] = _death(workers)
+            stop(pool)
+            pool = None
+    except BaseException:
+        if pool is not None:
+            stop(pool)
+        raise
+    if pool is not None:
+        pool.shutdown()
+    return died
+
+
+def _all_at_once(
+    task: Callable[..., T],
+    calls: Sequence[tuple[int, tuple[object, ...]]],
+    jobs: int,
+    make: Callable[[int], ProcessPoolExecutor],
+    done: Callable[[int, T], None],
+) -> set[int]:
+    """Every call in one pool of `jobs`; the indices of those a broken pool left undone."""
+    from concurrent.futures import as_completed
+
+    pool = make(jobs)
+    lost: set[int] = set()
+    try:
+        with starting():  # workers start here: a signal is handled once they have started
+            futures = {pool.submit(task, *args): index for index, args in calls}
+        for future in as_completed(futures):
+            if _broke(future):
+                lost.add(futures[future])
+            else:
+                done(futures[future], future.result())  # a task's own error is raised
+    except BaseException:
+        stop(pool)
+        raise
+    if lost:
+        stop(pool)
+    else:
+        pool.shutdown()
+    return lost
+
+
+def _broke(future: object) -> bool:
+    """Whether a finished future failed because its pool broke (a worker died)."""
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
+    assert isinstance(future, Future)
+    return isinstance(future.exception(), BrokenProcessPool)
+
+
+def _death(workers: Sequence[BaseProcess]) -> str:
+    """Why a pool of one broke: its worker's end, the signal named."""
+    ends = []
+    for worker in workers:
+        with contextlib.suppress(OSError, ValueError, AssertionError):
+            worker.join(timeout=5)
+        code = worker.exitcode
+        if code is not None and code < 0:
+            with contextlib.suppress(ValueError):
+                ends.append(f"was killed by {signal.Signals(-code).name}")
+                continue
+            ends.append(f"was killed by signal {-code}")
+        elif code is not None:
+            ends.append(f"exited with status {code}")
+    end = ends[0] if ends else "ended"
+    hint = " (the out-of-memory killer sends it)" if "SIGKILL" in end else ""
+    return f"not read: the worker process reading it {end}{hint}"
 
 
 def stop(pool: ProcessPoolExecutor) -> None:
