@@ -2,7 +2,8 @@
 
 Every output path is checked before any input is read (output/targets.py), so a typo costs
 nothing. Every file is written under a temporary name and renamed at the end, so an interrupted
-run (Ctrl-C, SIGTERM, SIGHUP) never leaves a partial export, nor its `.part`. A failed write is
+run (Ctrl-C, SIGTERM, SIGHUP) never leaves a partial export, nor its `.part`; one SIGKILL left
+(its writer's lock free) is removed by the next write into its folder. A failed write is
 an OutputError with one line of why. Files get the mode the umask gives new files. CSV cells a
 spreadsheet would execute (starting with `=`, `+`, `-`, `@`, tab or carriage return) are
 neutralised with a leading `'`, and so are cells that start with `'` themselves, so that the
@@ -19,7 +20,9 @@ import itertools
 import json
 import math
 import os
+import re
 import signal
+import stat
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -130,16 +133,23 @@ def _signals_unwind() -> Iterator[None]:
             signal.signal(number, handler)
 
 
+# A temporary file of ours: `.NAME.hd-XXXXXXXX.part`, locked (flock) by its writer while it
+# is written. One whose lock is free was left by a writer SIGKILL ended (nothing else leaves
+# one): the next write into the folder removes it (`sweep_parts`).
+PART_MARK = ".hd-"
+_PART = re.compile(r"\..+\.hd-[a-z0-9_]{8}\.part")
+
+
 @contextlib.contextmanager
 def _atomic(path: Path, binary: bool = False) -> Iterator[Any]:
     folder = path.parent if str(path.parent) else Path(".")
     with _signals_unwind():
+        sweep_parts(folder)
         try:
-            handle, temporary = tempfile.mkstemp(
-                prefix=f".{path.name}.", suffix=".part", dir=folder
-            )
+            handle, temporary = _locked_part(path, folder)
         except OSError as exc:
             raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+        keeper = os.dup(handle)  # holds the lock until the file has its name, or is gone
         try:
             # mkstemp makes the file 0600; an export is an ordinary file, as the umask says.
             os.fchmod(handle, 0o666 & ~_umask())
@@ -156,6 +166,59 @@ def _atomic(path: Path, binary: bool = False) -> Iterator[Any]:
             if isinstance(exc, OSError):
                 raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
             raise
+        finally:
+            os.close(keeper)
+
+
+def _locked_part(path: Path, folder: Path) -> tuple[int, str]:
+    """A new temporary file for `path`, locked before it has the name a sweep looks for (made
+    as `.making`, then renamed): no sweep ever sees it unlocked. Its descriptor and name."""
+    import fcntl
+
+    handle, making = tempfile.mkstemp(
+        prefix=f".{path.name}{PART_MARK}", suffix=".making", dir=folder
+    )
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        temporary = making.removesuffix(".making") + ".part"
+        os.rename(making, temporary)
+    except BaseException:
+        os.close(handle)
+        with contextlib.suppress(OSError):
+            os.unlink(making)
+        raise
+    return handle, temporary
+
+
+def sweep_parts(folder: Path) -> list[Path]:
+    """Remove the temporary files of ours in `folder` whose writer is gone (their lock free,
+    this user's, regular files): SIGKILL leaves them, nothing answers it. The paths removed."""
+    import fcntl
+
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return []
+    removed = []
+    for entry in entries:
+        if not _PART.fullmatch(entry.name):
+            continue
+        try:
+            handle = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            info = os.fstat(handle)
+            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+                continue
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # OSError: its writer runs
+            os.unlink(entry.path)
+            removed.append(Path(entry.path))
+        except OSError:
+            continue
+        finally:
+            os.close(handle)
+    return removed
 
 
 def write_events(events: EventFrames, tallies: pl.DataFrame, path: Path, beside: Path) -> None:
