@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
-    from concurrent.futures import ProcessPoolExecutor
-    from multiprocessing.process import BaseProcess
+    from concurrent.futures import Future, ProcessPoolExecutor
+    from multiprocessing.connection import Connection
+    from multiprocessing.context import SpawnContext
 
 PR_SET_PDEATHSIG = 1
 T = TypeVar("T")
@@ -26,55 +27,51 @@ def gather(
     task: Callable[..., T],
     calls: Sequence[tuple[int, tuple[object, ...]]],
     jobs: int,
-    make: Callable[[int], ProcessPoolExecutor],
+    context: SpawnContext,
     done: Callable[[int, T], None],
 ) -> dict[int, str]:
-    """Run `task(*args)` for each (index, args) in a pool of `jobs` workers (`make(n)` makes
-    one of n), handing each result to `done` as it ends. A worker that dies (SIGKILL from the
-    out-of-memory killer) breaks the whole pool, and the pool cannot say whose task killed it:
-    the calls not done are run again one at a time, each in a pool of one, so a worker that
-    dies again dies under its own call, and every other call is done. Returns why each call
-    whose worker died could not be done ({index: "a worker ... was killed by SIGKILL"})."""
-    lost = _all_at_once(task, calls, jobs, make, done)
+    """Run `task(*args)` for each (index, args) in a pool of `jobs` workers (started in
+    `context`, by `worker_start`), handing each result to `done` as it ends. A worker that
+    dies (SIGKILL from the out-of-memory killer) breaks the whole pool, and the pool cannot
+    say whose task killed it: the calls not done are run again one at a time, each in a
+    worker process of its own, so a worker that dies again dies under its own call, with its
+    signal known, and every other call is done. Returns why each call whose worker died could
+    not be done ({index: "... was killed by SIGKILL ..."}); a task's own error is raised."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(
+        max_workers=jobs, mp_context=context, initializer=worker_start, initargs=(os.getpid(),)
+    )
+    lost = _all_at_once(task, calls, pool, done)
     died: dict[int, str] = {}
-    pool: ProcessPoolExecutor | None = None
-    try:
-        for index, args in [c for c in calls if c[0] in lost]:
-            if pool is None:
-                pool = make(1)
-            with starting():
-                future = pool.submit(task, *args)
-            workers = list((pool._processes or {}).values())
-            if not _broke(future):
-                done(index, future.result())
-                continue
-            died[index] = _death(workers)
-            stop(pool)
-            pool = None
-    except BaseException:
-        if pool is not None:
-            stop(pool)
-        raise
-    if pool is not None:
-        pool.shutdown()
+    for index, args in [c for c in calls if c[0] in lost]:
+        ended = _alone(task, args, context)
+        if isinstance(ended, str):
+            died[index] = ended
+        else:
+            done(index, ended[0])
     return died
 
 
 def _all_at_once(
     task: Callable[..., T],
     calls: Sequence[tuple[int, tuple[object, ...]]],
-    jobs: int,
-    make: Callable[[int], ProcessPoolExecutor],
+    pool: ProcessPoolExecutor,
     done: Callable[[int, T], None],
 ) -> set[int]:
-    """Every call in one pool of `jobs`; the indices of those a broken pool left undone."""
+    """Every call in one pool; the indices of those a broken pool left undone."""
     from concurrent.futures import as_completed
 
-    pool = make(jobs)
     lost: set[int] = set()
     try:
+        futures = {}
         with starting():  # workers start here: a signal is handled once they have started
-            futures = {pool.submit(task, *args): index for index, args in calls}
+            for index, args in calls:
+                submitted = _submit(pool, task, args)
+                if submitted is None:  # broke as it was given work: the rest go with it
+                    lost.add(index)
+                else:
+                    futures[submitted] = index
         for future in as_completed(futures):
             if _broke(future):
                 lost.add(futures[future])
@@ -90,31 +87,80 @@ def _all_at_once(
     return lost
 
 
-def _broke(future: object) -> bool:
-    """Whether a finished future failed because its pool broke (a worker died)."""
-    from concurrent.futures import Future
+def _submit(
+    pool: ProcessPoolExecutor, task: Callable[..., T], args: tuple[object, ...]
+) -> Future[T] | None:
+    """The call given to the pool, or None when the pool broke before it took it."""
     from concurrent.futures.process import BrokenProcessPool
 
-    assert isinstance(future, Future)
+    try:
+        return pool.submit(task, *args)
+    except BrokenProcessPool:
+        return None
+
+
+def _broke(future: Future[T]) -> bool:
+    """Whether a finished future failed because its pool broke (a worker died)."""
+    from concurrent.futures.process import BrokenProcessPool
+
     return isinstance(future.exception(), BrokenProcessPool)
 
 
-def _death(workers: Sequence[BaseProcess]) -> str:
-    """Why a pool of one broke: its worker's end, the signal named."""
-    ends = []
-    for worker in workers:
-        with contextlib.suppress(OSError, ValueError, AssertionError):
+def _alone(
+    task: Callable[..., T], args: tuple[object, ...], context: SpawnContext
+) -> tuple[T] | str:
+    """One call in a worker process of its own, which this process alone waits for (a pool's
+    thread would reap it first, and its end would be unknown): (its result,), or why it has
+    none (its worker died). A task's own error is raised here."""
+    receiving, sending = context.Pipe(duplex=False)
+    with starting():
+        worker = context.Process(
+            target=_answer, args=(sending, os.getpid(), task, args), daemon=True
+        )
+        worker.start()
+    sending.close()
+    try:
+        try:
+            failed, value = receiving.recv()
+        except EOFError:  # it died before it answered
+            worker.join()
+            return _death(worker.exitcode)
+        worker.join()
+    except BaseException:
+        with contextlib.suppress(OSError, ValueError):
+            worker.kill()
             worker.join(timeout=5)
-        code = worker.exitcode
-        if code is not None and code < 0:
-            with contextlib.suppress(ValueError):
-                ends.append(f"was killed by {signal.Signals(-code).name}")
-                continue
-            ends.append(f"was killed by signal {-code}")
-        elif code is not None:
-            ends.append(f"exited with status {code}")
-    end = ends[0] if ends else "ended"
-    hint = " (the out-of-memory killer sends it)" if "SIGKILL" in end else ""
+        raise
+    finally:
+        receiving.close()
+    if failed:
+        raise value
+    return (value,)
+
+
+def _answer(
+    sending: Connection, parent: int, task: Callable[..., T], args: tuple[object, ...]
+) -> None:
+    """In a worker of its own: the call's (failed, result or error), sent back."""
+    worker_start(parent)
+    try:
+        answer: tuple[bool, object] = (False, task(*args))
+    except Exception as exc:
+        answer = (True, exc)
+    sending.send(answer)
+    sending.close()
+
+
+def _death(code: int | None) -> str:
+    """Why a call has no result: how its worker ended, the signal named."""
+    if code is not None and code < 0:
+        try:
+            end = f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            end = f"was killed by signal {-code}"
+    else:
+        end = f"exited with status {code}" if code is not None else "ended"
+    hint = " (the out-of-memory killer sends it)" if code == -signal.SIGKILL else ""
     return f"not read: the worker process reading it {end}{hint}"
 
 

@@ -30,7 +30,7 @@ from harmony_doctor.scan.completions import Diagnose
 from harmony_doctor.scan.documents import DOCUMENT_BYTES, Document, as_document, read_head
 from harmony_doctor.scan.found import Place, SourceScan
 from harmony_doctor.scan.names import rotation_rank, stream_of
-from harmony_doctor.scan.pool import gather, start_tracker, worker_start
+from harmony_doctor.scan.pool import gather, start_tracker
 from harmony_doctor.scan.records import (
     EventSpill,
     FileReport,
@@ -269,17 +269,10 @@ def _in_pool(
     spill: Path | None,
 ) -> dict[int, list[UnitResult]]:
     import multiprocessing  # a pool only for large scans: small ones never load it
-    from concurrent.futures import ProcessPoolExecutor
 
     # spawn, not fork: the parent may already run polars' or openai-harmony's threads.
     context = multiprocessing.get_context("spawn")
     start_tracker()
-
-    def make(jobs: int) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(
-            max_workers=jobs, mp_context=context, initializer=worker_start, initargs=(os.getpid(),)
-        )
-
     results: dict[int, list[UnitResult]] = {}
 
     def done(index: int, parts: list[UnitResult]) -> None:
@@ -287,7 +280,7 @@ def _in_pool(
         _told(progress, parts)
 
     calls = [(i, (unit, options, now, spill)) for i, unit in units]
-    died = gather(scan_unit, calls, min(options.jobs, len(units)), make, done)
+    died = gather(scan_unit, calls, min(options.jobs, len(units)), context, done)
     for index, unit in units:  # a worker killed under it (the out-of-memory killer): skipped
         if index in died:
             done(index, [UnitResult(part, [], None, died[index]) for part in unit.parts])

@@ -409,7 +409,11 @@ def test_a_signal_while_a_worker_starts_leaves_it_no_traceback(tmp_path: Path, n
 def _workers(pid: int) -> list[int]:
     """The scan's pool workers (not its resource tracker), by their command line."""
     found = []
-    for child in _descendants(pid):
+    try:
+        children = _descendants(pid)
+    except OSError:  # the scan ended as it was read
+        return []
+    for child in children:
         try:
             line = Path(f"/proc/{child}/cmdline").read_bytes()
         except OSError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import signal
 import threading
@@ -83,11 +84,7 @@ def _square_or_die(value: int) -> int:
     return value * value
 
 
-def _pool_of(jobs: int) -> object:
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
+SPAWN = multiprocessing.get_context("spawn")
 
 
 def test_a_killed_worker_costs_its_own_task_alone() -> None:
@@ -97,7 +94,7 @@ def test_a_killed_worker_costs_its_own_task_alone() -> None:
 
     done: dict[int, int] = {}
     calls = [(i, (i,)) for i in range(6)]
-    died = gather(_square_or_die, calls, 2, _pool_of, done.__setitem__)  # type: ignore[arg-type]
+    died = gather(_square_or_die, calls, 2, SPAWN, done.__setitem__)
     assert done == {i: i * i for i in range(6) if i != 3}
     assert list(died) == [3]
     assert "killed by SIGKILL" in died[3] and "out-of-memory" in died[3]
@@ -108,4 +105,4 @@ def test_a_task_that_raises_still_raises() -> None:
     from harmony_doctor.scan.pool import gather
 
     with pytest.raises(ZeroDivisionError):
-        gather(divmod, [(0, (1, 0))], 1, _pool_of, lambda i, r: None)  # type: ignore[arg-type]
+        gather(divmod, [(0, (1, 0))], 1, SPAWN, lambda i, r: None)
