@@ -226,3 +226,23 @@ def test_token_views(vocab: Vocab) -> None:
     at = tokens.index(MESSAGE)
     assert re.search(rf"^ +{at} +{MESSAGE} +<\|message\|> +yes *$", table, re.MULTILINE)
     assert stream.startswith("<|channel|>final [bold]x[/bold] :warning: \\x1b[31mred")
+
+
+@pytest.mark.parametrize("width", [60, 80, 100])
+def test_scan_table_measures_keys_as_they_are_shown(width: int) -> None:
+    """The rule: a cell's width is that of its text as shown (escapes, wide characters), not
+    the length of the value: a key the columns could hold whole is never folded."""
+    names = ["al/e\x1b\x1b\x1b\x1bvil.log", "al/plain.log", "al/日本語のログ.log"]
+    groups = [{**_group(name, 1, 1 / 3), "file": name} for name in names]
+    totals = {"files": 3, "bytes": 10, "lines": 30, "failures": 3}
+    files = [{"path": n, "status": "ok", "reason": None, "lines": 10, "failures": 1} for n in names]
+    console = Console(file=io.StringIO(), record=True, width=width, no_color=True)
+    console.print(scan_view(groups, ("file",), totals, [], files, top=10))
+    out = console.export_text()
+    shown = ["al/e\\x1b\\x1b\\x1b\\x1bvil.log", "al/plain.log", "al/日本語のログ.log"]
+    rows = [line for line in out.splitlines() if line.startswith("al/")][:3]
+    assert [row.split("  ")[0] for row in rows] == shown
+    # the count column lines up, whatever the name's width in cells
+    from rich.cells import cell_len
+
+    assert len({cell_len(row[: row.index(" 1 ") + 2]) for row in rows}) == 1, rows
