@@ -276,11 +276,9 @@ def check_repro_folder(
 ) -> None:
     """OutputError when `write_repro` would refuse `folder` (`existing_repro_files`), said as
     it would say it: to ask before the shrink, which may take a while."""
-    from harmony_doctor.streams.repro import existing_bundle_files, refused_bundle
+    from harmony_doctor.streams.repro import check_bundle_folder
 
-    refused = existing_bundle_files(folder, copy_vocab, overwrite, inputs)
-    if refused:
-        raise refused_bundle(folder, refused, overwrite)
+    check_bundle_folder(folder, copy_vocab, overwrite, inputs)
 
 
 def existing_repro_files(

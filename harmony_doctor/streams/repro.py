@@ -196,13 +196,19 @@ def _ours(path: Path) -> bool:
     return marks.get(path.name, "\0") in text
 
 
-def refused_bundle(out_dir: Path, refused: Sequence[Path], overwrite: bool) -> OutputError:
-    """Why the bundle is not written, naming the files in the way."""
+def check_bundle_folder(
+    out_dir: Path, copy_vocab: bool, overwrite: bool, inputs: Sequence[Path]
+) -> None:
+    """OutputError naming the files in the way when the bundle may not be written into
+    `out_dir` (`existing_bundle_files`)."""
+    refused = existing_bundle_files(out_dir, copy_vocab, overwrite, inputs)
+    if not refused:
+        return
     names = ", ".join(str(p.relative_to(out_dir)) for p in refused)
     if overwrite:
         why = "--force replaces only a bundle this tool wrote, never the input or another file"
-        return OutputError(f"cannot write the bundle to {out_dir}: {names} there ({why})")
-    return OutputError(
+        raise OutputError(f"cannot write the bundle to {out_dir}: {names} there ({why})")
+    raise OutputError(
         f"cannot write the bundle to {out_dir}: {names} already there (--force overwrites)"
     )
 
@@ -223,9 +229,7 @@ def write_bundle(
     OutputError, and nothing written, when some are there already and `overwrite` is off, or
     when one is among `inputs` or is not ours (`existing_bundle_files`). ISSUE.md passes
     through `shown` (the one escaper's `visible`: control and bidi characters as escapes)."""
-    refused = existing_bundle_files(out_dir, copy_vocab, overwrite, [*inputs, vocab.path])
-    if refused:
-        raise refused_bundle(out_dir, refused, overwrite)
+    check_bundle_folder(out_dir, copy_vocab, overwrite, [*inputs, vocab.path])
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         vocab_dir = out_dir / "vocab" if copy_vocab else vocab.path.parent

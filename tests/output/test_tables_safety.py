@@ -102,25 +102,29 @@ export.write_table(frame, Path(sys.argv[1]))
 """
 
 
-@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
-def test_exports_signal_mid_write_leaves_no_part(tmp_path: Path, number: int) -> None:
-    target = tmp_path / "big.csv"
+def _writing(tmp_path: Path) -> tuple[subprocess.Popen[bytes], list[Path]]:
+    """A process writing `big.csv` in `tmp_path`, once its temporary file has grown (a signal
+    then lands mid-write), and that temporary file."""
     child = subprocess.Popen(
-        [sys.executable, "-c", _SLOW_WRITE, str(target)],
+        [sys.executable, "-c", _SLOW_WRITE, str(tmp_path / "big.csv")],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
     assert child.stdout is not None
     child.stdout.readline()
-    for _ in range(2000):  # until the temporary file has grown: the signal lands mid-write
+    for _ in range(2000):
         parts = list(tmp_path.glob(".big.csv.*.part"))
         if parts and parts[0].stat().st_size > 0:
-            break
+            return child, parts
         time.sleep(0.005)
-    else:
-        child.kill()
-        child.communicate()
-        pytest.fail("the export never started")
+    child.kill()
+    child.communicate()
+    pytest.fail("the export never started")
+
+
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_exports_signal_mid_write_leaves_no_part(tmp_path: Path, number: int) -> None:
+    child, _ = _writing(tmp_path)
     child.send_signal(number)
     _, err = child.communicate(timeout=60)
     assert child.returncode != 0, err
@@ -131,23 +135,7 @@ def test_a_part_sigkill_left_is_removed_by_the_next_write_there(tmp_path: Path) 
     """The rule: a temporary file of ours whose writer is gone (its lock free) is removed by
     the next write into its folder; a running writer's, an older name and a file of the
     user's that looks alike are left."""
-    target = tmp_path / "big.csv"
-    child = subprocess.Popen(
-        [sys.executable, "-c", _SLOW_WRITE, str(target)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    assert child.stdout is not None
-    child.stdout.readline()
-    for _ in range(2000):  # until the temporary file has grown: killed mid-write
-        parts = list(tmp_path.glob(".big.csv.*.part"))
-        if parts and parts[0].stat().st_size > 0:
-            break
-        time.sleep(0.005)
-    else:
-        child.kill()
-        child.communicate()
-        pytest.fail("the export never started")
+    child, parts = _writing(tmp_path)
     child.kill()  # SIGKILL: nothing can answer it
     child.communicate(timeout=60)
     assert list(tmp_path.glob(".big.csv.*.part")) == parts  # left behind
