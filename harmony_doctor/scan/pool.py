@@ -90,12 +90,16 @@ def _all_at_once(
 def _submit(
     pool: ProcessPoolExecutor, task: Callable[..., T], args: tuple[object, ...]
 ) -> Future[T] | None:
-    """The call given to the pool, or None when the pool broke before it took it."""
+    """The call given to the pool, or None when the pool broke before it took it: submit
+    says so (BrokenProcessPool), or, when the pool's thread is closing the broken pool's
+    queue as submit starts a worker, fails to hand the worker that queue (OSError "handle is
+    closed", a race in Python's pool; a failure of this machine's own shows again when the
+    call runs alone)."""
     from concurrent.futures.process import BrokenProcessPool
 
     try:
         return pool.submit(task, *args)
-    except BrokenProcessPool:
+    except (BrokenProcessPool, OSError):
         return None
 
 
