@@ -114,6 +114,7 @@ __all__ = [
     "Watcher",
     "__version__",
     "alert_rules",
+    "check_repro_folder",
     "empty_frames",
     "existing_repro_files",
     "explain_input",
@@ -262,20 +263,51 @@ def write_repro(
     """Write tokens.json, an offline repro.py, versions.json and ISSUE.md into `folder` (and
     vocab/, with `copy_vocab`). OutputError, and nothing written, when some of those files are
     there already, unless `overwrite`."""
+    from harmony_doctor.output.escape import visible
     from harmony_doctor.streams.repro import write_bundle
 
     original = source if source is not None else _token_input(result.original)
+    inputs = [Path(label)] if label not in ("<api>", "<stdin>", "-") else []
     return write_bundle(
-        result, folder, _vocab(vocab), label, original, copy_vocab=copy_vocab, overwrite=overwrite
+        result,
+        folder,
+        _vocab(vocab),
+        label,
+        original,
+        copy_vocab=copy_vocab,
+        overwrite=overwrite,
+        shown=visible,
+        inputs=inputs,
     )
 
 
-def existing_repro_files(folder: Path, *, copy_vocab: bool = True) -> list[Path]:
+def check_repro_folder(
+    folder: Path,
+    *,
+    copy_vocab: bool = True,
+    overwrite: bool = False,
+    inputs: Sequence[Path] = (),
+) -> None:
+    """OutputError when `write_repro` would refuse `folder` (`existing_repro_files`), said as
+    it would say it: to ask before the shrink, which may take a while."""
+    from harmony_doctor.streams.repro import check_bundle_folder
+
+    check_bundle_folder(folder, copy_vocab, overwrite, inputs)
+
+
+def existing_repro_files(
+    folder: Path,
+    *,
+    copy_vocab: bool = True,
+    overwrite: bool = False,
+    inputs: Sequence[Path] = (),
+) -> list[Path]:
     """The files of a repro bundle already in `folder`, which `write_repro` would replace (to
-    ask before the shrink, which may take a while)."""
+    ask before the shrink, which may take a while); with `overwrite`, those it refuses to
+    replace even then: one of `inputs`, or a file it did not write."""
     from harmony_doctor.streams.repro import existing_bundle_files
 
-    return existing_bundle_files(folder, copy_vocab)
+    return existing_bundle_files(folder, copy_vocab, overwrite, inputs)
 
 
 def render_chat(

@@ -25,6 +25,7 @@ from harmony_doctor.inputs.files import Source
 from harmony_doctor.inputs.tokens import parse_tokens
 from harmony_doctor.models import LogError
 from harmony_doctor.output import tables as export
+from harmony_doctor.output.escape import visible
 from harmony_doctor.scan import event_files as reading
 from harmony_doctor.scan import run as scanning
 from harmony_doctor.scan.read_status import LATIN1
@@ -180,8 +181,8 @@ def test_events_round_trip_every_format(rows: list[tuple[str | None, int | None]
             assert back.height == frame.height
             messages = back["message"].to_list() if back.height else []
             expected = frame["message"].to_list()
-            if suffix == ".csv":  # CSV has no null/empty distinction
-                expected = [m if m else None for m in expected]
+            if suffix == ".csv":  # CSV has no null/empty distinction, and shows controls
+                expected = [visible(m) if m else None for m in expected]
                 messages = [m if m else None for m in messages]
             assert messages == expected
 

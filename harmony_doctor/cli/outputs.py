@@ -86,20 +86,20 @@ def output_targets(
     """Every file scan or report will write, with the option that named it (the request counts
     go beside the events), for output/targets.py to check before anything is read."""
     tallies = hd.requests_path(events) if events is not None else None
-    named: list[tuple[str, Path | None, TargetKind]] = [
-        ("--events", events, "table"),
-        ("--events (request counts)", tallies, "table"),
-        ("--summary-csv", summary, "table"),
-        ("--prometheus", prometheus, "prometheus"),
-        ("--html", html, "html"),
-        ("$GITHUB_STEP_SUMMARY", step_summary_path(output), "append"),
+    named: list[tuple[str, Path | None, TargetKind, bool]] = [
+        ("--events", events, "table", True),
+        ("--events (request counts)", tallies, "table", False),  # a sidecar: never named
+        ("--summary-csv", summary, "table", True),
+        ("--prometheus", prometheus, "prometheus", True),
+        ("--html", html, "html", True),
+        ("$GITHUB_STEP_SUMMARY", step_summary_path(output), "append", True),
     ]
-    given = [(option, path, kind) for option, path, kind in named if path is not None]
+    given = [(option, path, kind, own) for option, path, kind, own in named if path is not None]
     if not given:  # nothing to write: the checks have nothing to load
         return []
     from harmony_doctor.output.targets import Target
 
-    return [Target(option, path, kind) for option, path, kind in given]
+    return [Target(option, path, kind, own) for option, path, kind, own in given]
 
 
 def operator_view(

@@ -11,7 +11,7 @@ import harmony_doctor as hd
 from harmony_doctor.cli.console import present
 from harmony_doctor.cli.options import RoleOpt
 from harmony_doctor.cli.reading import InputArgs, takes_input
-from harmony_doctor.errors import ExitCode, OutputError
+from harmony_doctor.errors import ExitCode
 
 
 @takes_input
@@ -36,19 +36,20 @@ def repro(
         ),
     ] = True,
     force: Annotated[
-        bool, typer.Option("--force", help="Overwrite a bundle already in DIR.")
+        bool,
+        typer.Option(
+            "--force", help="Overwrite a bundle already in DIR (never the input or another file)."
+        ),
     ] = False,
 ) -> int:
     """Shrink a failing stream (delta debugging); write tokens.json, repro.py, ISSUE.md."""
     from harmony_doctor.output import contract
     from harmony_doctor.output.recover_view import repro_view
 
-    existing = [] if force else hd.existing_repro_files(out_dir, copy_vocab=copy_vocab)
-    if existing:  # asked before the input is read and shrunk
-        names = ", ".join(str(p.relative_to(out_dir)) for p in existing)
-        raise OutputError(
-            f"cannot write the bundle to {out_dir}: {names} already there (--force overwrites)"
-        )
+    # Asked before the input is read and shrunk. --force replaces a bundle this tool wrote,
+    # never the input (nor the vocabulary read) or a file of the user's with a bundle's name.
+    inputs = [Path(p) for p in (given.source, given.vocab_path) if p is not None and p != "-"]
+    hd.check_repro_folder(out_dir, copy_vocab=copy_vocab, overwrite=force, inputs=inputs)
     inp, label, vocab = given.tokens()
     result = hd.shrink(inp, vocab, role=role, strict=not lenient, budget=budget)
     paths = hd.write_repro(

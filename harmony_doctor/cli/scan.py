@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -229,14 +228,10 @@ def _scanned_files(paths: list[str], listing: InputListing) -> list[InputFile]:
 
 @contextmanager
 def _spill_directory() -> Iterator[Path]:
-    """A temporary directory for the scan's spill, named, not made (the first batch written
-    makes it: a scan with few failures never does), removed on the way out; those killed scans
-    left there are removed first."""
-    path = hd.spill_directory(Path(tempfile.gettempdir()))
-    try:
+    """A temporary directory for the scan's spill, locked while the scan runs and removed on
+    the way out; those killed scans left there are removed first (hd.spill_directory)."""
+    with hd.spill_directory(Path(tempfile.gettempdir())) as path:
         yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 @contextmanager

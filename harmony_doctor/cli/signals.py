@@ -6,7 +6,15 @@ behind. `install` makes them raise `Signalled` (a KeyboardInterrupt too), so tha
 `finally` and `except BaseException` that cleans up (the scan's pool stops its workers, an
 export removes its temporary file) runs as it does for Ctrl-C. `ending` gives the exit: one line
 and 128 + the signal's number (130 SIGINT, 143 SIGTERM, 129 SIGHUP), as a shell reports a
-program the signal ended. A second signal while the run unwinds ends it at once.
+program the signal ended. Ctrl-C is answered the same way (a KeyboardInterrupt that names its
+signal).
+
+The rule for repeats: once one of these signals has started the run's end, the others and any
+repeat are ignored until the process is gone. `timeout` and systemd send SIGTERM to the
+whole process group, often more than once, and a shell's Ctrl-C may be pressed again; a second
+signal acted on halfway through the cleanup would leave the workers, the spill, a `.part`
+file and the pool's semaphores behind (a leaked-semaphore warning on stderr). SIGKILL is what
+ends a run that will not end.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ from types import FrameType
 from typing import Any
 
 HANDLED = (signal.SIGTERM, signal.SIGHUP)
+ENDING = (signal.SIGINT, *HANDLED)  # the signals that end a run: one is acted on, once
 _WORDS = {
     signal.SIGINT: "interrupted",
     signal.SIGTERM: "terminated (SIGTERM)",
@@ -35,13 +44,14 @@ class Signalled(KeyboardInterrupt):
 
 
 def install() -> dict[int, Any]:
-    """SIGTERM and SIGHUP raise Signalled in the main thread (where they are ignored, as
-    under nohup, they stay ignored; a handler set outside Python is left alone). Returns the
-    handlers replaced (the default, or the entry point's own: cli/start.py), for `restore`."""
+    """SIGINT, SIGTERM and SIGHUP raise Signalled in the main thread (where they are ignored,
+    as under nohup, they stay ignored; a handler set outside Python is left alone). Returns
+    the handlers replaced (the default, or the entry point's own: cli/start.py), for
+    `restore`."""
     if threading.current_thread() is not threading.main_thread():
         return {}
     replaced: dict[int, Any] = {}
-    for number in HANDLED:
+    for number in ENDING:
         if signal.getsignal(number) not in (signal.SIG_IGN, None):
             replaced[number] = signal.signal(number, _raise)
     return replaced
@@ -64,14 +74,20 @@ def answered() -> Iterator[None]:
 
 
 def _raise(number: int, frame: FrameType | None) -> None:
-    for other in HANDLED:  # a second signal while unwinding: the default, at once
+    for other in ENDING:  # the run is ending: repeats are ignored while it cleans up
         if signal.getsignal(other) is _raise:
-            signal.signal(other, signal.SIG_DFL)
+            signal.signal(other, signal.SIG_IGN)
     _received.append(number)
     raise Signalled(number)
 
 
 _received: list[int] = []  # the signals `_raise` turned into Signalled, in this process
+
+
+def ended() -> bool:
+    """Whether a signal has ended a run in this process (the entry point then ignores the
+    repeats that land after the run's handlers are put back: cli/start.py)."""
+    return bool(_received)
 
 
 def received() -> Signalled | None:

@@ -34,17 +34,34 @@ def main() -> NoReturn:
         run()
     except KeyboardInterrupt:  # after the run's own answer, before the line below
         _at_once(signal.SIGINT, None)
+        sys.exit(_ended())  # a repeat: the run a signal ended exits as it said
     finally:
-        for loaded in answered:
-            signal.signal(loaded, _at_once)
+        # After a run a signal ended, the rest of its burst is ignored until the process is
+        # gone: SIG_IGN, not a handler, which Python's finalization would put back to the
+        # default (a repeat landing then would end the process before its exit handlers).
+        after = _at_once if _ended() is None else signal.SIG_IGN
+        for loaded in _EARLY if after is signal.SIG_IGN else answered:
+            signal.signal(loaded, after)
 
 
-def _at_once(number: int, frame: FrameType | None) -> NoReturn:
+def _at_once(number: int, frame: FrameType | None) -> None:
     """Nothing is being read or written (the run has not started, or has ended and flushed its
-    output), and no worker runs: say it, and end at once."""
+    output), and no worker runs: say it, and end at once; unless a signal ended the run, which
+    has said so: a repeat of the burst (cli/signals.py) is ignored, and the process ends as
+    it was ending."""
+    if _ended() is not None:
+        return
     from harmony_doctor.cli.signals import Signalled, ending
 
     code, words = ending(Signalled(number))
     sys.stderr.write(f"{PROGRAM}: {words}\n")
     sys.stderr.flush()
     os._exit(code)
+
+
+def _ended() -> int | None:
+    """The exit code of the run a signal ended in this process (cli/signals.py), or None."""
+    signals = sys.modules.get("harmony_doctor.cli.signals")
+    if signals is None or not signals.ended():
+        return None
+    return int(signals.ending(signals.received())[0])

@@ -195,7 +195,10 @@ class Line(NamedTuple):
     evidence: Server | None
 
 
-_ANSI = Pattern(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+# Terminal escapes a log may carry: CSI (colours, `ESC [ ... final`), and the string family
+# (OSC `ESC ]`, DCS `ESC P`, SOS `ESC X`, PM `ESC ^`, APC `ESC _`) up to its end, BEL or ST
+# (`ESC \`), whichever comes first.
+_ANSI = Pattern(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)")
 _HTML_ENTITY = Pattern(r"&(?:quot|apos|lt|gt|amp|#\d+|#x[0-9a-fA-F]+);")
 
 

@@ -1,4 +1,11 @@
-"""The one escaping helper: every untrusted string reaches stdout or stderr through it."""
+"""The one escaping helper: every untrusted string reaches stdout, stderr or a file through it.
+
+The rule is the same everywhere: control characters (C0 but tab and newline, DEL, C1), bidi
+and invisible formatting characters and the Unicode line separators are shown as escapes
+(`\\x1b`, `\\u202e`), never written. The terminal gets them through `safe_text` and
+`one_line`; files through `visible` and its per-format entry points (`for_html`), so that a file
+`cat`ed to a terminal or opened in a browser runs or reorders nothing (OSC 52, U+202E).
+"""
 
 from __future__ import annotations
 
@@ -73,6 +80,34 @@ def visible(text: str) -> str:
     if shown.isprintable():
         return shown
     return "".join(c if c.isprintable() or c in "\n\t" else _escape_char(c) for c in shown)
+
+
+def for_html(value: str) -> str:
+    """Untrusted text as HTML text or an attribute value: `visible`, then markup escaped."""
+    import html
+
+    return html.escape(visible(value), quote=True)
+
+
+def json_escaped(encoded: str) -> str:
+    """JSON text with its unsafe characters as JSON's own `\\uXXXX` escapes: lossless, as
+    they can stand only inside strings (json.dumps writes C0 as escapes already)."""
+    return _UNSAFE.sub(lambda match: f"\\u{ord(match.group()):04x}", encoded)
+
+
+def unsafe(text: str) -> bool:
+    """Whether `text` holds a character no output may write as it is (what `visible` shows)."""
+    return _UNSAFE.search(text) is not None
+
+
+def bounded(value: str, limit: int) -> str:
+    """`value` whole up to `limit` characters; past it, its head and tail with how much is
+    left out between them (`… 299,600 characters …`): long, yet never silently short."""
+    if len(value) <= limit:
+        return value
+    half = max(1, limit // 2)
+    left = len(value) - 2 * half
+    return f"{value[:half]}… {left:,} characters …{value[-half:]}"
 
 
 def shorten(value: str, limit: int) -> str:

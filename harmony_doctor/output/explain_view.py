@@ -13,7 +13,7 @@ from rich.text import Text
 from harmony_doctor.explain import LogExplanation
 from harmony_doctor.faults.rules import RULES
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, Vocab, special_token_name
-from harmony_doctor.output.escape import safe_text, shorten
+from harmony_doctor.output.escape import bounded, safe_text, shorten
 from harmony_doctor.output.layout import Fitted, capped, facts_grid, header_summary, separator
 from harmony_doctor.output.styles import DIM, ERROR, LABEL, OK, SPECIAL, WARNING
 from harmony_doctor.output.tokens import token_label, token_ref, token_window
@@ -26,6 +26,18 @@ if TYPE_CHECKING:  # a log's failures build no stream record
 def _cut(value: str, limit: int, elide: bool) -> str:
     """`value` cut to `limit` characters on a terminal, whole otherwise."""
     return shorten(value, limit) if elide else value
+
+
+# A header a log carries may be any length (a model writing prose into it: 300 KB); where it
+# is echoed (the message, the words, the header rebuilt, what was found) it is bounded even
+# off a terminal: its head and tail, with how much is left out between them.
+HEADER_ECHO = 2_000
+HEADER_WORD = 200
+
+
+def _echo(value: str, limit: int, elide: bool) -> str:
+    """A text that holds a log's header: `_cut` on a terminal, else bounded (`bounded`)."""
+    return shorten(value, limit) if elide else bounded(value, HEADER_ECHO)
 
 
 # --- token streams ---------------------------------------------------------------------------
@@ -105,7 +117,7 @@ def _finding_view(
         header = vocab.decode(tokens[f.span[0] : f.span[1]])
         facts.add_row(
             f"header {f.span[0]}-{f.span[1]}",
-            safe_text(repr(_cut(header, 300, elide)), keep_newlines=False),
+            safe_text(repr(_echo(header, 300, elide)), keep_newlines=False),
         )
     return Group(
         head,
@@ -325,18 +337,18 @@ def _log_error_view(e: LogError, vocab: Vocab | None, elide: bool = True) -> Ren
         e.timestamp or "",
     ]
     facts.add_row("seen in", safe_text(" · ".join(b for b in origin if b), keep_newlines=False))
-    facts.add_row("message", safe_text(_cut(e.message, 300, elide), keep_newlines=False))
+    facts.add_row("message", safe_text(_echo(e.message, 300, elide), keep_newlines=False))
     if e.token is not None:
         facts.add_row("token", _log_token(e.token, vocab))
     if e.header_words:
         facts.add_row("header words", _header_words(e, elide=elide))
         if e.reconstructed:
-            reconstructed = _cut(e.reconstructed, 300, elide)
+            reconstructed = _echo(e.reconstructed, 300, elide)
             facts.add_row("reconstructed", safe_text(reconstructed, keep_newlines=False))
     if e.context:
-        facts.add_row("context", safe_text(_cut(e.context, 300, elide), keep_newlines=False))
+        facts.add_row("context", safe_text(_echo(e.context, 300, elide), keep_newlines=False))
     facts.add_row("expected", safe_text(e.expected, keep_newlines=False))
-    facts.add_row("found", safe_text(_cut(e.found, 400, elide), keep_newlines=False))
+    facts.add_row("found", safe_text(_echo(e.found, 400, elide), keep_newlines=False))
     rule = RULES.get(e.code)
     advice = _advice(e.cause, e.fix, rule.refs if rule is not None else ())
     return Group(
@@ -370,9 +382,9 @@ def _header_words(e: LogError, head: int = 24, tail: int = 8, elide: bool = True
         if word is None:
             out.append(f"… {len(words) - head - tail} more …", DIM)
         elif index == len(shown) - 1:
-            out.append_text(safe_text(word, "underline", keep_newlines=False))
+            out.append_text(safe_text(bounded(word, HEADER_WORD), "underline", keep_newlines=False))
         else:
-            out.append_text(safe_text(word, keep_newlines=False))
+            out.append_text(safe_text(bounded(word, HEADER_WORD), keep_newlines=False))
     if e.remainder_truncated:
         out.append("  ✂ the log cut the rest", WARNING)
     else:

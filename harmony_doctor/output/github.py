@@ -24,19 +24,36 @@ from harmony_doctor.output.operator import (
 ANNOTATION_LIMIT = 50
 
 
+def _command_data(value: str) -> str:
+    """What the workflow-command format itself asks of data: `%`, CR and LF escaped."""
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _command_property(value: str) -> str:
+    """What the format asks of a property value: data's escapes, and `:` and `,`."""
+    return _command_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
 def escape_data(value: str) -> str:
     """A workflow command's message, as GitHub reads it back."""
     # No CR or LF is left for the escaper to show; its escapes hold no `%`, `:` or `,`.
-    return visible(value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
+    return visible(_command_data(value))
 
 
 def escape_property(value: str) -> str:
-    """A workflow command's property value (file, title, ...), as GitHub reads it back."""
-    return escape_data(value).replace(":", "%3A").replace(",", "%2C")
+    """A workflow command's shown property value (title), as GitHub reads it back."""
+    return visible(_command_property(value))
 
 
 def _command(name: str, properties: dict[str, str], message: str) -> str:
-    props = ",".join(f"{k}={escape_property(v)}" for k, v in properties.items() if v)
+    """One command. The `file` property is the real path, escaped only as the format asks:
+    GitHub attaches the annotation by it (a path shown with escapes names no file in the
+    checkout), and shows it nowhere as text."""
+    props = ",".join(
+        f"{k}={_command_property(v) if k == 'file' else escape_property(v)}"
+        for k, v in properties.items()
+        if v
+    )
     return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
 
 

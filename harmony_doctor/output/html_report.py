@@ -2,15 +2,16 @@
 
 Inline CSS and SVG drawn here: no script, no font, no image, nothing fetched, so the page
 opens the same offline, in a mail client or from an incident ticket. Every string that came
-from a log (file names included) goes through `html.escape`.
+from a log (file names included) goes through the one escaper (output/escape.py `for_html`):
+markup escaped, control and bidi characters shown as escapes.
 """
 
 from __future__ import annotations
 
-import html
 from collections import Counter
 from pathlib import Path
 
+from harmony_doctor.output.escape import for_html
 from harmony_doctor.output.html import chart, series
 from harmony_doctor.output.operator import (
     NO_ORIGIN,
@@ -43,7 +44,7 @@ svg text{font-size:11px;fill:#57606a}.note{color:#57606a;font-size:12px}
 
 
 def esc(value: object) -> str:
-    return html.escape(text(value), quote=True)
+    return for_html(text(value))
 
 
 def _rate(value: float | None) -> str:

@@ -16,11 +16,10 @@ def write_textfile(path: Path, registry: CollectorRegistry) -> None:
     one atomic writer (output/tables.py): under a temporary name in the same folder, then
     renamed, so node-exporter never reads half a file, and a signal leaves no temporary file
     (prometheus_client's own writer removes it on errors only)."""
-    from prometheus_client import generate_latest
-
+    from harmony_doctor.output.prometheus import exposition
     from harmony_doctor.output.tables import write_text
 
-    write_text(path, generate_latest(registry).decode("utf-8"))
+    write_text(path, exposition(registry))
 
 
 def append_text(path: Path, text: str) -> None:

@@ -1,5 +1,9 @@
 """The summary as Prometheus metrics, for node-exporter's textfile collector.
 
+Label values come from logs (codes, servers, origins): prometheus_client escapes `\\`, `"`
+and newlines in them, and `exposition` shows every other control and bidi character as an
+escape through the one escaper, so the textfile, `cat`ed, runs and reorders nothing.
+
 Gauges, not counters: each file is a snapshot of one scan window, and a later scan over other
 logs may count fewer failures, which a counter must never do.
 """
@@ -102,6 +106,15 @@ def requests_by_server(summary: OperatorSummary) -> dict[tuple[str, str], int]:
 
 def prometheus_text(summary: OperatorSummary, now: float) -> str:
     """The textfile's content (the exposition format), as `write_to_textfile` writes it."""
+    return exposition(prometheus_registry(summary, now))
+
+
+def exposition(registry: CollectorRegistry) -> str:
+    """The registry in the exposition format, its label values' control and bidi characters
+    shown as escapes (the format's own escapes leave no newline inside a value, so every
+    newline left is a line end, which `visible` keeps)."""
     from prometheus_client import generate_latest
 
-    return generate_latest(prometheus_registry(summary, now)).decode("utf-8")
+    from harmony_doctor.output.escape import visible
+
+    return visible(generate_latest(registry).decode("utf-8"))

@@ -221,7 +221,13 @@ def _groups_table(
     from harmony_doctor.output.escape import safe_text
 
     shown = groups[:top]
-    widths = {k: min(40, max(len(k), *(len(str(g[k])) for g in shown))) for k in by}
+    # Each key as it is shown (escapes and wide characters included): its width in cells is
+    # what the column needs, not the length of the value it shows.
+    texts = {
+        k: [safe_text(str(g[k]) if g[k] is not None else "-", keep_newlines=False) for g in shown]
+        for k in by
+    }
+    widths = {k: min(40, max(len(k), *(t.cell_len for t in texts[k]))) for k in by}
     unrated = any(g.get("unrated") for g in shown)
     keys = sum(w + 2 for w in widths.values())
     count = max(5, *(len(f"{g['count']:,}") for g in shown)) + 2
@@ -258,11 +264,8 @@ def _groups_table(
         room = spare - 18 * (columns["first seen"] + columns["last seen"])
         table.add_column("example", no_wrap=True, overflow="ellipsis", max_width=max(12, room))
     biggest = max(g["count"] for g in shown)
-    for g in shown:
-        cells: list[Any] = [
-            *(safe_text(str(g[k]) if g[k] is not None else "-", keep_newlines=False) for k in by),
-            f"{g['count']:,}",
-        ]
+    for row, g in enumerate(shown):
+        cells: list[Any] = [*(texts[k][row] for k in by), f"{g['count']:,}"]
         if columns["share"]:
             cells.append(f"{g['share']:.1%}")
         if columns["bar"]:

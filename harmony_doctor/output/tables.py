@@ -2,11 +2,14 @@
 
 Every output path is checked before any input is read (output/targets.py), so a typo costs
 nothing. Every file is written under a temporary name and renamed at the end, so an interrupted
-run (Ctrl-C, SIGTERM, SIGHUP) never leaves a partial export, nor its `.part`. A failed write is
+run (Ctrl-C, SIGTERM, SIGHUP) never leaves a partial export, nor its `.part`; one SIGKILL left
+(its writer's lock free) is removed by the next write into its folder. A failed write is
 an OutputError with one line of why. Files get the mode the umask gives new files. CSV cells a
 spreadsheet would execute (starting with `=`, `+`, `-`, `@`, tab or carriage return) are
 neutralised with a leading `'`, and so are cells that start with `'` themselves, so that the
 reader (scan/event_files.py) can take exactly one `'` off both and get every cell back.
+Control and bidi characters are shown as escapes in CSV (lossy: Parquet and JSONL keep them,
+JSONL as JSON's own escapes), as on the terminal (output/escape.py).
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ import itertools
 import json
 import math
 import os
+import re
 import signal
+import stat
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -26,7 +31,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, TextIO
 
 from harmony_doctor.errors import OutputError
-from harmony_doctor.output.escape import one_line
+from harmony_doctor.output.escape import json_escaped, one_line, visible
 from harmony_doctor.output.words import stated
 from harmony_doctor.scan.event_files import (
     QUOTED_STARTS,
@@ -105,16 +110,22 @@ def _umask() -> int:
 
 @contextlib.contextmanager
 def _signals_unwind() -> Iterator[None]:
-    """SIGTERM and SIGHUP raise Terminated while the body runs (their default would end the
-    process on the spot, leaving the temporary file); the previous handlers come back after."""
+    """SIGTERM and SIGHUP raise Terminated while the body runs where nothing answers them
+    (their default would end the process on the spot, leaving the temporary file; the CLI
+    answers them itself, cli/signals.py); a repeat is ignored while the file is removed. The
+    previous handlers come back after."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def terminated(number: int, frame: FrameType | None) -> None:
+        for other in previous:
+            signal.signal(other, signal.SIG_IGN)
         raise Terminated(signal.Signals(number).name)
 
-    previous = {n: signal.signal(n, terminated) for n in (signal.SIGTERM, signal.SIGHUP)}
+    numbers = (signal.SIGTERM, signal.SIGHUP)
+    unanswered = [n for n in numbers if signal.getsignal(n) == signal.SIG_DFL]
+    previous = {n: signal.signal(n, terminated) for n in unanswered}
     try:
         yield
     finally:
@@ -122,16 +133,23 @@ def _signals_unwind() -> Iterator[None]:
             signal.signal(number, handler)
 
 
+# A temporary file of ours: `.NAME.hd-XXXXXXXX.part`, locked (flock) by its writer while it
+# is written. One whose lock is free was left by a writer SIGKILL ended (nothing else leaves
+# one): the next write into the folder removes it (`sweep_parts`).
+PART_MARK = ".hd-"
+_PART = re.compile(r"\..+\.hd-[a-z0-9_]{8}\.part")
+
+
 @contextlib.contextmanager
 def _atomic(path: Path, binary: bool = False) -> Iterator[Any]:
     folder = path.parent if str(path.parent) else Path(".")
     with _signals_unwind():
+        sweep_parts(folder)
         try:
-            handle, temporary = tempfile.mkstemp(
-                prefix=f".{path.name}.", suffix=".part", dir=folder
-            )
+            handle, temporary = _locked_part(path, folder)
         except OSError as exc:
             raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+        keeper = os.dup(handle)  # holds the lock until the file has its name, or is gone
         try:
             # mkstemp makes the file 0600; an export is an ordinary file, as the umask says.
             os.fchmod(handle, 0o666 & ~_umask())
@@ -148,6 +166,59 @@ def _atomic(path: Path, binary: bool = False) -> Iterator[Any]:
             if isinstance(exc, OSError):
                 raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
             raise
+        finally:
+            os.close(keeper)
+
+
+def _locked_part(path: Path, folder: Path) -> tuple[int, str]:
+    """A new temporary file for `path`, locked before it has the name a sweep looks for (made
+    as `.making`, then renamed): no sweep ever sees it unlocked. Its descriptor and name."""
+    import fcntl
+
+    handle, making = tempfile.mkstemp(
+        prefix=f".{path.name}{PART_MARK}", suffix=".making", dir=folder
+    )
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        temporary = making.removesuffix(".making") + ".part"
+        os.rename(making, temporary)
+    except BaseException:
+        os.close(handle)
+        with contextlib.suppress(OSError):
+            os.unlink(making)
+        raise
+    return handle, temporary
+
+
+def sweep_parts(folder: Path) -> list[Path]:
+    """Remove the temporary files of ours in `folder` whose writer is gone (their lock free,
+    this user's, regular files): SIGKILL leaves them, nothing answers it. The paths removed."""
+    import fcntl
+
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return []
+    removed = []
+    for entry in entries:
+        if not _PART.fullmatch(entry.name):
+            continue
+        try:
+            handle = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            info = os.fstat(handle)
+            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+                continue
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # OSError: its writer runs
+            os.unlink(entry.path)
+            removed.append(Path(entry.path))
+        except OSError:
+            continue
+        finally:
+            os.close(handle)
+    return removed
 
 
 def write_events(events: EventFrames, tallies: pl.DataFrame, path: Path, beside: Path) -> None:
@@ -199,7 +270,7 @@ def _write_text_batches(
         return
     for frame in batches:
         for row in frame.iter_rows(named=True):
-            stream.write(json.dumps(_json_safe(row), ensure_ascii=False) + "\n")
+            stream.write(_json_line(row) + "\n")
 
 
 ROW_GROUP_BYTES = 64 * 1024 * 1024  # a quarter of what `report` reads in one row group
@@ -233,18 +304,31 @@ def write_table(frame: pl.DataFrame, path: Path) -> None:
 
 
 def write_csv(columns: list[str], rows: Any, stream: TextIO) -> None:
-    """CSV with formula-safe cells and floats as the outputs state them (words.stated); to a
-    terminal, control characters are shown, not obeyed
-    (a file or a pipe gets the values as they are)."""
+    """CSV with formula-safe cells and floats as the outputs state them (words.stated);
+    control and bidi characters are shown as escapes, not obeyed, wherever the CSV goes (a
+    file is `cat`ed too); to a terminal each cell is also one line."""
     shown = stream.isatty()
     writer = csv.writer(stream)
     writer.writerow(columns)
     for row in rows:
-        writer.writerow([_terminal_cell(v) if shown else safe_cell(v) for v in stated(row)])
+        writer.writerow([_terminal_cell(v) if shown else _file_cell(v) for v in stated(row)])
 
 
 def _terminal_cell(value: Any) -> Any:
     return one_line(safe_cell(value)) if isinstance(value, str) else value
+
+
+def _file_cell(value: Any) -> Any:
+    """A cell of a CSV file: escapes shown first (they start with `\\`, never a formula
+    character), then made formula-safe, so that the reader's one `'` taken off still holds."""
+    return safe_cell(visible(value)) if isinstance(value, str) else value
+
+
+def _json_line(row: dict[str, Any]) -> str:
+    """A JSONL row: control and bidi characters written as JSON's own `\\u` escapes, which a
+    JSON reader turns back into them (nothing lost) and a terminal shows as text."""
+    line = json.dumps(_json_safe(row), ensure_ascii=False)
+    return json_escaped(line)
 
 
 def _json_safe(row: dict[str, Any]) -> dict[str, Any]:

@@ -37,6 +37,10 @@ class Target:
     option: str  # as the user gave it: "--events", "$GITHUB_STEP_SUMMARY"
     path: Path
     kind: TargetKind
+    # False for a sidecar the run names itself (the request counts beside --events): it may
+    # replace only a file of its own kind, recognised by content, never one the user did not
+    # name (`check_sidecar`)
+    named: bool = True
 
     def __str__(self) -> str:
         return f"{self.option} {self.path}"
@@ -58,6 +62,8 @@ def check_targets(targets: Sequence[Target]) -> None:
         _check_name(target)
         if target.kind != "append":  # appended to as it is; its writer made it
             check_writable(target.path)
+        if not target.named:
+            check_sidecar(target)
     seen: dict[tuple[object, ...], Target] = {}
     for target in targets:
         key = _identity(target.path)
@@ -81,6 +87,19 @@ def check_not_inputs(targets: Sequence[Target], inputs: Sequence[InputFile]) -> 
         if found.in_folder and found.path is not None and written_by_scan(found.path):
             continue  # scan leaves its own exports out: this one is an output, not an input
         raise OutputError(f"{target} is the input {found.label}: write it elsewhere")
+
+
+def check_sidecar(target: Target) -> None:
+    """Refuse a sidecar over a file that is not an earlier one (request tallies scan wrote):
+    the user named the events, not this file, and it may be anything of theirs."""
+    if not os.path.lexists(target.path):
+        return
+    why = written_by_scan(target.path)
+    if why is None or not why.startswith("request tallies"):
+        raise OutputError(
+            f"{target} would replace {target.path}, which scan did not write: move it, or give "
+            "the events another name"
+        )
 
 
 def check_writable(path: Path) -> None:

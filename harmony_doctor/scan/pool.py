@@ -1,5 +1,6 @@
 """The worker processes of a scan's pool: they start with SIGINT left to the parent, end with
-the parent however it ends, and are stopped at once on an interrupt or an error."""
+the parent however it ends, and are stopped at once on an interrupt or an error. A worker
+killed under a task (SIGKILL: the out-of-memory killer) costs that task alone (`gather`)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,161 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
-    from concurrent.futures import ProcessPoolExecutor
+    from collections.abc import Callable, Sequence
+    from concurrent.futures import Future, ProcessPoolExecutor
+    from multiprocessing.connection import Connection
+    from multiprocessing.context import SpawnContext
 
 PR_SET_PDEATHSIG = 1
+T = TypeVar("T")
+
+
+def gather(
+    task: Callable[..., T],
+    calls: Sequence[tuple[int, tuple[object, ...]]],
+    jobs: int,
+    context: SpawnContext,
+    done: Callable[[int, T], None],
+) -> dict[int, str]:
+    """Run `task(*args)` for each (index, args) in a pool of `jobs` workers (started in
+    `context`, by `worker_start`), handing each result to `done` as it ends. A worker that
+    dies (SIGKILL from the out-of-memory killer) breaks the whole pool, and the pool cannot
+    say whose task killed it: the calls not done are run again one at a time, each in a
+    worker process of its own, so a worker that dies again dies under its own call, with its
+    signal known, and every other call is done. Returns why each call whose worker died could
+    not be done ({index: "... was killed by SIGKILL ..."}); a task's own error is raised."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(
+        max_workers=jobs, mp_context=context, initializer=worker_start, initargs=(os.getpid(),)
+    )
+    lost = _all_at_once(task, calls, pool, done)
+    died: dict[int, str] = {}
+    for index, args in [c for c in calls if c[0] in lost]:
+        ended = _alone(task, args, context)
+        if isinstance(ended, str):
+            died[index] = ended
+        else:
+            done(index, ended[0])
+    return died
+
+
+def _all_at_once(
+    task: Callable[..., T],
+    calls: Sequence[tuple[int, tuple[object, ...]]],
+    pool: ProcessPoolExecutor,
+    done: Callable[[int, T], None],
+) -> set[int]:
+    """Every call in one pool; the indices of those a broken pool left undone."""
+    from concurrent.futures import as_completed
+
+    lost: set[int] = set()
+    try:
+        futures = {}
+        with starting():  # workers start here: a signal is handled once they have started
+            for index, args in calls:
+                submitted = _submit(pool, task, args)
+                if submitted is None:  # broke as it was given work: the rest go with it
+                    lost.add(index)
+                else:
+                    futures[submitted] = index
+        for future in as_completed(futures):
+            if _broke(future):
+                lost.add(futures[future])
+            else:
+                done(futures[future], future.result())  # a task's own error is raised
+    except BaseException:
+        stop(pool)
+        raise
+    if lost:
+        stop(pool)
+    else:
+        pool.shutdown()
+    return lost
+
+
+def _submit(
+    pool: ProcessPoolExecutor, task: Callable[..., T], args: tuple[object, ...]
+) -> Future[T] | None:
+    """The call given to the pool, or None when the pool broke before it took it: submit
+    says so (BrokenProcessPool), or, when the pool's thread is closing the broken pool's
+    queue as submit starts a worker, fails to hand the worker that queue (OSError "handle is
+    closed", a race in Python's pool; a failure of this machine's own shows again when the
+    call runs alone)."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        return pool.submit(task, *args)
+    except (BrokenProcessPool, OSError):
+        return None
+
+
+def _broke(future: Future[T]) -> bool:
+    """Whether a finished future failed because its pool broke (a worker died)."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    return isinstance(future.exception(), BrokenProcessPool)
+
+
+def _alone(
+    task: Callable[..., T], args: tuple[object, ...], context: SpawnContext
+) -> tuple[T] | str:
+    """One call in a worker process of its own, which this process alone waits for (a pool's
+    thread would reap it first, and its end would be unknown): (its result,), or why it has
+    none (its worker died). A task's own error is raised here."""
+    receiving, sending = context.Pipe(duplex=False)
+    with starting():
+        worker = context.Process(
+            target=_answer, args=(sending, os.getpid(), task, args), daemon=True
+        )
+        worker.start()
+    sending.close()
+    try:
+        try:
+            failed, value = receiving.recv()
+        except EOFError:  # it died before it answered
+            worker.join()
+            return _death(worker.exitcode)
+        worker.join()
+    except BaseException:
+        with contextlib.suppress(OSError, ValueError):
+            worker.kill()
+            worker.join(timeout=5)
+        raise
+    finally:
+        receiving.close()
+    if failed:
+        raise value
+    return (value,)
+
+
+def _answer(
+    sending: Connection, parent: int, task: Callable[..., T], args: tuple[object, ...]
+) -> None:
+    """In a worker of its own: the call's (failed, result or error), sent back."""
+    worker_start(parent)
+    try:
+        answer: tuple[bool, object] = (False, task(*args))
+    except Exception as exc:
+        answer = (True, exc)
+    sending.send(answer)
+    sending.close()
+
+
+def _death(code: int | None) -> str:
+    """Why a call has no result: how its worker ended, the signal named."""
+    if code is not None and code < 0:
+        try:
+            end = f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            end = f"was killed by signal {-code}"
+    else:
+        end = f"exited with status {code}" if code is not None else "ended"
+    hint = " (the out-of-memory killer sends it)" if code == -signal.SIGKILL else ""
+    return f"not read: the worker process reading it {end}{hint}"
 
 
 def stop(pool: ProcessPoolExecutor) -> None:

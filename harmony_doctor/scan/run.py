@@ -37,7 +37,7 @@ from harmony_doctor.scan.documents import (
 from harmony_doctor.scan.found import Place, SourceScan
 from harmony_doctor.scan.names import rotation_rank, stream_of
 from harmony_doctor.scan.own_outputs import written_by_scan
-from harmony_doctor.scan.pool import start_tracker, starting, stop, worker_start
+from harmony_doctor.scan.pool import gather, start_tracker
 from harmony_doctor.scan.read_status import GREW, read_status
 from harmony_doctor.scan.records import (
     EventSpill,
@@ -267,26 +267,21 @@ def _in_pool(
     spill: Path | None,
 ) -> dict[int, list[UnitResult]]:
     import multiprocessing  # a pool only for large scans: small ones never load it
-    from concurrent.futures import ProcessPoolExecutor, as_completed
 
     # spawn, not fork: the parent may already run polars' or openai-harmony's threads.
     context = multiprocessing.get_context("spawn")
-    jobs = min(options.jobs, len(units))
     start_tracker()
-    pool = ProcessPoolExecutor(
-        max_workers=jobs, mp_context=context, initializer=worker_start, initargs=(os.getpid(),)
-    )
     results: dict[int, list[UnitResult]] = {}
-    try:
-        with starting():  # workers start here: a signal is handled once they have started
-            futures = {pool.submit(scan_unit, unit, options, now, spill): i for i, unit in units}
-        for future in as_completed(futures):
-            results[futures[future]] = future.result()
-            _told(progress, results[futures[future]])
-    except BaseException:
-        stop(pool)
-        raise
-    pool.shutdown()
+
+    def done(index: int, parts: list[UnitResult]) -> None:
+        results[index] = parts
+        _told(progress, parts)
+
+    calls = [(i, (unit, options, now, spill)) for i, unit in units]
+    died = gather(scan_unit, calls, min(options.jobs, len(units)), context, done)
+    for index, unit in units:  # a worker killed under it (the out-of-memory killer): skipped
+        if index in died:
+            done(index, [UnitResult(part, [], None, died[index]) for part in unit.parts])
     return results
 
 

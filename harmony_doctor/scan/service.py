@@ -5,6 +5,7 @@ failures per day), built the same way from a scan and from event files read back
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
@@ -80,14 +81,16 @@ def scan_inputs(
     return scan(listing.sources, options or ScanOptions(), listing.skipped, None, told, spill)
 
 
-def spill_directory(parent: Path) -> Path:
-    """A new spill directory's path under `parent` (not made: the first batch written makes
-    it), for `scan_inputs`; the spills that killed scans left there are removed first
-    (scan/spill.py `sweep`)."""
-    from harmony_doctor.scan.spill import spill_path, sweep
+@contextlib.contextmanager
+def spill_directory(parent: Path) -> Iterator[Path]:
+    """A spill directory under `parent` for `scan_inputs`, held (locked) while the body runs
+    and removed after; the spills that killed scans left there are removed first. An error
+    while it is gone (removed under the scan) is a one-line OutputError (scan/spill.py
+    `held_spill`)."""
+    from harmony_doctor.scan.spill import held_spill
 
-    sweep(parent)
-    return spill_path(parent)
+    with held_spill(parent) as path:
+        yield path
 
 
 def _progress_of(unit: UnitResult) -> ScanProgress:

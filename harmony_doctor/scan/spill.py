@@ -3,14 +3,18 @@ marked with their origin (and redacted), gathered in batches of BATCH, and each 
 to a spill directory as an Arrow IPC file (scan/summary.py's events frame), or, without a
 directory, kept as records (library calls that want `ScanResult.events`).
 
-The spill directory belongs to the caller (the CLI's scan names a temporary one, made by the
-first batch written, and removes it on every way out a process can answer; one that SIGKILL or
-the out-of-memory killer left is removed by the next scan: `spill_path`, `sweep`); an
-EventSpill only names its files, so it crosses processes cheaply.
+The spill directory belongs to the caller; an EventSpill only names its files, so it crosses
+processes cheaply. The CLI's scan holds one (`held_spill`) and removes it on every way out a
+process can answer; one that SIGKILL or the out-of-memory killer left is removed by the next
+scan (`sweep`). A spill is owned by a lock, not by a pid: `.lock` inside it, locked (flock)
+from before the directory has its name until the scan ends, so a scan in another pid
+namespace sharing the temporary folder and the hostname (containers) is never taken for a
+dead one; the sweep removes only a spill whose lock it can take.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -19,7 +23,7 @@ import socket
 import stat
 import uuid
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -157,10 +161,79 @@ def spill_path(parent: Path) -> Path:
     return parent / f"harmony-doctor-spill-{_host()}-{os.getpid()}-{uuid.uuid4().hex}"
 
 
+LOCK = ".lock"  # the file inside a spill whose lock its scan holds while it runs
+
+
+@contextlib.contextmanager
+def held_spill(parent: Path) -> Iterator[Path]:
+    """A spill directory under `parent` for one scan, locked for its life and removed after
+    (the spills killed scans left there are removed first: `sweep`). An error raised in the
+    body while the directory is gone (removed under the running scan) is an OutputError of one
+    line. Where no directory can be made, the path is given unmade: the first batch written
+    says why it cannot be."""
+    sweep(parent)
+    path = spill_path(parent)
+    lock = _locked(path)
+    try:
+        made = os.stat(path) if lock is not None else None
+    except OSError:
+        made = None
+    try:
+        yield path
+    except Exception:
+        if made is not None and _moved(path, made):
+            raise OutputError(
+                f"the scan's temporary folder {path} was removed while the scan ran (another "
+                "process cleaning the temporary folder?): run it again, or name another place "
+                "with TMPDIR"
+            ) from None
+        raise
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+        if lock is not None:
+            os.close(lock)
+
+
+def _locked(path: Path) -> int | None:
+    """Make the spill at `path` with its `.lock` locked, under a name no sweep takes, then
+    give it its name (a rename: no sweep ever sees it unlocked). The lock's descriptor, held
+    until the scan ends; None where it cannot be made."""
+    import fcntl
+    import tempfile
+
+    try:
+        making = Path(tempfile.mkdtemp(prefix=".making-", dir=path.parent))  # 0700
+    except OSError:
+        return None
+    try:
+        lock = os.open(making / LOCK, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError:
+        shutil.rmtree(making, ignore_errors=True)
+        return None
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.rename(making, path)
+    except OSError:
+        os.close(lock)
+        shutil.rmtree(making, ignore_errors=True)
+        return None
+    return lock
+
+
+def _moved(path: Path, made: os.stat_result) -> bool:
+    """Whether the directory made at `path` is gone (or another now has its name)."""
+    try:
+        now = os.stat(path)
+    except OSError:
+        return True
+    return (now.st_dev, now.st_ino) != (made.st_dev, made.st_ino)
+
+
 def sweep(parent: Path) -> list[Path]:
     """Remove the spill directories under `parent` that killed scans left (SIGKILL, the
-    out-of-memory killer): named by this host, owned by this user, their process gone. Another
-    host's (a shared temporary directory) and a running scan's are left. The paths removed."""
+    out-of-memory killer): named by this host, owned by this user, and their lock free (one
+    made before spills had a lock: its process gone). Another host's (a shared temporary
+    directory) and a running scan's, in whatever pid namespace, are left. The paths removed."""
     if not hasattr(os, "getuid"):
         return []
     try:
@@ -176,10 +249,36 @@ def sweep(parent: Path) -> list[Path]:
             info = entry.stat(follow_symlinks=False)
         except OSError:
             continue
-        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and _gone(int(name[2])):
-            shutil.rmtree(entry.path, ignore_errors=True)
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+            continue
+        if _remove_unlocked(Path(entry.path), int(name[2])):
             removed.append(Path(entry.path))
     return removed
+
+
+def _remove_unlocked(path: Path, pid: int) -> bool:
+    """Remove a spill whose lock no scan holds (taken, then removed with it); without a lock
+    file, one whose process is gone. Whether it was removed."""
+    import fcntl
+
+    try:
+        lock = os.open(path / LOCK, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        if not _gone(pid):
+            return False
+        shutil.rmtree(path, ignore_errors=True)
+        return True
+    except OSError:
+        return False
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:  # held: its scan is running
+        return False
+    else:
+        shutil.rmtree(path, ignore_errors=True)
+        return True
+    finally:
+        os.close(lock)
 
 
 def _host() -> str:

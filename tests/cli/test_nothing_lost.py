@@ -352,9 +352,46 @@ def test_repro_refuses_to_overwrite_a_bundle_unless_forced(tmp_path: Path, copy:
     _refused(["repro", SEED, "-o", str(out), copy], str(out), "ISSUE.md", "--force")
     assert (out / "ISSUE.md").read_text() == "my notes on the issue\n"
     assert sorted(p.name for p in out.iterdir()) == ["ISSUE.md"]  # nothing else written
+    # --force replaces a bundle this tool wrote, not a file of the user's with a bundle's name
+    _refused(["repro", SEED, "-o", str(out), copy, "--force"], "ISSUE.md", "--force")
+    assert (out / "ISSUE.md").read_text() == "my notes on the issue\n"
+    (out / "ISSUE.md").unlink()
+    assert run(["repro", SEED, "-o", str(out), copy]).exit_code == 0
     forced = run(["repro", SEED, "-o", str(out), copy, "--force"])
     assert forced.exit_code == 0, forced.stderr
     assert (out / "ISSUE.md").read_text().startswith("#")
+
+
+@pytest.mark.parametrize("name", ["tokens.json", "ISSUE.md"])
+def test_repro_force_never_replaces_its_input(tmp_path: Path, name: str) -> None:
+    """`repro DIR/tokens.json -o DIR --force` (a bundle shrunk again where it lies) must not
+    replace what it reads, though this tool wrote it."""
+    out = tmp_path / "bundle"
+    assert run(["repro", SEED, "-o", str(out), "--no-copy-vocab"]).exit_code == 0
+    given = out / name
+    if name == "ISSUE.md":  # an input of another shape, under a bundle file's name
+        given.write_text(Path(SEED).read_text())
+    before = given.read_bytes()
+    _refused(["repro", str(given), "-o", str(out), "--no-copy-vocab", "--force"], name)
+    assert given.read_bytes() == before
+
+
+def test_write_repro_overwrite_refuses_the_input_and_files_not_its_own(tmp_path: Path) -> None:
+    import harmony_doctor as hd
+    from harmony_doctor.errors import OutputError
+
+    small = hd.shrink(hd.parse_tokens(Path(SEED).read_text()), budget=2_000)
+    out = tmp_path / "bundle"
+    written = hd.write_repro(small, out, copy_vocab=False)
+    tokens = out / "tokens.json"
+    with pytest.raises(OutputError, match=r"tokens\.json"):
+        hd.write_repro(small, out, copy_vocab=False, overwrite=True, label=str(tokens))
+    (out / "repro.py").write_text("print('mine')\n")
+    with pytest.raises(OutputError, match=r"repro\.py"):
+        hd.write_repro(small, out, copy_vocab=False, overwrite=True)
+    assert (out / "repro.py").read_text() == "print('mine')\n"
+    (out / "repro.py").unlink()
+    assert hd.write_repro(small, out, copy_vocab=False, overwrite=True) == written
 
 
 def test_repro_into_a_folder_without_a_bundle_writes(tmp_path: Path) -> None:
@@ -365,6 +402,25 @@ def test_repro_into_a_folder_without_a_bundle_writes(tmp_path: Path) -> None:
     assert (out / "notes.txt").read_text() == "kept\n" and (out / "tokens.json").is_file()
     again = run(["repro", SEED, "-o", str(out)])
     assert again.exit_code == 2 and "already there" in again.stderr
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_events_sidecar_never_replaces_a_file_scan_did_not_write(
+    tmp_path: Path, suffix: str
+) -> None:
+    """`--events X.csv` also writes X.requests.csv: over an earlier one, fine; over any other
+    file (the user never named it), refused before anything is read."""
+    log = tmp_path / "app.log"
+    log.write_bytes(LOG)
+    events = tmp_path / f"x{suffix}"
+    sidecar = tmp_path / f"x.requests{suffix}"
+    sidecar.write_text("quarter,revenue\nq1,100\n")
+    _refused(["scan", str(log), "--events", str(events)], str(sidecar))
+    assert sidecar.read_text() == "quarter,revenue\nq1,100\n" and not events.exists()
+    sidecar.unlink()
+    for _ in range(2):  # the second run replaces the first run's counts
+        assert run(["scan", str(log), "--events", str(events)]).exit_code == 1
+    assert sidecar.read_bytes() != b"quarter,revenue\nq1,100\n"
 
 
 def test_write_repro_refuses_an_existing_bundle_unless_overwrite(tmp_path: Path) -> None:
@@ -441,12 +497,37 @@ def test_github_annotations_show_bidi_and_control_characters(
     (logs / name).write_text("\n".join(lines) + "\n")
     result = run(["scan", str(logs), "-j", "1", "--format", "github", "--by", "file,code"])
     assert result.exit_code == 1, result.stderr
-    assert not set(result.stdout) & set(UNSAFE)
     markdown = step.read_text()  # the step summary's table cells too
     assert "evil\\u202egol.txt\\u2066.log" in markdown and not set(markdown) & set(UNSAFE)
     error = next(line for line in result.stdout.splitlines() if line.startswith("::error "))
-    assert "evil\\u202egol.txt\\u2066.log" in error
-    assert "to\\u202ework\\u2028done" in error
+    props, message = error.removeprefix("::error ").split("::", 1)
+    # The file property is the real path, which GitHub attaches the annotation by (it shows
+    # it as no text); everything GitHub shows is escaped.
+    assert _github_unescape(dict(p.split("=", 1) for p in props.split(","))["file"]) == str(
+        logs / name
+    )
+    assert not set(props.replace(f"file={logs / name}", "")) & set(UNSAFE)
+    assert "to\\u202ework\\u2028done" in message and not set(message) & set(UNSAFE)
+
+
+def test_github_annotation_file_is_escaped_only_as_the_command_format_asks(
+    tmp_path: Path,
+) -> None:
+    """A path with `%`, `:`, `,` and a control character reads back, after GitHub's own
+    unescaping, as the path itself: the annotation attaches to the file."""
+    from tests.scan.vllm_logs import access, traceback
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    name = "a,b:100%\tc\x1bd.log"
+    lines = [access(4), *traceback(4, "11-28 12:30:00", "Unknown role: x")]
+    (logs / name).write_text("\n".join(lines) + "\n")
+    result = run(["scan", str(logs), "-j", "1", "--format", "github"])
+    error = next(line for line in result.stdout.splitlines() if line.startswith("::error "))
+    props = error.removeprefix("::error ").split("::", 1)[0]
+    assert _github_unescape(dict(p.split("=", 1) for p in props.split(","))["file"]) == str(
+        logs / name
+    )
 
 
 def test_csv_cells_read_back_as_written() -> None:
@@ -464,17 +545,20 @@ cell_text = st.tuples(
 
 @given(st.lists(cell_text.filter(bool), min_size=1, max_size=8))
 def test_a_csv_table_reads_back_cell_for_cell(cells: list[str]) -> None:
+    """Every cell reads back as written, but control and bidi characters, which a CSV file
+    shows as escapes as the terminal does (Parquet and JSONL keep them)."""
     import tempfile
 
     import polars as pl
 
+    from harmony_doctor.output.escape import visible
     from harmony_doctor.output.tables import write_table
     from harmony_doctor.scan.event_files import read_table
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder, "t.csv")
         write_table(pl.DataFrame({"file": cells}), path)
-        assert read_table(path)["file"].to_list() == cells
+        assert read_table(path)["file"].to_list() == [visible(c) for c in cells]
 
 
 def test_report_of_the_csv_groups_as_report_of_the_jsonl(

@@ -139,3 +139,80 @@ def test_spills_killed_scans_left_are_removed_by_the_next(tmp_path: Path, tempor
     assert run(["scan", str(log)]).exit_code == 1
     assert sorted(p.name for p in temporary.iterdir()) == sorted(p.name for p in kept)
     assert spilling.sweep(temporary) == []  # nothing else to remove
+
+
+_HOLD = """
+import fcntl, os, sys
+lock = os.open(sys.argv[1], os.O_RDONLY)
+fcntl.flock(lock, fcntl.LOCK_EX)
+print("held", flush=True)
+sys.stdin.read()  # until the test is done
+"""
+
+
+def test_a_running_scans_spill_is_kept_whatever_its_pid_says(
+    tmp_path: Path, temporary: Path
+) -> None:
+    """The rule: a spill is owned by its lock, not by a pid. A scan in another pid namespace
+    (a container sharing the temporary folder and the hostname) has a pid that names no
+    process here, or another one; its spill is kept while its lock is held, and removed once
+    it is not."""
+    theirs = spilling.spill_path(temporary)
+    theirs = theirs.with_name(theirs.name.replace(f"-{os.getpid()}-", f"-{_dead_pid()}-"))
+    theirs.mkdir()
+    (theirs / ".lock").write_bytes(b"")  # the name is the contract between scans
+    (theirs / "x.arrow").write_bytes(b"batch")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD, str(theirs / ".lock")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+        log = tmp_path / "app.log"
+        log.write_bytes(_log(3))
+        assert run(["scan", str(log)]).exit_code == 1
+        assert (theirs / "x.arrow").read_bytes() == b"batch"
+    finally:
+        holder.communicate(b"")
+    assert run(["scan", str(tmp_path / "app.log")]).exit_code == 1
+    assert list(temporary.iterdir()) == []  # its lock free: a killed scan's, removed
+
+
+def test_a_scan_holds_its_spills_lock_while_it_runs(tmp_path: Path, temporary: Path) -> None:
+    import fcntl
+
+    with spilling.held_spill(temporary) as spill:
+        lock = os.open(spill / spilling.LOCK, os.O_RDONLY)
+        try:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            os.close(lock)
+        assert spilling.sweep(temporary) == [] and spill.is_dir()
+    assert list(temporary.iterdir()) == []
+
+
+def test_a_spill_removed_under_the_scan_is_one_line_and_exit_2(
+    tmp_path: Path, temporary: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process empties the temporary folder while the scan runs: the failures it had
+    written out are gone, and the scan says so in one line, without a traceback."""
+    import shutil
+
+    log = tmp_path / "app.log"
+    log.write_bytes(_log(BATCH + 100))
+    close = spilling.EventSink.close
+
+    def swept(sink: Any, found: Any) -> Any:
+        parts = close(sink, found)
+        for spill in temporary.glob("harmony-doctor-spill-*"):
+            shutil.rmtree(spill)
+        return parts
+
+    monkeypatch.setattr(spilling.EventSink, "close", swept)
+    result = run(["scan", str(log), "-j", "1", "--format", "json"])
+    assert (result.exit_code, result.stdout) == (2, ""), result.stderr
+    assert result.stderr.startswith("harmony-doctor: error: the scan's temporary folder ")
+    assert "was removed while the scan ran" in result.stderr
+    assert result.stderr.count("\n") == 1

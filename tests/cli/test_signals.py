@@ -6,6 +6,7 @@ once its workers run, and every process it started is looked up in /proc afterwa
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -81,15 +82,19 @@ def _start_time(pid: int) -> str | None:
     return None if fields[0] == "Z" else fields[19]
 
 
-def _scan_with_workers(tmp_path: Path) -> tuple[subprocess.Popen[bytes], dict[int, str]]:
+def _scan_with_workers(
+    tmp_path: Path, env: dict[str, str] | None = None, logs: list[str] | None = None
+) -> tuple[subprocess.Popen[bytes], dict[int, str]]:
     """A `scan -j 2` whose two workers and resource tracker are running, and their start
-    times."""
+    times (given `logs`, its JSON on stdout, a pipe)."""
+    given = ["-f", "json", *logs] if logs else _logs(tmp_path)
     child = subprocess.Popen(
-        [sys.executable, "-m", "harmony_doctor", "scan", "-j", "2", *_logs(tmp_path)],
-        stdout=subprocess.DEVNULL,
+        [sys.executable, "-m", "harmony_doctor", "scan", "-j", "2", *given],
+        stdout=subprocess.PIPE if logs else subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         start_new_session=True,  # its own process group, as a shell job is
         preexec_fn=_default_signals,
+        env=env,
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -399,3 +404,98 @@ def test_a_signal_while_a_worker_starts_leaves_it_no_traceback(tmp_path: Path, n
     code, line = ENDINGS[signal.Signals(number)]
     assert (child.returncode, err.decode()) == (code, line)
     assert _survivors(started) == []
+
+
+def _workers(pid: int) -> list[int]:
+    """The scan's pool workers (not its resource tracker), by their command line."""
+    found = []
+    try:
+        children = _descendants(pid)
+    except OSError:  # the scan ended as it was read
+        return []
+    for child in children:
+        try:
+            line = Path(f"/proc/{child}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"spawn_main" in line:
+            found.append(child)
+    return found
+
+
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_burst_of_signals_to_the_group_still_cleans_up(tmp_path: Path, number: int) -> None:
+    """The rule: once a signal has begun the run's end, repeats are ignored until it is done.
+    `timeout` and systemd send SIGTERM to the whole group, often more than once; a repeat acted
+    on halfway through the cleanup left workers, the spill and a leaked-semaphore warning."""
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    env = {**os.environ, "TMPDIR": str(temporary)}
+    child, started = _scan_with_workers(tmp_path, env)
+    for _ in range(20):
+        os.killpg(child.pid, number)
+        time.sleep(0.002)
+    _, err = child.communicate(timeout=60)
+    code, line = ENDINGS[signal.Signals(number)]
+    assert (child.returncode, err.decode()) == (code, line)
+    assert _survivors(started) == []
+    assert list(temporary.iterdir()) == []
+
+
+def test_a_worker_killed_under_the_scan_costs_no_input(tmp_path: Path) -> None:
+    """The out-of-memory killer ends a worker (SIGKILL): the pool breaks, and the inputs it
+    had not finished are read again, one at a time, in workers of their own; the summary is
+    the one a scan without the kill prints, without a traceback."""
+    logs = _logs(tmp_path)
+    clean = subprocess.run(
+        [sys.executable, "-m", "harmony_doctor", "scan", "-j", "2", "-f", "json", *logs],
+        capture_output=True,
+        check=False,
+    )
+    child, started = _scan_with_workers(tmp_path, logs=logs)
+    workers = _workers(child.pid)
+    assert workers, "no worker to kill"
+    os.kill(workers[0], signal.SIGKILL)
+    out, err = child.communicate(timeout=120)
+    assert (child.returncode, err.decode()) == (1, "")
+    assert out == clean.stdout
+    assert _survivors(started) == []
+
+
+def test_an_input_whose_worker_is_killed_again_is_skipped_with_the_signal_named(
+    tmp_path: Path,
+) -> None:
+    """An input that kills its worker each time it is read (the out-of-memory killer, again
+    and again) is skipped with the signal named, one line each, and the scan exits 2: never a
+    traceback, nor exit 1 (which reads as failures found, even with --exit-zero)."""
+    import threading
+
+    logs = _logs(tmp_path)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "harmony_doctor", "scan", "-j", "2", "--exit-zero", *logs],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=_default_signals,
+    )
+    killed: set[int] = set()
+
+    def kill_every_worker() -> None:
+        while child.poll() is None:
+            for worker in _workers(child.pid):
+                if worker not in killed:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(worker, signal.SIGKILL)
+                    killed.add(worker)
+            time.sleep(0.005)
+
+    killer = threading.Thread(target=kill_every_worker)
+    killer.start()
+    _, err = child.communicate(timeout=120)
+    killer.join()
+    lines = err.decode().splitlines()
+    assert child.returncode == 2, lines
+    assert len(lines) == len(logs), lines
+    for line, log in zip(sorted(lines), sorted(logs), strict=True):
+        assert line.startswith(f"harmony-doctor: skipped {log}: ")
+        assert "killed by SIGKILL" in line

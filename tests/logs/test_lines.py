@@ -157,3 +157,29 @@ def test_the_matching_group_names_the_first_shape_that_matches(seed: int) -> Non
         found = _ANY_PREFIX.match(text)
         chosen = None if found is None or found.lastindex is None else found.lastindex - 1
         assert chosen == _first_shape_in_order(text), text
+
+
+# Every terminal string sequence (OSC, DCS, SOS, PM, APC), ended by BEL or by ST (`ESC \`),
+# and CSI with intermediate bytes: the writer's text is what is left once they are taken out.
+TERMINAL_SEQUENCES = [
+    "\x1b]52;c;ZXZpbA==\x07",
+    "\x1b]52;c;ZXZpbA==\x1b\\",
+    "\x1b]8;;https://evil.example\x1b\\",
+    "\x1bPq#0;2;0;0;0\x1b\\",
+    "\x1bP1$r\x07",
+    "\x1bXsos\x1b\\",
+    "\x1b^pm\x07",
+    "\x1b_Ga=T\x1b\\",
+    "\x1b[1 q",
+    "\x1b[38;5;196m",
+]
+
+
+@pytest.mark.parametrize("sequence", TERMINAL_SEQUENCES)
+def test_every_terminal_sequence_is_stripped_whatever_ends_it(sequence: str) -> None:
+    text = (
+        f"(APIServer pid=9) ERROR 03-14 08:09:10 [serving.py:830] {sequence}"
+        f"openai_harmony.HarmonyError: Unknown role: ro{sequence}le"
+    )
+    error = only(text)
+    assert (error.code, error.message) == ("HD122", "Unknown role: role")

@@ -236,7 +236,8 @@ def test_regression_corrupt_parquet_panicked_polars(
 
 
 def test_csv_to_a_terminal_shows_control_characters() -> None:
-    """`--format csv` on a terminal: escapes are shown as text; to a pipe, values are kept."""
+    """`--format csv` on a terminal: escapes are shown as text, each cell one line; to a
+    pipe or a file the escapes are shown too (a file is `cat`ed), line breaks kept."""
     from harmony_doctor.output.tables import write_csv
 
     class Terminal(io.StringIO):
@@ -249,7 +250,8 @@ def test_csv_to_a_terminal_shows_control_characters() -> None:
     write_csv(["a", "b", "c"], rows, piped)
     assert "\x1b" not in shown.getvalue() and "\u202e" not in shown.getvalue()
     assert "\\x1b" in shown.getvalue() and "'=1+1" in shown.getvalue()
-    assert "evil\x1b]0;owned\x07" in piped.getvalue() and "'=1+1" in piped.getvalue()
+    assert "evil\\x1b]0;owned\\x07" in piped.getvalue() and "'=1+1" in piped.getvalue()
+    assert "\x1b" not in piped.getvalue() and "\u202e" not in piped.getvalue()
 
 
 def test_parquet_row_groups_stay_within_what_report_reads(

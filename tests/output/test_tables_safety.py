@@ -102,26 +102,73 @@ export.write_table(frame, Path(sys.argv[1]))
 """
 
 
-@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
-def test_exports_signal_mid_write_leaves_no_part(tmp_path: Path, number: int) -> None:
-    target = tmp_path / "big.csv"
+def _writing(tmp_path: Path) -> tuple[subprocess.Popen[bytes], list[Path]]:
+    """A process writing `big.csv` in `tmp_path`, once its temporary file has grown (a signal
+    then lands mid-write), and that temporary file."""
     child = subprocess.Popen(
-        [sys.executable, "-c", _SLOW_WRITE, str(target)],
+        [sys.executable, "-c", _SLOW_WRITE, str(tmp_path / "big.csv")],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
     assert child.stdout is not None
     child.stdout.readline()
-    for _ in range(2000):  # until the temporary file has grown: the signal lands mid-write
+    for _ in range(2000):
         parts = list(tmp_path.glob(".big.csv.*.part"))
         if parts and parts[0].stat().st_size > 0:
-            break
+            return child, parts
         time.sleep(0.005)
-    else:
-        child.kill()
-        child.communicate()
-        pytest.fail("the export never started")
+    child.kill()
+    child.communicate()
+    pytest.fail("the export never started")
+
+
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_exports_signal_mid_write_leaves_no_part(tmp_path: Path, number: int) -> None:
+    child, _ = _writing(tmp_path)
     child.send_signal(number)
     _, err = child.communicate(timeout=60)
     assert child.returncode != 0, err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_part_sigkill_left_is_removed_by_the_next_write_there(tmp_path: Path) -> None:
+    """The rule: a temporary file of ours whose writer is gone (its lock free) is removed by
+    the next write into its folder; a running writer's, an older name and a file of the
+    user's that looks alike are left."""
+    child, parts = _writing(tmp_path)
+    child.kill()  # SIGKILL: nothing can answer it
+    child.communicate(timeout=60)
+    assert list(tmp_path.glob(".big.csv.*.part")) == parts  # left behind
+    theirs = [tmp_path / ".notes.txt.abcdefgh.part", tmp_path / "draft.part"]
+    for path in theirs:
+        path.write_text("mine\n")
+    export.write_text(tmp_path / "other.html", "<p>x</p>\n")
+    assert sorted(tmp_path.iterdir()) == sorted([*theirs, tmp_path / "other.html"])
+
+
+_HOLD_PART = """
+import sys, time
+from pathlib import Path
+from harmony_doctor.output import tables as export
+with export._atomic(Path(sys.argv[1])) as stream:
+    stream.write("half")
+    stream.flush()
+    print("writing", flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_a_running_writers_part_is_kept(tmp_path: Path) -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", _HOLD_PART, str(tmp_path / "slow.csv")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline() == b"writing\n"
+        (running,) = tmp_path.glob(".slow.csv.*.part")
+        assert export.sweep_parts(tmp_path) == [] and running.read_text() == "half"
+    finally:
+        child.communicate(b"")
+    assert child.returncode == 0
+    assert (tmp_path / "slow.csv").read_text() == "half"

@@ -226,3 +226,45 @@ def test_token_views(vocab: Vocab) -> None:
     at = tokens.index(MESSAGE)
     assert re.search(rf"^ +{at} +{MESSAGE} +<\|message\|> +yes *$", table, re.MULTILINE)
     assert stream.startswith("<|channel|>final [bold]x[/bold] :warning: \\x1b[31mred")
+
+
+@pytest.mark.parametrize("width", [60, 80, 100])
+def test_scan_table_measures_keys_as_they_are_shown(width: int) -> None:
+    """The rule: a cell's width is that of its text as shown (escapes, wide characters), not
+    the length of the value: a key the columns could hold whole is never folded."""
+    names = ["al/e\x1b\x1b\x1b\x1bvil.log", "al/plain.log", "al/日本語のログ.log"]
+    groups = [{**_group(name, 1, 1 / 3), "file": name} for name in names]
+    totals = {"files": 3, "bytes": 10, "lines": 30, "failures": 3}
+    files = [{"path": n, "status": "ok", "reason": None, "lines": 10, "failures": 1} for n in names]
+    console = Console(file=io.StringIO(), record=True, width=width, no_color=True)
+    console.print(scan_view(groups, ("file",), totals, [], files, top=10))
+    out = console.export_text()
+    shown = ["al/e\\x1b\\x1b\\x1b\\x1bvil.log", "al/plain.log", "al/日本語のログ.log"]
+    rows = [line for line in out.splitlines() if line.startswith("al/")][:3]
+    assert [row.split("  ")[0] for row in rows] == shown
+    # the count column lines up, whatever the name's width in cells
+    from rich.cells import cell_len
+
+    assert len({cell_len(row[: row.index(" 1 ") + 2]) for row in rows}) == 1, rows
+
+
+def test_a_long_header_is_echoed_bounded_with_what_is_left_out(tmp_path: Any) -> None:
+    """The rule: a header a log carries is shown bounded wherever explain echoes it (the
+    message, the header words, the header rebuilt), even off a terminal: head and tail, with
+    the count of characters left out. A 300 KB header was written three times whole."""
+    from tests.helpers import run
+
+    word = "x" * 300_000
+    log = tmp_path / "big.log"
+    log.write_text(
+        "(APIServer pid=9) ERROR 03-14 08:09:10 [serving.py:830] openai_harmony.HarmonyError: "
+        f'unexpected tokens remaining in message header: Some("{word} to=functions.a")\n'
+    )
+    result = run(["explain", str(log)])
+    assert result.exit_code == 1, result.stderr
+    assert len(result.stdout) < 20_000
+    assert "characters …" in result.stdout and "to=functions.a" in result.stdout
+    left_out = [
+        int(n.replace(",", "")) for n in re.findall(r"… ([\d,]+) characters …", result.stdout)
+    ]
+    assert left_out and all(200_000 < n < 300_000 for n in left_out)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import signal
 import threading
@@ -74,3 +75,34 @@ def test_stopping_waits_for_the_pools_own_thread() -> None:
     stop(pool)
     assert not manager.is_alive()
     assert future.cancelled() or future.exception() is not None
+
+
+def _square_or_die(value: int) -> int:
+    """A task whose worker the out-of-memory killer ends, for one value."""
+    if value == 3:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return value * value
+
+
+SPAWN = multiprocessing.get_context("spawn")
+
+
+def test_a_killed_worker_costs_its_own_task_alone() -> None:
+    """The rule: a worker killed under a task (SIGKILL) breaks the pool, yet every other
+    task's result arrives, and the dead one is named with its signal, never raised."""
+    from harmony_doctor.scan.pool import gather
+
+    done: dict[int, int] = {}
+    calls = [(i, (i,)) for i in range(6)]
+    died = gather(_square_or_die, calls, 2, SPAWN, done.__setitem__)
+    assert done == {i: i * i for i in range(6) if i != 3}
+    assert list(died) == [3]
+    assert "killed by SIGKILL" in died[3] and "out-of-memory" in died[3]
+
+
+def test_a_task_that_raises_still_raises() -> None:
+    """Only a dead worker is turned into a reason: a task's own error is a bug, shown."""
+    from harmony_doctor.scan.pool import gather
+
+    with pytest.raises(ZeroDivisionError):
+        gather(divmod, [(0, (1, 0))], 1, SPAWN, lambda i, r: None)

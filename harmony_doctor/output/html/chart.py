@@ -7,10 +7,10 @@ run, a bucket without data is empty space (bars) or a break in the line."""
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from harmony_doctor.output.escape import for_html
 from harmony_doctor.output.html.series import HOUR, Series
 from harmony_doctor.output.operator import percent
 
@@ -25,7 +25,7 @@ BREAK_AFTER_HOURS, BREAK_AFTER_DAYS = timedelta(days=2), timedelta(days=14)
 
 
 def esc(value: object) -> str:
-    return html.escape("" if value is None else str(value), quote=True)
+    return for_html("" if value is None else str(value))
 
 
 def colours(ranked: tuple[str, ...]) -> dict[str, str]:
