@@ -249,7 +249,13 @@ def _read_capped(path: Path, checked: bool) -> tuple[pl.DataFrame, int]:
     frame = frame.drop(_CUT)
     if kind != "csv":
         return frame, cut
-    return frame.with_columns(pl.col(c).str.replace(_QUOTED_CELL, "$1") for c in frame.columns), cut
+    # An empty cell is empty however it is written: `""` (a file re-saved with every field
+    # quoted, as spreadsheets and pandas' QUOTE_ALL write it) is read as `,,` is, not as text
+    # that no number can be cast from.
+    return frame.with_columns(
+        pl.when(pl.col(c) != "").then(pl.col(c).str.replace(_QUOTED_CELL, "$1")).alias(c)
+        for c in frame.columns
+    ), cut
 
 
 def _capped(table: pl.LazyFrame) -> pl.LazyFrame:

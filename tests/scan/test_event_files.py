@@ -109,3 +109,27 @@ def test_report_of_whole_cells_says_nothing_of_cuts(tmp_path: Path) -> None:
     path = _events_file(tmp_path, "plain.parquet")
     assert reading.read_event_files([path], events_frame(()).schema).cut == (0,)
     assert "read to that length" not in run(["report", str(path), "--exit-zero"]).stderr
+
+
+def test_report_reads_an_events_csv_resaved_with_every_field_quoted(tmp_path: Path) -> None:
+    # Spreadsheets and pandas (QUOTE_ALL) write an empty cell as `""`: it is empty, as `,,` is,
+    # not text a number column cannot be cast from.
+    import csv
+
+    log = tmp_path / "vllm.log"
+    log.write_text(
+        "ERROR 11-27 10:00:01 openai_harmony.HarmonyError: Unexpected token 200002 while "
+        "expecting start token 200006\n"
+        "ERROR 11-27 10:00:02 openai_harmony.HarmonyError: Unexpected token 12606 while "
+        "expecting start token 200006\n"
+    )
+    written = tmp_path / "events.csv"
+    run(["scan", "-j", "1", "--events", str(written), str(log)])
+    quoted = tmp_path / "quoted.csv"
+    with written.open(newline="") as source, quoted.open("w", newline="") as target:
+        csv.writer(target, quoting=csv.QUOTE_ALL).writerows(csv.reader(source))
+    assert '""' in quoted.read_text()
+    plain = reading.read_events([written], events_frame(()).schema)[0]
+    resaved = reading.read_events([quoted], events_frame(()).schema)[0]
+    assert resaved.height == 2
+    assert resaved.equals(plain)

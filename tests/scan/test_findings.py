@@ -105,5 +105,5 @@ def test_redact_hashes_single_word_roles_and_tokens(tmp_path: Path) -> None:
     everything = result.stdout + out.read_text()
     assert "alice" not in everything and "bob" not in everything
     assert '"comment"' not in out.read_text()
-    assert "unexpected_token 12606" in everything and "<|start|>" in everything
+    assert "unexpected_token <text>" in everything and "<|start|>" in everything
     assert everything.count("sha256:") >= 3

@@ -13,12 +13,19 @@ from harmony_doctor.scan.patterns import pattern_of, remainder_template
 from tests.helpers import run
 
 
-def test_unexpected_tokens_keep_their_id() -> None:
+def test_unexpected_special_tokens_keep_their_id() -> None:
     assert pattern_of("unexpected_token", token=200002) == "unexpected_token 200002 <|return|>"
-    assert pattern_of("unexpected_token", token=12606) == "unexpected_token 12606"
     assert pattern_of("unexpected_token", token=200002) != pattern_of(
         "unexpected_token", token=200007
     )
+
+
+@given(st.integers(min_value=0, max_value=199_997), st.integers(min_value=0, max_value=199_997))
+def test_unexpected_text_tokens_are_one_pattern(a: int, b: int) -> None:
+    # One cause (an ordinary word where a start token belongs) is one pattern, whatever the word:
+    # a pattern per id made 200,000 distinct failures 200,000 groups.
+    assert pattern_of("unexpected_token", token=a) == pattern_of("unexpected_token", token=b)
+    assert pattern_of("unexpected_token", token=a) == "unexpected_token <text>"
 
 
 def test_prose_remainders_collapse() -> None:
@@ -143,3 +150,19 @@ def test_scan_groups_a_prose_family_as_one_pattern(tmp_path: Path) -> None:
     out = run(["scan", "-f", "json", "-j", "1", "--by", "pattern", str(tmp_path)])
     groups = json.loads(out.stdout)["groups"]
     assert [(g["pattern"], g["count"]) for g in groups] == [("header_leftover <prose>", 6)]
+
+
+def test_distinct_text_tokens_scan_as_one_group(tmp_path: Path) -> None:
+    # 2,000 failures of one cause, each a different ordinary token: one group, counted whole
+    # (a group per id held a row per failure: 200,000 of them took 530 MiB).
+    log = tmp_path / "vllm.log"
+    log.write_text(
+        "".join(
+            f"ERROR 11-27 10:00:{n % 60:02d} openai_harmony.HarmonyError: Unexpected token "
+            f"{1000 + n} while expecting start token 200006\n"
+            for n in range(2000)
+        )
+    )
+    result = run(["scan", "-j", "1", "--by", "pattern", "-f", "json", str(log)])
+    groups = json.loads(result.stdout)["groups"]
+    assert [(g["pattern"], g["count"]) for g in groups] == [("unexpected_token <text>", 2000)]
