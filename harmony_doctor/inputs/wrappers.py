@@ -59,6 +59,10 @@ from harmony_doctor.inputs.timestamps import (
 from harmony_doctor.native import chunk_lines, starts_like_wrapped, unwrap_records
 
 DOCUMENT_LIMIT = 256 * 1024 * 1024  # a Loki API response is parsed whole up to this size
+# White space held while the first bytes decide whether the input is one JSON document; past
+# this it is read as lines (a file of blank lines was held whole, then read line by line at its
+# end: about 93 bytes a line)
+UNDECIDED_LIMIT = 64 * 1024
 # The bytes of a line's start that tell whether it may be wrapped (native.starts_like_wrapped:
 # the longest start it looks for is an ISO date and its T, `2026-11-27T`), and the first bytes
 # of those starts (`{`, `-- `, a digit, a month): a line starting with another byte is plain
@@ -184,7 +188,7 @@ class Unwrapper:
             # chunking: wait for enough of them.
             self._tail += data
             head = self._tail.lstrip()
-            if len(head) < 16 and b"\n" not in head:
+            if len(head) < 16 and b"\n" not in head and len(self._tail) < UNDECIDED_LIMIT:
                 return _EMPTY
             data, self._tail = self._tail, b""
             self._start(data)
@@ -207,9 +211,9 @@ class Unwrapper:
             data, self._tail = self._tail, b""
             self._start(data)
             if self._document is None:
-                self._tail = data
-            else:
-                self._document.append(data)
+                # lines, as a chunk fed after the start is read (a blank or short input too)
+                return self._concat(self._feed_lines(data), self._flush())
+            self._document.append(data)
         if self._document is not None:
             document, self._document = b"".join(self._document) + self._tail, None
             self._tail = b""

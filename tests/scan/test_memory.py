@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import gc
+import gzip
 import io
+import json
+import subprocess
+import sys
 import tracemalloc
 from datetime import datetime
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from harmony_doctor.models import LoggedFailure, ScanEvent
 from harmony_doctor.scan.findings import completion_diagnosis, source_events
@@ -33,6 +40,9 @@ def test_a_source_keeps_little_per_failure() -> None:
     """The evidence, explanation and advice `explain` shows (about 1.3 KB per failure) are not
     kept while the source is scanned: only the fields an event takes."""
     data = _log(FAILURES)
+    # once first: what the first scan of a process builds and keeps for every later one (the
+    # catalogue's compiled forms, the reader's caches) is not kept per failure
+    scan_source(io.BytesIO(_log(3)), "x.log", datetime(2026, 11, 30), replay=True)
     gc.collect()
     tracemalloc.start()
     try:
@@ -132,3 +142,33 @@ def test_clean_verdicts_remember_a_bounded_number_of_key_tokens(vocab: Any) -> N
     assert clean([200005, 35644, 200008, *body, 200007])  # a clean one: its key is short
     long = [200005, 35644, *range(1000, 7000), 200008, 200002]
     assert not clean(long) and tuple(long) not in clean.known and clean.held <= 5000
+
+
+def _peak_rss_mib(path: Path) -> tuple[int, dict[str, Any]]:
+    """Peak RSS (MiB) of a fresh process that scans `path`, and its file report."""
+    code = (
+        "import json, resource, sys, dataclasses; import harmony_doctor as hd; "
+        "r = hd.scan_file(sys.argv[1]).report; "
+        "print(json.dumps([resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, "
+        "dataclasses.asdict(r)]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True
+    )
+    peak, report = json.loads(done.stdout)
+    return peak, report
+
+
+@pytest.mark.parametrize("compressed", [False, True], ids=["plain", "gzip"])
+def test_blank_lines_cost_no_memory_per_line(tmp_path: Path, compressed: bool) -> None:
+    """A file of blank lines was held whole while its first bytes were to decide whether it is
+    one JSON document, then read line by line at its end: about 93 bytes a line (4 Mi blank
+    lines: 404 MiB; 16 MiB of them gzipped, 1.5 GB). They pass through as any plain chunk."""
+    lines = 4 * 1024 * 1024
+    data = b"\n" * lines
+    path = tmp_path / ("blank.log.gz" if compressed else "blank.log")
+    path.write_bytes(gzip.compress(data, compresslevel=1) if compressed else data)
+    peak, report = _peak_rss_mib(path)
+    assert report["status"] == "ok" and report["lines"] == lines, report
+    assert report["python_lines"] == 0, report  # none read one by one in Python
+    assert peak < 150, f"{peak} MiB peak for {lines:,} blank lines"
