@@ -145,12 +145,18 @@ def test_clean_verdicts_remember_a_bounded_number_of_key_tokens(vocab: Any) -> N
 
 
 def _peak_rss_mib(path: Path) -> tuple[int, dict[str, Any]]:
-    """Peak RSS (MiB) of a fresh process that scans `path`, and its file report."""
+    """Peak RSS (MiB) of a fresh process that scans `path`, and its file report.
+
+    The peak is the process's own memory map's high-water mark (VmHWM), not getrusage's
+    ru_maxrss, which Linux carries across exec from the forked copy of its parent (a test
+    worker of several hundred MiB would be measured instead)."""
+    if not Path("/proc/self/status").exists():
+        pytest.skip("no /proc/self/status here to read a process's peak memory from")
     code = (
-        "import json, resource, sys, dataclasses; import harmony_doctor as hd; "
+        "import json, re, sys, dataclasses; import harmony_doctor as hd; "
         "r = hd.scan_file(sys.argv[1]).report; "
-        "print(json.dumps([resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, "
-        "dataclasses.asdict(r)]))"
+        "hwm = re.search(r'VmHWM:\\s*(\\d+)', open('/proc/self/status').read()); "
+        "print(json.dumps([int(hwm[1]) // 1024, dataclasses.asdict(r)]))"
     )
     done = subprocess.run(
         [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True
