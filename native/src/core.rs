@@ -123,6 +123,11 @@ impl Core {
         self.prefilter.markup_line()
     }
 
+    /// The error anchors searched: those given but the ones holding another.
+    pub fn searched_anchors(&self) -> Vec<&[u8]> {
+        self.prefilter.searched()
+    }
+
     /// Scan the lines one feed() adds in two parts when they hold at least `min_bytes` (None:
     /// always on one thread): the second on the core's helper thread, unless the feeding thread
     /// is done with the first before the helper begins. The batches and counts are the same

@@ -6,6 +6,8 @@ pub mod anchors;
 pub mod chunk;
 pub mod core;
 pub mod firstpass;
+#[cfg(test)]
+mod fixture;
 pub mod harmony;
 pub mod hits;
 mod json_line;
@@ -176,6 +178,14 @@ mod python {
         #[getter]
         fn anchors<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyBytes>> {
             let anchors = self.inner.anchors().iter();
+            anchors.map(|a| PyBytes::new_bound(py, a)).collect()
+        }
+
+        /// The error anchors searched: those given but the ones holding another (a line
+        /// holding one holds the other) and the later copies of a twin.
+        #[getter]
+        fn searched_anchors<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyBytes>> {
+            let anchors = self.inner.searched_anchors().into_iter();
             anchors.map(|a| PyBytes::new_bound(py, a)).collect()
         }
 
