@@ -4,6 +4,8 @@ import builtins
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar, final
 
+from harmony_doctor.faults.shapes import LineShape
+
 _Line = TypeVar("_Line")
 _Hit = TypeVar("_Hit")
 
@@ -89,6 +91,7 @@ class Core:
         cls,
         anchors: Sequence[bytes],
         markup_line: str,
+        shapes: Sequence[LineShape],
         before: int = 3072,
         after: int = 1024,
         max_line: int = 4194304,

@@ -9,7 +9,7 @@ use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
-use crate::anchors::{find_markup, Prefilter};
+use crate::anchors::{find_markup, Prefilter, Shape};
 use crate::lines::{count_nl, find_nl, line_start, CutStream, Taken};
 use crate::stamps::{own_pid, stamp_vec, KnownStamps, MetaLines, Stamp, HEAD};
 use crate::tallies::{Tallies, TallyKey};
@@ -82,9 +82,11 @@ pub struct Core {
 impl Core {
     /// A core finding the lines that hold one of the error `anchors` (failure text: the
     /// caller's, see `Prefilter::new` for the ones it refuses).
+    #[allow(clippy::too_many_arguments)]
     pub fn new<A: AsRef<[u8]>>(
         anchors: &[A],
         markup_line: &str,
+        shapes: &[Shape],
         before: usize,
         after: usize,
         max_line: usize,
@@ -95,7 +97,7 @@ impl Core {
             return Err("before/after must be >= 0, max_line/max_window >= 1".into());
         }
         Ok(Core {
-            prefilter: Arc::new(Prefilter::new(anchors, markup_line)?),
+            prefilter: Arc::new(Prefilter::new(anchors, markup_line, shapes)?),
             ids,
             split: Some(SPLIT),
             stream: CutStream::new(max_line),
@@ -682,7 +684,7 @@ impl<'a> Lines<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{core, log, run, Rng, ANCHORS, MARKUP_LINE};
+    use crate::testing::{core, log, run, Rng, ANCHORS, MARKUP_LINE, SHAPES};
 
     const LOG: &[u8] = b"(APIServer pid=7) INFO 11-27 10:00:01 [a.py:1] 127.0.0.1:5 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK\n\
 Traceback (most recent call last):\n  File \"x.py\", line 1\n\
@@ -797,7 +799,7 @@ tail";
 
     #[test]
     fn memory_is_bounded() {
-        let mut c = Core::new(ANCHORS, MARKUP_LINE, 64, 64, 128, 256, true).unwrap();
+        let mut c = Core::new(ANCHORS, MARKUP_LINE, &SHAPES, 64, 64, 128, 256, true).unwrap();
         let chunk = [
             b"INFO 11-27 10:00:01 HarmonyError\n".repeat(3),
             b"INFO 11-27 10:00:01 filler\n".repeat(200),
@@ -828,6 +830,7 @@ tail";
                 Core::new(
                     ANCHORS,
                     MARKUP_LINE,
+                    &SHAPES,
                     before,
                     after,
                     max_line,

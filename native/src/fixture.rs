@@ -2,6 +2,10 @@
 //! out by tests/test_native_fixture.py: `pytest --update-golden` rewrites this file and
 //! a test fails while it differs from the catalogue. Not the crate's: tests only.
 
+use std::sync::LazyLock;
+
+use crate::anchors::{Counts, Shape};
+
 /// The error anchors (`catalogue.ERROR_ANCHORS`).
 pub(crate) const ANCHORS: &[&[u8]] = &[
     b"HarmonyError",
@@ -76,3 +80,58 @@ pub(crate) const ANCHORS: &[&[u8]] = &[
 
 /// The markup-line rule (`catalogue.MARKUP_LINE`).
 pub(crate) const MARKUP_LINE: &str = "(?i)(?:content|reasoning_content|reasoning|text|output_text|name|recipient|channel|content_type)[\"']?[ \\t\\n\\r\\x0C\\x0B]*[:=][ \\t\\n\\r\\x0C\\x0B]*[\"']|(?:Some\\(|\\[)[ \\t\\n\\r\\x0C\\x0B]*\\\\*\"";
+
+/// The line shapes (`shapes.LINE_SHAPES`).
+pub(crate) static SHAPES: LazyLock<Vec<Shape>> = LazyLock::new(|| {
+    vec![
+        Shape {
+            counts: Counts::Ids,
+            literals: vec![b"output_token_ids".to_vec()],
+            words: vec![b"".to_vec()],
+            blanks: true,
+            then: b":=".to_vec(),
+            line: None,
+        },
+        Shape {
+            counts: Counts::Access,
+            literals: vec![b"\x22POST /v1/".to_vec(), b"\x22GET /v1/".to_vec()],
+            words: vec![b"chat/completions".to_vec(), b"responses".to_vec(), b"completions".to_vec()],
+            blanks: false,
+            then: b" ?\x22".to_vec(),
+            line: None,
+        },
+        Shape {
+            counts: Counts::Access,
+            literals: vec![b"| POST".to_vec(), b"| GET".to_vec()],
+            words: vec![b"".to_vec()],
+            blanks: false,
+            then: b"".to_vec(),
+            line: Some("\\| (?:POST|GET)[ \\t\\n\\r\\f\\v]+\"/(?:api/chat|api/generate|v1/[a-z/]+)\"".into()),
+        },
+        Shape {
+            counts: Counts::Received,
+            literals: vec![b"Received request ".to_vec()],
+            words: vec![b"".to_vec()],
+            blanks: false,
+            then: b"".to_vec(),
+            line: None,
+        },
+        Shape {
+            counts: Counts::Access,
+            literals: vec![b"request: POST /".to_vec(), b"request: POST to /".to_vec()],
+            words: vec![b"v1/chat/completions".to_vec(), b"chat/completions".to_vec(), b"v1/completions".to_vec(), b"completions".to_vec(), b"completion".to_vec(), b"v1/responses".to_vec(), b"responses".to_vec(), b"v1/messages".to_vec(), b"infill".to_vec(), b"api/chat".to_vec()],
+            blanks: false,
+            then: b" ".to_vec(),
+            line: None,
+        },
+    ]
+});
+
+/// Each line shape as the regex the Python core searches a candidate line with.
+pub(crate) const SHAPE_REGEXES: &[&str] = &[
+    "(?:output_token_ids)[ \\t\\n\\r\\f\\v]*[:=]",
+    "(?:\"POST /v1/|\"GET /v1/)(?:chat/completions|responses|completions)[ \\?\"]",
+    "\\| (?:POST|GET)[ \\t\\n\\r\\f\\v]+\"/(?:api/chat|api/generate|v1/[a-z/]+)\"",
+    "(?:Received request )",
+    "(?:request: POST /|request: POST to /)(?:v1/chat/completions|chat/completions|v1/completions|completions|completion|v1/responses|responses|v1/messages|infill|api/chat)[ ]",
+];

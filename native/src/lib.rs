@@ -7,6 +7,7 @@ pub mod chunk;
 pub mod core;
 pub mod firstpass;
 #[cfg(test)]
+#[rustfmt::skip]
 mod fixture;
 pub mod harmony;
 pub mod hits;
@@ -134,6 +135,41 @@ mod python {
         })
     }
 
+    /// A line shape as Python hands it: harmony_doctor/faults/shapes.py `LineShape`, read by
+    /// its attributes.
+    #[derive(FromPyObject)]
+    struct LineShape {
+        counts: String,
+        literals: Vec<PyBackedBytes>,
+        words: Vec<PyBackedBytes>,
+        blanks: bool,
+        then: PyBackedBytes,
+        line: Option<PyBackedBytes>,
+    }
+
+    impl LineShape {
+        fn shape(&self) -> PyResult<crate::anchors::Shape> {
+            let owned = |v: &[PyBackedBytes]| v.iter().map(|b| b.to_vec()).collect();
+            let line = match &self.line {
+                Some(l) => Some(
+                    std::str::from_utf8(l)
+                        .map_err(|_| PyValueError::new_err("a line shape's regex: not UTF-8"))?
+                        .to_string(),
+                ),
+                None => None,
+            };
+            Ok(crate::anchors::Shape {
+                counts: crate::anchors::Counts::named(&self.counts)
+                    .map_err(PyValueError::new_err)?,
+                literals: owned(&self.literals),
+                words: owned(&self.words),
+                blanks: self.blanks,
+                then: self.then.to_vec(),
+                line,
+            })
+        }
+    }
+
     /// The scan core: feed(data, meta=None) -> Batch, finish() -> Batch, stats() -> Stats.
     #[pyclass(name = "Core", module = "harmony_doctor._native")]
     struct Core {
@@ -143,13 +179,16 @@ mod python {
     #[pymethods]
     impl Core {
         /// `anchors`: the error anchors (bytes; ValueError for ones the core cannot search);
-        /// `markup_line`: the rule (a regex) a line holding `<|` must also match to be a hit.
+        /// `markup_line`: the rule (a regex) a line holding `<|` must also match to be a hit;
+        /// `shapes`: the lines counted besides (harmony_doctor/faults/shapes.py `LineShape`s).
         #[new]
         // max_line 4 MiB, max_window 1 MiB (literals: Python's signature of the class shows them)
-        #[pyo3(signature = (anchors, markup_line, before=3072, after=1024, max_line=4194304, max_window=1048576, ids=true))]
+        #[pyo3(signature = (anchors, markup_line, shapes, before=3072, after=1024, max_line=4194304, max_window=1048576, ids=true))]
+        #[allow(clippy::too_many_arguments)]
         fn new(
             anchors: Vec<PyBackedBytes>,
             markup_line: &str,
+            shapes: Vec<LineShape>,
             before: i64,
             after: i64,
             max_line: i64,
@@ -161,9 +200,14 @@ mod python {
             let u = |v: i64| usize::try_from(v).map_err(|_| bad());
             let (before, after, max_line, max_window) =
                 (u(before)?, u(after)?, u(max_line)?, u(max_window)?);
+            let shapes = shapes
+                .iter()
+                .map(LineShape::shape)
+                .collect::<PyResult<Vec<_>>>()?;
             let inner = crate::core::Core::new(
                 &anchors,
                 markup_line,
+                &shapes,
                 before,
                 after,
                 max_line,

@@ -19,7 +19,7 @@ pub(crate) fn run(core: &mut Core, chunks: &[&[u8]]) -> (Vec<Window>, Vec<IdLine
 
 /// The catalogue the Python package hands the core (native/src/fixture.rs, written out from
 /// it and checked fresh by tests/test_native_fixture.py).
-pub(crate) use crate::fixture::{ANCHORS, MARKUP_LINE};
+pub(crate) use crate::fixture::{ANCHORS, MARKUP_LINE, SHAPES, SHAPE_REGEXES};
 
 /// Anchors of engine forms, as the catalogue had them before its generic forms: a list of
 /// fewer, longer anchors, for the cases written for them.
@@ -44,7 +44,17 @@ pub(crate) const ENGINE_ANCHORS: &[&[u8]] = &[
 /// A core with the fixture's anchors and these window and line bounds (max_window 1 MiB, id
 /// lines on).
 pub(crate) fn core(before: usize, after: usize, max_line: usize) -> Core {
-    Core::new(ANCHORS, MARKUP_LINE, before, after, max_line, 1 << 20, true).unwrap()
+    Core::new(
+        ANCHORS,
+        MARKUP_LINE,
+        &SHAPES,
+        before,
+        after,
+        max_line,
+        1 << 20,
+        true,
+    )
+    .unwrap()
 }
 
 /// Pieces of every rule the hand-written matchers replace a regex for.
