@@ -130,6 +130,7 @@ class Anatomy(Generic[_Line]):
         entity: str,
         frame: str,
         frame_path: str,
+        frame_start: str,
         servers: str,
         server_groups: Sequence[tuple[str, str]],
         path_server: Callable[[str], str | None],
@@ -158,11 +159,14 @@ class FirstPass:
         entity: str,
         frame: str,
         frame_path: str,
+        frame_start: str,
         servers: str,
         server_groups: Sequence[tuple[str, str]],
         forms: Sequence[str],
         traceback: str,
         request: str,
+        model_output: str,
+        frame_source: str,
     ) -> FirstPass: ...
     def absorb(self, number: int, raw: str, room: int) -> int: ...
     def take(

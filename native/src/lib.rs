@@ -405,7 +405,7 @@ mod python {
         /// ValueError when a pattern has no exact translation (then Python reads every line).
         #[new]
         #[allow(clippy::too_many_arguments)]
-        #[pyo3(signature = (*, prefixes, shapes, never, month_day, month_day_server, key_pid, entity, frame, frame_path, servers, server_groups, path_server, strip_gutter, fallback, line))]
+        #[pyo3(signature = (*, prefixes, shapes, never, month_day, month_day_server, key_pid, entity, frame, frame_path, frame_start, servers, server_groups, path_server, strip_gutter, fallback, line))]
         fn new(
             py: Python<'_>,
             prefixes: String,
@@ -417,6 +417,7 @@ mod python {
             entity: String,
             frame: String,
             frame_path: String,
+            frame_start: String,
             servers: String,
             server_groups: Vec<(String, PyObject)>,
             path_server: PyObject,
@@ -433,6 +434,7 @@ mod python {
                 entity,
                 frame,
                 frame_path,
+                frame_start,
                 servers,
                 &server_groups,
             );
