@@ -64,17 +64,7 @@ fn main() {
     let mut f = std::fs::File::open(&path).unwrap();
     let markup_line = python_markup_line();
     let line_shapes = shapes::parse(&ask_python(shapes::SHAPES_CODE));
-    let mut core = _native::core::Core::new(
-        &anchors,
-        &markup_line,
-        &line_shapes,
-        3072,
-        1024,
-        4 << 20,
-        1 << 20,
-        true,
-    )
-    .unwrap();
+    let mut core = shapes::core(&anchors, &markup_line, &line_shapes);
     let mut buf = vec![0u8; 1 << 20];
     let (mut windows, mut ids, mut size) = (0, 0, 0u64);
     let t0 = Instant::now();

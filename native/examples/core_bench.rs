@@ -7,8 +7,6 @@
 //! from harmony_doctor/scan/core.py `ERROR_ANCHORS`, `MARKUP_LINE` and `LINE_SHAPES`). Feeds the
 //! log in 1 MiB chunks on one thread and prints the best thread CPU time of REPEAT runs.
 
-use _native::core::Core;
-
 #[path = "common/shapes.rs"]
 #[allow(dead_code)] // SHAPES_CODE: the file is dumped beforehand
 mod shapes;
@@ -42,7 +40,7 @@ fn main() {
     let anchors_text = std::fs::read(&args[2]).expect("anchors");
     let anchors: Vec<&[u8]> = anchors_text.split(|&b| b == b'\n').collect();
     let markup = std::fs::read_to_string(&args[3]).expect("markup");
-    let shapes = shapes::parse(&std::fs::read_to_string(&args[4]).expect("shapes"));
+    let line_shapes = shapes::parse(&std::fs::read_to_string(&args[4]).expect("shapes"));
     let repeat: usize = args.get(5).map_or(3, |r| r.parse().expect("repeat"));
     // the newlines of each chunk, counted before the clock starts: the Python side hands the
     // core its chunks' counts (the unwrapper counts them once)
@@ -52,17 +50,7 @@ fn main() {
         .collect();
     let mut best = f64::MAX;
     for _ in 0..repeat {
-        let mut core = Core::new(
-            &anchors,
-            &markup,
-            &shapes,
-            3072,
-            1024,
-            4 << 20,
-            1 << 20,
-            true,
-        )
-        .unwrap();
+        let mut core = shapes::core(&anchors, &markup, &line_shapes);
         core.set_split(None);
         let start = cpu();
         let (mut windows, mut ids) = (0, 0);

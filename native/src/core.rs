@@ -684,7 +684,7 @@ impl<'a> Lines<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{core, log, run, Rng, ANCHORS, MARKUP_LINE, SHAPES};
+    use crate::testing::{bounded, core, log, run, Rng};
 
     const LOG: &[u8] = b"(APIServer pid=7) INFO 11-27 10:00:01 [a.py:1] 127.0.0.1:5 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK\n\
 Traceback (most recent call last):\n  File \"x.py\", line 1\n\
@@ -799,7 +799,7 @@ tail";
 
     #[test]
     fn memory_is_bounded() {
-        let mut c = Core::new(ANCHORS, MARKUP_LINE, &SHAPES, 64, 64, 128, 256, true).unwrap();
+        let mut c = bounded(64, 64, 128, 256);
         let chunk = [
             b"INFO 11-27 10:00:01 HarmonyError\n".repeat(3),
             b"INFO 11-27 10:00:01 filler\n".repeat(200),
@@ -826,19 +826,8 @@ tail";
             let nlines = count_nl(&data) as usize + 1;
             let (before, after) = (rng.below(300), rng.below(300));
             let (max_line, max_window) = (rng.below(200) + 1, rng.below(800) + 1);
-            let new = || {
-                Core::new(
-                    ANCHORS,
-                    MARKUP_LINE,
-                    &SHAPES,
-                    before,
-                    after,
-                    max_line,
-                    max_window,
-                    true,
-                )
-            };
-            let (mut one, mut two) = (new().unwrap(), new().unwrap());
+            let new = || bounded(before, after, max_line, max_window);
+            let (mut one, mut two) = (new(), new());
             one.set_split(None);
             two.set_split(Some(rng.below(400) + 1));
             two.helper_mode = (seed % 3) as u8;

@@ -44,6 +44,11 @@ pub(crate) const ENGINE_ANCHORS: &[&[u8]] = &[
 /// A core with the fixture's anchors and these window and line bounds (max_window 1 MiB, id
 /// lines on).
 pub(crate) fn core(before: usize, after: usize, max_line: usize) -> Core {
+    bounded(before, after, max_line, 1 << 20)
+}
+
+/// A core with the fixture's anchors and these bounds (id lines on).
+pub(crate) fn bounded(before: usize, after: usize, max_line: usize, max_window: usize) -> Core {
     Core::new(
         ANCHORS,
         MARKUP_LINE,
@@ -51,7 +56,7 @@ pub(crate) fn core(before: usize, after: usize, max_line: usize) -> Core {
         before,
         after,
         max_line,
-        1 << 20,
+        max_window,
         true,
     )
     .unwrap()

@@ -1,6 +1,24 @@
-//! The line shapes as the examples take them: one a line, as `SHAPES_CODE` prints them.
+//! The line shapes as the examples take them (one a line, as `SHAPES_CODE` prints them), and
+//! the core they build with the package's default bounds.
 
 use _native::anchors::{Counts, Shape};
+use _native::core::Core;
+
+/// A core with scan's default bounds (3 KiB before a hit, 1 KiB after, 4 MiB lines, 1 MiB
+/// windows, id lines on).
+pub fn core<A: AsRef<[u8]>>(anchors: &[A], markup_line: &str, shapes: &[Shape]) -> Core {
+    Core::new(
+        anchors,
+        markup_line,
+        shapes,
+        3072,
+        1024,
+        4 << 20,
+        1 << 20,
+        true,
+    )
+    .unwrap()
+}
 
 /// Python printing the checkout's `LINE_SHAPES` in the form `parse` reads: per shape a line of
 /// tab-separated fields (counts, literals, words, blanks 0 or 1, then, line regex), bytes in
