@@ -4,6 +4,8 @@ import builtins
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar, final
 
+from harmony_doctor.faults.shapes import LineShape
+
 _Line = TypeVar("_Line")
 _Hit = TypeVar("_Hit")
 
@@ -89,6 +91,7 @@ class Core:
         cls,
         anchors: Sequence[bytes],
         markup_line: str,
+        shapes: Sequence[LineShape],
         before: int = 3072,
         after: int = 1024,
         max_line: int = 4194304,
@@ -97,6 +100,8 @@ class Core:
     ) -> Core: ...
     @property
     def anchors(self) -> list[bytes]: ...
+    @property
+    def searched_anchors(self) -> list[bytes]: ...
     @property
     def markup_line(self) -> str: ...
     def feed(
@@ -125,6 +130,7 @@ class Anatomy(Generic[_Line]):
         entity: str,
         frame: str,
         frame_path: str,
+        frame_start: str,
         servers: str,
         server_groups: Sequence[tuple[str, str]],
         path_server: Callable[[str], str | None],
@@ -153,11 +159,14 @@ class FirstPass:
         entity: str,
         frame: str,
         frame_path: str,
+        frame_start: str,
         servers: str,
         server_groups: Sequence[tuple[str, str]],
         forms: Sequence[str],
         traceback: str,
         request: str,
+        model_output: str,
+        frame_source: str,
     ) -> FirstPass: ...
     def absorb(self, number: int, raw: str, room: int) -> int: ...
     def take(

@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # the extension's records, for the package's annotations
     from harmony_doctor._native import Hits as Hits
     from harmony_doctor._native import OutputKey as OutputKey
     from harmony_doctor._native import OutputLine as OutputLine
+    from harmony_doctor.faults.shapes import LineShape
 
 _Line = TypeVar("_Line")
 _Hit = TypeVar("_Hit")
@@ -66,6 +67,7 @@ def native_for(choice: bool | None = None) -> bool:
 def new_core(
     anchors: Sequence[bytes],
     markup_line: str,
+    shapes: Sequence[LineShape],
     before: int,
     after: int,
     max_line: int,
@@ -77,7 +79,9 @@ def new_core(
         raise ImportError("harmony_doctor._native is not built (see README: Building)")
     from harmony_doctor import _native
 
-    return _native.Core(list(anchors), markup_line, before, after, max_line, max_window, ids)
+    return _native.Core(
+        list(anchors), markup_line, list(shapes), before, after, max_line, max_window, ids
+    )
 
 
 def new_anatomy(

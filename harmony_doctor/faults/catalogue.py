@@ -8,10 +8,11 @@ alone decides, and who writes it. The log extractor (logs/messages.py, logs/desc
 scan prefilter and the Rust core (scan/core.py hands the anchors over), and the mapping of
 openai-harmony's errors to kinds all read this table; nothing restates it.
 
-Adding a form: its name in FormName (faults/form.py), one `Form` below or, for an engine's own
-wording, in faults/engines.py (with a real example of its text), its rule in rules.py when it
-reports a new code, and tests. tests/faults/test_catalogue.py checks every entry against its
-examples, its anchors and the rules.
+Adding a form: one `Form` below or, for an engine's own wording, in faults/engines.py (with a
+real example of its text), its rule in rules.py when it reports a new code, and tests: nothing
+else, Rust included (the anchors are handed over when the core is built).
+tests/faults/test_catalogue.py checks every entry against its examples, its anchors and the
+rules; tests/faults/test_one_entry.py adds a form and finds its example.
 """
 
 from __future__ import annotations

@@ -8,55 +8,9 @@ from typing import Literal
 
 from harmony_doctor.models import Kind, Server
 
-FormName = Literal[
-    "leftover",
-    "leftover_old",
-    "unexpected_token",
-    "unknown_role",
-    "empty_channel",
-    "header_eos",
-    "missing_role",
-    "header_decode",
-    "tokens_decode",
-    "vocab_load",
-    "render_error",
-    "ollama_tool",
-    "lmstudio_tool",
-    "llamacpp_input",
-    "recovered_raw",
-    "template_content",
-    "vllm_unknown_recipient",
-    # Engines' own Harmony failures read from pasted threads (issue 20):
-    "vllm_two_messages",
-    "vllm_preamble",
-    "vllm_unknown_channel",
-    "llamacpp_end_of_input",
-    "llamacpp_peg",
-    "llamacpp_arguments",
-    "template_thinking",
-    "sglang_structure_info",
-    "provider_tool_args",
-    "ollama_unmapped_tool",
-    "trtllm_raw_fallback",
-    # Found by readers of their own, not by a message pattern:
-    "bare_remainder",  # a header remainder `Some("...")` quoted without its message
-    "markup_leak",  # Harmony markup in a returned message's content
-    "stripped_markup",  # Harmony text whose special tokens were stripped
-    "header_markup",  # a parsed message's recipient or channel holding markup (issue 20)
-    "rejected_ids",  # a logged completion with ids openai-harmony rejects (scan/source.py)
-    # What an error says in the grammar's terms, in any wording (faults/generic.py, issue 33):
-    "said_header_cut",
-    "said_header_stop",
-    "said_unexpected",
-    "said_role",
-    "said_unparsed",
-    "said_tool_unparsed",
-    "said_tool_unknown",
-    "said_raw_fallback",
-    "said_no_route",
-    "said_markup_sent",
-    "said_both_fields",
-]
+# A form's name is its entry's own (faults/catalogue.py), not a list kept apart: a new form is
+# one entry, and tests/faults/test_catalogue.py checks the names are unique.
+FormName = str
 Origin = Literal["openai-harmony", "server"]
 
 

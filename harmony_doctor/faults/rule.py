@@ -16,3 +16,4 @@ class Rule:
     cause: str
     fix: str
     refs: tuple[str, ...] = ()
+    catch_all: bool = False  # its kind's rule when no evidence names another (one per kind)

@@ -3,13 +3,14 @@
 Codes never change meaning once shipped. HD1xx are errors (openai-harmony's, then from HD171
 those only logs show: loading, rendering, other engines' Harmony parsers), HD2xx are warnings
 nothing raised. Kinds are the coarse classes of the JSON contract; a kind may have several
-codes when the causes (and so the fixes) differ. A kind's catch-all rule comes last among its
-rules (`default_rule`).
+codes when the causes (and so the fixes) differ. Each kind has one catch-all rule, marked
+`catch_all` (`default_rule`): what a failure of the kind gets when no evidence names another.
 """
 
 from __future__ import annotations
 
 from harmony_doctor.faults.rule import Rule as Rule  # re-exported: readers take it here
+from harmony_doctor.faults.warning_rules import WARNING_RULES
 from harmony_doctor.models import Kind
 
 _RULES = (
@@ -99,6 +100,7 @@ _RULES = (
         "The header held words harmony could not place as role, channel, recipient or "
         "content type.",
         "Look at the annotated header: the origin marks the first word that left the format.",
+        catch_all=True,
     ),
     Rule(
         "HD111",
@@ -167,6 +169,7 @@ _RULES = (
         "Text where a new message should start",
         "After a message ended the model wrote ordinary text instead of <|start|>.",
         "Retry; if it repeats, check the stop tokens and the rendered prompt.",
+        catch_all=True,
     ),
     Rule(
         "HD121",
@@ -186,6 +189,7 @@ _RULES = (
         "Unknown role in a message header",
         "A message header started with a word that is no Harmony role and has no recipient.",
         "Check the rendered prompt; with --role none the stream must start with <|start|>.",
+        catch_all=True,
     ),
     Rule(
         "HD131",
@@ -195,6 +199,7 @@ _RULES = (
         "The model wrote <|channel|> and then whitespace or another special token.",
         "Retry; guided decoding with a Harmony grammar prevents it.",
         ("tenstorrent/vllm#386",),
+        catch_all=True,
     ),
     Rule(
         "HD142",
@@ -229,6 +234,7 @@ _RULES = (
         "Generation stopped before <|message|>: max_tokens too small, or the stream was cut.",
         "Raise max_tokens; if the log cut the token list, raise --max-log-len.",
         ("openai/harmony#33",),
+        catch_all=True,
     ),
     Rule(
         "HD151",
@@ -237,6 +243,7 @@ _RULES = (
         "Empty message header",
         "<|start|> was followed directly by <|message|>.",
         "Check the prompt renderer; the model rarely does this on its own.",
+        catch_all=True,
     ),
     Rule(
         "HD161",
@@ -246,6 +253,7 @@ _RULES = (
         "The header tokens decode to a broken UTF-8 sequence (often a degenerate generation).",
         "Retry; check speculative decoding settings if it repeats.",
         ("vllm-project/vllm#37295",),
+        catch_all=True,
     ),
     Rule(
         "HD171",
@@ -259,6 +267,7 @@ _RULES = (
         "before the server starts (TIKTOKEN_RS_CACHE_DIR moves the download cache); "
         "harmony-doctor ships a verified copy in harmony_doctor/data/.",
         ("openai/harmony#46", "openai/harmony#95", "openai/harmony#101"),
+        catch_all=True,
     ),
     Rule(
         "HD175",
@@ -271,6 +280,7 @@ _RULES = (
         "nor a list of text parts, an unknown role, or a tool schema that is not valid JSON.",
         "Check the request's messages and tools against the chat API (`harmony-doctor render` "
         "shows how a request renders); upgrade the server if a valid request fails.",
+        catch_all=True,
     ),
     Rule(
         "HD176",
@@ -286,6 +296,7 @@ _RULES = (
         "(--enable-log-outputs, DEBUG) and run `harmony-doctor explain` on them to see which "
         "header broke; retry, or use guided decoding with a Harmony grammar.",
         ("vllm-project/vllm#45736", "vllm-project/vllm#47062", "vllm-project/vllm#47379"),
+        catch_all=True,
     ),
     # --- Engines' own Harmony failures, as pasted in their bug threads (issue 20) ---
     Rule(
@@ -454,6 +465,7 @@ _RULES = (
         "by the context length or token limit.",
         "Read the Model Output line; raise the token limit or context length if it was cut; "
         "update LM Studio and the model's chat template; retry.",
+        catch_all=True,
     ),
     Rule(
         "HD183",
@@ -467,6 +479,7 @@ _RULES = (
         "Upgrade llama.cpp (newer parsers accept more variants); run llama-server with --jinja "
         "and the model's own template; retry, or use --skip-chat-parsing to get the raw text.",
         ("ggml-org/llama.cpp#25321", "ggml-org/llama.cpp#27720"),
+        catch_all=True,
     ),
     Rule(
         "HD184",
@@ -479,6 +492,7 @@ _RULES = (
         "Send earlier assistant turns with the reasoning in `thinking` (or reasoning_content) "
         "and only the final answer in `content`; strip Harmony markup before storing a reply.",
         ("ggml-org/llama.cpp#15242",),
+        catch_all=True,
     ),
     Rule(
         "HD185",
@@ -493,76 +507,9 @@ _RULES = (
         "Upgrade vLLM (PR #29972 routes recipient-less preambles); meanwhile retry, or call "
         "the chat completions endpoint, which does not run this check.",
         ("vllm-project/vllm#24170", "vllm-project/vllm#29972", "vllm-project/vllm#25003"),
+        catch_all=True,
     ),
-    Rule(
-        "HD201",
-        "unknown_channel",
-        "warning",
-        "Channel other than analysis, commentary or final",
-        "harmony accepts any channel name, but servers route only the spec channels; SGLang "
-        "drops messages on other channels silently.",
-        "Treat the message as malformed; retry or constrain with a grammar.",
-    ),
-    Rule(
-        "HD202",
-        "constrain_as_recipient",
-        "warning",
-        "<|constrain|> taken as the recipient",
-        "A content type without a recipient (`<|channel|>final <|constrain|>json`) is parsed "
-        "by openai-harmony as recipient `<|constrain|>json`: the message looks like a tool call.",
-        "Use an openai-harmony with the fix, or ignore recipients that start with <|constrain|>.",
-        ("openai/harmony#144", "vllm-project/vllm#45571"),
-    ),
-    Rule(
-        "HD203",
-        "markup_leak",
-        "warning",
-        "Harmony markup inside a message",
-        "Special or reserved tokens sit inside message content or a header field; harmony "
-        "keeps them as text and they leak to the client.",
-        "Strip special tokens from content, or retry; speculative decoding is a known source.",
-        ("NVIDIA/TensorRT-LLM#9256", "vllm-project/vllm#35906"),
-    ),
-    Rule(
-        "HD204",
-        "missing_channel",
-        "warning",
-        "Assistant message without a channel",
-        "gpt-oss always writes a channel; a message without one was rendered by a template, "
-        "or the model left the format.",
-        "Render earlier assistant turns with their channel (final, or analysis).",
-    ),
-    Rule(
-        "HD205",
-        "markup_leak",
-        "warning",
-        "Harmony markup returned to the client",
-        "A response's content (or a tool name) holds Harmony control text such as <|channel|> "
-        "or <|message|>: no parser raised anything, but the server did not parse the output, "
-        "or parsed it wrongly, and passed the markup on. Degenerate output from speculative "
-        "decoding (EAGLE3 draft models) is a known source.",
-        "Upgrade the server (vLLM PR #35906 strips leaked markup); turn speculative decoding "
-        "off to see whether it is the source; strip <|...|> markup on the client meanwhile.",
-        (
-            "NVIDIA/TensorRT-LLM#9256",
-            "NVIDIA/TensorRT-LLM#8713",
-            "vllm-project/vllm#35906",
-            "vllm-project/vllm#37295",
-        ),
-    ),
-    Rule(
-        "HD206",
-        "stripped_markup",
-        "warning",
-        "Harmony text with its special tokens stripped",
-        "The text reads like Harmony output decoded with skip_special_tokens "
-        "(`analysisGreet back.assistantfinalHi there!`): vLLM's `output:` log field and some "
-        "clients drop <|channel|>, <|message|>, <|start|> and the stop tokens. The message "
-        "boundaries are gone, so the stream cannot be replayed or checked.",
-        "Give the token ids instead (vLLM: `Generated response ... output_token_ids`, at DEBUG "
-        "in newer versions, or the `return_token_ids` request option), or text decoded with "
-        "skip_special_tokens=False.",
-    ),
+    *WARNING_RULES,  # HD2xx: faults/warning_rules.py
     Rule(
         "HD177",
         "rejected_ids",
@@ -576,6 +523,7 @@ _RULES = (
         "shipper's line limit, mixed writers); get the completion's ids again from the server "
         "or the client and run `harmony-doctor explain` on them.",
         (),
+        catch_all=True,
     ),
 )
 
@@ -587,5 +535,8 @@ def rules_for(kind: Kind) -> tuple[Rule, ...]:
 
 
 def default_rule(kind: Kind) -> Rule:
-    """The catch-all rule of a kind (its last one)."""
-    return rules_for(kind)[-1]
+    """The catch-all rule of a kind (the one marked so; tests check each kind has one)."""
+    return _CATCH_ALL[kind]
+
+
+_CATCH_ALL: dict[Kind, Rule] = {r.kind: r for r in _RULES if r.catch_all}

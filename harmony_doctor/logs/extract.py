@@ -38,6 +38,7 @@ from harmony_doctor.logs.describe import describe, lmstudio_found
 from harmony_doctor.logs.firstpass import ABSORBED, NOT_READ, QUIET, first_pass
 from harmony_doctor.logs.lazy import Pattern
 from harmony_doctor.logs.lines import FRAME, Line, line_reader, native_counts, structural
+from harmony_doctor.logs.lines import MODEL_OUTPUT as _MODEL_OUTPUT
 from harmony_doctor.logs.messages import (
     MessageHit,
     find_leak,
@@ -73,7 +74,6 @@ _SHAPE_RANK: Final = {"exception": 0, "bare": 0, "wrapper": 1, "quoted": 1, "rep
 # exception caught: HarmonyError X` wraps it), never a body sent to a client.
 _SUMMARY_RANK: Final = 1
 _ERROR_LINE: Final = attrgetter("error.line")
-_MODEL_OUTPUT: Final = "model output:"  # LM Studio's line of what the model wrote
 # Request ids a line may name: OpenAI-style ids, `request_id=...`, SGLang's `rid=...`.
 _REQUEST_ID = Pattern(
     r"\b(?:chatcmpl|cmpl|resp|req)[-_][0-9A-Za-z][\w-]*|\b(?:request_id|rid)=[\"']?([\w-]+)"

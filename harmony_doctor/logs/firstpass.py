@@ -18,7 +18,7 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING, Final, Protocol, cast
 
-from harmony_doctor.logs.lines import anatomy_patterns
+from harmony_doctor.logs.lines import FRAME_SOURCE, MODEL_OUTPUT, anatomy_patterns
 from harmony_doctor.logs.messages import form_patterns
 from harmony_doctor.logs.process import ordinary_shapes
 from harmony_doctor.native import native_for, native_module
@@ -87,7 +87,12 @@ def _made() -> FirstPass | None:
         return None
     try:
         made = module.FirstPass(
-            **patterns, forms=forms, traceback=traceback.pattern, request=request.pattern
+            **patterns,
+            forms=forms,
+            traceback=traceback.pattern,
+            request=request.pattern,
+            model_output=MODEL_OUTPUT,
+            frame_source=FRAME_SOURCE,
         )
     except ValueError:
         return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import cache
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from harmony_doctor.logs.lazy import Pattern
 from harmony_doctor.logs.servers import path_server, server_shapes, text_server
@@ -162,6 +162,13 @@ CHAIN = Pattern(
 FRAME = Pattern(
     r'^File\s*"(?P<path>[^"]*)"\s*,\s*line\s*(?P<line>\d+)(?:\s*,\s*in\s*(?P<func>[\w<>.]+))?'
 )
+# What a frame line starts with (`File "path", line N`, IPython's `File path:N`), and what names
+# its source file in the short shapes: the facts the Rust readers are handed besides FRAME.
+FRAME_START: Final = "File "
+FRAME_SOURCE: Final = ".py:"
+# LM Studio's line of what the model wrote starts so, in any case.
+MODEL_OUTPUT: Final = "model output:"
+_FRAME_QUOTED: Final = FRAME_START + '"'
 # Other frame shapes: IPython `File ~/x/__init__.py:529, in f`, rich `│ /x/__init__.py:637 in f`.
 FRAME_SHORT = Pattern(
     r'^(?:File\s+)?(?P<path>[~/\\.\w:-][^\s"│]*\.py):(?P<line>\d+)'
@@ -269,6 +276,7 @@ def anatomy_patterns() -> dict[str, Any] | None:
         "entity": _HTML_ENTITY.pattern,
         "frame": FRAME.pattern,
         "frame_path": "path",
+        "frame_start": FRAME_START,
         "servers": servers.pattern,
         "server_groups": server_groups,
     }
@@ -291,7 +299,7 @@ def _anatomize_python(number: int, raw: str) -> Line:
     position = 0
     if line[:1].isspace():  # an indented paste: the prefix may follow the indentation
         indent = len(line) - len(line.lstrip())
-        if _ANY_PREFIX_READ.match(line[indent:]) and not line.startswith("File ", indent):
+        if _ANY_PREFIX_READ.match(line[indent:]) and not line.startswith(FRAME_START, indent):
             position = indent
     for _ in range(4):
         rest = line[position:]  # the shapes are anchored (`^`): match from its start
@@ -343,7 +351,7 @@ def anatomize_reference(number: int, raw: str) -> Line:
     position = 0
     if line[:1].isspace():  # an indented paste: the prefix may follow the indentation
         indent = len(line) - len(line.lstrip())
-        if _ANY_PREFIX.match(line[indent:]) and not line.startswith("File ", indent):
+        if _ANY_PREFIX.match(line[indent:]) and not line.startswith(FRAME_START, indent):
             position = indent
     for _ in range(4):
         rest = line[position:]
@@ -412,7 +420,7 @@ def _strip_gutter_reference(rest: str) -> tuple[str, bool]:
 
 def _server_evidence(line: str) -> Server | None:
     """The server a line shows: by the package path of a frame in it, else by its words."""
-    frame = FRAME.search(line.replace("|", " ").strip()) if 'File "' in line else None
+    frame = FRAME.search(line.replace("|", " ").strip()) if _FRAME_QUOTED in line else None
     if frame is not None:
         return path_server(frame["path"])
     return text_server(line)

@@ -13,6 +13,8 @@ from harmony_doctor.logs.lines import (
     CHAIN,
     FRAME,
     FRAME_SHORT,
+    FRAME_SOURCE,
+    FRAME_START,
     TRACEBACK_FURNITURE,
     TRACEBACK_START,
     Line,
@@ -158,7 +160,7 @@ class ProcessState:
         if (
             not line.gutter
             and _ANY_TRACEBACK_SHAPE.match(text) is None
-            and not (".py:" in text and text.startswith(("File ", "│")))
+            and not (FRAME_SOURCE in text and text.startswith((FRAME_START, "│")))
         ):
             return self._source_line(line)  # what the tests below come to for such a line
         if TRACEBACK_START.match(text):
@@ -180,7 +182,7 @@ class ProcessState:
             self.close_traceback()  # an exception of its own ended it: the next line is not its
             return True
         frame = FRAME.match(text)
-        if frame is None and ".py:" in text and text.startswith(("File ", "│")):
+        if frame is None and FRAME_SOURCE in text and text.startswith((FRAME_START, "│")):
             frame = FRAME_SHORT.match(text.lstrip("│ "))
         if frame is not None:
             self._enter_frame(number, frame)

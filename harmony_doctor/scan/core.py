@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
-from harmony_doctor.faults import catalogue
+from harmony_doctor.faults import catalogue, shapes
+from harmony_doctor.faults.shapes import LineShape
 from harmony_doctor.inputs.timestamps import HEAD, own_stamp
 from harmony_doctor.native import native_available, new_core
 
@@ -28,54 +29,25 @@ THREADS_ENV = "HARMONY_DOCTOR_CORE_THREADS"
 
 _WS = rb"[ \t\n\r\f\v]"
 _PID = re.compile(rb"\bpid[=:]" + _WS + rb"*(\d+)")
-_ACCESS = re.compile(rb'"(?:POST|GET) /v1/(?:chat/completions|responses|completions)[ ?"]')
-_GIN = re.compile(rb"\| (?:POST|GET)" + _WS + rb'+"/(?:api/chat|api/generate|v1/[a-z/]+)"')
-# A server's own line per request, unquoted: llama.cpp's llama-server (server-http.cpp
-# log_server_request: `srv  log_server_r: request: POST /v1/chat/completions 127.0.0.1 200`,
-# `done request: ...` in later builds) and LM Studio's (`Received request: POST to
-# /v1/chat/completions with body {`). Only the generation endpoints count (never /health,
-# /slots, /tokenize, /v1/messages/count_tokens...): each then a space. The request body
-# llama-server logs in verbose mode (`request:  {...}`) and its `response:` lines are no request.
-REQUEST_LINES = (b"request: POST /", b"request: POST to /")
-REQUEST_ENDPOINTS = (
-    b"v1/chat/completions",
-    b"chat/completions",
-    b"v1/completions",
-    b"completions",
-    b"completion",
-    b"v1/responses",
-    b"responses",
-    b"v1/messages",
-    b"infill",
-    b"api/chat",
-)
-_REQUEST_LINE = re.compile(
-    rb"request: POST (?:to )?/(?:" + b"|".join(map(re.escape, REQUEST_ENDPOINTS)) + rb") "
-)
-# Output ids only: a `Received request` line's prompt ids are no completion (the reader
-# replays what a request generated), and vLLM writes one per request.
-_IDS = re.compile(rb"output_token_ids" + _WS + rb"*[:=]")
 # The failure forms' anchors (faults/catalogue.py): a line holding none holds no message; and
 # what a line holding markup must show besides.
 ERROR_ANCHORS = catalogue.ERROR_ANCHORS
 MARKUP_LINE = catalogue.MARKUP_LINE
 _MARKUP_RULE = re.compile(MARKUP_LINE)
 MARKUP = b"<|"
-RECEIVED = b"Received request "
+# The lines counted besides (faults/shapes.py): request lines, received requests, id lines.
+LINE_SHAPES = shapes.LINE_SHAPES
 # Every line that can matter contains one of these literals or an error anchor (the regex rules
-# are checked only on such lines); the bit says which rule the literal belongs to.
-_ANCHOR, _MARKUP, _IDS_BIT, _ACCESS_BIT, _GIN_BIT, _RECEIVED_BIT = 1, 2, 4, 8, 16, 32
-_REQUEST_BIT = 64
-_STRUCTURAL = (
-    (MARKUP, _MARKUP),
-    (b"output_token_ids", _IDS_BIT),
-    (b'"POST /v1/', _ACCESS_BIT),
-    (b'"GET /v1/', _ACCESS_BIT),
-    (b"| POST", _GIN_BIT),
-    (b"| GET", _GIN_BIT),
-    (RECEIVED, _RECEIVED_BIT),
-    *((literal, _REQUEST_BIT) for literal in REQUEST_LINES),
-)
+# are checked only on such lines); the bit says which rule the literal belongs to: bit 4 << i
+# for the literals of line shape i.
+_ANCHOR, _MARKUP = 1, 2
+
+
+def _structural(line_shapes: Sequence[LineShape]) -> tuple[tuple[bytes, int], ...]:
+    literals = (
+        (literal, 4 << i) for i, shape in enumerate(line_shapes) for literal in shape.literals
+    )
+    return ((MARKUP, _MARKUP), *literals)
 
 
 class Window(NamedTuple):
@@ -135,9 +107,12 @@ def is_hit(text: bytes) -> bool:
     )
 
 
+_ACCESS_RULES = tuple(re.compile(s.regex()) for s in LINE_SHAPES if s.counts == "access")
+
+
 def is_access(text: bytes) -> bool:
     """A request line: quoted, gin's, or a server's own (counted once whichever it is)."""
-    return any(rule.search(text) is not None for rule in (_ACCESS, _GIN, _REQUEST_LINE))
+    return any(rule.search(text) is not None for rule in _ACCESS_RULES)
 
 
 @dataclass
@@ -180,11 +155,15 @@ class Core:
         ids: bool = True,
         anchors: Sequence[bytes] = ERROR_ANCHORS,
         markup_line: bytes = MARKUP_LINE,
+        line_shapes: Sequence[LineShape] = LINE_SHAPES,
     ) -> None:
         if before < 0 or after < 0 or max_line < 1 or max_window < 1:
             raise ValueError("before/after must be >= 0, max_line/max_window >= 1")
         _check_anchors(anchors)
-        self._prefilter = (*((bytes(a), _ANCHOR) for a in anchors), *_STRUCTURAL)
+        self._prefilter = (*((bytes(a), _ANCHOR) for a in anchors), *_structural(line_shapes))
+        self._shapes = tuple(
+            (4 << i, shape.counts, re.compile(shape.regex())) for i, shape in enumerate(line_shapes)
+        )
         self._markup_rule = re.compile(markup_line)
         self._before = before
         self._after = after
@@ -350,13 +329,14 @@ class Core:
             hit = bool(bits & _ANCHOR) or (
                 bool(bits & _MARKUP) and self._markup_rule.search(text) is not None
             )
-            access = (
-                (bool(bits & _ACCESS_BIT) and _ACCESS.search(text) is not None)
-                or (bool(bits & _GIN_BIT) and _GIN.search(text) is not None)
-                or (bool(bits & _REQUEST_BIT) and _REQUEST_LINE.search(text) is not None)
-            )
-            received = not access and bool(bits & _RECEIVED_BIT)
-            ids = self._ids and bool(bits & _IDS_BIT) and _IDS.search(text) is not None
+            counted = {
+                counts
+                for bit, counts, rule in self._shapes
+                if bits & bit and rule.search(text) is not None
+            }
+            access = "access" in counted
+            received = not access and "received" in counted
+            ids = self._ids and "ids" in counted
             if not (hit or access or received or ids):
                 continue
             at_line += buf.count(b"\n", at, ls)
@@ -487,11 +467,12 @@ class NativeCore:
         markup_line: bytes = MARKUP_LINE,
         threads: int = 2,
         split: int | None = None,
+        line_shapes: Sequence[LineShape] = LINE_SHAPES,
     ) -> None:
         if threads not in (1, 2) or (split is not None and split < 1):
             raise ValueError("threads must be 1 or 2, split >= 1")
         self._core = new_core(
-            anchors, markup_line.decode(), before, after, max_line, max_window, ids
+            anchors, markup_line.decode(), line_shapes, before, after, max_line, max_window, ids
         )
         self.threads = threads
         if threads == 1:

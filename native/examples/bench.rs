@@ -3,12 +3,16 @@
 //!
 //! The error anchors are the Python package's (this crate holds no failure text): without
 //! ANCHOR arguments, `$PYTHON` (default `python3`) prints harmony_doctor.scan.core's
-//! `ERROR_ANCHORS` from this checkout; it gives the markup-line rule `MARKUP_LINE` too.
+//! `ERROR_ANCHORS` from this checkout; it gives the markup-line rule `MARKUP_LINE` and the line
+//! shapes `LINE_SHAPES` too.
 
 use std::io::Read;
 use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
+
+#[path = "common/shapes.rs"]
+mod shapes;
 
 /// What `code` prints, run by `$PYTHON` (default `python3`) in the checkout around this crate.
 fn ask_python(code: &str) -> String {
@@ -59,9 +63,8 @@ fn main() {
     }
     let mut f = std::fs::File::open(&path).unwrap();
     let markup_line = python_markup_line();
-    let mut core =
-        _native::core::Core::new(&anchors, &markup_line, 3072, 1024, 4 << 20, 1 << 20, true)
-            .unwrap();
+    let line_shapes = shapes::parse(&ask_python(shapes::SHAPES_CODE));
+    let mut core = shapes::core(&anchors, &markup_line, &line_shapes);
     let mut buf = vec![0u8; 1 << 20];
     let (mut windows, mut ids, mut size) = (0, 0, 0u64);
     let t0 = Instant::now();

@@ -1,12 +1,15 @@
 //! The scan core alone on a plain log, for profiling (`perf record`) without Python:
 //!
-//!     cargo run --release --example core_bench -- LOG ANCHORS MARKUP [REPEAT]
+//!     cargo run --release --example core_bench -- LOG ANCHORS MARKUP SHAPES [REPEAT]
 //!
-//! ANCHORS: a file of error anchors, one a line; MARKUP: a file holding the markup-line rule
-//! (dump them from harmony_doctor/scan/core.py `ERROR_ANCHORS` and `MARKUP_LINE`). Feeds the
+//! ANCHORS: a file of error anchors, one a line; MARKUP: a file holding the markup-line rule;
+//! SHAPES: the line shapes as examples/common/shapes.rs `SHAPES_CODE` prints them (dump them
+//! from harmony_doctor/scan/core.py `ERROR_ANCHORS`, `MARKUP_LINE` and `LINE_SHAPES`). Feeds the
 //! log in 1 MiB chunks on one thread and prints the best thread CPU time of REPEAT runs.
 
-use _native::core::Core;
+#[path = "common/shapes.rs"]
+#[allow(dead_code)] // SHAPES_CODE: the file is dumped beforehand
+mod shapes;
 
 #[repr(C)]
 struct Timespec {
@@ -29,15 +32,16 @@ fn cpu() -> f64 {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    if args.len() < 4 {
-        eprintln!("usage: core_bench LOG ANCHORS MARKUP [REPEAT]");
+    if args.len() < 5 {
+        eprintln!("usage: core_bench LOG ANCHORS MARKUP SHAPES [REPEAT]");
         std::process::exit(2);
     }
     let log = std::fs::read(&args[1]).expect("log");
     let anchors_text = std::fs::read(&args[2]).expect("anchors");
     let anchors: Vec<&[u8]> = anchors_text.split(|&b| b == b'\n').collect();
     let markup = std::fs::read_to_string(&args[3]).expect("markup");
-    let repeat: usize = args.get(4).map_or(3, |r| r.parse().expect("repeat"));
+    let line_shapes = shapes::parse(&std::fs::read_to_string(&args[4]).expect("shapes"));
+    let repeat: usize = args.get(5).map_or(3, |r| r.parse().expect("repeat"));
     // the newlines of each chunk, counted before the clock starts: the Python side hands the
     // core its chunks' counts (the unwrapper counts them once)
     let chunks: Vec<(&[u8], u64)> = log
@@ -46,7 +50,7 @@ fn main() {
         .collect();
     let mut best = f64::MAX;
     for _ in 0..repeat {
-        let mut core = Core::new(&anchors, &markup, 3072, 1024, 4 << 20, 1 << 20, true).unwrap();
+        let mut core = shapes::core(&anchors, &markup, &line_shapes);
         core.set_split(None);
         let start = cpu();
         let (mut windows, mut ids) = (0, 0);

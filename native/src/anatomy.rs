@@ -40,6 +40,8 @@ pub struct Spec {
     /// `FRAME`, and the name of its path group.
     pub frame: String,
     pub frame_path: String,
+    /// `FRAME_START`: what a traceback frame line starts with (`File `; then `"` and a path).
+    pub frame_start: String,
     /// servers.py `_ANY_SERVER`, and the names of its groups, one per server shape.
     pub servers: String,
     pub server_groups: Vec<String>,
@@ -61,6 +63,7 @@ impl Spec {
         entity: String,
         frame: String,
         frame_path: String,
+        frame_start: String,
         servers: String,
         server_groups: &[(String, T)],
     ) -> Self {
@@ -81,6 +84,7 @@ impl Spec {
             entity,
             frame,
             frame_path,
+            frame_start,
             servers,
             server_groups: server_groups.iter().map(|(g, _)| g.clone()).collect(),
         }
@@ -144,6 +148,9 @@ struct Compiled {
     entity: Translated,
     frame: Translated,
     frame_path: usize,
+    /// `frame_start`, and it with the `"` before a frame's path
+    frame_start: Vec<u8>,
+    frame_quoted: Vec<u8>,
     servers: Translated,
     /// per branch of `servers`, in order: the branch alone, and its server shape (an index
     /// into `Spec::server_groups`)
@@ -204,6 +211,8 @@ impl Compiled {
             entity: Translated::new(&spec.entity, false)?,
             frame,
             frame_path,
+            frame_start: spec.frame_start.as_bytes().to_vec(),
+            frame_quoted: [spec.frame_start.as_bytes(), b"\""].concat(),
             servers,
             server_branches,
             prefixes,
@@ -246,7 +255,7 @@ impl Anatomy {
         let compiled = self.compiled.get_or_init(|| {
             let s = &self.spec;
             let mut key = vec![&s.prefixes, &s.never, &s.month_day, &s.key_pid, &s.entity];
-            key.extend([&s.frame, &s.frame_path, &s.servers]);
+            key.extend([&s.frame, &s.frame_path, &s.frame_start, &s.servers]);
             key.extend(&s.server_groups);
             for shape in &s.shapes {
                 key.push(&shape.shape);
@@ -274,7 +283,8 @@ impl Anatomy {
         if b.first().copied().is_some_and(is_blank) {
             // an indented paste: the prefix may follow the indentation
             let indent = b.iter().position(|&c| !is_blank(c)).unwrap_or(b.len());
-            if c.prefixes.regex.is_match(&b[indent..]) && !b[indent..].starts_with(b"File ") {
+            let frame = b[indent..].starts_with(&c.frame_start);
+            if c.prefixes.regex.is_match(&b[indent..]) && !frame {
                 pos = indent;
             }
         }
@@ -389,7 +399,7 @@ impl Compiled {
 
     /// `_server_evidence`: the path of a frame the line shows, else the server its words name.
     fn evidence(&self, b: &[u8]) -> Evidence {
-        if memchr::memmem::find(b, b"File \"").is_some() {
+        if memchr::memmem::find(b, &self.frame_quoted).is_some() {
             let spaced: Vec<u8> = b
                 .iter()
                 .map(|&c| if c == b'|' { b' ' } else { c })
@@ -501,6 +511,7 @@ mod tests {
             entity: r"&(?:quot|amp);".to_string(),
             frame: r#"^File\s*"(?P<path>[^"]*)""#.to_string(),
             frame_path: "path".to_string(),
+            frame_start: "File ".to_string(),
             servers: r"(?P<s0>(?:\bvllm\b))|(?P<s1>(?i:\bsglang\b))".to_string(),
             server_groups: vec!["s0".to_string(), "s1".to_string()],
         }

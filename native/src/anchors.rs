@@ -1,91 +1,100 @@
 //! The prefilter: the literals a line must hold to matter, searched as rare pieces; line rules.
 //!
-//! Two kinds of literal. The error anchors are failure text: the caller hands them over (the
-//! Python package's `ERROR_ANCHORS`, harmony_doctor/scan/core.py) and this crate holds none.
-//! The structural literals of the other rules (markup, id lines, access and request lines)
-//! are named by `Structural`.
+//! Two kinds of literal, both the caller's: the error anchors are failure text (the Python
+//! package's `ERROR_ANCHORS`, harmony_doctor/faults/catalogue.py), the line shapes' literals
+//! the requests and completions a log records (its `LINE_SHAPES`, harmony_doctor/faults/
+//! shapes.py). This crate holds no log's wording; only Harmony's own markup, `<|`.
 
 use std::sync::LazyLock;
 
 use memchr::{memchr, memmem};
 use regex::bytes::Regex;
 
-use crate::lines::{skip_ws, WS};
+use crate::lines::skip_ws;
 use crate::pieces::{self, Piece, Search};
 
-/// The literals of the rules that are not failure text.
+/// What a line of a shape counts as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Structural {
-    /// Harmony markup: a hit when the line also matches the caller's markup-line rule (a
-    /// logged content field, a header remainder quoted on its own). Searched apart.
-    Markup,
-    /// An id line, when `\s*[:=]` follows.
-    Ids,
-    /// An OpenAI-style access line, when a chat/completions/responses endpoint follows.
-    Post,
-    Get,
-    /// A gin access line (ollama), when the whole line matches `GIN`.
-    GinPost,
-    GinGet,
-    /// A received-request line (unless the line is an access line too).
+pub enum Counts {
+    /// a request line (counted once, whichever shapes it has)
+    Access,
+    /// a received request (unless the line is an access line too)
     Received,
-    /// A server's own request line (llama.cpp; LM Studio's says `to`), when a generation
-    /// endpoint follows.
-    Request,
-    RequestTo,
+    /// a completion's id line
+    Ids,
 }
 
-impl Structural {
-    /// The literals searched as pieces (markup is searched apart, with memmem).
-    const SEARCHED: [Structural; 8] = [
-        Structural::Ids,
-        Structural::Post,
-        Structural::Get,
-        Structural::GinPost,
-        Structural::GinGet,
-        Structural::Received,
-        Structural::Request,
-        Structural::RequestTo,
-    ];
-
-    pub fn literal(self) -> &'static [u8] {
-        match self {
-            Structural::Markup => b"<|",
-            Structural::Ids => b"output_token_ids",
-            Structural::Post => b"\"POST /v1/",
-            Structural::Get => b"\"GET /v1/",
-            Structural::GinPost => b"| POST",
-            Structural::GinGet => b"| GET",
-            Structural::Received => b"Received request ",
-            Structural::Request => b"request: POST /",
-            Structural::RequestTo => b"request: POST to /",
+impl Counts {
+    /// `access`, `received` or `ids` (harmony_doctor/faults/shapes.py `Counts`).
+    pub fn named(name: &str) -> Result<Counts, String> {
+        match name {
+            "access" => Ok(Counts::Access),
+            "received" => Ok(Counts::Received),
+            "ids" => Ok(Counts::Ids),
+            other => Err(format!(
+                "a line shape counts {other:?}: not access, received, ids"
+            )),
         }
     }
 }
 
-/// What a literal is: an error anchor (any one makes a hit) or a structural literal.
+/// A line shape as the caller hands it (harmony_doctor/faults/shapes.py `LineShape`): a line
+/// holding one of `literals`, then (blanks when `blanks`) one of `words`, then one of the
+/// bytes of `then` (anything when empty); with `line`, the line matches that regex instead.
+#[derive(Debug, Clone)]
+pub struct Shape {
+    pub counts: Counts,
+    pub literals: Vec<Vec<u8>>,
+    pub words: Vec<Vec<u8>>,
+    pub blanks: bool,
+    pub then: Vec<u8>,
+    pub line: Option<String>,
+}
+
+/// A shape ready to check: its line regex compiled.
+struct Rule {
+    counts: Counts,
+    words: Vec<Vec<u8>>,
+    blanks: bool,
+    then: Vec<u8>,
+    line: Option<Regex>,
+}
+
+impl Rule {
+    /// Whether `r`, the rest of the line after one of the shape's literals, goes on as the
+    /// shape does (always true for a shape with a line regex: see `classify_line`).
+    #[inline]
+    fn follows(&self, r: &[u8]) -> bool {
+        let r = if self.blanks { &r[skip_ws(r, 0)..] } else { r };
+        self.words.iter().any(|w| {
+            r.starts_with(w)
+                && (self.then.is_empty() || r.get(w.len()).is_some_and(|b| self.then.contains(b)))
+        })
+    }
+}
+
+/// What a literal is: an error anchor (any one makes a hit) or a shape's literal (by index).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Of {
     Anchor,
-    Rule(Structural),
+    Shape(usize),
 }
 
 /// A bytes regex (`(?-u)`: `\s`, `[a-z]` and case folding on ASCII bytes, as Python's).
+#[cfg(test)]
 pub(crate) fn re(pattern: &str) -> Regex {
     Regex::new(&format!("(?-u){pattern}")).unwrap()
 }
 
-static MARKUP: LazyLock<memmem::Finder<'static>> =
-    LazyLock::new(|| memmem::Finder::new(Structural::Markup.literal()));
-static GIN: LazyLock<Regex> = LazyLock::new(|| {
-    re(&format!(
-        r#"\| (?:POST|GET){WS}+"/(?:api/chat|api/generate|v1/[a-z/]+)""#
-    ))
-});
+/// Harmony's markup, which the format's special tokens start with (no log's wording).
+pub(crate) const MARKUP: &[u8] = b"<|";
+
+static MARKUP_FINDER: LazyLock<memmem::Finder<'static>> =
+    LazyLock::new(|| memmem::Finder::new(MARKUP));
 
 /// The first markup literal in `hay`.
 pub(crate) fn find_markup(hay: &[u8]) -> Option<usize> {
-    MARKUP.find(hay)
+    MARKUP_FINDER.find(hay)
 }
 
 /// Which rules a line (already cut to max_line) matches.
@@ -97,12 +106,13 @@ pub struct Kinds {
     pub ids: bool,
 }
 
-/// The searcher of the error anchors it was given and of the structural literals.
+/// The searcher of the error anchors and the line shapes it was given.
 pub struct Prefilter {
     anchors: Vec<Vec<u8>>,
     /// what else a line holding `<|` must show to be a hit (the caller's rule, as given)
     markup_source: String,
     markup_line: Regex,
+    rules: Vec<Rule>,
     /// by pattern index in `search`
     pieces: Vec<Piece<Of>>,
     search: Search,
@@ -111,15 +121,46 @@ pub struct Prefilter {
 impl Prefilter {
     /// Err for anchors that cannot be searched as the Python reference does: an empty one
     /// (every line would be a hit), one holding a newline (the rules are per line), one with
-    /// no piece of its own (see `pieces::choose`).
+    /// no piece of its own (see `pieces::choose`); for a shape with no literal, an empty
+    /// literal or one holding a newline, no word, or a line regex that does not compile.
     /// `markup_line`: the caller's rule (a regex, ASCII bytes semantics) for lines with `<|`.
-    pub fn new<A: AsRef<[u8]>>(anchors: &[A], markup_line: &str) -> Result<Prefilter, String> {
+    pub fn new<A: AsRef<[u8]>>(
+        anchors: &[A],
+        markup_line: &str,
+        shapes: &[Shape],
+    ) -> Result<Prefilter, String> {
         let markup = Regex::new(&format!("(?-u){markup_line}"))
             .map_err(|e| format!("markup-line rule: {e}"))?;
-        let mut literals: Vec<(&[u8], Of)> = Structural::SEARCHED
-            .iter()
-            .map(|&s| (s.literal(), Of::Rule(s)))
-            .collect();
+        if shapes.len() > 64 {
+            return Err("over 64 line shapes".into());
+        }
+        let mut literals: Vec<(&[u8], Of)> = Vec::new();
+        let mut rules = Vec::new();
+        for (index, shape) in shapes.iter().enumerate() {
+            if shape.literals.is_empty() || shape.words.is_empty() {
+                return Err(format!("line shape {index}: no literal, or no word"));
+            }
+            for l in &shape.literals {
+                if l.is_empty() || memchr(b'\n', l).is_some() {
+                    return Err(format!("line shape {index}: an empty literal or a newline"));
+                }
+                literals.push((l, Of::Shape(index)));
+            }
+            let line = match &shape.line {
+                Some(p) => Some(
+                    Regex::new(&format!("(?-u){p}"))
+                        .map_err(|e| format!("line shape {index}: {e}"))?,
+                ),
+                None => None,
+            };
+            rules.push(Rule {
+                counts: shape.counts,
+                words: shape.words.clone(),
+                blanks: shape.blanks,
+                then: shape.then.clone(),
+                line,
+            });
+        }
         for a in anchors {
             let a = a.as_ref();
             if a.is_empty() {
@@ -131,12 +172,13 @@ impl Prefilter {
                     a.escape_ascii()
                 ));
             }
-            literals.push((a, Of::Anchor));
         }
+        let searched = searched_anchors(anchors);
+        literals.extend(searched.iter().map(|&i| (anchors[i].as_ref(), Of::Anchor)));
         let pieces = pieces::choose(&literals).map_err(|literal| {
             format!(
                 "error anchors: every piece of b\"{}\" would start, or start with, another \
-                 literal's piece (an anchor listed twice?)",
+                 literal's piece (a literal listed twice?)",
                 literal.escape_ascii()
             )
         })?;
@@ -145,6 +187,7 @@ impl Prefilter {
             anchors: anchors.iter().map(|a| a.as_ref().to_vec()).collect(),
             markup_source: markup_line.to_string(),
             markup_line: markup,
+            rules,
             pieces,
             search,
         })
@@ -153,6 +196,12 @@ impl Prefilter {
     /// The error anchors, as given.
     pub fn anchors(&self) -> &[Vec<u8>] {
         &self.anchors
+    }
+
+    /// The error anchors searched (see `searched_anchors`), in the order given.
+    pub fn searched(&self) -> Vec<&[u8]> {
+        let anchors = self.pieces.iter().filter(|p| p.kind == Of::Anchor);
+        anchors.map(|p| &p.literal[..]).collect()
     }
 
     /// The markup-line rule, as given.
@@ -191,8 +240,9 @@ impl Prefilter {
         markup: bool,
         end: usize,
     ) -> (Kinds, Option<(usize, usize)>) {
-        let (mut anchor, mut access, mut ids, mut gin, mut received) =
-            (false, false, false, false, false);
+        let (mut anchor, mut access, mut ids, mut received) = (false, false, false, false);
+        // the shapes with a line regex whose literal the line holds
+        let mut whole: u64 = 0;
         let mut next = (pat != usize::MAX).then_some((at, pat));
         let mut beyond = None;
         while let Some((at, pat)) = next {
@@ -210,23 +260,35 @@ impl Prefilter {
             {
                 match p.kind {
                     Of::Anchor => anchor = true,
-                    Of::Rule(Structural::Post | Structural::Get) => {
-                        access = access || endpoint_at(&hay[after..le]);
+                    Of::Shape(s) => {
+                        let rule = &self.rules[s];
+                        let seen = match rule.counts {
+                            Counts::Access => &mut access,
+                            Counts::Received => &mut received,
+                            Counts::Ids => &mut ids,
+                        };
+                        if rule.line.is_some() {
+                            whole |= 1 << s;
+                        } else if !*seen && rule.follows(&hay[after..le]) {
+                            *seen = true;
+                        }
                     }
-                    Of::Rule(Structural::Ids) => ids = ids || ids_at(&hay[after..le]),
-                    Of::Rule(Structural::GinPost | Structural::GinGet) => gin = true,
-                    Of::Rule(Structural::Received) => received = true,
-                    Of::Rule(Structural::Request | Structural::RequestTo) => {
-                        access = access || request_at(&hay[after..le]);
-                    }
-                    Of::Rule(Structural::Markup) => {} // searched apart, never a piece
                 }
             }
             next = self.next_piece(hay, at + 1, end);
         }
         let text = &hay[ls..le];
+        while whole != 0 {
+            let rule = &self.rules[whole.trailing_zeros() as usize];
+            whole &= whole - 1;
+            let seen = match rule.counts {
+                Counts::Access => &mut access,
+                Counts::Received => &mut received,
+                Counts::Ids => &mut ids,
+            };
+            *seen = *seen || rule.line.as_ref().is_some_and(|l| l.is_match(text));
+        }
         let hit = anchor || (markup && self.markup_line.is_match(text));
-        let access = access || gin && GIN.is_match(text);
         let kinds = Kinds {
             hit,
             access,
@@ -237,58 +299,48 @@ impl Prefilter {
     }
 }
 
-/// `(?:chat/completions|responses|completions)[ ?"]` at the start of `r`.
-fn endpoint_at(r: &[u8]) -> bool {
-    [&b"chat/completions"[..], b"responses", b"completions"]
-        .iter()
-        .any(|ep| r.starts_with(ep) && matches!(r.get(ep.len()), Some(b' ' | b'?' | b'"')))
-}
-
-/// The generation endpoints of a server's own request line (harmony_doctor/scan/core.py
-/// `REQUEST_ENDPOINTS`: llama.cpp's llama-server, LM Studio), without their leading `/`.
-const REQUEST_ENDPOINTS: [&[u8]; 10] = [
-    b"v1/chat/completions",
-    b"chat/completions",
-    b"v1/completions",
-    b"completions",
-    b"completion",
-    b"v1/responses",
-    b"responses",
-    b"v1/messages",
-    b"infill",
-    b"api/chat",
-];
-
-/// `(?:<a request endpoint>) ` at the start of `r` (the rest of a request line).
-fn request_at(r: &[u8]) -> bool {
-    REQUEST_ENDPOINTS
-        .iter()
-        .any(|ep| r.starts_with(ep) && r.get(ep.len()) == Some(&b' '))
-}
-
-/// `\s*[:=]` at the start of `r` (the rest of `output_token_ids\s*[:=]`).
-fn ids_at(r: &[u8]) -> bool {
-    let i = skip_ws(r, 0);
-    matches!(r.get(i), Some(b':' | b'='))
+/// The indices of the anchors the prefilter searches: each but those holding another anchor
+/// (a line holding `nexpected role` holds `xpected`: searching the longer finds no other hit)
+/// and the later copies of one listed twice. The catalogue's generic forms add short anchors
+/// that most longer ones hold; without them in the search, the pieces stay within the 64 of
+/// aho-corasick's packed searcher (Teddy), and a GiB of log is searched in a third of the time
+/// of its automaton (benchmarks/README.md, the first pass).
+fn searched_anchors<A: AsRef<[u8]>>(anchors: &[A]) -> Vec<usize> {
+    let holds = |a: &[u8], b: &[u8]| a.len() > b.len() && memmem::find(a, b).is_some();
+    (0..anchors.len())
+        .filter(|&i| {
+            let a = anchors[i].as_ref();
+            anchors.iter().enumerate().all(|(j, b)| {
+                let b = b.as_ref();
+                !(holds(a, b) || (j < i && a == b))
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{core, glue, literal_soup, run, soup, ANCHORS, MARKUP_LINE};
+    use crate::testing::{
+        core, glue, literal_soup, run, soup, ANCHORS, ENGINE_ANCHORS, MARKUP_LINE, SHAPES,
+        SHAPE_REGEXES,
+    };
 
     fn prefilter() -> Prefilter {
-        Prefilter::new(ANCHORS, MARKUP_LINE).unwrap()
+        Prefilter::new(ANCHORS, MARKUP_LINE, &SHAPES).unwrap()
     }
 
+    /// The rule's cases below are written for the engine forms' anchors.
     fn classify(text: &[u8]) -> Kinds {
-        prefilter().classify(text)
+        Prefilter::new(ENGINE_ANCHORS, MARKUP_LINE, &SHAPES)
+            .unwrap()
+            .classify(text)
     }
 
-    /// What the rule makes of the anchors in use today (a change of rank shows here).
+    /// What the rule makes of a list of anchors (a change of rank shows here).
     #[test]
     fn pieces_follow_the_rule() {
-        let pf = prefilter();
+        let pf = Prefilter::new(ENGINE_ANCHORS, MARKUP_LINE, &SHAPES).unwrap();
         let pieces: Vec<String> = pf
             .pieces
             .iter()
@@ -322,19 +374,49 @@ mod tests {
         assert_eq!(pieces, want);
         assert!(matches!(pf.search, Search::Teddy(_)));
         let anchors: Vec<&[u8]> = pf.anchors().iter().map(|a| &a[..]).collect();
-        assert_eq!(anchors, ANCHORS);
+        assert_eq!(anchors, ENGINE_ANCHORS);
+    }
+
+    /// The catalogue's anchors, the generic forms' short ones among them, are searched by
+    /// Teddy: an anchor holding another is left out of the search (over 64 pieces, the
+    /// automaton took three times as long over a GiB of log).
+    #[test]
+    fn the_catalogue_is_searched_by_teddy() {
+        let pf = prefilter();
+        assert!(
+            matches!(pf.search, Search::Teddy(_)),
+            "{} pieces",
+            pf.pieces.len()
+        );
+        let searched = pf.searched();
+        assert!(searched.len() < ANCHORS.len());
+        for a in ANCHORS {
+            let held = searched.iter().any(|s| memmem::find(a, s).is_some());
+            assert!(
+                held,
+                "{:?} holds no searched anchor",
+                a.escape_ascii().to_string()
+            );
+        }
     }
 
     #[test]
     fn anchors_that_cannot_be_searched_are_refused() {
-        let err = |a: &[&[u8]]| Prefilter::new(a, MARKUP_LINE).err().unwrap();
+        let err = |a: &[&[u8]]| Prefilter::new(a, MARKUP_LINE, &SHAPES).err().unwrap();
         assert!(err(&[b"tool call", b""]).contains("empty"));
         assert!(err(&[b"a\nb"]).contains("newline"));
-        assert!(err(&[b"abcd", b"abcd"]).contains("b\"abcd\""));
-        assert!(err(&[b"| GET", b"| GET"]).contains("listed twice"));
-        // twins, anchors in anchors, structural literals in anchors: pieces of their own
-        let anchors: [&[u8]; 5] = [b"tool call", b"tool call", b"tool", b"| GET x", b"| GET"];
-        let pf = Prefilter::new(&anchors, MARKUP_LINE).unwrap();
+        // twins, anchors in anchors, structural literals in anchors: searched once, or not
+        let anchors: [&[u8]; 6] = [
+            b"tool call",
+            b"tool call",
+            b"tool",
+            b"| GET x",
+            b"| GET",
+            b"| GET",
+        ];
+        let pf = Prefilter::new(&anchors, MARKUP_LINE, &SHAPES).unwrap();
+        assert_eq!(pf.searched(), [&b"tool"[..], b"| GET"]);
+        assert_eq!(pf.anchors().len(), 6);
         for line in [
             &b"a tool"[..],
             b"| GET x",
@@ -356,7 +438,7 @@ mod tests {
         assert!(matches!(teddy.search, Search::Teddy(_)));
         let mut many: Vec<Vec<u8>> = ANCHORS.iter().map(|a| a.to_vec()).collect();
         many.extend((0..60).map(|i| format!("anchor {i:02}").into_bytes()));
-        let many = Prefilter::new(&many, MARKUP_LINE).unwrap();
+        let many = Prefilter::new(&many, MARKUP_LINE, &SHAPES).unwrap();
         assert!(matches!(many.search, Search::Automaton(_)));
         assert!(many.classify(b"x anchor 42 y").hit);
         for line in soup(20_000).chain(literals(20_000)) {
@@ -370,7 +452,7 @@ mod tests {
     #[test]
     fn short_anchors_are_searched_too() {
         let anchors: [&[u8]; 2] = [b"EOS", b"\""];
-        let pf = Prefilter::new(&anchors, MARKUP_LINE).unwrap();
+        let pf = Prefilter::new(&anchors, MARKUP_LINE, &SHAPES).unwrap();
         assert!(matches!(pf.search, Search::Teddy(_)));
         for line in soup(20_000).chain(literals(20_000)) {
             assert_eq!(pf.classify(&line).hit, reference_hit(&anchors, &line));
@@ -389,9 +471,27 @@ mod tests {
 
     /// Lines glued from the starts and ends of the anchors and the structural literals.
     fn literals(n: usize) -> impl Iterator<Item = Vec<u8>> {
-        let structural = Structural::SEARCHED.iter().map(|s| s.literal());
+        let structural = SHAPES
+            .iter()
+            .flat_map(|s| s.literals.iter().map(|l| &l[..]));
         let all: Vec<&[u8]> = ANCHORS.iter().copied().chain(structural).collect();
         literal_soup(&all, n)
+    }
+
+    /// The literals of the shapes that count received lines (none has words or a regex).
+    fn received_literals() -> impl Iterator<Item = &'static [u8]> {
+        let shapes = SHAPES.iter().filter(|s| s.counts == Counts::Received);
+        shapes.flat_map(|s| s.literals.iter().map(|l| &l[..]))
+    }
+
+    /// One regex: the Python core's regexes of the shapes that count `counts`.
+    fn regex_of(counts: Counts) -> Regex {
+        let regexes = SHAPES.iter().zip(SHAPE_REGEXES);
+        let of: Vec<&str> = regexes
+            .filter(|(s, _)| s.counts == counts)
+            .map(|(_, r)| *r)
+            .collect();
+        re(&of.join("|"))
     }
 
     /// A line is a hit iff it holds an error anchor (or markup and content), whatever the
@@ -405,7 +505,7 @@ mod tests {
             let want = reference_hit(ANCHORS, &line);
             assert_eq!(k.hit, want, "{:?}", String::from_utf8_lossy(&line));
             hits += usize::from(want);
-            let received = contains(&line, Structural::Received.literal());
+            let received = received_literals().any(|l| contains(&line, l));
             assert_eq!(k.received, received && !k.access);
         }
         assert!(hits > 1000 && hits < 90_000, "{hits}");
@@ -431,7 +531,7 @@ mod tests {
     /// line.
     #[test]
     fn pieces_check_the_rest_of_their_literal_within_the_line() {
-        let pf = prefilter();
+        let pf = Prefilter::new(ENGINE_ANCHORS, MARKUP_LINE, &SHAPES).unwrap();
         // the literal would start before the line
         for p in pf.pieces.iter().filter(|p| p.offset > 0) {
             let k = pf.classify(p.piece());
@@ -442,7 +542,7 @@ mod tests {
         assert!(classify(b"tags in the contents").hit);
         assert!(!classify(b"tags in the conten").hit);
         let mut c = core(0, 0, 100);
-        let (w, _) = run(&mut c, &[b"Unexpected\n EOS\nRecei\nved request x\n"]);
+        let (w, _) = run(&mut c, &[b"tool\n call\nRecei\nved request x\n"]);
         assert!(w.is_empty());
         assert_eq!(c.stats().received_lines, 0);
     }
@@ -489,13 +589,12 @@ mod tests {
         assert!(k.access && !k.received);
     }
 
-    /// The hand-written access and id-line rules agree with the reference's regexes
-    /// (harmony_doctor/scan/core.py `_ACCESS`, `_IDS`) on fragment soup.
+    /// The access and id-line rules agree with the reference's regexes (harmony_doctor/scan/
+    /// core.py, made of the same shapes) on fragment soup.
     #[test]
     fn rules_agree_with_the_regexes() {
         let pf = prefilter();
-        let ids = re(&format!("output_token_ids{WS}*[:=]"));
-        let access = re(r#""(?:POST|GET) /v1/(?:chat/completions|responses|completions)[ ?"]"#);
+        let (access, ids) = (regex_of(Counts::Access), regex_of(Counts::Ids));
         let mut agreed = [0usize; 2];
         for line in soup(200_000) {
             let k = pf.classify(&line);
@@ -553,35 +652,34 @@ mod tests {
         b"Received request: POST to ",
     ];
 
-    /// A line is an access line iff one of the reference's three rules matches it
-    /// (harmony_doctor/scan/core.py `_ACCESS`, `_GIN`, `_REQUEST_LINE`), on request-line soup:
-    /// counted once whichever rules match.
+    /// A line is an access line iff one of the reference's access shapes matches it
+    /// (harmony_doctor/scan/core.py, the catalogue's regexes), on request-line soup: counted
+    /// once whichever shapes match.
     #[test]
     fn request_lines_agree_with_the_regexes() {
         let pf = prefilter();
-        let quoted = re(r#""(?:POST|GET) /v1/(?:chat/completions|responses|completions)[ ?"]"#);
-        let gin = re(&format!(
-            r#"\| (?:POST|GET){WS}+"/(?:api/chat|api/generate|v1/[a-z/]+)""#
-        ));
-        let request = re(concat!(
-            r"request: POST (?:to )?/(?:v1/chat/completions|chat/completions|v1/completions",
-            r"|completions|completion|v1/responses|responses|v1/messages|infill|api/chat) ",
-        ));
+        let shapes = SHAPES.iter().zip(SHAPE_REGEXES);
+        let access: Vec<Regex> = shapes
+            .filter(|(s, _)| s.counts == Counts::Access)
+            .map(|(_, r)| re(r))
+            .collect();
+        assert!(access.len() >= 3);
         let frags = REQUEST_FRAGMENTS.iter().map(|f| f.to_vec()).collect();
-        let (mut requests, mut both) = (0usize, 0usize);
+        let mut by = vec![0usize; access.len()];
+        let mut several = 0usize;
         for line in glue(frags, 200_000) {
             let k = pf.classify(&line);
-            let by_request = request.is_match(&line);
-            let by_others = quoted.is_match(&line) || gin.is_match(&line);
-            assert_eq!(
-                k.access,
-                by_request || by_others,
-                "{:?}",
-                String::from_utf8_lossy(&line)
-            );
-            requests += usize::from(by_request);
-            both += usize::from(by_request && by_others);
+            let matched: Vec<bool> = access.iter().map(|r| r.is_match(&line)).collect();
+            let n = matched.iter().filter(|&&m| m).count();
+            assert_eq!(k.access, n > 0, "{:?}", String::from_utf8_lossy(&line));
+            for (count, m) in by.iter_mut().zip(matched) {
+                *count += usize::from(m);
+            }
+            several += usize::from(n > 1);
         }
-        assert!(requests > 1000 && both > 20, "{requests} {both}");
+        assert!(
+            by.iter().all(|&n| n > 20) && several > 20,
+            "{by:?} {several}"
+        );
     }
 }

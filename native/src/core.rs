@@ -9,7 +9,7 @@ use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
-use crate::anchors::{find_markup, Prefilter};
+use crate::anchors::{find_markup, Prefilter, Shape};
 use crate::lines::{count_nl, find_nl, line_start, CutStream, Taken};
 use crate::stamps::{own_pid, stamp_vec, KnownStamps, MetaLines, Stamp, HEAD};
 use crate::tallies::{Tallies, TallyKey};
@@ -82,9 +82,11 @@ pub struct Core {
 impl Core {
     /// A core finding the lines that hold one of the error `anchors` (failure text: the
     /// caller's, see `Prefilter::new` for the ones it refuses).
+    #[allow(clippy::too_many_arguments)]
     pub fn new<A: AsRef<[u8]>>(
         anchors: &[A],
         markup_line: &str,
+        shapes: &[Shape],
         before: usize,
         after: usize,
         max_line: usize,
@@ -95,7 +97,7 @@ impl Core {
             return Err("before/after must be >= 0, max_line/max_window >= 1".into());
         }
         Ok(Core {
-            prefilter: Arc::new(Prefilter::new(anchors, markup_line)?),
+            prefilter: Arc::new(Prefilter::new(anchors, markup_line, shapes)?),
             ids,
             split: Some(SPLIT),
             stream: CutStream::new(max_line),
@@ -121,6 +123,11 @@ impl Core {
     /// The markup-line rule, as given.
     pub fn markup_line(&self) -> &str {
         self.prefilter.markup_line()
+    }
+
+    /// The error anchors searched: those given but the ones holding another.
+    pub fn searched_anchors(&self) -> Vec<&[u8]> {
+        self.prefilter.searched()
     }
 
     /// Scan the lines one feed() adds in two parts when they hold at least `min_bytes` (None:
@@ -677,7 +684,7 @@ impl<'a> Lines<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{core, log, run, Rng, ANCHORS, MARKUP_LINE};
+    use crate::testing::{bounded, core, log, run, Rng};
 
     const LOG: &[u8] = b"(APIServer pid=7) INFO 11-27 10:00:01 [a.py:1] 127.0.0.1:5 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK\n\
 Traceback (most recent call last):\n  File \"x.py\", line 1\n\
@@ -792,7 +799,7 @@ tail";
 
     #[test]
     fn memory_is_bounded() {
-        let mut c = Core::new(ANCHORS, MARKUP_LINE, 64, 64, 128, 256, true).unwrap();
+        let mut c = bounded(64, 64, 128, 256);
         let chunk = [
             b"INFO 11-27 10:00:01 HarmonyError\n".repeat(3),
             b"INFO 11-27 10:00:01 filler\n".repeat(200),
@@ -819,18 +826,8 @@ tail";
             let nlines = count_nl(&data) as usize + 1;
             let (before, after) = (rng.below(300), rng.below(300));
             let (max_line, max_window) = (rng.below(200) + 1, rng.below(800) + 1);
-            let new = || {
-                Core::new(
-                    ANCHORS,
-                    MARKUP_LINE,
-                    before,
-                    after,
-                    max_line,
-                    max_window,
-                    true,
-                )
-            };
-            let (mut one, mut two) = (new().unwrap(), new().unwrap());
+            let new = || bounded(before, after, max_line, max_window);
+            let (mut one, mut two) = (new(), new());
             one.set_split(None);
             two.set_split(Some(rng.below(400) + 1));
             two.helper_mode = (seed % 3) as u8;

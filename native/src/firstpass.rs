@@ -14,6 +14,7 @@
 //! Those are what `Absorbed` sums, in the order the processes were last seen.
 
 use crate::anatomy::{Anatomy, Evidence, Spec as AnatomySpec};
+use crate::anchors::MARKUP;
 use crate::hits::{Found, Hits};
 use std::sync::Arc;
 
@@ -28,6 +29,11 @@ pub struct Spec {
     pub traceback: String,
     /// process.py `_REQUEST_START` (searched).
     pub request: String,
+    /// extract.py `_MODEL_OUTPUT`: LM Studio's line of what the model wrote starts so (in any
+    /// case).
+    pub model_output: String,
+    /// What a traceback frame names its source file by (`.py:`, with `frame_start`).
+    pub frame_source: String,
 }
 
 /// The server a line is evidence of.
@@ -89,6 +95,9 @@ pub struct Absorbed {
 
 /// The patterns, compiled: tells an ordinary line from the others.
 pub struct Reader {
+    model_output: Vec<u8>,
+    frame_start: Vec<u8>,
+    frame_source: Vec<u8>,
     anatomy: Anatomy,
     hits: Hits,
     traceback: Translated,
@@ -105,6 +114,7 @@ pub struct FirstPass {
 impl Reader {
     /// An error names a pattern without an exact translation.
     pub fn new(spec: Spec) -> Result<Reader, String> {
+        let frame_start = spec.anatomy.frame_start.as_bytes().to_vec();
         let anatomy = Anatomy::new(spec.anatomy)?;
         anatomy.ready()?;
         let hits = Hits::new(&spec.forms)?;
@@ -112,6 +122,9 @@ impl Reader {
         let traceback = Translated::new(&pyre::for_ascii_subjects(&spec.traceback)?, true)?;
         let request = Translated::new(&pyre::for_ascii_subjects(&spec.request)?, false)?;
         Ok(Reader {
+            model_output: spec.model_output.into_bytes(),
+            frame_start,
+            frame_source: spec.frame_source.into_bytes(),
             anatomy,
             hits,
             traceback,
@@ -135,11 +148,11 @@ impl Reader {
         };
         let text = &r.line[r.text.0..r.text.1];
         let b = text.as_bytes();
-        let head = &b[..b.len().min(MODEL_OUTPUT.len())];
+        let head = &b[..b.len().min(self.model_output.len())];
         if r.gutter_asked
             || (r.prefix == 0 && !text.is_empty())
-            || memchr::memmem::find(b, b"<|").is_some()
-            || head.eq_ignore_ascii_case(MODEL_OUTPUT)
+            || memchr::memmem::find(b, MARKUP).is_some()
+            || head.eq_ignore_ascii_case(&self.model_output)
             || (!text.is_empty() && self.hits.first(text, 0) != Found::Nothing)
         {
             return Class::Python;
@@ -148,7 +161,8 @@ impl Reader {
         if matches!(r.evidence, Evidence::Frame(_))
             || rest.starts_with([' ', '\t'])
             || self.traceback.regex.is_match(b)
-            || (memchr::memmem::find(b, b".py:").is_some() && b.starts_with(b"File "))
+            || (memchr::memmem::find(b, &self.frame_source).is_some()
+                && b.starts_with(&self.frame_start))
         {
             return Class::Quiet;
         }
@@ -232,9 +246,6 @@ impl FirstPass {
     }
 }
 
-/// LM Studio's line of what the model wrote starts so (extract.py `_MODEL_OUTPUT`).
-const MODEL_OUTPUT: &[u8] = b"model output:";
-
 #[cfg(feature = "python")]
 // PyO3 0.22's #[pymethods] expansion converts PyErr into PyErr (a false positive, fixed in 0.23)
 #[allow(clippy::useless_conversion)]
@@ -262,7 +273,7 @@ pub mod python {
         /// ValueError when a pattern has no exact translation (then Python reads every line).
         #[new]
         #[allow(clippy::too_many_arguments)]
-        #[pyo3(signature = (*, prefixes, shapes, never, month_day, month_day_server, key_pid, entity, frame, frame_path, servers, server_groups, forms, traceback, request))]
+        #[pyo3(signature = (*, prefixes, shapes, never, month_day, month_day_server, key_pid, entity, frame, frame_path, frame_start, servers, server_groups, forms, traceback, request, model_output, frame_source))]
         fn new(
             prefixes: String,
             shapes: Vec<ShapeGroups>,
@@ -273,11 +284,14 @@ pub mod python {
             entity: String,
             frame: String,
             frame_path: String,
+            frame_start: String,
             servers: String,
             server_groups: Vec<(String, PyObject)>,
             forms: Vec<String>,
             traceback: String,
             request: String,
+            model_output: String,
+            frame_source: String,
         ) -> PyResult<Self> {
             let anatomy = AnatomySpec::from_python(
                 prefixes,
@@ -288,6 +302,7 @@ pub mod python {
                 entity,
                 frame,
                 frame_path,
+                frame_start,
                 servers,
                 &server_groups,
             );
@@ -296,6 +311,8 @@ pub mod python {
                 forms,
                 traceback,
                 request,
+                model_output,
+                frame_source,
             };
             let reader = super::Reader::new(spec).map_err(PyValueError::new_err)?;
             Ok(FirstPass {
@@ -382,12 +399,15 @@ mod tests {
                 entity: r"&(?:quot|amp);".to_string(),
                 frame: r#"^File\s*"(?P<path>[^"]*)""#.to_string(),
                 frame_path: "path".to_string(),
+                frame_start: "File ".to_string(),
                 servers: r"(?P<s0>(?:\bvllm\b))|(?P<s1>(?i:\bsglang\b))".to_string(),
                 server_groups: vec!["s0".to_string(), "s1".to_string()],
             },
             forms: vec![r"unexpected\s*token\s*(?P<token>\d+)".to_string()],
             traceback: r"^(?:[╭┌][─ ]*)?Traceback|^File |^[│╭]".to_string(),
             request: r"\bReceived request \S".to_string(),
+            model_output: "model output:".to_string(),
+            frame_source: ".py:".to_string(),
         }
     }
 

@@ -6,6 +6,9 @@ pub mod anchors;
 pub mod chunk;
 pub mod core;
 pub mod firstpass;
+#[cfg(test)]
+#[rustfmt::skip]
+mod fixture;
 pub mod harmony;
 pub mod hits;
 mod json_line;
@@ -132,6 +135,41 @@ mod python {
         })
     }
 
+    /// A line shape as Python hands it: harmony_doctor/faults/shapes.py `LineShape`, read by
+    /// its attributes.
+    #[derive(FromPyObject)]
+    struct LineShape {
+        counts: String,
+        literals: Vec<PyBackedBytes>,
+        words: Vec<PyBackedBytes>,
+        blanks: bool,
+        then: PyBackedBytes,
+        line: Option<PyBackedBytes>,
+    }
+
+    impl LineShape {
+        fn shape(&self) -> PyResult<crate::anchors::Shape> {
+            let owned = |v: &[PyBackedBytes]| v.iter().map(|b| b.to_vec()).collect();
+            let line = match &self.line {
+                Some(l) => Some(
+                    std::str::from_utf8(l)
+                        .map_err(|_| PyValueError::new_err("a line shape's regex: not UTF-8"))?
+                        .to_string(),
+                ),
+                None => None,
+            };
+            Ok(crate::anchors::Shape {
+                counts: crate::anchors::Counts::named(&self.counts)
+                    .map_err(PyValueError::new_err)?,
+                literals: owned(&self.literals),
+                words: owned(&self.words),
+                blanks: self.blanks,
+                then: self.then.to_vec(),
+                line,
+            })
+        }
+    }
+
     /// The scan core: feed(data, meta=None) -> Batch, finish() -> Batch, stats() -> Stats.
     #[pyclass(name = "Core", module = "harmony_doctor._native")]
     struct Core {
@@ -141,13 +179,16 @@ mod python {
     #[pymethods]
     impl Core {
         /// `anchors`: the error anchors (bytes; ValueError for ones the core cannot search);
-        /// `markup_line`: the rule (a regex) a line holding `<|` must also match to be a hit.
+        /// `markup_line`: the rule (a regex) a line holding `<|` must also match to be a hit;
+        /// `shapes`: the lines counted besides (harmony_doctor/faults/shapes.py `LineShape`s).
         #[new]
         // max_line 4 MiB, max_window 1 MiB (literals: Python's signature of the class shows them)
-        #[pyo3(signature = (anchors, markup_line, before=3072, after=1024, max_line=4194304, max_window=1048576, ids=true))]
+        #[pyo3(signature = (anchors, markup_line, shapes, before=3072, after=1024, max_line=4194304, max_window=1048576, ids=true))]
+        #[allow(clippy::too_many_arguments)]
         fn new(
             anchors: Vec<PyBackedBytes>,
             markup_line: &str,
+            shapes: Vec<LineShape>,
             before: i64,
             after: i64,
             max_line: i64,
@@ -159,9 +200,14 @@ mod python {
             let u = |v: i64| usize::try_from(v).map_err(|_| bad());
             let (before, after, max_line, max_window) =
                 (u(before)?, u(after)?, u(max_line)?, u(max_window)?);
+            let shapes = shapes
+                .iter()
+                .map(LineShape::shape)
+                .collect::<PyResult<Vec<_>>>()?;
             let inner = crate::core::Core::new(
                 &anchors,
                 markup_line,
+                &shapes,
                 before,
                 after,
                 max_line,
@@ -176,6 +222,14 @@ mod python {
         #[getter]
         fn anchors<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyBytes>> {
             let anchors = self.inner.anchors().iter();
+            anchors.map(|a| PyBytes::new_bound(py, a)).collect()
+        }
+
+        /// The error anchors searched: those given but the ones holding another (a line
+        /// holding one holds the other) and the later copies of a twin.
+        #[getter]
+        fn searched_anchors<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyBytes>> {
+            let anchors = self.inner.searched_anchors().into_iter();
             anchors.map(|a| PyBytes::new_bound(py, a)).collect()
         }
 
@@ -351,7 +405,7 @@ mod python {
         /// ValueError when a pattern has no exact translation (then Python reads every line).
         #[new]
         #[allow(clippy::too_many_arguments)]
-        #[pyo3(signature = (*, prefixes, shapes, never, month_day, month_day_server, key_pid, entity, frame, frame_path, servers, server_groups, path_server, strip_gutter, fallback, line))]
+        #[pyo3(signature = (*, prefixes, shapes, never, month_day, month_day_server, key_pid, entity, frame, frame_path, frame_start, servers, server_groups, path_server, strip_gutter, fallback, line))]
         fn new(
             py: Python<'_>,
             prefixes: String,
@@ -363,6 +417,7 @@ mod python {
             entity: String,
             frame: String,
             frame_path: String,
+            frame_start: String,
             servers: String,
             server_groups: Vec<(String, PyObject)>,
             path_server: PyObject,
@@ -379,6 +434,7 @@ mod python {
                 entity,
                 frame,
                 frame_path,
+                frame_start,
                 servers,
                 &server_groups,
             );

@@ -3,6 +3,7 @@
 use memchr::{memchr, memchr_iter, memrchr};
 
 /// Python's `\s` on bytes, as a regex class (the reference's `_WS`).
+#[cfg(test)]
 pub(crate) const WS: &str = r"[ \t\n\r\x0C\x0B]";
 
 /// Whether `b` is in `WS`.

@@ -141,7 +141,7 @@ impl Search {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{literal_soup, soup, ANCHORS};
+    use crate::testing::{literal_soup, soup, ANCHORS, ENGINE_ANCHORS};
 
     #[test]
     fn rarity_ranks_word_boundaries_and_rare_bytes_first() {
@@ -193,12 +193,14 @@ mod tests {
 
     #[test]
     fn teddy_and_the_automaton_find_every_occurrence() {
-        let literals: Vec<(&[u8], ())> = ANCHORS.iter().map(|&a| (a, ())).collect();
+        let literals: Vec<(&[u8], ())> = ENGINE_ANCHORS.iter().map(|&a| (a, ())).collect();
         let pieces = choose(&literals).unwrap();
         let teddy = Search::new(&pieces).unwrap();
         assert!(matches!(teddy, Search::Teddy(_)));
         let automaton = Search::automaton(&pieces).unwrap();
-        let lines: Vec<Vec<u8>> = soup(5_000).chain(literal_soup(ANCHORS, 5_000)).collect();
+        let lines: Vec<Vec<u8>> = soup(5_000)
+            .chain(literal_soup(ENGINE_ANCHORS, 5_000))
+            .collect();
         let hay = lines.join(&b'\n');
         let found = find_all(&teddy, &hay);
         assert_eq!(find_all(&automaton, &hay), found);

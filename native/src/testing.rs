@@ -17,9 +17,13 @@ pub(crate) fn run(core: &mut Core, chunks: &[&[u8]]) -> (Vec<Window>, Vec<IdLine
     (w, i)
 }
 
-/// The error anchors harmony_doctor/scan/core.py hands the core (`ERROR_ANCHORS`), copied as
-/// a fixture: the tests' own, not the crate's.
-pub(crate) const ANCHORS: &[&[u8]] = &[
+/// The catalogue the Python package hands the core (native/src/fixture.rs, written out from
+/// it and checked fresh by tests/test_native_fixture.py).
+pub(crate) use crate::fixture::{ANCHORS, MARKUP_LINE, SHAPES, SHAPE_REGEXES};
+
+/// Anchors of engine forms, as the catalogue had them before its generic forms: a list of
+/// fewer, longer anchors, for the cases written for them.
+pub(crate) const ENGINE_ANCHORS: &[&[u8]] = &[
     b"HarmonyError",
     b"expecting start token",
     b"tokens remaining",
@@ -37,17 +41,25 @@ pub(crate) const ANCHORS: &[&[u8]] = &[
     b"recovered raw output",
 ];
 
-/// The markup-line rule harmony_doctor/scan/core.py hands the core (`MARKUP_LINE`), copied.
-pub(crate) const MARKUP_LINE: &str = concat!(
-    r#"(?i)(?:content|reasoning_content|reasoning|text|output_text|name)["']?"#,
-    r#"[ \t\n\r\x0C\x0B]*[:=][ \t\n\r\x0C\x0B]*["']"#,
-    r#"|(?:Some\(|\[)[ \t\n\r\x0C\x0B]*\\*""#,
-);
-
 /// A core with the fixture's anchors and these window and line bounds (max_window 1 MiB, id
 /// lines on).
 pub(crate) fn core(before: usize, after: usize, max_line: usize) -> Core {
-    Core::new(ANCHORS, MARKUP_LINE, before, after, max_line, 1 << 20, true).unwrap()
+    bounded(before, after, max_line, 1 << 20)
+}
+
+/// A core with the fixture's anchors and these bounds (id lines on).
+pub(crate) fn bounded(before: usize, after: usize, max_line: usize, max_window: usize) -> Core {
+    Core::new(
+        ANCHORS,
+        MARKUP_LINE,
+        &SHAPES,
+        before,
+        after,
+        max_line,
+        max_window,
+        true,
+    )
+    .unwrap()
 }
 
 /// Pieces of every rule the hand-written matchers replace a regex for.

@@ -155,8 +155,7 @@ fn window(s: &CutStream, p: Pending) -> Window {
 
 #[cfg(test)]
 mod tests {
-    use crate::core::Core;
-    use crate::testing::{core, run, ANCHORS, MARKUP_LINE};
+    use crate::testing::{bounded, core, run};
 
     #[test]
     fn windows_merge_split_and_respect_max_window() {
@@ -172,7 +171,7 @@ mod tests {
         let many: Vec<u8> = (0..10)
             .flat_map(|i| format!("HarmonyError {i:02}\n").into_bytes())
             .collect();
-        let mut c = Core::new(ANCHORS, MARKUP_LINE, 0, 100, 100, 40, true).unwrap();
+        let mut c = bounded(0, 100, 100, 40);
         let (w, _) = run(&mut c, &[&many]);
         assert!(w.len() > 1);
         let hits: Vec<u64> = w.iter().flat_map(|w| w.hit_lines.clone()).collect();

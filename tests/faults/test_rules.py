@@ -65,6 +65,19 @@ def test_catalogue_shape() -> None:
     assert every_kind <= kinds
 
 
+def test_each_kind_has_one_catch_all_marked_whatever_the_order() -> None:
+    """The catch-all is a field of its rule, not its place: each kind has exactly one, and
+    reversing the catalogue's order changes no kind's."""
+    for kind in {rule.kind for rule in rules.RULES.values()}:
+        marked = [r for r in rules.rules_for(kind) if r.catch_all]
+        assert len(marked) == 1, kind
+        assert rules.default_rule(kind) is marked[0]
+    reversed_rules = tuple(reversed(rules.RULES.values()))
+    for kind in {rule.kind for rule in reversed_rules}:
+        (catch_all,) = (r for r in reversed_rules if r.kind == kind and r.catch_all)
+        assert catch_all is rules.default_rule(kind)
+
+
 def test_catch_all_rules_unchanged() -> None:
     expected = {"header_leftover": "HD106", "unexpected_token": "HD114", "unknown_role": "HD122"}
     for kind, code in expected.items():

@@ -11,6 +11,7 @@ processes than the extractor keeps.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -194,3 +195,38 @@ def test_a_line_summed_counts_as_observe_counts_it(raw: str) -> None:
     _same([raw], looks=1)
     _same([frame, raw], looks=1)
     _same([raw, raw, raw], looks=2)
+
+
+@needs_native
+def test_the_first_pass_takes_its_line_facts_from_python() -> None:
+    """What makes a line one Python must read (LM Studio's model-output line) and what makes
+    it a quiet frame line are handed over when the first pass is built, not written in Rust:
+    another wording moves the line from one side to the other."""
+    from harmony_doctor.logs.lines import FRAME_SOURCE, MODEL_OUTPUT, anatomy_patterns
+    from harmony_doctor.logs.messages import form_patterns
+    from harmony_doctor.logs.process import ordinary_shapes
+
+    module = accel.native_module()
+    assert module is not None
+    traceback, request = ordinary_shapes()
+    patterns = anatomy_patterns()
+    assert patterns is not None
+
+    def made(model_output: str, frame_source: str) -> Any:
+        return module.FirstPass(
+            **patterns,
+            forms=form_patterns() or [],
+            traceback=traceback.pattern,
+            request=request.pattern,
+            model_output=model_output,
+            frame_source=frame_source,
+        )
+
+    prefix = "(APIServer pid=7) INFO 11-01 00:00:01 [a.py:1] "
+    output = prefix + "Model Output: <no markup> hello"
+    ours = made(MODEL_OUTPUT, FRAME_SOURCE)
+    assert ours.absorb(1, output, 10) == firstpass.NOT_READ
+    assert made("zebra output:", FRAME_SOURCE).absorb(1, output, 10) == firstpass.ABSORBED
+    frame = prefix + "File x.rb:12, in g"
+    assert ours.absorb(2, frame, 10) == firstpass.ABSORBED
+    assert made(MODEL_OUTPUT, ".rb:").absorb(2, frame, 10) == firstpass.QUIET

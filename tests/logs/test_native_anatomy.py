@@ -251,6 +251,7 @@ def test_a_pattern_without_an_exact_translation_makes_no_reader(pattern: str) ->
         entity="x",
         frame="(?P<path>x)",
         frame_path="path",
+        frame_start=lines.FRAME_START,
         servers=servers.server_shapes()[0].pattern,
         server_groups=groups,
         path_server=servers.path_server,
