@@ -131,17 +131,20 @@ def _environment() -> dict[str, str]:
     return env
 
 
+def _run(args: list[str], folder: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        args, cwd=folder, env=_environment(), capture_output=True, text=True, timeout=600
+    )
+
+
+def _shell(command: str, folder: Path) -> subprocess.CompletedProcess[str]:
+    return _run(["bash", "-o", "pipefail", "-c", command], folder)
+
+
 def run_console(block: Block, folder: Path) -> list[str]:
     problems = []
     for command in commands(block):
-        done = subprocess.run(
-            ["bash", "-o", "pipefail", "-c", command.command],
-            cwd=folder,
-            env=_environment(),
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
+        done = _shell(command.command, folder)
         got = normalise(done.stdout + done.stderr, folder).splitlines()
         shown = tuple(normalise(line, folder) for line in command.shown)
         codes = (command.exit_code,) if command.exit_code is not None else (0, 1)
@@ -158,14 +161,7 @@ def run_console(block: Block, folder: Path) -> list[str]:
 def run_python(block: Block, folder: Path, shown: Block | None = None) -> list[str]:
     """A python block runs in the page's folder; the ```output block right after it, if any,
     is what it prints."""
-    done = subprocess.run(
-        [sys.executable, "-c", block.body],
-        cwd=folder,
-        env=_environment(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = _run([sys.executable, "-c", block.body], folder)
     if done.returncode != 0:
         return [f"{block.page}:{block.line}: python block failed\n{done.stderr[-2000:]}"]
     if shown is not None:
@@ -324,27 +320,15 @@ def update(page: Path) -> None:
                 last = m.end(2)
             printed = None
             if info == "python":
-                printed = subprocess.run(
-                    [sys.executable, "-c", body],
-                    cwd=folder,
-                    env=_environment(),
-                    capture_output=True,
-                    text=True,
-                    timeout=600,
-                ).stdout.replace(str(folder) + "/", "")
+                printed = _run([sys.executable, "-c", body], folder).stdout.replace(
+                    str(folder) + "/", ""
+                )
             if info != "console":
                 continue
             lines: list[str] = []
             for command in commands(block):
                 lines += [f"$ {command.command}".replace("\n", "\\\n")]
-                done = subprocess.run(
-                    ["bash", "-o", "pipefail", "-c", command.command],
-                    cwd=folder,
-                    env=_environment(),
-                    capture_output=True,
-                    text=True,
-                    timeout=600,
-                )
+                done = _shell(command.command, folder)
                 if any(line.strip() == "..." for line in command.shown):
                     lines += command.shown
                 else:
