@@ -8,7 +8,7 @@ last line `[exit N]` says the command exits N (without it, 0 or 1: clean or find
 page runs in a temporary folder of its own holding copies of `samples/` and `examples/`, its
 blocks in order (a later command may read what an earlier one wrote), with the installed
 `harmony-doctor` and `python` first on PATH and no network. Only what must vary is normalised:
-the version, the folder the page ran in, and timings.
+the version and the scan core it reports, the folder the page ran in, and timings.
 
 A block that cannot run offline (kubectl, a bucket, a cluster) is marked `console not-run`;
 `NOT_RUN` counts those marks so that they cannot grow silently, and a shell block of any other
@@ -101,6 +101,7 @@ def commands(block: Block) -> list[Command]:
 def normalise(text: str, folder: Path) -> str:
     text = text.replace(str(folder) + "/", "").replace(str(folder), ".")
     text = text.replace(hd.__version__, "VERSION")
+    text = re.sub(r"\(scan core: \w+\)", "(scan core: CORE)", text)  # native where cargo built it
     return re.sub(r"\b\d+(\.\d+)? ?(ms|s)\b(?= |\)|$)", "TIME", text, flags=re.MULTILINE)
 
 
@@ -278,8 +279,8 @@ def test_architecture_names_every_module_and_only_those() -> None:
 
 
 def test_the_files_and_functions_the_docs_name_exist() -> None:
-    """A path the docs name (`harmony_doctor/x.py`, `native/src/y.rs`) exists, and a function
-    named as a file's (`x.py`'s `name`) is defined in it."""
+    """A file the docs name in backticks (a module, a Rust file, a test, an example) exists,
+    and a function named as a file's ("`native.py`'s `name`") is defined in it."""
     named_path = re.compile(
         r"`((?:harmony_doctor|native|tests|benchmarks|examples)/[\w/.-]+\.(?:py|rs|yaml))`"
     )
