@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import re
 import subprocess
 import sys
 from collections import Counter
@@ -289,15 +288,6 @@ def test_bad_input_raises_a_doctor_error(vocab: Vocab) -> None:
         hd.parse_tokens("[1, 2, 999999999]", vocab)
 
 
-def test_readme_api_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    readme = (REPO / "README.md").read_text()
-    section = readme.split("## Library API", 1)[1]
-    code = re.search(r"```python\n(.*?)```", section, re.S)
-    assert code is not None, "the README's API section has no python example"
-    monkeypatch.chdir(REPO)
-    exec(compile(code.group(1), "README.md", "exec"), {})
-
-
 def test_the_cli_imports_only_the_api_output_and_the_records() -> None:
     """The contract in pyproject.toml (`make lint`) forbids cli/ the internal packages; this is
     the same rule as an allowlist, so that a package added later is not reachable either."""
@@ -305,7 +295,7 @@ def test_the_cli_imports_only_the_api_output_and_the_records() -> None:
 
     graph = grimp.build_graph("harmony_doctor")
     shared = {"harmony_doctor.models", "harmony_doctor.errors", "harmony_doctor.choices"}
-    allowed = {"harmony_doctor", "harmony_doctor.version", *shared}
+    allowed = {"harmony_doctor", "harmony_doctor.advanced", "harmony_doctor.version", *shared}
     cli = {"harmony_doctor.cli", *graph.find_descendants("harmony_doctor.cli")}
     wrong = {
         (importer, imported)
@@ -317,7 +307,8 @@ def test_the_cli_imports_only_the_api_output_and_the_records() -> None:
     }
     assert wrong == set()
     # and it does go through the API (decode through the input options it shares, in reading)
-    users = {m for m in cli if "harmony_doctor" in graph.find_modules_directly_imported_by(m)}
+    api = {"harmony_doctor", "harmony_doctor.advanced"}
+    users = {m for m in cli if api & graph.find_modules_directly_imported_by(m)}
     commands = ("explain", "grammar", "recover", "render", "report", "repro", "rules", "scan")
     assert users >= {"harmony_doctor.cli.reading", *(f"harmony_doctor.cli.{c}" for c in commands)}
 
@@ -345,3 +336,139 @@ def test_no_module_is_over_600_lines() -> None:
         for p in (REPO / "harmony_doctor").rglob("*.py")
     }
     assert {name: n for name, n in sizes.items() if n > 600} == {}
+
+
+# --- the dozen verbs ----------------------------------------------------------------------
+
+RECORDS = {
+    "Diagnosis", "EventFilesSummary", "ExplainedLog", "ExplainedStream", "FileScan", "Finding",
+    "LogError", "LogExplanation", "Recovery", "RenderedPrompt", "Rule", "ScanEvent",
+    "ScanOptions", "ScanResult", "Shrink", "Summary", "TextInput", "TokenInput", "Vocab",
+}  # fmt: skip
+ERRORS = {"DoctorError", "InputError", "VocabError", "__version__"}
+
+
+def test_the_top_level_is_a_dozen_verbs_and_their_records() -> None:
+    import inspect
+
+    assert len(hd.VERBS) <= 15
+    assert set(hd.__all__) == set(hd.VERBS) | RECORDS | ERRORS
+    for name in hd.VERBS:
+        verb = getattr(hd, name)
+        assert inspect.isfunction(verb) and verb.__module__ == "harmony_doctor", name
+        assert (verb.__doc__ or "").strip(), f"{name} has no docstring"
+        hints = inspect.get_annotations(verb)
+        assert "return" in hints and all(p in hints for p in inspect.signature(verb).parameters)
+    for name in RECORDS:
+        assert isinstance(getattr(hd, name), type) and getattr(hd, name).__doc__, name
+
+
+def test_the_first_releases_names_answer_from_advanced() -> None:
+    from harmony_doctor import advanced
+
+    old = {"explain_tokens", "explain_text", "explain_input", "scan_paths", "summarize_scan",
+           "list_inputs", "scan_rotated", "frames", "render_chat", "grammar_text", "list_rules",
+           "find_rule", "shrink", "write_repro", "Watcher", "metrics_registry", "scan_core"}  # fmt: skip
+    assert old <= set(advanced.__all__)
+    for name in old:
+        assert getattr(hd, name) is getattr(advanced, name), name
+        assert name not in hd.__all__
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        _ = hd.nothing_here
+
+
+def test_explain_takes_an_input_a_text_or_ids(vocab: Vocab) -> None:
+    read = hd.read_input(SAMPLES / "seed-multiturn-completion.json")
+    stream = hd.explain(read, vocab)
+    assert isinstance(stream, hd.ExplainedStream)
+    assert stream.diagnosis.findings[0].code == "HD101"
+    assert hd.explain(SEED_IDS, vocab) == stream
+    ids = hd.parse_tokens(SEED_IDS, vocab)
+    by_ids = hd.explain(list(ids.tokens), vocab)
+    assert isinstance(by_ids, hd.ExplainedStream)
+    assert by_ids.diagnosis.findings == stream.diagnosis.findings
+    log = hd.explain(hd.read_input(SAMPLES / "vllm-traceback.log"))
+    assert isinstance(log, hd.ExplainedLog)
+    text = (SAMPLES / "vllm-traceback.log").read_text()
+    assert [e.code for e in log.explanation.errors] == [e.code for e in hd.extract_failures(text)]
+    with pytest.raises(hd.InputError, match="grammar"):
+        hd.explain(ids, vocab, check_grammar=True)
+
+
+def test_write_events_then_read_events_round_trips(tmp_path: Path) -> None:
+    """write_events writes what `scan --events` writes, and read_events gives back the frames
+    of the scan that wrote them, in every format."""
+    from harmony_doctor import advanced
+    from harmony_doctor.scan.event_files import written_by_scan
+
+    result = hd.scan([_fleet_logs(tmp_path / "logs")], hd.ScanOptions(origin="host"))
+    events, tallies = advanced.frames(result)
+    assert events.height == 4 and tallies.height > 0
+    for name in ("events.parquet", "events.jsonl", "events.csv"):
+        path = tmp_path / name
+        beside = hd.write_events(result, path)
+        assert beside == advanced.requests_path(path) and beside.is_file()
+        assert written_by_scan(path) is not None
+        back_events, back_tallies = hd.read_events([path])
+        assert back_events.equals(events), name
+        assert back_tallies.sort(back_tallies.columns).equals(tallies.sort(tallies.columns)), name
+        # and report reads them as scan's own files: the same table as the scan's
+        summary = hd.report([path], ["code"])
+        assert summary.unread == () and summary.summary.table.equals(hd.report(result).table)
+    (tmp_path / "bad.csv").write_text("not,an,events,file\n1,2,3,4\n")
+    with pytest.raises(hd.InputError, match="not an events file"):
+        hd.read_events([tmp_path / "bad.csv"])
+
+
+def test_write_events_of_one_file_scan(tmp_path: Path) -> None:
+    from harmony_doctor import advanced
+
+    one = advanced.scan_file(SAMPLES / "vllm-requests.log")
+    hd.write_events(one, tmp_path / "one.jsonl")
+    events, _ = hd.read_events([tmp_path / "one.jsonl"])
+    assert events.equals(advanced.frames(one)[0]) and events.height == len(one.events)
+
+
+def test_decode_repro_render_grammar_and_rules(tmp_path: Path, vocab: Vocab) -> None:
+    harmony = (SAMPLES / "tool-call.harmony.txt").read_text()
+    assert hd.decode(harmony, vocab) == hd.decode(hd.parse_tokens(harmony, vocab), vocab)
+    assert hd.decode([200005, 17196, 200008], vocab) == "<|channel|>final<|message|>"
+    small = hd.repro(hd.parse_tokens(SEED_IDS, vocab), tmp_path / "b", vocab, budget=2_000)
+    assert {p.name for p in (tmp_path / "b").iterdir()} >= {"tokens.json", "repro.py"}
+    assert len(small.minimal) < len(small.original)
+    with pytest.raises(hd.DoctorError):
+        hd.repro(list(small.original), tmp_path / "b", vocab, budget=10, copy_vocab=False)
+    prompt = hd.render((SAMPLES / "seed-chat.json").read_text(), vocab)
+    assert isinstance(prompt, hd.RenderedPrompt)
+    assert "<|channel|>" in hd.grammar("gbnf")
+    assert [r.code for r in hd.rules(" hd101 ")] == ["HD101"] and hd.rules("HD999") == ()
+    assert hd.rules() == tuple(sorted(hd.rules(), key=lambda r: r.code))
+
+
+def test_the_cli_names_only_the_top_level_and_advanced() -> None:
+    """Every name the CLI takes from the package is a verb or record of the top level
+    (`hd.NAME`, `from harmony_doctor import NAME`) or of harmony_doctor.advanced, by name:
+    the forwarded names of the first releases are not for the CLI."""
+    import ast
+
+    from harmony_doctor import advanced
+
+    wrong = []
+    for path in sorted((REPO / "harmony_doctor" / "cli").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module in (
+                "harmony_doctor",
+                "harmony_doctor.advanced",
+            ):
+                public = hd.__all__ if node.module == "harmony_doctor" else advanced.__all__
+                wrong += [
+                    f"{path.name}: {a.name}"
+                    for a in node.names
+                    if a.name not in [*public, "advanced"]
+                ]
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                space = {"hd": hd.__all__, "advanced": advanced.__all__}.get(node.value.id)
+                if space is not None and node.attr not in space:
+                    wrong.append(f"{path.name}: {node.value.id}.{node.attr}")
+    assert wrong == []

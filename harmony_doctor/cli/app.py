@@ -111,7 +111,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        from harmony_doctor import scan_core
+        from harmony_doctor.advanced import scan_core
 
         typer.echo(f"{PROGRAM} {__version__} (scan core: {scan_core()})")
         raise typer.Exit()

@@ -63,7 +63,7 @@ def explain(
     from harmony_doctor.output.explain_view import explain_view
 
     read = hd.read_input(given.source)
-    explained = hd.explain_input(
+    explained = hd.explain(
         read,
         given.vocab_path,
         input_format=given.input_format,

@@ -10,6 +10,7 @@ from typing import Annotated, get_args
 import typer
 
 import harmony_doctor as hd
+from harmony_doctor import advanced
 from harmony_doctor.choices import CONTENT_TYPES, Channel, ContentType, Dialect
 from harmony_doctor.cli.options import VocabOpt
 from harmony_doctor.errors import ExitCode, InputError
@@ -67,7 +68,7 @@ def grammar(
     vocab_path: VocabOpt = None,
 ) -> int:
     """A grammar for the whole completion (every channel), for guided decoding."""
-    text = hd.grammar_text(
+    text = hd.grammar(
         fmt,
         channels=[c.value for c in channels] if channels else None,
         tools=tools,
@@ -77,7 +78,7 @@ def grammar(
         require_call=require_call,
     )
     if check:
-        hd.validate_grammar(text, fmt, vocab_path)
+        advanced.validate_grammar(text, fmt, vocab_path)
     sys.stdout.write(text)
     return ExitCode.CLEAN
 

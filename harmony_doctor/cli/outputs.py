@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import harmony_doctor as hd
+from harmony_doctor import advanced
 from harmony_doctor.cli.console import make_console, print_json, show, writes_plain
 from harmony_doctor.cli.options import Color, SummaryFormat
 
@@ -85,7 +85,7 @@ def output_targets(
 ) -> list[Target]:
     """Every file scan or report will write, with the option that named it (the request counts
     go beside the events), for output/targets.py to check before anything is read."""
-    tallies = hd.requests_path(events) if events is not None else None
+    tallies = advanced.requests_path(events) if events is not None else None
     named: list[tuple[str, Path | None, TargetKind, bool]] = [
         ("--events", events, "table", True),
         ("--events (request counts)", tallies, "table", False),  # a sidecar: never named

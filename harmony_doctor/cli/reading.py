@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import harmony_doctor as hd
+from harmony_doctor import advanced
 from harmony_doctor.choices import InputFormat
 from harmony_doctor.cli.options import (
     Color,
@@ -49,7 +50,7 @@ class InputArgs:
 
     def tokens(self) -> tuple[TokenInput, str, Vocab]:
         """The token stream the input holds, its label, and the vocabulary."""
-        text, label = hd.read_text(self.source)
+        text, label = advanced.read_text(self.source)
         vocab = self.vocab()
         found = hd.parse_tokens(text, vocab, input_format=self.input_format, request=self.request)
         return found, label, vocab

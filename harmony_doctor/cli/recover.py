@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 import harmony_doctor as hd
+from harmony_doctor import advanced
 from harmony_doctor.cli.console import present
 from harmony_doctor.cli.options import RoleOpt
 from harmony_doctor.cli.reading import InputArgs, takes_input
@@ -31,7 +32,9 @@ def recover(
     present(
         given,
         lambda: contract.recover_record(result, label),
-        lambda: recover_view(result, hd.received(strict), hd.received(lenient), label, vocab),
+        lambda: recover_view(
+            result, advanced.received(strict), advanced.received(lenient), label, vocab
+        ),
     )
     broken = result.strict.error is not None
     return ExitCode.FINDINGS if broken and not exit_zero else ExitCode.CLEAN

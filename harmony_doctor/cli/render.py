@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 import harmony_doctor as hd
+from harmony_doctor import advanced
 from harmony_doctor.choices import Style
 from harmony_doctor.cli.console import make_console, print_json, show
 from harmony_doctor.cli.options import ColorOpt, FormatOpt, VocabOpt, WidthOpt
@@ -54,9 +55,9 @@ def render(
     from harmony_doctor.output.prompt_view import prompt_view
     from harmony_doctor.output.tokens import token_table_view
 
-    text, label = hd.read_text(source)
+    text, label = advanced.read_text(source)
     vocab = hd.load_vocab(vocab_path)
-    prompt = hd.render_chat(text, vocab, style=style, date=date, keep_analysis=keep_analysis)
+    prompt = hd.render(text, vocab, style=style, date=date, keep_analysis=keep_analysis)
     if output == "json":
         print_json(contract.render_record(prompt, label))
     else:

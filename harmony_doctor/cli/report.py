@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 import harmony_doctor as hd
+from harmony_doctor import advanced
 from harmony_doctor.cli.funnel import fail, note
 from harmony_doctor.cli.options import (
     ByOpt,
@@ -62,7 +63,7 @@ def report(
     from harmony_doctor.output import tables as export
     from harmony_doctor.output.targets import check_not_inputs, check_targets
 
-    keys = hd.group_keys(by or [])
+    keys = advanced.group_keys(by or [])
     summary_path = once("--summary-csv", summary)
     prometheus_path, html_path = once("--prometheus", prometheus), once("--html", html)
     targets = output_targets(
@@ -70,7 +71,7 @@ def report(
     )
     check_targets(targets)
     check_not_inputs(targets, _event_files(inputs))
-    read = hd.summarize_event_files(inputs, keys)
+    read = hd.report(inputs, keys)
     found = read.summary
     if read.unread and not found.files:  # nothing to sum: the first reason is the error
         for bad in read.unread[1:]:
@@ -86,7 +87,7 @@ def report(
     for bad in read.unread:  # the good files are summed all the same
         note(bad.reason)
     for named in read.untallied:
-        tallies = hd.requests_path(Path(named)).name
+        tallies = advanced.requests_path(Path(named)).name
         note(f"no request counts beside {named} (no {tallies}): its failures count in no rate")
     for named, cells in read.cut:  # kept, not whole: said, never silent
         what = "1 cell" if cells == 1 else f"{cells:,} cells"
@@ -109,7 +110,7 @@ def _event_files(inputs: list[str]) -> list[InputFile]:
 
     files = []
     for raw in inputs:
-        tallies = hd.requests_path(Path(raw))
+        tallies = advanced.requests_path(Path(raw))
         files += [
             InputFile(raw, Path(raw)),
             InputFile(f"{tallies} (the request counts beside {raw})", tallies),

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-import harmony_doctor as hd
+from harmony_doctor import advanced
 from harmony_doctor.cli.console import present
 from harmony_doctor.cli.options import RoleOpt
 from harmony_doctor.cli.reading import InputArgs, takes_input
@@ -49,10 +49,10 @@ def repro(
     # Asked before the input is read and shrunk. --force replaces a bundle this tool wrote,
     # never the input (nor the vocabulary read) or a file of the user's with a bundle's name.
     inputs = [Path(p) for p in (given.source, given.vocab_path) if p is not None and p != "-"]
-    hd.check_repro_folder(out_dir, copy_vocab=copy_vocab, overwrite=force, inputs=inputs)
+    advanced.check_repro_folder(out_dir, copy_vocab=copy_vocab, overwrite=force, inputs=inputs)
     inp, label, vocab = given.tokens()
-    result = hd.shrink(inp, vocab, role=role, strict=not lenient, budget=budget)
-    paths = hd.write_repro(
+    result = advanced.shrink(inp, vocab, role=role, strict=not lenient, budget=budget)
+    paths = advanced.write_repro(
         result, out_dir, vocab, label=label, source=inp, copy_vocab=copy_vocab, overwrite=force
     )
     written = [str(p) for p in paths]

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, assert_never
 import typer
 
 import harmony_doctor as hd
+from harmony_doctor import advanced
 from harmony_doctor.cli.console import make_console, print_json, show
 from harmony_doctor.cli.options import ColorOpt, WidthOpt
 from harmony_doctor.errors import ExitCode, InputError
@@ -31,7 +32,7 @@ RulesFormatOpt = Annotated[
 
 def complete_code(incomplete: str) -> list[tuple[str, str]]:
     """Shell completion for CODE: every rule code starting with what was typed, with its title."""
-    return [(r.code, r.title) for r in hd.list_rules() if r.code.startswith(incomplete.upper())]
+    return [(r.code, r.title) for r in hd.rules() if r.code.startswith(incomplete.upper())]
 
 
 def rules(
@@ -53,12 +54,12 @@ def rules(
     from harmony_doctor.output import catalogue_view, codes_markdown, contract
 
     if code is None:
-        catalogue = hd.list_rules()
+        catalogue = hd.rules()
         record: dict[str, Any] = {"rules": [contract.rule_record(r) for r in catalogue]}
         markdown = partial(codes_markdown.codes_page, catalogue)
         view: Callable[[], RenderableType] = partial(catalogue_view.rules_view, catalogue)
     else:
-        rule = hd.find_rule(code)
+        rule = advanced.find_rule(code)
         if rule is None:
             raise InputError(f"unknown rule {code!r}; 'harmony-doctor rules' lists them")
         record = {"rule": contract.rule_record(rule)}

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 
 import harmony_doctor as hd
+from harmony_doctor import advanced
 from harmony_doctor.cli.funnel import fail, note
 from harmony_doctor.cli.options import (
     ByOpt,
@@ -38,7 +39,7 @@ from harmony_doctor.cli.outputs import (
 from harmony_doctor.errors import ExitCode, InputError
 
 if TYPE_CHECKING:
-    from harmony_doctor import InputListing, ScanProgress
+    from harmony_doctor.advanced import InputListing, ScanProgress
     from harmony_doctor.output.targets import InputFile
 
 # What --max-rate makes of failures no rate covers (logs without request lines).
@@ -125,7 +126,7 @@ def scan(
     width: WidthOpt = None,
 ) -> int:
     """Batch-scan server logs: how often Harmony parsing fails, in which ways, since when."""
-    keys = hd.group_keys(by or [])
+    keys = advanced.group_keys(by or [])
     events_path, summary_path = once("--events", events), once("--summary-csv", summary)
     prometheus_path, html_path = once("--prometheus", prometheus), once("--html", html)
     targets = output_targets(
@@ -138,7 +139,7 @@ def scan(
     paths = inputs or ["-"]
     if paths == ["-"] and (sys.stdin is None or sys.stdin.isatty()):
         raise InputError("no input: give files or folders, or pipe a log to standard input")
-    listing = hd.list_inputs(paths, glob or [], exclude or [])
+    listing = advanced.list_inputs(paths, glob or [], exclude or [])
     if not listing.sources and listing.skipped:
         first = listing.skipped[0]
         raise InputError(f"nothing to read: {first.label}: {first.reason}")
@@ -161,16 +162,16 @@ def scan(
     failed: list[str] = []
     with _spill_directory() as spill:
         with _progress(listing.bytes) as progress:
-            result = hd.scan_inputs(listing, options, progress, spill)
-        found = hd.summarize_scan(result, keys)  # folds the spill's events: built here
+            result = advanced.scan_inputs(listing, options, progress, spill)
+        found = hd.report(result, keys)  # folds the spill's events: built here
         if summary_path is not None or events_path is not None:  # the writers load for these
             from harmony_doctor.output import tables as export
 
             failed += export.write_tables([(summary_path, lambda: found.table)])
             if events_path is not None:  # one unit: report refuses tallies not its events'
-                tallies = hd.requests_path(events_path)
+                tallies = advanced.requests_path(events_path)
                 failed += export.write_event_tables(
-                    found.events, hd.tally_table(result), events_path, tallies
+                    found.events, advanced.tally_table(result), events_path, tallies
                 )  # read from the spill a batch at a time, before it is removed
     step_summary = step_summary_path(output)
     operator = operator_view("scan", found, output, step_summary, prometheus_path, html_path)
@@ -229,8 +230,8 @@ def _scanned_files(paths: list[str], listing: InputListing) -> list[InputFile]:
 @contextmanager
 def _spill_directory() -> Iterator[Path]:
     """A temporary directory for the scan's spill, locked while the scan runs and removed on
-    the way out; those killed scans left there are removed first (hd.spill_directory)."""
-    with hd.spill_directory(Path(tempfile.gettempdir())) as path:
+    the way out; those killed scans left there are removed first (advanced.spill_directory)."""
+    with advanced.spill_directory(Path(tempfile.gettempdir())) as path:
         yield path
 
 

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-import harmony_doctor as hd
+from harmony_doctor import advanced
 from harmony_doctor.cli.funnel import fail, note
 from harmony_doctor.errors import ExitCode
 
@@ -88,7 +88,9 @@ def watch(
         for name, value in (("--window", window), ("--new-code-lookback", lookback)):
             if not _DURATION.match(value):
                 return fail(f"{name} {value!r} is not a PromQL duration (15m, 1h, 7d)")
-        sys.stdout.write(hd.alert_rules(hd.AlertOptions(max_rate, window, lookback, "5m", job)))
+        sys.stdout.write(
+            advanced.alert_rules(advanced.AlertOptions(max_rate, window, lookback, "5m", job))
+        )
         return ExitCode.CLEAN
     if not paths:
         return fail("give the logs to follow (PATH...), or --alert-rules")
@@ -121,16 +123,16 @@ def _run(
     origin: str | None,
     interval: float,
 ) -> int:
-    options = hd.WatchOptions(tuple(paths), from_start, origin, state, events, interval)
+    options = advanced.WatchOptions(tuple(paths), from_start, origin, state, events, interval)
     try:
-        watcher = hd.Watcher(options, note)
+        watcher = advanced.Watcher(options, note)
     except OSError as exc:
         return fail(f"cannot open {exc.filename}: {exc.strerror or exc}")
-    registry = hd.metrics_registry(watcher.snapshot)
+    registry = advanced.metrics_registry(watcher.snapshot)
     server = None
     if address is not None:
         try:
-            server = hd.MetricsServer(address[0], address[1], registry)
+            server = advanced.MetricsServer(address[0], address[1], registry)
         except OSError as exc:
             watcher.close()
             return fail(f"cannot listen on {address[0]}:{address[1]}: {exc.strerror or exc}")
@@ -139,7 +141,7 @@ def _run(
     def publish() -> None:
         if textfile is not None:
             try:
-                hd.write_metrics_textfile(textfile, registry)
+                advanced.write_metrics_textfile(textfile, registry)
             except OSError as exc:
                 note(f"cannot write the textfile in {textfile}: {exc.strerror or exc}")
 

@@ -171,11 +171,12 @@ def test_year_less_stamps_take_the_objects_year(monkeypatch: pytest.MonkeyPatch)
 
     data = (SAMPLES / "vllm-traceback.log").read_bytes()
     modified = datetime(2019, 12, 31, 23, 0)
-    monkeypatch.setattr(
-        "harmony_doctor.scan.run.open_url", lambda url: (io.BytesIO(data), url, modified)
-    )
     from harmony_doctor.inputs.files import Source
+    from harmony_doctor.scan import run as scan_run
     from harmony_doctor.scan.run import scan
+
+    # (by the module: the dotted name "harmony_doctor.scan" is the verb at the top level)
+    monkeypatch.setattr(scan_run, "open_url", lambda url: (io.BytesIO(data), url, modified))
 
     result = scan([Source("s3://b/vllm.log", None, url=True)], hd.ScanOptions(jobs=1))
     assert result.events and all((e.timestamp or "").startswith("2019-") for e in result.events)

@@ -17,6 +17,7 @@ import polars as pl
 import pytest
 
 import harmony_doctor as hd
+from harmony_doctor import advanced
 from harmony_doctor.errors import InputError
 from harmony_doctor.output.words import stated
 from harmony_doctor.scan.records import ScanOptions
@@ -225,7 +226,7 @@ def test_urls_go_through_the_remote_hook(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def _scan_in_worker(stream: tuple[str, ...], origin: str) -> tuple[hd.FileScan, ...]:
-    return hd.scan_rotated(stream, ScanOptions(origin=origin))
+    return advanced.scan_rotated(stream, ScanOptions(origin=origin))
 
 
 def test_scan_rotated_in_spawned_pool_merges_to_scan(fleet: list[Path]) -> None:

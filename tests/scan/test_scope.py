@@ -30,8 +30,8 @@ SEEDS = (1, 2, 3)
 
 
 def _scan(*paths: Path) -> hd.Summary:
-    result = hd.scan_paths(list(paths), hd.ScanOptions(jobs=1, origin="host"))
-    return hd.summarize_scan(result, ["pid", "hour"])
+    result = hd.scan(list(paths), hd.ScanOptions(jobs=1, origin="host"))
+    return hd.report(result, ["pid", "hour"])
 
 
 def _cells(summary: hd.Summary) -> dict[tuple[int, str], tuple[int, int | None]]:

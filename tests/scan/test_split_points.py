@@ -32,7 +32,7 @@ Counts = tuple[Counter[str], object, object, int]
 
 
 def _scan(folder: Path, options: ScanOptions = OPTIONS) -> hd.ScanResult:
-    return hd.scan_paths([folder], options)
+    return hd.scan([folder], options)
 
 
 def _counts(result: hd.ScanResult) -> Counts:
