@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harmony_doctor.evidence import context, ids, markup, prose
+from harmony_doctor.evidence import context, frames, ids, markup, prose
 from harmony_doctor.inputs.paste import Piece
 
 if TYPE_CHECKING:
@@ -30,6 +30,11 @@ def leaked(body: str) -> LogError | None:
 def quoted_leak(text: str) -> LogError | None:
     """A tool name or recipient with Harmony markup glued to it, quoted in a paste's text."""
     return markup.glued_name(text)
+
+
+def cut_traceback(text: str) -> LogError | None:
+    """A traceback cut before its exception line whose frames show where it broke."""
+    return frames.cut_render(text)
 
 
 def id_pieces(text: str) -> tuple[Piece, ...]:
