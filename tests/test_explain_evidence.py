@@ -216,3 +216,14 @@ def test_a_vllm_traceback_cut_inside_the_prompt_renderer_is_a_render_failure() -
         "line 210, in render_for_completion\n"
     )
     assert [(s.code, s.server) for s in findings(frames)] == [("HD175", "vllm")]
+
+
+def test_the_json_report_carries_what_a_description_was_read_as() -> None:
+    text = "Since the upgrade the analysis shows up in the final answer of gpt-oss-20b.\n"
+    result = run(["explain", "--format", "json", "-"], stdin=text)
+    assert result.exit_code == 0
+    described = json.loads(result.stdout)["described"]
+    assert described["code"] == "HD205"
+    assert described["what"] == "reasoning returned in content"
+    clean = run(["explain", "--format", "json", "-"], stdin="INFO 10:00 server started\n")
+    assert "described" not in json.loads(clean.stdout)

@@ -47,17 +47,28 @@ def id_pieces(text: str) -> tuple[Piece, ...]:
 
 
 def described_leak(text: str, pieces: tuple[Piece, ...]) -> LogError | None:
-    """Harmony markup a paste shows while its words say the reasoning came back in content:
-    the markup is the leak they describe (HD205), however well-formed it is."""
-    said = prose.described(text)
-    if said is None or said.code != "HD205":
-        return None
+    """Harmony markup a paste shows while its words say the reasoning came back in content, or
+    the words right above it call it what came back: the markup is the leak they describe
+    (HD205), however well-formed it is."""
     shown = next((p for p in pieces if p.text.lstrip().startswith("<|")), None)
     if shown is None:
         return None
+    said = prose.described(text)
+    if said is None or said.code != "HD205":
+        # no description: the words right above the block call it what came back
+        above = _words_above(text, shown.line)
+        if not prose.calls_it_returned(above) or markup.rendered_prompt(shown.text):
+            return None
     from harmony_doctor.logs.describe import shown_markup
 
     return shown_markup(shown.text, shown.line)
+
+
+def _words_above(text: str, line: int, reach: int = 2) -> str:
+    """The last `reach` lines of words above line `line` of `text` (no fences, no blanks)."""
+    lines = text.split("\n")[max(0, line - 8) : max(0, line - 1)]
+    words = [x for x in lines if x.strip() and not x.lstrip().startswith(("```", "~~~"))]
+    return "\n".join(words[-reach:])
 
 
 def shows_prompt(text: str, piece: str) -> bool:
