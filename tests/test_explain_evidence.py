@@ -227,3 +227,33 @@ def test_the_json_report_carries_what_a_description_was_read_as() -> None:
     assert described["what"] == "reasoning returned in content"
     clean = run(["explain", "--format", "json", "-"], stdin="INFO 10:00 server started\n")
     assert "described" not in json.loads(clean.stdout)
+
+
+_FINAL = "<|channel|>final<|message|>The build is green.<|return|>"
+
+
+def test_clean_markup_the_words_above_call_what_came_back_is_markup_returned() -> None:
+    for caption in (
+        "Calling it from our dashboard, this is the reply we received:",
+        "## Server output\n\nThe endpoint output for the second request:",
+    ):
+        text = f"Since moving to gpt-oss the chat panel is broken.\n\n{caption}\n\n```\n{_FINAL}\n```\n"
+        assert [s.code for s in findings(text)] == ["HD205"], caption
+
+
+def test_clean_markup_shown_as_what_the_model_generates_or_should_be_is_no_leak() -> None:
+    for caption in (
+        "After fine-tuning, the model generates output like:",
+        "The reply should look like this, per the format guide:",
+    ):
+        text = f"Since moving to gpt-oss the chat panel is broken.\n\n{caption}\n\n```\n{_FINAL}\n```\n"
+        assert findings(text) == (), caption
+
+
+def test_a_sentence_saying_raw_markup_leaked_into_content_describes_a_leak() -> None:
+    text = (
+        "gpt-oss writes its channels as markup:\n\n```\n<|channel|>analysis<|message|>Think."
+        "<|end|><|start|>assistant<|channel|>final<|message|>Done.\n```\n\n"
+        "Our proxy only knew `<think>`, so the raw markup leaked verbatim into `content`.\n"
+    )
+    assert [s.code for s in findings(text)] == ["HD205"]

@@ -115,13 +115,16 @@ def said_with_markup(text: str) -> tuple[int, str, Description] | None:
     return None
 
 
-# Words that call a block what a client got back, and words that call it documentation.
+# Words that call a block what a client got back, and words that call it documentation or
+# what the model itself generated (its raw tokens, which a server is meant to parse).
 _RETURNED: Final = re.compile(
-    r"\b(?:output|response|returned|returns|getting|got|receiv\w*|answer|reply|result)\b", re.I
+    r"\b(?:returned|returns|getting|got|receiv\w*|answer|reply|response"
+    r"|(?:api|server|client|endpoint|request)\W+(?:\w+\W+){0,2}?output)\b",
+    re.I,
 )
 _DOCUMENTED: Final = re.compile(
     r"\b(?:emits?|spec\w*|format|example|template|prompt|render\w*|should|expected|looks?\s+like"
-    r"|correct|valid)\b",
+    r"|correct|valid|produc\w*|generat\w*)\b",
     re.I,
 )
 
