@@ -260,5 +260,5 @@ def test_a_sentence_saying_raw_markup_leaked_into_content_describes_a_leak() -> 
 
 
 def test_a_tool_name_with_markup_glued_inside_cjk_brackets_is_markup_returned() -> None:
-    text = "接入自建端点后，工具名变成了「lookup_order<|channel|>commentary」，调用全部失败。\n"
+    text = "接入自建端点后\uff0c工具名变成了「lookup_order<|channel|>commentary」\uff0c调用全部失败。\n"
     assert [s.code for s in findings(text)] == ["HD205"]
