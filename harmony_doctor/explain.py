@@ -208,7 +208,7 @@ def _read_plain(text: str, body: str) -> Reading:
         # a logged prompt), not a Harmony stream; vllm-log: a log with failures, its
         # completions replayed as scan replays them.
         return Reading(found)
-    if shape == "vllm-log" and not found and not token_input.holds_request_log(body):
+    if shape == "vllm-log" and not found and not _request_log(body):
         return Reading(found)  # ids under vLLM's key names, not in its log: the ids reader's
     if shape in ("text", "vllm-log"):
         return Reading(None, text)
@@ -229,6 +229,16 @@ def _read_plain(text: str, body: str) -> Reading:
             return Reading((leak,))
         return Reading((), note="a JSON document without token ids")
     return Reading(None, text)  # token ids: the stream (markup in it is the stream's)
+
+
+def _request_log(body: str) -> bool:
+    """Ids the way vLLM's request log carries them, not only its key names (a
+    `RequestOutput(... prompt_token_ids=[...])` repr is no request log)."""
+    try:
+        token_input.parse_tokens(body, _no_encode, "vllm-log")
+    except InputError as exc:
+        return not str(exc).startswith("no vLLM request-log lines")
+    return True
 
 
 def _holds_no_ids(exc: InputError) -> bool:

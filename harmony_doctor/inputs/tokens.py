@@ -524,18 +524,6 @@ def _vllm_streams(text: str) -> list[_Stream]:
     return [s for s in found if s.tokens] or found
 
 
-def holds_request_log(text: str) -> bool:
-    """Whether `text` carries ids the way vLLM's request log does (a line it parses), not only
-    its key names: a `RequestOutput(... prompt_token_ids=[...])` repr is no request log."""
-    if _has_vllm_record(text):
-        return True
-    try:
-        _vllm_streams(text)
-    except InputError:
-        return False
-    return True
-
-
 def logged_completions(text: str) -> list[TokenInput]:
     """Every completion a vLLM request log carries as output token ids, one stream each."""
     try:
