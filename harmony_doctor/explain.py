@@ -147,7 +147,7 @@ def read_as(text: str, input_format: InputFormat = "auto", request: str | None =
         found = (stripped,) if stripped is not None else ()
     if not found:
         leak = next(filter(None, (combine.leaked(p.text) for p in paste.pieces)), None)
-        leak = leak or combine.quoted_leak(paste.text)
+        leak = leak or combine.quoted_leak(paste.text) or combine.cut_traceback(paste.text)
         found = (leak,) if leak is not None else ()
     if found:
         return Reading(tuple(_placed(error, paste) for error in found), text=paste.text)
@@ -190,8 +190,12 @@ def _read_plain(text: str, body: str) -> Reading:
         # No tokens at all: whatever the log holds, else Harmony text stripped of its special
         # tokens (vLLM's `output:` field), which cannot be replayed and is not clean.
         found = _only_harmony(_extract(text), text)
-        stripped = None if found else logs.find_stripped(body)
-        return Reading((stripped,) if stripped is not None else found)
+        if found:
+            return Reading(found)
+        from harmony_doctor.evidence import combine
+
+        shown = logs.find_stripped(body) or combine.cut_traceback(body)
+        return Reading((shown,) if shown is not None else found)
     if shape not in ("text", "json", "jsonl", "vllm-log"):
         return Reading(None, text)  # ids: the log readers (many regexes) never load for them
     found = _without_requests(_only_harmony(_extract(text), text), body, shape)
@@ -204,6 +208,8 @@ def _read_plain(text: str, body: str) -> Reading:
         # a logged prompt), not a Harmony stream; vllm-log: a log with failures, its
         # completions replayed as scan replays them.
         return Reading(found)
+    if shape == "vllm-log" and not found and not _request_log(body):
+        return Reading(found)  # ids under vLLM's key names, not in its log: the ids reader's
     if shape in ("text", "vllm-log"):
         return Reading(None, text)
     try:
@@ -223,6 +229,16 @@ def _read_plain(text: str, body: str) -> Reading:
             return Reading((leak,))
         return Reading((), note="a JSON document without token ids")
     return Reading(None, text)  # token ids: the stream (markup in it is the stream's)
+
+
+def _request_log(body: str) -> bool:
+    """Ids the way vLLM's request log carries them, not only its key names (a
+    `RequestOutput(... prompt_token_ids=[...])` repr is no request log)."""
+    try:
+        token_input.parse_tokens(body, _no_encode, "vllm-log")
+    except InputError as exc:
+        return not str(exc).startswith("no vLLM request-log lines")
+    return True
 
 
 def _holds_no_ids(exc: InputError) -> bool:

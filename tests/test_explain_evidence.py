@@ -123,3 +123,142 @@ def test_another_familys_reasoning_in_a_json_body_is_not_described_as_harmony() 
     explained = hd.explain_input(TextInput(body, "<paste>"), vocab())
     assert isinstance(explained, hd.ExplainedLog)
     assert explained.explanation.errors == () and explained.explanation.described is None
+
+
+# --- issue 33, the finish: shapes of the families the blind set showed ----------------------
+
+_TOOL_CALL = (
+    '<|channel|>commentary to=functions.lookup <|constrain|>json<|message|>{"q": 1}<|call|>'
+)
+
+
+def test_special_tokens_named_in_inline_code_inside_a_long_list_item_are_no_stream() -> None:
+    text = (
+        "- Reworks the sampler's masks: `<|constrain|>` is now allowed after a recipient in "
+        "tool turns, and the `<|channel|>` separator is no longer masked by the logit "
+        "processor, which had produced broken headers and endless loops.\n"
+    )
+    assert findings(text) == ()
+
+
+def test_a_block_under_a_paragraph_that_documents_it_is_no_leak() -> None:
+    documented = (
+        "Tool calls travel in the header and the arguments are a JSON object; every control "
+        "token below is a single special token in the tokenizer, so the grammar refers to "
+        f"them by name instead of spelling out their bytes:\n\n```\n{_TOOL_CALL}\n```\n"
+    )
+    assert findings(documented) == ()
+    # the same block under a short caption saying it came back is still markup returned
+    shown = f"The server returned this:\n\n```\n{_TOOL_CALL}\n```\n"
+    assert [s.code for s in findings(shown)] == ["HD205"]
+
+
+def test_ids_under_vllm_key_names_outside_its_request_log_are_read_by_the_ids_reader() -> None:
+    llama = (
+        "RequestOutput(request_id=7, prompt='Hi', prompt_token_ids=[128000, 13347, 11, 1268], "
+        "outputs=[CompletionOutput(index=0, text=' there', token_ids=[1070, 128009])])\n"
+    )
+    result = run(["explain", "-"], stdin=llama)
+    assert result.exit_code == 0, result.stderr
+    harmony = llama.replace("[1070, 128009]", "[200005, 35644, 200008, 976, 200002, 200005, 17196]")
+    assert [s.code for s in findings(harmony)] == ["HD116"]  # <|channel|> after <|return|>
+
+
+def test_the_stream_running_out_where_the_next_start_belongs_is_a_cut_reply() -> None:
+    text = '{"detail": "harmony decode failed: expected token \'<|start|>\' but reached end of output"}'
+    assert [s.code for s in findings(text)] == ["HD141"]
+
+
+def test_an_unexpected_token_with_its_id_cut_or_past_the_text_ids_is_found() -> None:
+    elided = "worker 3 crashed: RuntimeError: unexpected token ... while decoding the reply\n"
+    assert [(s.code, s.token) for s in findings(elided)] == [("HD114", None)]
+    named = "the reply stops and the log says: unexpected token 200012 in completion\n"
+    assert [(s.code, s.token) for s in findings(named)] == [("HD113", 200012)]
+
+
+def test_an_unexpected_token_a_json_parser_names_is_no_harmony_failure() -> None:
+    for text in (
+        "SyntaxError: Unexpected token } in JSON at position 0\n",
+        "Unexpected token 7 in JSON at position 12\n",
+    ):
+        assert findings(text) == (), text
+
+
+def test_the_server_every_path_names_wins_over_the_wording_of_anothers_form() -> None:
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/opt/venv/lib/python3.12/site-packages/tensorrt_llm/serve/openai_server.py", '
+        "line 410, in chat\n"
+        "    out = parse_output(res)\n"
+        '  File "/opt/venv/lib/python3.12/site-packages/tensorrt_llm/serve/harmony_adapter.py", '
+        "line 88, in parse_output\n"
+        "    raise ValueError(msg)\n"
+        "ValueError: Expected 2 output messages (reasoning and final), but got 3.\n"
+    )
+    assert [(s.code, s.server) for s in findings(text)] == [("HD187", "tensorrt-llm")]
+
+
+def test_a_failure_no_line_names_a_server_for_takes_the_one_the_paste_runs() -> None:
+    text = (
+        "$ lmdeploy serve api_server openai/gpt-oss-120b --tp 2\n"
+        "the reply stops and the log says: unexpected token 200012 in completion\n"
+    )
+    assert [(s.code, s.server) for s in findings(text)] == [("HD113", "lmdeploy")]
+
+
+def test_a_vllm_traceback_cut_inside_the_prompt_renderer_is_a_render_failure() -> None:
+    frames = (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/lib/python3.12/site-packages/vllm/entrypoints/openai/serving_'
+        'responses.py", line 300, in create_responses\n'
+        "    prompt = render_for_completion(messages)\n"
+        '  File "/usr/local/lib/python3.12/site-packages/vllm/entrypoints/harmony_utils.py", '
+        "line 210, in render_for_completion\n"
+    )
+    assert [(s.code, s.server) for s in findings(frames)] == [("HD175", "vllm")]
+
+
+def test_the_json_report_carries_what_a_description_was_read_as() -> None:
+    text = "Since the upgrade the analysis shows up in the final answer of gpt-oss-20b.\n"
+    result = run(["explain", "--format", "json", "-"], stdin=text)
+    assert result.exit_code == 0
+    described = json.loads(result.stdout)["described"]
+    assert described["code"] == "HD205"
+    assert described["what"] == "reasoning returned in content"
+    clean = run(["explain", "--format", "json", "-"], stdin="INFO 10:00 server started\n")
+    assert "described" not in json.loads(clean.stdout)
+
+
+_FINAL = "<|channel|>final<|message|>The build is green.<|return|>"
+
+
+def test_clean_markup_the_words_above_call_what_came_back_is_markup_returned() -> None:
+    for caption in (
+        "Calling it from our dashboard, this is the reply we received:",
+        "## Server output\n\nThe endpoint output for the second request:",
+    ):
+        text = f"Since moving to gpt-oss the chat panel is broken.\n\n{caption}\n\n```\n{_FINAL}\n```\n"
+        assert [s.code for s in findings(text)] == ["HD205"], caption
+
+
+def test_clean_markup_shown_as_what_the_model_generates_or_should_be_is_no_leak() -> None:
+    for caption in (
+        "After fine-tuning, the model generates output like:",
+        "The reply should look like this, per the format guide:",
+    ):
+        text = f"Since moving to gpt-oss the chat panel is broken.\n\n{caption}\n\n```\n{_FINAL}\n```\n"
+        assert findings(text) == (), caption
+
+
+def test_a_sentence_saying_raw_markup_leaked_into_content_describes_a_leak() -> None:
+    text = (
+        "gpt-oss writes its channels as markup:\n\n```\n<|channel|>analysis<|message|>Think."
+        "<|end|><|start|>assistant<|channel|>final<|message|>Done.\n```\n\n"
+        "Our proxy only knew `<think>`, so the raw markup leaked verbatim into `content`.\n"
+    )
+    assert [s.code for s in findings(text)] == ["HD205"]
+
+
+def test_a_tool_name_with_markup_glued_inside_cjk_brackets_is_markup_returned() -> None:
+    text = "接入自建端点后\uff0c工具名变成了「lookup_order<|channel|>commentary」\uff0c调用全部失败。\n"
+    assert [s.code for s in findings(text)] == ["HD205"]

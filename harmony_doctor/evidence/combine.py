@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harmony_doctor.evidence import context, ids, markup, prose
+from harmony_doctor.evidence import context, frames, ids, markup, prose
 from harmony_doctor.inputs.paste import Piece
 
 if TYPE_CHECKING:
@@ -32,6 +32,11 @@ def quoted_leak(text: str) -> LogError | None:
     return markup.glued_name(text)
 
 
+def cut_traceback(text: str) -> LogError | None:
+    """A traceback cut before its exception line whose frames show where it broke."""
+    return frames.cut_render(text)
+
+
 def id_pieces(text: str) -> tuple[Piece, ...]:
     """The runs of token ids a paste prints under any key or none, as pieces to replay: a
     prompt's as messages left open, a completion's as the fragment it is."""
@@ -42,17 +47,28 @@ def id_pieces(text: str) -> tuple[Piece, ...]:
 
 
 def described_leak(text: str, pieces: tuple[Piece, ...]) -> LogError | None:
-    """Harmony markup a paste shows while its words say the reasoning came back in content:
-    the markup is the leak they describe (HD205), however well-formed it is."""
-    said = prose.described(text)
-    if said is None or said.code != "HD205":
-        return None
+    """Harmony markup a paste shows while its words say the reasoning came back in content, or
+    the words right above it call it what came back: the markup is the leak they describe
+    (HD205), however well-formed it is."""
     shown = next((p for p in pieces if p.text.lstrip().startswith("<|")), None)
     if shown is None:
         return None
+    said = prose.described(text)
+    if said is None or said.code != "HD205":
+        # no description: the words right above the block call it what came back
+        above = _words_above(text, shown.line)
+        if not prose.calls_it_returned(above) or markup.rendered_prompt(shown.text):
+            return None
     from harmony_doctor.logs.describe import shown_markup
 
     return shown_markup(shown.text, shown.line)
+
+
+def _words_above(text: str, line: int, reach: int = 2) -> str:
+    """The last `reach` lines of words above line `line` of `text` (no fences, no blanks)."""
+    lines = text.split("\n")[max(0, line - 8) : max(0, line - 1)]
+    words = [x for x in lines if x.strip() and not x.lstrip().startswith(("```", "~~~"))]
+    return "\n".join(words[-reach:])
 
 
 def shows_prompt(text: str, piece: str) -> bool:

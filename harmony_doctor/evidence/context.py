@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
-from harmony_doctor.logs.servers import names_by_shared_tag, path_server
+from harmony_doctor.logs.servers import names_no_server_itself, path_server
 
 if TYPE_CHECKING:
     from harmony_doctor.models import LogError, Server
@@ -18,11 +18,14 @@ _PATH: Final = re.compile(r"""(?:File\s+["']|[\s"'(])(?P<path>(?:[\w.~-]*[/\\])+
 _OWN: Final[tuple[tuple[Server, re.Pattern[str]], ...]] = (
     (
         "vllm",
-        re.compile(r"\((?:APIServer|EngineCore\w*|VllmWorker\w*) pid=\d+\)|\bvllm[./]|\bvLLM\b"),
+        re.compile(
+            r"\((?:APIServer|EngineCore\w*|VllmWorker\w*) pid=\d+\)|\bvllm[./]|\bvLLM\b"
+            r"|\bvllm\s+serve\b"
+        ),
     ),
     ("sglang", re.compile(r"\bsglang[./]|\bSGLang\b|\bsgl[-_]")),
     ("tensorrt-llm", re.compile(r"tensorrt_llm[./]|\[TRT-LLM\]|\bTensorRT-LLM\b")),
-    ("lmdeploy", re.compile(r"\blmdeploy[./]|\bLMDeploy\b")),
+    ("lmdeploy", re.compile(r"\blmdeploy[./]|\bLMDeploy\b|\blmdeploy\s+(?:serve|version)\b")),
     ("llama.cpp", re.compile(r"\bllama-server\b|\bllama\.cpp\b|\bcommon/chat\.cpp\b")),
     ("ollama", re.compile(r"\bollama\b|harmonyparser\.go", re.I)),
 )
@@ -43,11 +46,13 @@ def servers_named(text: str) -> Counter[Server]:
 
 
 def attribute(errors: tuple[LogError, ...], text: str) -> tuple[LogError, ...]:
-    """The failures with the server the whole paste names, where a line named another one
-    that nothing else in the paste shows (SGLang's `[serving_chat.py:N]` read as vLLM's).
+    """The failures with the server the whole paste names, where a line named none, or named
+    another one that nothing else in the paste shows (SGLang's `[serving_chat.py:N]` read as
+    vLLM's, vLLM's wording of a check SGLang copied under SGLang's frames; an engine's words
+    under its own `lmdeploy serve` command line).
     Only a paste whose evidence names one server is read so: a log of several keeps the
     server each line names."""
-    if not any(e.server for e in errors):
+    if not errors:
         return errors
     named = servers_named(text)
     if len(named) != 1:
@@ -55,7 +60,7 @@ def attribute(errors: tuple[LogError, ...], text: str) -> tuple[LogError, ...]:
     (leader,) = named
     return tuple(
         replace(e, server=leader)
-        if e.server not in (None, leader) and names_by_shared_tag(e.raw)
+        if e.server is None or (e.server != leader and names_no_server_itself(e.raw))
         else e
         for e in errors
     )

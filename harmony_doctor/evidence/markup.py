@@ -94,11 +94,12 @@ def _moved(error: LogError, line: int) -> LogError:
 
 # A name a tool call or a recipient would carry, with the next header glued to it
 # (`manage_cart<|channel|>commentary`, `functions.get_weather<|constrain|>json`), quoted or in
-# inline code: the parser left the markup inside the name, and it went back to the client.
+# inline code, or in a CJK text's brackets and after its punctuation: the parser left the
+# markup inside the name, and it went back to the client.
 _GLUED_NAME: Final = re.compile(
-    r"""(?:^|[`'"\s(])(?P<name>(?:functions\.)?[A-Za-z_][\w.-]*)"""
+    r"""(?:^|[`'"\s(\uff08\u300c])(?P<name>(?:functions\.)?[A-Za-z_][\w.-]*)"""
     r"(?P<markup><\|(?:channel|constrain|message|start)\|>)"
-    r"""(?P<rest>[\w.-]*)(?=[`'"\s),]|$)"""
+    r"""(?P<rest>[A-Za-z0-9_.-]*)(?=[`'"\s),;\uff09\uff0c\u3001\u3002\u300d]|$)"""
 )
 
 

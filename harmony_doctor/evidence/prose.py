@@ -45,8 +45,9 @@ _SYMPTOMS: Final[tuple[tuple[re.Pattern[str], Description], ...]] = (
             r"has|shows?)\W+(?:\w+\W+){0,6}?<\|(?:channel|message|start|end|call|return|"
             r"constrain)\|>"
             r"|(?:<\|(?:channel|message|start|end|call|return|constrain)\|>|special\s+tokens?|"
-            r"harmony\s+(?:markup|tokens?|tags?))\W+(?:\w+\W+){0,6}?(?:in|inside|into)\s+"
-            r"(?:\w+\s+){0,2}(?:content|response|output|tool(?:[ _-]call)?\s+names?|"
+            r"(?:harmony|raw|channel)\s+(?:markup|tokens?|tags?))\W+(?:\w+\W+){0,6}?"
+            r"(?:in|inside|into)\s+(?:\w+\s+){0,2}\W?(?:content|response|output|"
+            r"tool(?:[ _-]call)?\s+names?|"
             r"function\s+names?|arguments)",
             re.I,
         ),
@@ -112,3 +113,23 @@ def said_with_markup(text: str) -> tuple[int, str, Description] | None:
             if said is not None and said.code == "HD205" and _MARKUP.search(sentence):
                 return number, sentence.strip(), said
     return None
+
+
+# Words that call a block what a client got back, and words that call it documentation or
+# what the model itself generated (its raw tokens, which a server is meant to parse).
+_RETURNED: Final = re.compile(
+    r"\b(?:returned|returns|getting|got|receiv\w*|answer|reply|response"
+    r"|(?:api|server|client|endpoint|request)\W+(?:\w+\W+){0,2}?output)\b",
+    re.I,
+)
+_DOCUMENTED: Final = re.compile(
+    r"\b(?:emits?|spec\w*|format|example|template|prompt|render\w*|should|expected|looks?\s+like"
+    r"|correct|valid|produc\w*|generat\w*)\b",
+    re.I,
+)
+
+
+def calls_it_returned(words: str) -> bool:
+    """Whether the words above a block call it what came back (`This is what we're getting`,
+    `API output`), not what the format is or should be (`The model emits`, `spec`)."""
+    return _RETURNED.search(words) is not None and _DOCUMENTED.search(words) is None

@@ -24,6 +24,7 @@ SPECIAL_NAME: Final = rf"<\|(?:{_NAMES})\|>"
 SPECIAL_ID: Final = r"2000(?:0[2-8]|12)"
 _Q: Final = r"""['"`(]?"""
 _TOKEN: Final = rf"(?:special\s*)?(?:token\s*)?{_Q}"
+_CLOSE: Final = r"""['"`)]?"""
 # What an error says it expected where a header must go on: <|message|>, <|channel|>,
 # <|constrain|> (or their ids, or openai-harmony's names for them: `(Message) 200008`).
 _HEADER_GOES_ON: Final = (
@@ -52,8 +53,10 @@ GENERIC_FORMS: Final[tuple[Form, ...]] = (
             # openai-harmony's own non-streaming parser (its encoding.rs, Parser)
             "Expected special token (Message), but out of tokens",
             "Expected message start token but ran out of tokens",
+            # the next message's <|start|>: the reply stopped between messages (a length cut)
+            "Expected special token (<|start|>), but out of tokens",
         ),
-        pattern=rf"expected\s*{_TOKEN}{_HEADER_GOES_ON}{_Q}\s*,?\s*{_RAN_OUT}"
+        pattern=rf"expected\s*{_TOKEN}(?:{_HEADER_GOES_ON}|{_START}){_CLOSE}\s*,?\s*{_RAN_OUT}"
         + rf"|expected\s*(?:the\s*)?message\s*start\s*token\s*,?\s*{_RAN_OUT}"
         + r"|(?:ran\s*out\s*of\s*tokens|unexpected\s*end\s*of\s*(?:stream|input|tokens|output))"
         + r"\s*(?:while|when|in|inside|during|before)\s*(?:\w+\s*){0,3}?(?:message|harmony)\s*"
@@ -85,12 +88,17 @@ GENERIC_FORMS: Final[tuple[Form, ...]] = (
             "Unexpected special token 200012 in completion",
             # openai-harmony's own non-streaming parser (its encoding.rs, expect_special)
             "Expected special token (Start) 200006 but got 200005",
+            "exception caught: unexpected token 200005",
         ),
         pattern=rf"expected\s*{_TOKEN}{_START}{_Q}\s*,?\s*{_FOUND}\s*{_TOKEN}"
         rf"(?P<found>{_ANY_SPECIAL}|\d{{1,6}}\b)"
-        rf"|unexpected\s*special\s*token\s*{_Q}(?P<bare>{_ANY_SPECIAL})",
-        anchors=(b"xpected",),
-        keywords=("expected",),
+        rf"|unexpected\s*special\s*token\s*{_Q}(?P<bare>{_ANY_SPECIAL})"
+        # an engine's exception naming a token past the text ids, or its id cut (`...`); a
+        # JSON parser's `Unexpected token } in JSON` names a character, never an id
+        r"|unex(?:pec|cep)ted\s*token\s*(?:id\s*)?[:=]?\s*(?P<id>(?:199|20[01])\d{3})\b"
+        r"|unex(?:pec|cep)ted\s*token\s*\.{3}",
+        anchors=(b"xpected", b"xcepted"),
+        keywords=("expected", "excepted"),
         generic=True,
     ),
     Form(

@@ -77,6 +77,9 @@ _NAMED_IDS = re.compile(
 _PROMPT_NAME = re.compile(r"prompt|input|request", re.I)
 _SPECIAL_ID = re.compile(r"\b2000(?:0\d|1[0-8])\b")
 _MARKUP = re.compile(r"<\|(?:start|end|message|channel|constrain|return|call)\|>")
+# A paragraph, not a label, whatever it opens or ends with: this many words or more (a list
+# item that explains, a paragraph that ends by introducing a block). A caption is a line or two.
+_PARAGRAPH_WORDS = 25
 _STOP = re.compile(r"<\|(?:end|return|call)\|>")
 # An elision a person typed: the text was cut there, not by the model.
 _ELIDED = re.compile(r"(?:\.{3}|…)\s*[\])}\"'`]*\s*$")
@@ -389,9 +392,10 @@ def _line_kind(line: str) -> Literal["prose", "caption", "other"]:
     stripped = line.strip()
     if _LOG_LINE.match(stripped) or stripped.startswith(("<|", "{", "[", "}", "]", '"')):
         return "other"
-    if _CAPTION.match(stripped):
-        return "caption"
     outside_code = _INLINE.sub(" ", stripped)
+    words = len(_WORD.findall(outside_code))
+    if _CAPTION.match(stripped) and words < _PARAGRAPH_WORDS:
+        return "caption"
     if "<|" in outside_code and len(_WORD.findall(_MARKUP.sub(" ", outside_code))) < 4:
         return "other"
-    return "prose" if len(_WORD.findall(outside_code)) >= 4 else "other"
+    return "prose" if words >= 4 else "other"

@@ -318,7 +318,7 @@ def _read_hit(text: str, name: FormName, match: re.Match[str]) -> MessageHit:
             role_word = _strip_unbalanced(role_word)
         message = f"Unknown role: {role_word}"
     elif name == "said_unexpected":
-        token = _token_id(match.group("found") or match.group("bare"))
+        token = _token_id(match.group("found") or match.group("bare") or match.group("id") or "")
         message, context = _read_tail(name, body[:offset], rest, quoted=opener is not None)
     elif name == "said_role":
         role_word = match.group("role")

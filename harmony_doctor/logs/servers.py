@@ -178,6 +178,7 @@ def version_label(versions: frozenset[int] | None) -> str | None:
     return f"0.0.{low}" if low == high else f"0.0.{low}-0.0.{high}"
 
 
-def names_by_shared_tag(line: str) -> bool:
-    """Whether `line` names its server only by a file tag several servers write."""
-    return _SHARED.search(line) is not None and text_server(_SHARED.sub(" ", line)) is None
+def names_no_server_itself(line: str) -> bool:
+    """Whether `line` names no server by its own words (its server came from the wording of
+    the form that read it, or from a file tag several servers write)."""
+    return text_server(_SHARED.sub(" ", line)) is None

@@ -226,7 +226,8 @@ def log_finding_record(e: LogError, vocab: Vocab | None) -> dict[str, Any]:
 
 def log_explain_record(found: LogExplanation, source: str, vocab: Vocab | None) -> dict[str, Any]:
     """`explain --format json` on a log: its failures, then its completions replayed (when the
-    log carries token ids), and whether it showed anything Harmony-related at all."""
+    log carries token ids), whether it showed anything Harmony-related at all, and what a
+    description with no evidence names (`described`, as the text output says it)."""
     errors = found.errors
     faulty = any(e.severity == "error" for e in errors)
     record: dict[str, Any] = {
@@ -243,6 +244,13 @@ def log_explain_record(found: LogExplanation, source: str, vocab: Vocab | None) 
         "findings": [log_finding_record(e, vocab) for e in errors],
         "messages": [],
     }
+    if found.described is not None:  # a description with no evidence: what it names
+        described = found.described
+        record["described"] = {
+            "what": described.what,
+            "code": described.code,
+            "paste": described.paste,
+        }
     if found.completions:
         assert vocab is not None, "completions were replayed with a vocabulary"
         record["completions"] = [explain_record(d, source, vocab) for d in found.completions]

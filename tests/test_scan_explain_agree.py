@@ -1,0 +1,124 @@
+"""`scan` finds the same failures as `explain` on every file they both read (issue 33): the
+error codes of explain's findings (its log's failures and its replayed completions) against
+the error codes of scan's events, on every real paste, golden input and sample.
+
+Where they may differ, each by a named rule below (not a list of files):
+- a traceback cut before its exception line, judged by its frames (evidence/frames.py): only
+  a whole paste shows where a traceback stops, while scan reads lines as they stream;
+- a parse failure over another model family's tool-call markup in a text that shows nothing
+  of Harmony (explain's `_only_harmony`): that needs the whole text, scan judges each line;
+- a logged error and the replay of the completion it reports: explain shows both (the
+  server's line, and the replay's diagnosis: tests/test_explain_pastes.py counts 2), scan
+  folds them into one event (scan/findings.py merge_duplicates);
+- one failure seen twice with nothing of its own to tell the sightings apart (a summary line
+  and its traceback's raise, the same message at the same time): explain merges them across
+  the paste (evidence/context.py), scan keeps both, since its events do not say which line is
+  a raise and two requests failing alike in one second must stay two (tests/scan).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import harmony_doctor as hd
+from harmony_doctor.errors import InputError
+from harmony_doctor.evidence.frames import cut_render
+from harmony_doctor.inputs.reader import read_input
+from tests.pastes.findings import vocab
+
+ROOT = Path(__file__).resolve().parent.parent
+FILES = sorted(
+    [
+        *(ROOT / "tests" / "pastes" / "texts").iterdir(),
+        *(ROOT / "tests" / "cases").glob("*.in"),
+        *(p for p in (ROOT / "samples").iterdir() if p.is_file()),
+    ]
+)
+_ENGINE_PARSE = {"input_parse", "tool_call_parse"}
+_OTHER_FAMILY = re.compile(r"</?tool_call>|<function=|</function>|</?parameter[=>]|\[TOOL_CALLS\]")
+_HARMONY = re.compile(r"<\|(?:channel|message|start|constrain|call|return)\|>|gpt-oss", re.I)
+
+
+def _explained(path: Path) -> Counter[str] | None:
+    """explain's error codes, or None when explain does not read the file (a chat request)."""
+    try:
+        explained = hd.explain_input(read_input(str(path)), vocab())
+    except InputError:
+        return None
+    if isinstance(explained, hd.ExplainedStream):
+        return Counter(f.code for f in explained.diagnosis.findings if f.severity == "error")
+    found = explained.explanation
+    codes = Counter(e.code for e in found.errors if e.severity == "error")
+    for completion in found.completions:
+        codes.update(f.code for f in completion.findings if f.severity == "error")
+    return codes
+
+
+def _scanned(path: Path) -> tuple[Counter[str], set[str]]:
+    """scan's error codes, and the kinds of its error events."""
+    events = [e for e in hd.scan_file(path).events if e.severity == "error"]
+    return Counter(e.code for e in events), {e.kind for e in events}
+
+
+def _explain_only(text: str, extra: Counter[str]) -> bool:
+    """Codes explain finds and scan may not: a cut traceback read by its frames."""
+    cut = cut_render(text)
+    return cut is not None and set(extra) == {cut.code}
+
+
+def _replayed_and_logged(found: hd.LogExplanation, extra: Counter[str]) -> bool:
+    """explain's extra codes are failures it shows as a logged error and as a replay both."""
+    logged = Counter(e.code for e in found.errors if e.severity == "error")
+    replayed = Counter(
+        f.code for d in found.completions for f in d.findings if f.severity == "error"
+    )
+    return all(min(logged[code], replayed[code]) >= count for code, count in extra.items())
+
+
+def _seen_twice_alike(path: Path, extra: Counter[str]) -> bool:
+    """scan's extra events each repeat another's code, message, time and process."""
+    events = [e for e in hd.scan_file(path).events if e.severity == "error"]
+    alike = Counter((e.code, e.message, e.timestamp, e.pid) for e in events)
+    repeated = Counter({key[0]: count - 1 for key, count in alike.items() if count > 1})
+    return all(repeated[code] >= count for code, count in extra.items())
+
+
+def _another_family(text: str, kinds: set[str]) -> bool:
+    """scan's engine parse failures over another family's markup, in a text with no Harmony."""
+    return kinds <= _ENGINE_PARSE and bool(_OTHER_FAMILY.search(text)) and not _HARMONY.search(text)
+
+
+def test_the_files_compared_are_the_pastes_the_goldens_and_the_samples() -> None:
+    assert len(FILES) >= 150
+
+
+@pytest.mark.parametrize("path", FILES, ids=[f"{p.parent.name}/{p.name}" for p in FILES])
+def test_scan_finds_what_explain_finds(path: Path) -> None:
+    explained = _explained(path)
+    scanned, kinds = _scanned(path)
+    if explained is None:  # a chat request: explain says what to run instead
+        assert not scanned, "a request holds no failure for scan either"
+        return
+    if scanned == explained:
+        return
+    text = path.read_text(encoding="utf-8", errors="replace")
+    only_explain, only_scan = explained - scanned, scanned - explained
+    if only_explain and not only_scan:
+        if _explain_only(text, only_explain):
+            return
+        explanation = hd.explain_input(read_input(str(path)), vocab())
+        if isinstance(explanation, hd.ExplainedLog) and _replayed_and_logged(
+            explanation.explanation, only_explain
+        ):
+            return
+    if (
+        only_scan
+        and not only_explain
+        and (_another_family(text, kinds) or _seen_twice_alike(path, only_scan))
+    ):
+        return
+    pytest.fail(f"explain {sorted(explained.elements())}, scan {sorted(scanned.elements())}")
