@@ -39,6 +39,7 @@ pub(crate) const ANCHORS: &[&[u8]] = &[
     b"xpected",
     b"out of tokens",
     b"nexpected end of",
+    b"xcepted",
     b"nvalid role",
     b"nrecognized role",
     b"nrecognised role",
