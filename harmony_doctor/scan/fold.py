@@ -33,9 +33,11 @@ FOLD_KEYS = (
     "hour",
 )
 # Folded rows gathered before they are folded again (a few batches' worth).
-_REFOLD_ROWS = 1 << 16
+_REFOLD_ROWS = 1 << 14
+# ... or frames (a frame costs far more than its rows where each holds a few: small files).
+_REFOLD_FRAMES = 64
 # Folded rows past which the patterns are bounded, and how many of them are kept then.
-FOLD_LIMIT = 20_000
+FOLD_LIMIT = 10_000
 PATTERN_LIMIT = 1_000
 # The group that stands for the rest: the smallest groups, counted together; no cause of its own.
 OTHER = "(other groups)"
@@ -68,7 +70,7 @@ def fold_batches(first: pl.DataFrame, rest: Iterable[pl.DataFrame]) -> pl.DataFr
     for batch in rest:
         held.append(_rows(batch))
         rows += held[-1].height
-        if rows > _REFOLD_ROWS:
+        if rows > _REFOLD_ROWS or len(held) > _REFOLD_FRAMES:
             held = [_bounded(_merge(pl.concat(held)))]
             rows = held[0].height
     return _bounded(held[0] if len(held) == 1 else _merge(pl.concat(held)))
