@@ -14,9 +14,9 @@ tells causes apart and masks what varies between failures of one cause:
   as one `<prose>`, whatever it holds (role and channel words, a number, quoted words); one
   other word beside structure as `<w>`; recipient names.
 A remainder longer than 2 * REMAINDER_END characters is templated on its head and tail, with
-`<elided>` between. Special tokens join the markup before them and the value written right after them (a value
-after a space stays apart: `<|channel|> commentary` is an empty channel); everything else is
-separated by one space, however the model spaced it.
+`<elided>` between. Special tokens join the markup before them and the value written right
+after them (a value after a space stays apart: `<|channel|> commentary` is an empty channel);
+everything else is separated by one space, however the model spaced it.
 """
 
 from __future__ import annotations
