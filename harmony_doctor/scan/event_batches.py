@@ -3,15 +3,26 @@ JSONL file is cut into pieces of whole records of about BATCH_BYTES, so that `re
 piece and what it has folded, never a whole file; a CSV record longer than LONG_RECORD is read
 in pieces with each cell cut to MAX_CELL as it is read (never held whole). A JSONL line longer
 than LONG_RECORD is refused: scan writes lines far shorter, and one cannot be cut safely
-without holding it."""
+without holding it. With them: each cell cut to MAX_CELL characters and counted, CSV cells
+given back as written, Parquet files checked in a child (polars can abort on a corrupt one)."""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
 import re
-from collections.abc import Iterator
-from typing import BinaryIO
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO
 
 from harmony_doctor.errors import InputError
+
+if TYPE_CHECKING:
+    import polars as pl
 
 # Bytes of whole records handed to the CSV or JSON parser at once.
 BATCH_BYTES = 2 << 20
@@ -131,3 +142,157 @@ def _keep(
     if (len(tail) - len(tail.rstrip(b'"'))) % 2:  # half of a `""` (an escaped quote)
         del out[-1]
     return max_cell, True
+
+
+# Characters of one text cell kept when an events file is read back: a longer cell (a file
+# scan did not write: scan clips what it writes far below this) is cut to it and counted.
+MAX_CELL = 64 * 1024
+
+
+_CUT = "__cells_cut__"  # the count of a row's cut cells, while a file is read
+
+
+# A CSV cell starting with one of these is written with a `'` before it (output/tables.py
+# safe_cell): a spreadsheet runs none of them as a formula, and since a cell that starts with
+# `'` is quoted too, taking off exactly one `'` before one of them gives every cell back.
+QUOTED_STARTS = "=+-@\t\r'"
+
+
+_QUOTED_CELL = r"^'([=+\-@\t\r'])"  # QUOTED_STARTS after the one `'` taken off
+
+
+def uncut(frame: pl.DataFrame, kind: str) -> tuple[pl.DataFrame, int]:
+    """A capped batch without its count column, and the count; CSV cells as written."""
+    import polars as pl
+
+    cut = int(frame[_CUT].sum())
+    frame = frame.drop(_CUT)
+    if kind != "csv":
+        return frame, cut
+    # An empty cell is empty however it is written: `""` (a file re-saved with every field
+    # quoted, as spreadsheets and pandas' QUOTE_ALL write it) is read as `,,` is, not as text
+    # that no number can be cast from.
+    return frame.with_columns(
+        pl.when(pl.col(c) != "").then(pl.col(c).str.replace(_QUOTED_CELL, "$1")).alias(c)
+        for c in frame.columns
+    ), cut
+
+
+def capped(table: pl.LazyFrame) -> pl.LazyFrame:
+    """Every text column cut to MAX_CELL characters, and the count of cells cut per row."""
+    import polars as pl
+
+    schema = table.collect_schema()
+    texts = [c for c, t in schema.items() if t == pl.String]
+    if not texts:
+        return table.with_columns(pl.lit(0, pl.UInt32).alias(_CUT))
+    longer = [pl.col(c).str.len_chars().gt(MAX_CELL).fill_null(False) for c in texts]
+    return table.with_columns(
+        pl.sum_horizontal(longer).alias(_CUT), *(pl.col(c).str.slice(0, MAX_CELL) for c in texts)
+    )
+
+
+def one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:200] or type(exc).__name__
+
+
+# Run in a child: reads each Parquet file named on stdin, one line of outcome per file. A line
+# "start N" comes first, so that a child that dies says which file killed it.
+_PARQUET_CHECK = """
+import os, sys
+os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
+import polars as pl
+for number, path in enumerate(sys.stdin.read().split("\\0")[:-1]):
+    print("start", number, flush=True)
+    try:
+        pl.read_parquet(path)
+    except BaseException as exc:
+        print("bad", number, " ".join(str(exc).split())[:200] or type(exc).__name__, flush=True)
+    else:
+        print("ok", number, flush=True)
+"""
+
+
+def check_parquet(paths: Sequence[Path]) -> dict[Path, str]:
+    """The Parquet files among `paths` that polars cannot read, with why, found by reading them
+    in a child process (restarted after a file that kills it); a file whose footer says a row
+    group is past the limit once decoded (inputs/parquet_footer.py) is not read at all."""
+    from harmony_doctor.inputs.parquet_footer import too_large
+
+    problems = {p: why for p in paths if (why := too_large(p)) is not None}
+    remaining = [p for p in paths if p not in problems]
+    while remaining:
+        done = _check_in_child(remaining, problems)
+        remaining = remaining[done:]
+    return problems
+
+
+def _check_in_child(paths: Sequence[Path], problems: dict[Path, str]) -> int:
+    """Check `paths` in one child; how many it got through (the one that killed it included)."""
+    names = "".join(f"{os.fsdecode(p)}\0" for p in paths)
+    child = subprocess.run(
+        [sys.executable, "-c", _PARQUET_CHECK],
+        input=names.encode(errors="surrogateescape"),
+        capture_output=True,
+        check=False,
+    )
+    started, finished = -1, -1
+    for line in child.stdout.decode(errors="replace").splitlines():
+        word, _, rest = line.partition(" ")
+        number_text, _, reason = rest.partition(" ")
+        number = int(number_text)
+        if word == "start":
+            started = number
+        else:
+            finished = number
+            if word == "bad":
+                problems[paths[number]] = f"the parquet data is corrupt ({reason})"
+    if child.returncode == 0 and finished == len(paths) - 1:
+        return len(paths)
+    culprit = max(started, 0)
+    death = _death(child.returncode)
+    problems[paths[culprit]] = f"the parquet data is corrupt (the reader {death})"
+    return culprit + 1
+
+
+def _death(code: int) -> str:
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"was killed by {signal.Signals(-code).name}"
+    return f"failed with exit code {code}"
+
+
+@contextlib.contextmanager
+def native_stderr_silenced() -> Iterator[None]:
+    """File descriptor 2 goes to /dev/null: polars' Rust code prints its panics there itself,
+    and a corrupt file must end in the one-line error, not a Rust backtrace note."""
+    try:
+        saved = os.dup(2)
+    except OSError:  # no stderr at all: nothing to silence
+        yield
+        return
+    try:
+        with open(os.devnull, "wb") as sink:
+            os.dup2(sink.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def check_flat_records(piece: bytes, before: int) -> None:
+    """Every line of a piece of JSONL (`before` lines into its file) one JSON object of plain
+    values, as write_table writes them. Checked before polars reads it: objects nested about a
+    thousand deep crash polars (SIGSEGV)."""
+    text = piece.decode("utf-8", errors="replace").split("\n")
+    for number, line in enumerate(text, start=before + 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except RecursionError:
+            raise InputError(f"line {number} is nested too deeply") from None
+        except ValueError as exc:
+            raise InputError(f"line {number}: {exc}") from None
+        if not isinstance(record, dict) or any(isinstance(v, dict | list) for v in record.values()):
+            raise InputError(f"line {number} is not a flat JSON object")

@@ -296,7 +296,8 @@ def summarize_event_files(
     summed all the same. InputError for a URL that cannot be listed or fetched. With `spill` (a
     folder the caller removes, after the summary), the events are read into it a batch at a
     time, never held all at once (`report`); without, they are held (`summary.events`)."""
-    from harmony_doctor.scan.event_files import MAX_CELL, fetched, read_event_files
+    from harmony_doctor.scan.event_batches import MAX_CELL
+    from harmony_doctor.scan.event_files import fetched, read_event_files
     from harmony_doctor.scan.summary import (
         event_file_reports,
         events_frame,
