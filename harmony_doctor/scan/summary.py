@@ -188,21 +188,24 @@ def summarize_frames(
     else:
         all_requests = int(scopes["requests"].sum()) if scopes.height else 0
         grouped = grouped.with_columns(pl.lit(all_requests, dtype=pl.Int64).alias("requests"))
-    known = pl.col("requests").fill_null(0)
-    grouped = grouped.with_columns(
-        pl.when((known > 0) & (pl.col("rated") > 0) & (pl.col("rated") <= known))
-        .then(pl.col("rated") / known)
-        .otherwise(None)
-        .alias("rate"),
-        pl.when(pl.col("rated") > known)
-        .then(pl.lit(NOT_LOGGED))
-        .otherwise(None)
-        .alias("rate_note"),
-    )
+    grouped = grouped.with_columns(*_rate_columns())
     columns = [*by, *SUMMARY_COLUMNS]
     return _with_other(grouped.sort("count", descending=True, maintain_order=True), by, total)[
         columns
     ]
+
+
+def _rate_columns() -> tuple[pl.Expr, pl.Expr]:
+    """A group's rate (its rated failures over its requests, when both are known and the
+    requests are not fewer) and why it has none where failures outnumber requests."""
+    import polars as pl
+
+    known = pl.col("requests").fill_null(0)
+    rated = pl.col("rated")
+    return (
+        pl.when((known > 0) & (rated > 0) & (rated <= known)).then(rated / known).alias("rate"),
+        pl.when(rated > known).then(pl.lit(NOT_LOGGED)).alias("rate_note"),
+    )
 
 
 def _with_other(grouped: pl.DataFrame, by: tuple[str, ...], total: int) -> pl.DataFrame:
@@ -215,7 +218,6 @@ def _with_other(grouped: pl.DataFrame, by: tuple[str, ...], total: int) -> pl.Da
     if named.height <= GROUP_LIMIT and named.height == grouped.height:
         return grouped
     rest = pl.concat([named.slice(GROUP_LIMIT), grouped.filter(folded_other)])
-    known = pl.col("requests").fill_null(0)
     other = rest.select(
         *(pl.lit(OTHER, dtype=pl.Utf8).alias(k) for k in by),
         pl.col("count").sum(),
@@ -225,17 +227,7 @@ def _with_other(grouped: pl.DataFrame, by: tuple[str, ...], total: int) -> pl.Da
         pl.lit(None, dtype=pl.Utf8).alias("example"),
         pl.col("unrated").sum(),
         _other_requests(by),
-    ).with_columns(
-        (pl.col("count") / total).alias("share"),
-        pl.when((known > 0) & (pl.col("rated") > 0) & (pl.col("rated") <= known))
-        .then(pl.col("rated") / known)
-        .otherwise(None)
-        .alias("rate"),
-        pl.when(pl.col("rated") > known)
-        .then(pl.lit(NOT_LOGGED))
-        .otherwise(None)
-        .alias("rate_note"),
-    )
+    ).with_columns((pl.col("count") / total).alias("share"), *_rate_columns())
     return pl.concat([named.head(GROUP_LIMIT), other.select(named.columns)])
 
 
