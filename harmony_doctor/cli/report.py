@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-import harmony_doctor as hd
 from harmony_doctor import advanced
 from harmony_doctor.cli.funnel import fail, note
 from harmony_doctor.cli.options import (
@@ -71,7 +71,11 @@ def report(
     )
     check_targets(targets)
     check_not_inputs(targets, _event_files(inputs))
-    read = hd.report(inputs, keys)
+    # The events are read a batch at a time into a spill and folded from there, never held
+    # whole; what report shows is made from the folded rows and the first events (operator
+    # views), all made before the spill goes.
+    with tempfile.TemporaryDirectory(prefix="harmony-doctor-report-") as spill:
+        read = advanced.summarize_event_files(inputs, keys, Path(spill))
     found = read.summary
     if read.unread and not found.files:  # nothing to sum: the first reason is the error
         for bad in read.unread[1:]:

@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 from harmony_doctor.errors import OutputError
 from harmony_doctor.output.escape import json_escaped, one_line, visible
 from harmony_doctor.output.words import stated
+from harmony_doctor.scan.event_batches import QUOTED_STARTS
 from harmony_doctor.scan.event_files import (
-    QUOTED_STARTS,
     file_digest,
     table_format,
     unknown_format,

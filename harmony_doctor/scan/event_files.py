@@ -10,13 +10,10 @@ exabytes), and an abort cannot be caught.
 from __future__ import annotations
 
 import contextlib
-import json
+import io
 import os
 import re
-import signal
 import stat
-import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,6 +21,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harmony_doctor.errors import InputError
+from harmony_doctor.scan.event_batches import (
+    MAX_CELL as MAX_CELL,  # said in report's notes
+)
+from harmony_doctor.scan.event_batches import (
+    capped,
+    check_flat_records,
+    csv_header,
+    native_stderr_silenced,
+    one_line,
+    record_pieces,
+    uncut,
+)
+from harmony_doctor.scan.event_batches import (
+    check_parquet as check_parquet,  # checked before a file is read
+)
+from harmony_doctor.scan.records import EventSpill
 
 if TYPE_CHECKING:
     import polars as pl
@@ -34,11 +47,6 @@ OPTIONAL = ("origin", "kind")  # columns files written by older versions lack (r
 # `scan --events out/events.csv` keeps its request tallies beside: out/events.requests.csv.
 REQUESTS_INFIX = ".requests"
 
-
-# Characters of one text cell kept when an events file is read back: a longer cell (a file
-# scan did not write: scan clips what it writes far below this) is cut to it and counted.
-MAX_CELL = 64 * 1024
-_CUT = "__cells_cut__"  # the count of a row's cut cells, while a file is read
 
 # The column of a tally file that names its events file: the SHA-256 of the events' bytes.
 EVENTS_DIGEST = "events_sha256"
@@ -200,13 +208,7 @@ class EventFiles:
     untallied: tuple[Path, ...] = ()  # events files with no tallies beside (older versions)
     cut: tuple[int, ...] = ()  # cells longer than MAX_CELL in each file read, cut to it
     repeated: tuple[int, ...] = ()  # events of each file read already from an earlier one
-
-
-# A CSV cell starting with one of these is written with a `'` before it (output/tables.py
-# safe_cell): a spreadsheet runs none of them as a formula, and since a cell that starts with
-# `'` is quoted too, taking off exactly one `'` before one of them gives every cell back.
-QUOTED_STARTS = "=+-@\t\r'"
-_QUOTED_CELL = r"^'([=+\-@\t\r'])"  # QUOTED_STARTS after the one `'` taken off
+    spill: EventSpill | None = None  # with a spill folder, the events are there (frame empty)
 
 
 def read_table(path: Path) -> pl.DataFrame:
@@ -220,8 +222,22 @@ def _read_table(path: Path, checked: bool) -> pl.DataFrame:
 
 
 def _read_capped(path: Path, checked: bool) -> tuple[pl.DataFrame, int]:
-    """The table, each text cell at most MAX_CELL characters, and how many cells were cut.
-    Parquet is cut in the query, before its rows are collected."""
+    """The table, each text cell at most MAX_CELL characters, and how many cells were cut."""
+    import polars as pl
+
+    frames, cut = [], 0
+    for frame, cells in _capped_batches(path, checked):
+        frames.append(frame)
+        cut += cells
+    if not frames:
+        return pl.DataFrame(), 0
+    return pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0], cut
+
+
+def _capped_batches(path: Path, checked: bool) -> Iterator[tuple[pl.DataFrame, int]]:
+    """The table a batch of rows at a time (event_batches.py: a CSV or JSONL file is never held
+    whole), each text cell at most MAX_CELL characters, with how many cells were cut in it.
+    Parquet is cut in the query, before its rows are collected (one batch)."""
     import polars as pl
 
     kind = read_format(path)
@@ -230,170 +246,38 @@ def _read_capped(path: Path, checked: bool) -> tuple[pl.DataFrame, int]:
         if problem is not None:
             raise InputError(f"cannot read {path}: {problem}")
     try:
-        with _native_stderr_silenced():
-            if kind == "parquet":
-                frame = _capped(pl.scan_parquet(path)).collect()
-            elif kind == "jsonl":
-                # A run with no events writes an empty file, which polars refuses to read.
-                if not _has_content(path):
-                    return pl.DataFrame(), 0
-                _check_flat_records(path)
-                frame = _capped(pl.read_ndjson(path).lazy()).collect()
-            else:
-                frame = _capped(pl.read_csv(path, infer_schema_length=0).lazy()).collect()
+        if kind == "parquet":
+            with native_stderr_silenced():
+                frame = capped(pl.scan_parquet(path)).collect()
+            yield uncut(frame, kind)
+            return
+        with open(path, "rb") as stream:
+            header = csv_header(stream) if kind == "csv" else b""
+            lines = 0  # before the piece
+            # a cell cut here keeps more than MAX_CELL characters: it is counted once, below
+            for piece in record_pieces(stream, kind, 4 * MAX_CELL + 4):
+                with native_stderr_silenced():
+                    if kind == "jsonl":
+                        check_flat_records(piece, lines)
+                        lines += piece.count(b"\n")
+                        frame = capped(pl.read_ndjson(io.BytesIO(piece)).lazy()).collect()
+                    else:
+                        table = pl.read_csv(io.BytesIO(header + piece), infer_schema_length=0)
+                        frame = capped(table.lazy()).collect()
+                yield uncut(frame, kind)
+    except InputError as exc:
+        raise InputError(f"cannot read {path}: {exc}") from None
     except (OSError, pl.exceptions.PolarsError) as exc:
-        raise InputError(f"cannot read {path}: {_one_line(exc)}") from None
+        raise InputError(f"cannot read {path}: {one_line(exc)}") from None
     except pl.exceptions.PanicException:  # a BaseException: polars gave up on a corrupt file
         raise InputError(f"cannot read {path}: the {kind} data is corrupt") from None
-    cut = int(frame[_CUT].sum())
-    frame = frame.drop(_CUT)
-    if kind != "csv":
-        return frame, cut
-    # An empty cell is empty however it is written: `""` (a file re-saved with every field
-    # quoted, as spreadsheets and pandas' QUOTE_ALL write it) is read as `,,` is, not as text
-    # that no number can be cast from.
-    return frame.with_columns(
-        pl.when(pl.col(c) != "").then(pl.col(c).str.replace(_QUOTED_CELL, "$1")).alias(c)
-        for c in frame.columns
-    ), cut
-
-
-def _capped(table: pl.LazyFrame) -> pl.LazyFrame:
-    """Every text column cut to MAX_CELL characters, and the count of cells cut per row."""
-    import polars as pl
-
-    schema = table.collect_schema()
-    texts = [c for c, t in schema.items() if t == pl.String]
-    if not texts:
-        return table.with_columns(pl.lit(0, pl.UInt32).alias(_CUT))
-    longer = [pl.col(c).str.len_chars().gt(MAX_CELL).fill_null(False) for c in texts]
-    return table.with_columns(
-        pl.sum_horizontal(longer).alias(_CUT), *(pl.col(c).str.slice(0, MAX_CELL) for c in texts)
-    )
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())[:200] or type(exc).__name__
-
-
-# Run in a child: reads each Parquet file named on stdin, one line of outcome per file. A line
-# "start N" comes first, so that a child that dies says which file killed it.
-_PARQUET_CHECK = """
-import os, sys
-os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
-import polars as pl
-for number, path in enumerate(sys.stdin.read().split("\\0")[:-1]):
-    print("start", number, flush=True)
-    try:
-        pl.read_parquet(path)
-    except BaseException as exc:
-        print("bad", number, " ".join(str(exc).split())[:200] or type(exc).__name__, flush=True)
-    else:
-        print("ok", number, flush=True)
-"""
-
-
-def check_parquet(paths: Sequence[Path]) -> dict[Path, str]:
-    """The Parquet files among `paths` that polars cannot read, with why, found by reading them
-    in a child process (restarted after a file that kills it); a file whose footer says a row
-    group is past the limit once decoded (inputs/parquet_footer.py) is not read at all."""
-    from harmony_doctor.inputs.parquet_footer import too_large
-
-    problems = {p: why for p in paths if (why := too_large(p)) is not None}
-    remaining = [p for p in paths if p not in problems]
-    while remaining:
-        done = _check_in_child(remaining, problems)
-        remaining = remaining[done:]
-    return problems
-
-
-def _check_in_child(paths: Sequence[Path], problems: dict[Path, str]) -> int:
-    """Check `paths` in one child; how many it got through (the one that killed it included)."""
-    names = "".join(f"{os.fsdecode(p)}\0" for p in paths)
-    child = subprocess.run(
-        [sys.executable, "-c", _PARQUET_CHECK],
-        input=names.encode(errors="surrogateescape"),
-        capture_output=True,
-        check=False,
-    )
-    started, finished = -1, -1
-    for line in child.stdout.decode(errors="replace").splitlines():
-        word, _, rest = line.partition(" ")
-        number_text, _, reason = rest.partition(" ")
-        number = int(number_text)
-        if word == "start":
-            started = number
-        else:
-            finished = number
-            if word == "bad":
-                problems[paths[number]] = f"the parquet data is corrupt ({reason})"
-    if child.returncode == 0 and finished == len(paths) - 1:
-        return len(paths)
-    culprit = max(started, 0)
-    death = _death(child.returncode)
-    problems[paths[culprit]] = f"the parquet data is corrupt (the reader {death})"
-    return culprit + 1
-
-
-def _death(code: int) -> str:
-    if code < 0:
-        with contextlib.suppress(ValueError):
-            return f"was killed by {signal.Signals(-code).name}"
-    return f"failed with exit code {code}"
-
-
-@contextlib.contextmanager
-def _native_stderr_silenced() -> Iterator[None]:
-    """File descriptor 2 goes to /dev/null: polars' Rust code prints its panics there itself,
-    and a corrupt file must end in the one-line error, not a Rust backtrace note."""
-    try:
-        saved = os.dup(2)
-    except OSError:  # no stderr at all: nothing to silence
-        yield
-        return
-    try:
-        with open(os.devnull, "wb") as sink:
-            os.dup2(sink.fileno(), 2)
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-
-
-def _check_flat_records(path: Path) -> None:
-    """Every line one JSON object of plain values, as write_table writes them. Checked before
-    polars reads the file: objects nested about a thousand deep crash polars (SIGSEGV)."""
-    with open(path, encoding="utf-8", errors="replace") as stream:
-        for number, line in enumerate(stream, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except RecursionError:
-                raise InputError(
-                    f"cannot read {path}: line {number} is nested too deeply"
-                ) from None
-            except ValueError as exc:
-                raise InputError(f"cannot read {path}: line {number}: {exc}") from None
-            if not isinstance(record, dict) or any(
-                isinstance(v, dict | list) for v in record.values()
-            ):
-                raise InputError(f"cannot read {path}: line {number} is not a flat JSON object")
-
-
-def _has_content(path: Path) -> bool:
-    """Whether a text file holds anything but whitespace (read in chunks, not whole)."""
-    with open(path, "rb") as stream:
-        while chunk := stream.read(1 << 16):
-            if chunk.strip():
-                return True
-    return False
 
 
 def read_event_files(
     paths: Sequence[Path],
     schema: Mapping[str, Any],
     requests_schema: Mapping[str, Any] | None = None,
+    spill: Path | None = None,
 ) -> EventFiles:
     """Event files (any mix of CSV, JSONL and Parquet) as one events frame with `schema`'s
     columns and types (scan's events frame); files that cannot be read are set apart with
@@ -402,7 +286,8 @@ def read_event_files(
     With `requests_schema`, the request tallies beside each events file (`requests_path`) are
     read too, with those columns; tally files named among `paths` are read as tallies (once,
     even when their events file is named too), and events files without any are listed in
-    `untallied`."""
+    `untallied`. With `spill` (a folder the caller removes), the events are written there a
+    batch at a time as they are read (`EventFiles.spill`), and never held all at once."""
     import polars as pl
 
     columns = {c: t for c, t in schema.items() if c not in DERIVED}
@@ -427,8 +312,8 @@ def read_event_files(
             if problem is not None:
                 bad.append(BadFile(own, problem))
                 tally_paths.remove(own)
-    frames, good, cut = _read_each(event_paths, columns, empty, unreadable, bad)
-    frames, repeated = _once(frames)
+    streamed = _stream_events(event_paths, columns, empty, unreadable, bad, spill)
+    frames, good, cut, repeated = streamed.frames, streamed.good, streamed.cut, streamed.repeated
     tallies: pl.DataFrame | None = None
     untallied: list[Path] = []
     if requests_schema is not None:
@@ -438,22 +323,109 @@ def read_event_files(
         tallies = pl.concat(tally_frames) if tally_frames else tally_empty
         refused = {b.path for b in bad}
         untallied = [p for p in good if requests_path(p) not in set(read) | refused]
-    events = pl.concat(frames) if frames else empty
-    events = events.with_columns(
-        pl.col("timestamp").str.slice(0, 10).alias("day"),
-        pl.col("timestamp").str.slice(0, 13).alias("hour"),
-    )
-    counts = tuple(f.height for f in frames)
+    events = _with_day(pl.concat(frames) if frames else empty)
     return EventFiles(
         events,
         tuple(good),
-        counts,
+        tuple(streamed.counts),
         tuple(bad),
         tallies,
         tuple(untallied),
         tuple(cut),
         tuple(repeated),
+        streamed.spill,
     )
+
+
+@dataclass
+class _Streamed:
+    frames: list[pl.DataFrame]  # without a spill folder: each file's events
+    good: list[Path]
+    counts: list[int]
+    cut: list[int]
+    repeated: list[int]
+    spill: EventSpill | None
+
+
+def _stream_events(
+    paths: list[Path],
+    columns: Mapping[str, Any],
+    empty: pl.DataFrame,
+    unreadable: Mapping[Path, str],
+    bad: list[BadFile],
+    spill: Path | None,
+) -> _Streamed:
+    """Each events file read a batch at a time (never whole): its rows but those an earlier file
+    held already (`_once`'s rule, by a 16-byte key per row: two 64-bit row hashes), written to
+    `spill` as they are read when there is one (else kept, a frame per file)."""
+    import polars as pl
+
+    from harmony_doctor.scan.spill import write_frame
+
+    out = _Streamed([], [], [], [], [], None)
+    seen: pl.DataFrame | None = None  # the keys of the files read so far
+    written: list[tuple[str, str | None]] = []
+    for path in paths:
+        kept: list[pl.DataFrame] = []
+        keys: list[pl.DataFrame] = []
+        count = cut = repeated = 0
+        before = len(written)
+        try:
+            problem = _cannot_open(path) or (
+                f"cannot read {path}: {unreadable[path]}" if path in unreadable else None
+            )
+            if problem is not None:
+                raise InputError(problem)
+            for raw, cells in _capped_batches(path, checked=True):
+                batch = _typed(raw, path, columns, empty)
+                key = _row_keys(batch)
+                if seen is not None and seen.height:
+                    # the keys seen that this batch holds (hashed on the batch's side: small),
+                    # then the batch's rows without them
+                    held = seen.join(key, on=["k0", "k1"], how="semi")
+                    new = key.with_row_index("i").join(held, on=["k0", "k1"], how="anti")
+                    repeated += batch.height - new.height
+                    batch = batch[new["i"].sort()]
+                if paths[1:]:
+                    keys.append(key)
+                cut += cells
+                count += batch.height
+                if spill is not None and batch.height:
+                    written.append((write_frame(_with_day(batch), spill), None))
+                elif spill is None:
+                    kept.append(batch)
+        except InputError as exc:
+            bad.append(BadFile(path, str(exc)))
+            del written[before:]  # what the bad file gave is not counted
+            continue
+        if keys:
+            seen = pl.concat([seen, *keys] if seen is not None else keys, rechunk=True)
+        out.good.append(path)
+        out.counts.append(count)
+        out.cut.append(cut)
+        out.repeated.append(repeated)
+        if spill is None:
+            out.frames.append(pl.concat(kept) if kept else empty)
+    if spill is not None:
+        out.spill = EventSpill(tuple(written), sum(out.counts))
+    return out
+
+
+def _with_day(events: pl.DataFrame) -> pl.DataFrame:
+    """Events read back with their day and hour (DERIVED) cut from the timestamp."""
+    import polars as pl
+
+    return events.with_columns(
+        pl.col("timestamp").str.slice(0, 10).alias("day"),
+        pl.col("timestamp").str.slice(0, 13).alias("hour"),
+    )
+
+
+def _row_keys(frame: pl.DataFrame) -> pl.DataFrame:
+    """A 16-byte key per row (two 64-bit hashes of its cells, seeded apart)."""
+    import polars as pl
+
+    return pl.DataFrame({"k0": frame.hash_rows(seed=1), "k1": frame.hash_rows(seed=2)})
 
 
 def _once(frames: list[pl.DataFrame]) -> tuple[list[pl.DataFrame], list[int]]:
@@ -523,20 +495,28 @@ def _kind_or_none(path: Path) -> str | None:
 def _events_of(
     path: Path, columns: Mapping[str, Any], empty: pl.DataFrame
 ) -> tuple[pl.DataFrame, int]:
+    frame, cut = _read_capped(path, checked=True)
+    return _typed(frame, path, columns, empty), cut
+
+
+def _typed(
+    frame: pl.DataFrame, path: Path, columns: Mapping[str, Any], empty: pl.DataFrame
+) -> pl.DataFrame:
+    """Rows read back with `columns` and their types; InputError for a file that is not one
+    scan wrote."""
     import polars as pl
 
-    frame, cut = _read_capped(path, checked=True)
     if frame.height == 0:  # a clean run's file (maybe without any column)
-        return empty, 0
+        return empty
     missing = [c for c in columns if c not in frame.columns and c not in OPTIONAL]
     if missing:
         what = "request tallies" if is_requests_path(path) else "an events file"
         raise InputError(f"{path} is not {what} from scan --events: no {missing[0]!r}")
     frame = frame.with_columns(pl.lit(None).alias(c) for c in columns if c not in frame.columns)
     try:
-        return frame.select(pl.col(c).cast(t) for c, t in columns.items()), cut
+        return frame.select(pl.col(c).cast(t) for c, t in columns.items())
     except pl.exceptions.PolarsError as exc:
-        raise InputError(f"cannot read {path}: {_one_line(exc)}") from None
+        raise InputError(f"cannot read {path}: {one_line(exc)}") from None
 
 
 # --- recognising what scan wrote ----------------------------------------------------------

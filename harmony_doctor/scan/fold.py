@@ -2,7 +2,12 @@
 a chart reads (FOLD_KEYS), standing for `n` events, with their first and last time and the first
 one's place and message. Folded a batch at a time, a scan's failures cost memory by their
 groups (codes, files, processes, hours), not by their number: the events themselves stay in the
-spill and go to `--events` from there (output/tables.py)."""
+spill and go to `--events` from there (output/tables.py).
+
+Groups are bounded too, whatever the content: past FOLD_LIMIT rows, the patterns outside the
+PATTERN_LIMIT largest (by events) are folded into one OTHER pattern, counts kept exact (a
+pattern is a template, so this takes many distinct causes: the unknown roles a model invents,
+header remainders of every shape)."""
 
 from __future__ import annotations
 
@@ -28,7 +33,14 @@ FOLD_KEYS = (
     "hour",
 )
 # Folded rows gathered before they are folded again (a few batches' worth).
-_REFOLD_ROWS = 1 << 16
+_REFOLD_ROWS = 1 << 14
+# ... or frames (a frame costs far more than its rows where each holds a few: small files).
+_REFOLD_FRAMES = 64
+# Folded rows past which the patterns are bounded, and how many of them are kept then.
+FOLD_LIMIT = 10_000
+PATTERN_LIMIT = 1_000
+# The group that stands for the rest: the smallest groups, counted together; no cause of its own.
+OTHER = "(other groups)"
 
 
 def is_folded(frame: pl.DataFrame) -> bool:
@@ -58,10 +70,30 @@ def fold_batches(first: pl.DataFrame, rest: Iterable[pl.DataFrame]) -> pl.DataFr
     for batch in rest:
         held.append(_rows(batch))
         rows += held[-1].height
-        if rows > _REFOLD_ROWS:
-            held = [_merge(pl.concat(held))]
+        if rows > _REFOLD_ROWS or len(held) > _REFOLD_FRAMES:
+            held = [_bounded(_merge(pl.concat(held)))]
             rows = held[0].height
-    return held[0] if len(held) == 1 else _merge(pl.concat(held))
+    return _bounded(held[0] if len(held) == 1 else _merge(pl.concat(held)))
+
+
+def _bounded(rows: pl.DataFrame) -> pl.DataFrame:
+    """Folded rows, at most FOLD_LIMIT of them by pattern: past it, every pattern but the
+    PATTERN_LIMIT with the most events is OTHER (their events counted there, not lost). Folded
+    a batch at a time, a pattern put in OTHER early and seen again later is partly in each."""
+    import polars as pl
+
+    if rows.height <= FOLD_LIMIT:
+        return rows
+    kept = (
+        rows.filter(pl.col("pattern").ne_missing(OTHER))
+        .group_by("pattern")
+        .agg(pl.col("n").sum())
+        .sort("n", "pattern", descending=[True, False], nulls_last=True)
+        .head(PATTERN_LIMIT)["pattern"]
+    )
+    other = pl.col("pattern").is_in(kept.implode(), nulls_equal=True).not_()
+    pattern = pl.when(other).then(pl.lit(OTHER)).otherwise("pattern").alias("pattern")
+    return _merge(rows.with_columns(pattern))
 
 
 def _rows(events: pl.DataFrame) -> pl.DataFrame:

@@ -13,9 +13,10 @@ tells causes apart and masks what varies between failures of one cause:
   id made a day of vLLM logs 37 patterns, 33 of them singletons of that one cause; free text
   as one `<prose>`, whatever it holds (role and channel words, a number, quoted words); one
   other word beside structure as `<w>`; recipient names.
-Special tokens join the markup before them and the value written right after them (a value
-after a space stays apart: `<|channel|> commentary` is an empty channel); everything else is
-separated by one space, however the model spaced it.
+A remainder longer than 2 * REMAINDER_END characters is templated on its head and tail, with
+`<elided>` between. Special tokens join the markup before them and the value written right
+after them (a value after a space stays apart: `<|channel|> commentary` is an empty channel);
+everything else is separated by one space, however the model spaced it.
 """
 
 from __future__ import annotations
@@ -144,8 +145,18 @@ def _template(pieces: list[_Piece]) -> list[str]:
     return parts
 
 
+# A header remainder longer than twice this is templated on its head and tail only, with
+# ELIDED between them: a pattern is a shape, and a megabyte of header is not read word by word.
+REMAINDER_END = 2048
+ELIDED = "<elided>"
+
+
 def remainder_template(remainder: str) -> str:
     """`to=functions.a to=functions.a` -> `to=<name> to=<name>`; prose -> `<prose>`."""
+    if len(remainder) > 2 * REMAINDER_END:
+        head = remainder[:REMAINDER_END].rsplit(None, 1)[0]  # whole words only
+        tail = remainder[-REMAINDER_END:].split(None, 1)[-1]
+        return f"{remainder_template(head)} {ELIDED} {remainder_template(tail)}"
     parts = _template(_pieces(remainder))
     if parts in (["<w>"], ["<num>"]):
         return "<prose>"  # a word alone is free text too

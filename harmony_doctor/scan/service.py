@@ -288,13 +288,16 @@ class EventFilesSummary:
 
 
 def summarize_event_files(
-    paths: Sequence[str | Path], by: Sequence[str] = ("code",)
+    paths: Sequence[str | Path], by: Sequence[str] = ("code",), spill: Path | None = None
 ) -> EventFilesSummary:
     """The summary `report` prints for event files written by `scan --events` (CSV, JSONL,
     Parquet, any mix; URLs and globs with the remote extra), with rates from the request
     tallies beside each. A file that cannot be read is set apart, not fatal: the others are
-    summed all the same. InputError for a URL that cannot be listed or fetched."""
-    from harmony_doctor.scan.event_files import MAX_CELL, fetched, read_event_files
+    summed all the same. InputError for a URL that cannot be listed or fetched. With `spill` (a
+    folder the caller removes, after the summary), the events are read into it a batch at a
+    time, never held all at once (`report`); without, they are held (`summary.events`)."""
+    from harmony_doctor.scan.event_batches import MAX_CELL
+    from harmony_doctor.scan.event_files import fetched, read_event_files
     from harmony_doctor.scan.summary import (
         event_file_reports,
         events_frame,
@@ -305,14 +308,15 @@ def summarize_event_files(
 
     keys = group_keys(by)
     with fetched([str(p) for p in paths]) as (local, labels):  # URLs: local copies, named as URLs
-        read = read_event_files(local, events_frame(()).schema, requests_frame(()).schema)
+        schemas = events_frame(()).schema, requests_frame(()).schema
+        read = read_event_files(local, *schemas, spill=spill)
         # sized while the copies exist
         reports = [
             replace(r, path=labels.get(r.path, r.path))
             for r in event_file_reports(read.paths, read.counts)
         ]
     requests = requests_view(read.tallies) if read.tallies is not None else requests_frame(())
-    summary = summary_of(reports, EventFrames(read.frame), requests, keys)
+    summary = summary_of(reports, EventFrames(read.frame, read.spill), requests, keys)
     unread = tuple(
         UnreadFile(labels.get(str(b.path), str(b.path)), _as_named(b.reason, labels))
         for b in read.bad

@@ -34,6 +34,8 @@ from harmony_doctor.scan.found import SourceScan
 from harmony_doctor.scan.records import EventSpill, ScanOptions
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from harmony_doctor.harmony.vocab import Vocab
     from harmony_doctor.scan.findings import EventStream
     from harmony_doctor.streams.clean import CleanStreams
@@ -124,14 +126,20 @@ class EventSink:
 def write_batch(events: list[ScanEvent], directory: Path) -> str:
     """Final events written to `directory` as one IPC file of the events frame: its path.
     OutputError when it cannot be (a full disk): the scan cannot hold what it found."""
-    from polars.exceptions import PolarsError
-
     from harmony_doctor.scan.summary import events_frame
+
+    return write_frame(events_frame(events), directory)
+
+
+def write_frame(frame: pl.DataFrame, directory: Path) -> str:
+    """An events frame written to `directory` as one IPC file: its path (OutputError as
+    write_batch's)."""
+    from polars.exceptions import PolarsError
 
     path = directory / f"{uuid.uuid4().hex}.arrow"
     try:
         directory.mkdir(mode=0o700, exist_ok=True)  # made by the first batch: most scans have none
-        events_frame(events).write_ipc(path)
+        frame.write_ipc(path)
     except (OSError, PolarsError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise OutputError(

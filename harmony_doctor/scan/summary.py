@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from harmony_doctor.choices import GROUP_KEYS
 from harmony_doctor.errors import InputError
 from harmony_doctor.models import RequestTally, ScanEvent
-from harmony_doctor.scan.fold import failures_of, fold
+from harmony_doctor.scan.fold import OTHER, failures_of, fold
 from harmony_doctor.scan.records import FileReport, FileScan, ScanResult
 from harmony_doctor.scan.scopes import scoped, with_origin
 
@@ -110,6 +110,9 @@ SUMMARY_COLUMNS = (
 NOT_LOGGED = "requests not logged"
 # The clock every hour is read on (said in the outputs, so that nobody compares it with another).
 CLOCK = "each log's own stamps (a wrapper's time only until the log stamps a line itself)"
+# Groups a summary lists, the largest first; the rest are one last row whose every key is OTHER
+# (counted, never a cause: its count is the sum of theirs, so the rows add up to the totals).
+GROUP_LIMIT = 1_000
 
 
 def summarize(result: ScanResult | FileScan, by: tuple[str, ...]) -> pl.DataFrame:
@@ -185,19 +188,61 @@ def summarize_frames(
     else:
         all_requests = int(scopes["requests"].sum()) if scopes.height else 0
         grouped = grouped.with_columns(pl.lit(all_requests, dtype=pl.Int64).alias("requests"))
-    known = pl.col("requests").fill_null(0)
-    grouped = grouped.with_columns(
-        pl.when((known > 0) & (pl.col("rated") > 0) & (pl.col("rated") <= known))
-        .then(pl.col("rated") / known)
-        .otherwise(None)
-        .alias("rate"),
-        pl.when(pl.col("rated") > known)
-        .then(pl.lit(NOT_LOGGED))
-        .otherwise(None)
-        .alias("rate_note"),
-    )
+    grouped = grouped.with_columns(*_rate_columns())
     columns = [*by, *SUMMARY_COLUMNS]
-    return grouped.select(columns).sort("count", descending=True, maintain_order=True)
+    return _with_other(grouped.sort("count", descending=True, maintain_order=True), by, total)[
+        columns
+    ]
+
+
+def _rate_columns() -> tuple[pl.Expr, pl.Expr]:
+    """A group's rate (its rated failures over its requests, when both are known and the
+    requests are not fewer) and why it has none where failures outnumber requests."""
+    import polars as pl
+
+    known = pl.col("requests").fill_null(0)
+    rated = pl.col("rated")
+    return (
+        pl.when((known > 0) & (rated > 0) & (rated <= known)).then(rated / known).alias("rate"),
+        pl.when(rated > known).then(pl.lit(NOT_LOGGED)).alias("rate_note"),
+    )
+
+
+def _with_other(grouped: pl.DataFrame, by: tuple[str, ...], total: int) -> pl.DataFrame:
+    """The GROUP_LIMIT largest groups, then one OTHER row for the rest (and for the patterns
+    the fold bounded already: scan/fold.py), its rate by the same rule over their sums."""
+    import polars as pl
+
+    folded_other = pl.any_horizontal(pl.col(k) == OTHER for k in by).fill_null(False)
+    named = grouped.filter(folded_other.not_())
+    if named.height <= GROUP_LIMIT and named.height == grouped.height:
+        return grouped
+    rest = pl.concat([named.slice(GROUP_LIMIT), grouped.filter(folded_other)])
+    other = rest.select(
+        *(pl.lit(OTHER, dtype=pl.Utf8).alias(k) for k in by),
+        pl.col("count").sum(),
+        pl.col("rated").sum(),
+        pl.col("first_seen").min(),
+        pl.col("last_seen").max(),
+        pl.lit(None, dtype=pl.Utf8).alias("example"),
+        pl.col("unrated").sum(),
+        _other_requests(by),
+    ).with_columns((pl.col("count") / total).alias("share"), *_rate_columns())
+    return pl.concat([named.head(GROUP_LIMIT), other.select(named.columns)])
+
+
+def _other_requests(by: tuple[str, ...]) -> pl.Expr:
+    """The requests of the OTHER row: the sum of its groups' where they split the requests
+    (every key a request key), the one count all groups share where none does; unknown where
+    groups share some requests and not others (no sum would be right)."""
+    import polars as pl
+
+    split = [k for k in by if k in REQUEST_KEYS]
+    if not split:
+        return pl.col("requests").max()
+    if len(split) == len(by):
+        return pl.when(pl.col("requests").count() > 0).then(pl.col("requests").sum())
+    return pl.lit(None, dtype=pl.Int64).alias("requests")
 
 
 def _origin_files(

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from harmony_doctor.output import tables as export
+from harmony_doctor.scan import event_batches
 from harmony_doctor.scan import event_files as reading
 from harmony_doctor.scan.summary import events_frame
 from tests.helpers import run
@@ -41,7 +42,7 @@ def _events_file(folder: Path, name: str) -> Path:
 def test_report_parquet_reader_crash_is_a_corrupt_file_not_an_abort(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(reading, "_PARQUET_CHECK", _ABORTING_CHECK)
+    monkeypatch.setattr(event_batches, "_PARQUET_CHECK", _ABORTING_CHECK)
     first, crash, last = (tmp_path / f"{n}.parquet" for n in ("first", "abort", "last"))
     problems = reading.check_parquet([first, crash, last])
     assert problems == {crash: "the parquet data is corrupt (the reader was killed by SIGABRT)"}

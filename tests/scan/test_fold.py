@@ -179,3 +179,44 @@ def test_events_are_written_from_the_spill_whole_and_in_order(tmp_path: Path, su
     lines = read.events.lazy().collect()["line"].to_list()
     assert lines == list(range(2, 18_001, 2))
     assert read.table.equals(hd.summarize_scan(hd.scan_paths([log])).table)
+
+
+def _distinct_patterns(count: int, hours: int = 1) -> pl.DataFrame:
+    """`count` events, each of its own pattern (the roles a model invents), `hours` hours."""
+    return events_frame(
+        ScanEvent(
+            file="a.log",
+            line=i + 1,
+            timestamp=f"2026-11-28T{i % hours:02d}:00:00",
+            pid=7,
+            server="vllm",
+            harmony_version=None,
+            kind="unknown_role",
+            code="HD105",
+            severity="error",
+            pattern=f"unknown_role r{i}" if i % 3 else "unknown_role assistantassistant",
+            token_id=None,
+            token_text=None,
+            header_remainder=None,
+            message=f"Unknown role: r{i}",
+        )
+        for i in range(count)
+    )
+
+
+def test_the_patterns_folded_are_bounded_and_their_events_all_counted() -> None:
+    """200,000 distinct failures kept a folded row each (527 MiB in scan): past FOLD_LIMIT rows
+    the patterns beyond the PATTERN_LIMIT largest are one OTHER pattern, counted there."""
+    count = folding.FOLD_LIMIT * 2
+    folded = fold(_distinct_patterns(count, hours=3))
+    patterns = set(folded["pattern"].to_list())
+    assert len(patterns) <= folding.PATTERN_LIMIT + 1 and folding.OTHER in patterns
+    assert failures_of(folded) == count
+    biggest = folded.filter(pl.col("pattern") == "unknown_role assistantassistant")
+    assert int(biggest["n"].sum()) == len(range(0, count, 3))  # the largest kept, whole
+    assert fold(folded).equals(folded)  # bounded once, bounded for good
+
+
+def test_fewer_folded_rows_than_the_bound_keep_every_pattern() -> None:
+    folded = fold(_distinct_patterns(3_000))
+    assert folded["pattern"].n_unique() == 2_001 and folding.OTHER not in folded["pattern"]

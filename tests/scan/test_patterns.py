@@ -166,3 +166,14 @@ def test_distinct_text_tokens_scan_as_one_group(tmp_path: Path) -> None:
     result = run(["scan", "-j", "1", "--by", "pattern", "-f", "json", str(log)])
     groups = json.loads(result.stdout)["groups"]
     assert [(g["pattern"], g["count"]) for g in groups] == [("unexpected_token <text>", 2000)]
+
+
+def test_a_long_header_remainder_is_templated_on_its_head_and_tail() -> None:
+    """A megabyte of header remainder was read word by word into a megabyte pattern key."""
+    from harmony_doctor.scan.patterns import ELIDED, REMAINDER_END, remainder_template
+
+    remainder = "to=functions.x " + "word " * 200_000 + "<|channel|>final"
+    template = remainder_template(remainder)
+    assert template == f"to=<name> <prose> {ELIDED} <prose> <|channel|>final"
+    assert len(template) < 2 * REMAINDER_END
+    assert remainder_template("to=functions.x word word") == "to=<name> <prose>"

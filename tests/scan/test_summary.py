@@ -73,3 +73,30 @@ def test_scan_totals_without_requests_have_no_rate(tmp_path: Path) -> None:
     assert totals["requests"] is None and totals["rate"] is None and totals["unrated"] == 1
     assert totals["failures"] == 1 and totals["lines"] == len(lines)
     assert totals["files"] == 2 and totals["skipped"] == 1
+
+
+@pytest.mark.parametrize("by", [("pattern",), ("pattern", "hour"), ("file",)])
+def test_a_summary_lists_a_bounded_number_of_groups_and_the_rest_as_other(
+    by: tuple[str, ...],
+) -> None:
+    """A group per distinct value made tables (and their JSON) as long as the failures: the
+    GROUP_LIMIT largest are listed, then one OTHER row counting the rest (no example: it is no
+    cause), so that the rows still add up to the totals."""
+    import polars as pl
+
+    from harmony_doctor.scan.fold import OTHER
+    from harmony_doctor.scan.summary import GROUP_LIMIT, requests_frame, summarize_frames
+    from tests.scan.test_fold import _distinct_patterns
+
+    count = GROUP_LIMIT * 3 // 2
+    frame = _distinct_patterns(count).with_columns(
+        pl.format("f{}.log", pl.col("line") % count).alias("file")
+    )
+    table = summarize_frames(frame, requests_frame(()), by)
+    assert table.height == GROUP_LIMIT + 1
+    last = table.row(-1, named=True)
+    assert all(last[k] == OTHER for k in by) and last["example"] is None
+    assert OTHER not in table.head(GROUP_LIMIT)[by[0]].to_list()
+    assert table["count"].sum() == count
+    assert table["share"].sum() == pytest.approx(1.0)
+    assert int(table.head(GROUP_LIMIT)["count"].min()) >= 1  # type: ignore[arg-type]
