@@ -117,7 +117,7 @@ impl Reader {
         let frame_start = spec.anatomy.frame_start.as_bytes().to_vec();
         let anatomy = Anatomy::new(spec.anatomy)?;
         anatomy.ready()?;
-        let hits = Hits::new(&spec.forms)?;
+        let hits = Hits::new(&spec.forms, &[])?;
         hits.ready()?;
         let traceback = Translated::new(&pyre::for_ascii_subjects(&spec.traceback)?, true)?;
         let request = Translated::new(&pyre::for_ascii_subjects(&spec.request)?, false)?;

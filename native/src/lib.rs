@@ -536,17 +536,24 @@ mod python {
         }
     }
 
+    /// The form a text holds, settled in Rust (harmony_doctor/logs/messages.py `FormFound`):
+    /// the form's index, where its match starts and ends, and its named groups.
+    #[pyclass(frozen, get_all, module = "harmony_doctor._native")]
+    struct FormFound {
+        form: Option<usize>,
+        start: usize,
+        end: usize,
+        groups: PyObject,
+    }
+
     /// Which catalogue form a text holds first, and where (harmony_doctor/logs/messages.py
-    /// `find_hit`): made of the forms' own patterns; `find` gives the text's `MessageHit`,
-    /// read by `settle` (Python) from the form and start found here, or by `fallback` (Python)
-    /// where Rust declines.
+    /// `find_hit`): made of the forms' own patterns; `find` settles the form Python's `_hit`
+    /// reads, with its match's end and groups, and calls nothing back.
     #[pyclass(frozen, module = "harmony_doctor._native")]
     struct Hits {
         inner: crate::hits::Hits,
-        /// (text, position, form index or None, its start or None) -> the hit
-        settle: PyObject,
-        /// Python's `find_hit`, for the texts declined
-        fallback: PyObject,
+        /// what `find` gives for a text where no form matches
+        nothing: Py<FormFound>,
         read: std::sync::atomic::AtomicU64,
         declined: std::sync::atomic::AtomicU64,
     }
@@ -555,52 +562,63 @@ mod python {
     impl Hits {
         /// ValueError when a pattern has no translation, exact or loose (then Python searches).
         #[new]
-        #[pyo3(signature = (*, patterns, settle, fallback))]
-        fn new(patterns: Vec<String>, settle: PyObject, fallback: PyObject) -> PyResult<Self> {
-            let inner = crate::hits::Hits::new(&patterns).map_err(PyValueError::new_err)?;
+        #[pyo3(signature = (*, patterns, generic))]
+        fn new(py: Python<'_>, patterns: Vec<String>, generic: Vec<bool>) -> PyResult<Self> {
+            let inner =
+                crate::hits::Hits::new(&patterns, &generic).map_err(PyValueError::new_err)?;
+            let nothing = FormFound {
+                form: None,
+                start: 0,
+                end: 0,
+                groups: PyDict::new_bound(py).into_any().unbind(),
+            };
             Ok(Hits {
                 inner,
-                settle,
-                fallback,
+                nothing: Py::new(py, nothing)?,
                 read: 0.into(),
                 declined: 0.into(),
             })
         }
 
-        /// The first message in `text` from `position` on, or None.
+        /// The form Python's `_hit` reads in `text` from `position` on (`form` None: no form
+        /// matches), or None where Rust declines and Python must search.
         #[pyo3(signature = (text, position=0))]
         fn find(
             &self,
             py: Python<'_>,
             text: &Bound<'_, PyString>,
             position: usize,
-        ) -> PyResult<PyObject> {
-            use crate::hits::Found;
+        ) -> PyResult<Option<Py<FormFound>>> {
+            use crate::hits::Settling;
             use std::sync::atomic::Ordering::Relaxed;
-            let (found, markup) = match text.to_str() {
-                Ok(s) => (self.inner.first(s, position), s.contains("<|")),
-                Err(_) => (Found::Declined, false),
+            let Ok(s) = text.to_str() else {
+                self.declined.fetch_add(1, Relaxed);
+                return Ok(None);
             };
-            match found {
-                Found::Declined => {
+            let settled = match self.inner.settle(s, position) {
+                Settling::Declined => {
                     self.declined.fetch_add(1, Relaxed);
-                    self.fallback.call1(py, (text, position))
+                    return Ok(None);
                 }
-                // a header remainder quoted alone holds markup: Python looks for one
-                Found::Nothing if !markup => {
+                Settling::Nothing => {
                     self.read.fetch_add(1, Relaxed);
-                    Ok(py.None())
+                    return Ok(Some(self.nothing.clone_ref(py)));
                 }
-                Found::Nothing => {
-                    self.read.fetch_add(1, Relaxed);
-                    self.settle
-                        .call1(py, (text, position, py.None(), py.None()))
-                }
-                Found::Form { form, start } => {
-                    self.read.fetch_add(1, Relaxed);
-                    self.settle.call1(py, (text, position, form, start))
-                }
+                Settling::Form(settled) => settled,
+            };
+            self.read.fetch_add(1, Relaxed);
+            let groups = PyDict::new_bound(py);
+            for (name, span) in &settled.groups {
+                let value = span.map(|(a, b)| &s[a..b]);
+                groups.set_item(name, value)?;
             }
+            let found = FormFound {
+                form: Some(settled.form),
+                start: settled.start,
+                end: settled.end,
+                groups: groups.into_any().unbind(),
+            };
+            Ok(Some(Py::new(py, found)?))
         }
 
         /// (texts searched here, texts handed to Python) so far.
@@ -635,6 +653,7 @@ mod python {
         m.add_class::<Core>()?;
         m.add_class::<Anatomy>()?;
         m.add_class::<Hits>()?;
+        m.add_class::<FormFound>()?;
         m.add_class::<crate::firstpass::python::FirstPass>()?;
         m.add_class::<Window>()?;
         m.add_class::<IdLine>()?;
