@@ -133,8 +133,8 @@ class Anatomy(Generic[_Line]):
         frame_start: str,
         servers: str,
         server_groups: Sequence[tuple[str, str]],
+        gutter: Sequence[str],
         path_server: Callable[[str], str | None],
-        strip_gutter: Callable[[str], tuple[str, bool]],
         fallback: Callable[[int, str], _Line],
         line: type[_Line],
     ) -> Anatomy[_Line]: ...
@@ -162,6 +162,7 @@ class FirstPass:
         frame_start: str,
         servers: str,
         server_groups: Sequence[tuple[str, str]],
+        gutter: Sequence[str],
         forms: Sequence[str],
         traceback: str,
         request: str,

@@ -6,6 +6,7 @@ pub mod anchors;
 pub mod chunk;
 pub mod core;
 pub mod firstpass;
+pub mod gutter;
 #[cfg(test)]
 #[rustfmt::skip]
 mod fixture;
@@ -384,12 +385,12 @@ mod python {
         server_names: Vec<PyObject>,
         /// the server a prefix in vLLM's own format is evidence of
         month_day_server: PyObject,
-        /// servers.py `path_server`, for the path of a frame
+        /// servers.py `path_server`, for the path of a frame, and its answers so far (a
+        /// traceback's frames name a few paths, each asked once)
         path_server: PyObject,
+        frame_servers: std::sync::Mutex<std::collections::HashMap<String, PyObject>>,
         /// Python's reader, for the lines declined
         fallback: PyObject,
-        /// lines.py `_strip_gutter`, for a rest that holds `|` or `+`
-        strip_gutter: PyObject,
         /// `tuple.__new__` and the `Line` class: a `Line` from its fields
         tuple_new: PyObject,
         line: PyObject,
@@ -405,7 +406,7 @@ mod python {
         /// ValueError when a pattern has no exact translation (then Python reads every line).
         #[new]
         #[allow(clippy::too_many_arguments)]
-        #[pyo3(signature = (*, prefixes, shapes, never, month_day, month_day_server, key_pid, entity, frame, frame_path, frame_start, servers, server_groups, path_server, strip_gutter, fallback, line))]
+        #[pyo3(signature = (*, prefixes, shapes, never, month_day, month_day_server, key_pid, entity, frame, frame_path, frame_start, servers, server_groups, gutter, path_server, fallback, line))]
         fn new(
             py: Python<'_>,
             prefixes: String,
@@ -420,8 +421,8 @@ mod python {
             frame_start: String,
             servers: String,
             server_groups: Vec<(String, PyObject)>,
+            gutter: Vec<String>,
             path_server: PyObject,
-            strip_gutter: PyObject,
             fallback: PyObject,
             line: PyObject,
         ) -> PyResult<Self> {
@@ -437,6 +438,7 @@ mod python {
                 frame_start,
                 servers,
                 &server_groups,
+                gutter,
             );
             let inner = crate::anatomy::Anatomy::new(spec).map_err(PyValueError::new_err)?;
             let tuple_new = py.get_type_bound::<PyTuple>().getattr("__new__")?.unbind();
@@ -445,8 +447,8 @@ mod python {
                 server_names: server_groups.into_iter().map(|(_, s)| s).collect(),
                 month_day_server,
                 path_server,
+                frame_servers: std::sync::Mutex::new(std::collections::HashMap::new()),
                 fallback,
-                strip_gutter,
                 tuple_new,
                 line,
                 empty: PyString::new_bound(py, "").into_any().unbind(),
@@ -469,7 +471,7 @@ mod python {
             };
             self.read.fetch_add(1, Relaxed);
             let evidence = match &r.evidence {
-                crate::anatomy::Evidence::Frame(path) => self.path_server.call1(py, (path,))?,
+                crate::anatomy::Evidence::Frame(path) => self.frame_server(py, path)?,
                 crate::anatomy::Evidence::Server(i) => self.server_names[*i].clone_ref(py),
                 crate::anatomy::Evidence::None => py.None(),
             };
@@ -494,22 +496,10 @@ mod python {
             } else {
                 (text_of(&r.line[..r.prefix]), text_of(&r.line[r.prefix..]))
             };
-            let (text, gutter) = if r.gutter_asked {
-                // Python's `_strip_gutter`; its text (a piece of the rest: ASCII) stripped here
-                let asked = self.strip_gutter.call1(py, (&rest,))?;
-                let (inner, gutter): (Bound<'_, PyString>, bool) = asked.extract(py)?;
-                let whole = inner.to_str()?;
-                let stripped = whole.trim_matches([' ', '\t']);
-                let text = if stripped.len() == whole.len() {
-                    inner.into_any().unbind()
-                } else {
-                    text_of(stripped)
-                };
-                (text, gutter)
-            } else if r.text == (r.prefix, r.line.len()) {
-                (rest.clone_ref(py), false)
+            let text = if r.text == (r.prefix, r.line.len()) {
+                rest.clone_ref(py)
             } else {
-                (text_of(&r.line[r.text.0..r.text.1]), false)
+                text_of(&r.line[r.text.0..r.text.1])
             };
             let fields = PyTuple::new_bound(
                 py,
@@ -522,7 +512,7 @@ mod python {
                     text,
                     r.timestamp.map_or_else(|| py.None(), text_of),
                     r.pid.into_py(py),
-                    gutter.into_py(py),
+                    r.gutter.into_py(py),
                     evidence,
                 ],
             );
@@ -533,6 +523,27 @@ mod python {
         fn counts(&self) -> (u64, u64) {
             use std::sync::atomic::Ordering::Relaxed;
             (self.read.load(Relaxed), self.declined.load(Relaxed))
+        }
+    }
+
+    /// Paths whose server `Anatomy` keeps (past them, it asks Python each time).
+    const FRAME_PATHS_KEPT: usize = 4096;
+
+    impl Anatomy {
+        /// servers.py `path_server(path)`, asked once per path.
+        fn frame_server(&self, py: Python<'_>, path: &str) -> PyResult<PyObject> {
+            let mut kept = self
+                .frame_servers
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some(server) = kept.get(path) {
+                return Ok(server.clone_ref(py));
+            }
+            let server = self.path_server.call1(py, (path,))?;
+            if kept.len() < FRAME_PATHS_KEPT {
+                kept.insert(path.to_string(), server.clone_ref(py));
+            }
+            Ok(server)
         }
     }
 
