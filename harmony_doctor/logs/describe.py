@@ -142,11 +142,17 @@ def _expected_found(form: Form, hit: MessageHit, rule: Rule) -> tuple[str, str]:
     return wording(said)
 
 
-# A generic form (faults/generic.py) says what its kind's first specific form says.
-_KIND_WORDING: dict[Kind, Wording] = {}
-for _form in FORMS:
-    if _form.wording is not None and not _form.generic:
-        _KIND_WORDING.setdefault(_form.kind, _form.wording)
+def _kind_wordings() -> dict[Kind, Wording]:
+    """Per kind, the wording of its first specific form: what a generic form (faults/
+    generic.py) without a wording of its own says."""
+    wordings: dict[Kind, Wording] = {}
+    for form in FORMS:
+        if form.wording is not None and not form.generic:
+            wordings.setdefault(form.kind, form.wording)
+    return wordings
+
+
+_KIND_WORDING = _kind_wordings()
 
 
 def shown_markup(text: str, line: int) -> LogError:
