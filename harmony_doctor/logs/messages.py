@@ -144,40 +144,22 @@ def find_hit(text: str, position: int = 0) -> MessageHit | None:
 
 def hit_finder(native: bool | None = None) -> Callable[[str, int], MessageHit | None]:
     """`find_hit`, decided once: the Rust search where it is built and allowed
-    (`native_for(native)`), which settles the form and hands each text it declines to
-    Python's; else Python's."""
+    (`native_for(native)`), which settles the form (`_find_settled`); else Python's."""
     hits = _native_hits() if native_for(native) else None
     return find_hit if hits is None else partial(_find_settled, hits)
 
 
 def _find_settled(hits: Hits, text: str, position: int = 0) -> MessageHit | None:
-    """`find_hit` with the form found and settled in Rust (its start, end and groups: no form's
-    regex runs again here); Python reads the message out of its quoting, and looks for a bare
-    remainder where the text holds markup."""
+    """`find_hit` with the form found and settled in Rust (no form's regex runs again here):
+    Python reads the message out of its quoting, or a bare remainder where markup is."""
     found = hits.find(text, position)
     if found is None:  # declined: Python searches
         return find_hit(text, position)
     if found.form is None:
         return _find_bare(text, position) if "<|" in text else None
     bare = _find_bare(text, position, found.start)
-    if bare is not None:
-        return bare
     name = _FORMS[found.form][0]
-    return _read_hit(text, name, _Match(found.start, found.end, found.groups))
-
-
-@dataclass(frozen=True)
-class _Match:
-    """What `_read_hit` reads of a form's match: its span and named groups (a `re.Match`'s, or
-    Rust's settling of one)."""
-
-    start: int
-    end: int
-    groups: Mapping[str, str | None]
-
-    @classmethod
-    def of(cls, match: re.Match[str]) -> _Match:
-        return cls(match.start(), match.end(), match.groupdict())
+    return bare or _read_hit(text, name, found.start, found.end, found.groups)
 
 
 @cache
@@ -235,7 +217,7 @@ def _hit(
         return bare
     if best is None:
         return None
-    return _read_hit(text, best[1], _Match.of(best[2]))
+    return _read_hit(text, best[1], best[2].start(), best[2].end(), best[2].groupdict())
 
 
 _GENERIC: frozenset[FormName] = frozenset(f.name for f in MESSAGE_FORMS if f.generic)
@@ -302,15 +284,17 @@ def _find_bare(text: str, position: int, before: int | None = None) -> MessageHi
     return None
 
 
-def _read_hit(text: str, name: FormName, match: _Match) -> MessageHit:
-    """Read the message `match` starts to its end: out of its quoting, to its kind's fields."""
-    start = match.start
+def _read_hit(
+    text: str, name: FormName, start: int, end: int, groups: Mapping[str, str | None]
+) -> MessageHit:
+    """Read the message a form's match (`start`, `end`, its named groups: Python's or Rust's)
+    starts to its end: out of its quoting, to its kind's fields."""
     opener = _find_opener(text, start)
     if opener is not None:
         body, stop, closed, shape = _read_quoted(text, start, opener)
     else:
         body, stop, closed, shape = _read_plain(text, start)
-    offset = match.end - start
+    offset = end - start
     rest = body[offset:]
     remainder: Remainder | None = None
     token: int | None = None
@@ -324,9 +308,9 @@ def _read_hit(text: str, name: FormName, match: _Match) -> MessageHit:
             if closed and body == text[start : start + len(body)]:
                 stop = start + offset + used
     elif name == "unexpected_token":
-        value = match.groups["token"] or ""
+        value = groups["token"] or ""
         token = int(value) if value.isdigit() else None
-        expected = match.groups["expected"] or str(START)
+        expected = groups["expected"] or str(START)
         message = f"Unexpected token {value} while expecting start token {expected}"
     elif name == "unknown_role":
         words = rest.split()
@@ -335,11 +319,10 @@ def _read_hit(text: str, name: FormName, match: _Match) -> MessageHit:
             role_word = _strip_unbalanced(role_word)
         message = f"Unknown role: {role_word}"
     elif name == "said_unexpected":
-        groups = match.groups
         token = _token_id(groups["found"] or groups["bare"] or groups["id"] or "")
         message, context = _read_tail(name, body[:offset], rest, quoted=opener is not None)
     elif name == "said_role":
-        role_word = match.groups["role"]
+        role_word = groups["role"]
         message, context = _read_tail(name, body[:offset], rest, quoted=opener is not None)
     elif name in ("empty_channel", "header_eos", "missing_role"):
         message = _CANONICAL[name]

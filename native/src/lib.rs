@@ -547,98 +547,6 @@ mod python {
         }
     }
 
-    /// The form a text holds, settled in Rust (harmony_doctor/logs/messages.py `FormFound`):
-    /// the form's index, where its match starts and ends, and its named groups.
-    #[pyclass(frozen, get_all, module = "harmony_doctor._native")]
-    struct FormFound {
-        form: Option<usize>,
-        start: usize,
-        end: usize,
-        groups: PyObject,
-    }
-
-    /// Which catalogue form a text holds first, and where (harmony_doctor/logs/messages.py
-    /// `find_hit`): made of the forms' own patterns; `find` settles the form Python's `_hit`
-    /// reads, with its match's end and groups, and calls nothing back.
-    #[pyclass(frozen, module = "harmony_doctor._native")]
-    struct Hits {
-        inner: crate::hits::Hits,
-        /// what `find` gives for a text where no form matches
-        nothing: Py<FormFound>,
-        read: std::sync::atomic::AtomicU64,
-        declined: std::sync::atomic::AtomicU64,
-    }
-
-    #[pymethods]
-    impl Hits {
-        /// ValueError when a pattern has no translation, exact or loose (then Python searches).
-        #[new]
-        #[pyo3(signature = (*, patterns, generic))]
-        fn new(py: Python<'_>, patterns: Vec<String>, generic: Vec<bool>) -> PyResult<Self> {
-            let inner =
-                crate::hits::Hits::new(&patterns, &generic).map_err(PyValueError::new_err)?;
-            let nothing = FormFound {
-                form: None,
-                start: 0,
-                end: 0,
-                groups: PyDict::new_bound(py).into_any().unbind(),
-            };
-            Ok(Hits {
-                inner,
-                nothing: Py::new(py, nothing)?,
-                read: 0.into(),
-                declined: 0.into(),
-            })
-        }
-
-        /// The form Python's `_hit` reads in `text` from `position` on (`form` None: no form
-        /// matches), or None where Rust declines and Python must search.
-        #[pyo3(signature = (text, position=0))]
-        fn find(
-            &self,
-            py: Python<'_>,
-            text: &Bound<'_, PyString>,
-            position: usize,
-        ) -> PyResult<Option<Py<FormFound>>> {
-            use crate::hits::Settling;
-            use std::sync::atomic::Ordering::Relaxed;
-            let Ok(s) = text.to_str() else {
-                self.declined.fetch_add(1, Relaxed);
-                return Ok(None);
-            };
-            let settled = match self.inner.settle(s, position) {
-                Settling::Declined => {
-                    self.declined.fetch_add(1, Relaxed);
-                    return Ok(None);
-                }
-                Settling::Nothing => {
-                    self.read.fetch_add(1, Relaxed);
-                    return Ok(Some(self.nothing.clone_ref(py)));
-                }
-                Settling::Form(settled) => settled,
-            };
-            self.read.fetch_add(1, Relaxed);
-            let groups = PyDict::new_bound(py);
-            for (name, span) in &settled.groups {
-                let value = span.map(|(a, b)| &s[a..b]);
-                groups.set_item(name, value)?;
-            }
-            let found = FormFound {
-                form: Some(settled.form),
-                start: settled.start,
-                end: settled.end,
-                groups: groups.into_any().unbind(),
-            };
-            Ok(Some(Py::new(py, found)?))
-        }
-
-        /// (texts searched here, texts handed to Python) so far.
-        fn counts(&self) -> (u64, u64) {
-            use std::sync::atomic::Ordering::Relaxed;
-            (self.read.load(Relaxed), self.declined.load(Relaxed))
-        }
-    }
-
     /// Lines at least this long are parsed with the GIL released.
     const LONG_LINE: usize = 64 * 1024;
 
@@ -663,8 +571,8 @@ mod python {
         m.add_function(wrap_pyfunction!(vllm_output_key, m)?)?;
         m.add_class::<Core>()?;
         m.add_class::<Anatomy>()?;
-        m.add_class::<Hits>()?;
-        m.add_class::<FormFound>()?;
+        m.add_class::<crate::hits::python::Hits>()?;
+        m.add_class::<crate::hits::python::FormFound>()?;
         m.add_class::<crate::firstpass::python::FirstPass>()?;
         m.add_class::<Window>()?;
         m.add_class::<IdLine>()?;
