@@ -64,7 +64,7 @@ impl Translated {
 }
 
 /// The name lookaheads made into groups start with (no Python group name holds a dot).
-const AHEAD: &str = "ahead.";
+pub(crate) const AHEAD: &str = "ahead.";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Tok {

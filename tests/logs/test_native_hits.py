@@ -35,7 +35,7 @@ def _find(text: str, position: int) -> tuple[MessageHit | None, bool]:
     """The Rust search's hit, and whether Rust searched (not its Python fallback)."""
     assert hits is not None
     before = hits.counts()
-    found = hits.find(text, position)
+    found = messages._find_settled(hits, text, position)
     return found, hits.counts()[0] > before[0]
 
 
@@ -213,7 +213,7 @@ def test_a_pattern_without_a_translation_makes_no_search() -> None:
         pytest.skip("the Rust extension is not built")
     for patterns in ([r"(a)\1"], [r"(?<!a)b"], [r"a(?=b)c"]):
         with pytest.raises(ValueError):
-            accel.new_hits(patterns=patterns, settle=messages._settle, fallback=messages.find_hit)
+            accel.new_hits(patterns=patterns, generic=[False] * len(patterns))
 
 
 def test_the_python_search_when_native_is_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
