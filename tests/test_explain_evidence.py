@@ -4,6 +4,9 @@ missed, misnamed or a false alarm before the evidence layer."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+import pytest
 
 import harmony_doctor as hd
 from harmony_doctor.inputs.reader import TextInput
@@ -262,3 +265,65 @@ def test_a_sentence_saying_raw_markup_leaked_into_content_describes_a_leak() -> 
 def test_a_tool_name_with_markup_glued_inside_cjk_brackets_is_markup_returned() -> None:
     text = "接入自建端点后\uff0c工具名变成了「lookup_order<|channel|>commentary」\uff0c调用全部失败。\n"
     assert [s.code for s in findings(text)] == ["HD205"]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        'return Err(anyhow!("unexpected tokens remaining in message header: {:?}", rest));',
+        '    raise HarmonyError(f"expected special token <|message|> but out of tokens at {i}")',
+        '\treturn nil, fmt.Errorf("harmony parser: no reverse mapping found for function %q", n)',
+        'throw new Error("channel marker present but no channel value found in header");',
+    ],
+)
+def test_source_code_that_would_raise_an_error_is_no_failure(code: str, tmp_path: Path) -> None:
+    text = f"The check lives here:\n\n```\nif bad {{\n{code}\n}}\n```\n"
+    assert findings(text) == ()
+    source = tmp_path / "parser.txt"
+    source.write_text(text, encoding="utf-8")
+    assert hd.scan_file(source).events == ()  # scan reads it alike
+    raised = (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/app/parse.py", line 12, in parse\n'
+        f"{code}\n"
+        "HarmonyError: Unexpected token 12606 while expecting start token 200006\n"
+    )
+    # the error a traceback ends with is still found under the code that raised it
+    assert [(s.code, s.token) for s in findings(raised)] == [("HD112", 12606)]
+
+
+def test_an_errors_words_named_as_a_json_key_are_no_failure() -> None:
+    text = (
+        "The streamed chunk carries the key 'error parsing tool call' where `error` was meant, "
+        "and the message goes into its value.\n"
+    )
+    assert findings(text) == ()
+
+
+def test_a_harmony_parser_without_a_mapping_for_the_call_is_quoted_in_prose() -> None:
+    text = (
+        "Since 0.12 our agent drops every python call; the server warns "
+        "`harmony parser: no reverse mapping found` each time, then answers with nothing.\n"
+    )
+    assert [(s.code, s.server) for s in findings(text)] == [("HD207", None)]
+
+
+def test_a_paste_comparing_servers_gives_a_failure_the_one_named_nearest() -> None:
+    text = (
+        "Both vLLM and SGLang ran the same 300 prompts.\n\n"
+        "- The vLLM stream broke twice:\n"
+        "  `Unexpected token 35644 while expecting start token 200006`\n"
+        "  (about 1 in 150 requests)\n"
+        "- SGLang finished every request.\n"
+    )
+    assert [(s.code, s.server) for s in findings(text)] == [("HD114", "vllm")]
+    tie = text.replace("The vLLM stream", "The stream").replace("- SGLang finished", "- It did")
+    assert [s.server for s in findings(tie)] == [None]  # named alike near it: neither
+
+
+def test_a_provider_named_only_in_words_is_the_server() -> None:
+    text = (
+        "Groq request failed. Error code: 400 - {'error': {'message': 'unexpected tokens "
+        'remaining in message header: Some("to=functions.lookup")\'}}\n'
+    )
+    assert [s.server for s in findings(text)] == ["groq"]

@@ -60,7 +60,9 @@ _SYMPTOMS: Final[tuple[tuple[re.Pattern[str], Description], ...]] = (
     (
         re.compile(
             r"tool[ _-]?call\w*\W+(?:\w+\W+){0,6}?(?:arguments?\s+)?(?:is|are|were|was)?\s*"
-            r"(?:not\s+valid\s+JSON|invalid\s+JSON|malformed|truncated|cut\s+off)",
+            r"(?:not\s+valid\s+JSON|invalid\s+JSON|malformed|truncated|cut\s+off)"
+            r"|(?:fail\w*\s+to|could\s*n[o']t|cannot|unable\s+to)\s+parse\s+(?:\w+\W+){0,4}?"
+            r"tool[ _-]?calls?",
             re.I,
         ),
         Description(

@@ -41,6 +41,18 @@ _RAN_OUT: Final = (
 )
 _FOUND: Final = r"(?:but\s*)?(?:found|got|saw|received|instead\s*got|instead\s*found)"
 
+# An error's words where nothing failed, read in the text before the statement on its line:
+# - source code that would raise it: a string literal opened by a raising call and still open
+#   (`anyhow::bail!("...`, `return Err(anyhow!("...`, `raise HarmonyError(f"...`,
+#   `throw new Error("...`, `errors.New("...`, `panic!("...`);
+# - the words as a name: a JSON key or field quoted right after the word (`with key `...``).
+NOT_A_STATEMENT: Final = (
+    r"(?:\b(?:bail|anyhow|panic|unreachable|format_err)!|\bErr|\braise\s+[\w.]+"
+    r"|\bthrow\s+new\s+[\w.]+|\berrors\.New|\bfmt\.Errorf|\b[\w:]*Error::new)"
+    r"""\s*\(\s*(?:[\w:]+!\s*\(\s*)?[frb]?["'`][^"'`]*$"""
+    r"""|\b(?:key|field|property|attribute)\s*[`'"]$"""
+)
+
 GENERIC_FORMS: Final[tuple[Form, ...]] = (
     Form(
         "said_header_cut",
@@ -166,9 +178,14 @@ GENERIC_FORMS: Final[tuple[Form, ...]] = (
         "tool_call_parse",
         "server",
         "any Harmony parser saying the model called a function the request did not declare",
-        ("harmony parser: unknown function 'ask_followup_question'",),
+        (
+            "harmony parser: unknown function 'ask_followup_question'",
+            # the name the parser could not map back, left out as a person quotes it
+            "harmony parser: no reverse mapping found",
+        ),
         pattern=r"no\s*(?:reverse\s*)?mapping\s*(?:found\s*)?for\s*(?:the\s*)?(?:function|tool)"
-        r"|harmony\s*parser\s*:?\s*(?:unknown|undeclared|unmapped)\s*(?:function|tool)",
+        r"|harmony\s*parser\s*:?\s*(?:(?:unknown|undeclared|unmapped)\s*(?:function|tool)"
+        r"|no\s*(?:reverse\s*)?mapping)",
         anchors=(b"mapping", b"armony parser"),
         keywords=("mapping", "harmony"),
         code="HD207",

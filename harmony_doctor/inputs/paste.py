@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from harmony_doctor.harmony.vocab import NAMED_SPECIALS, VOCAB_SIZE
+
 PieceKind = Literal["block", "paragraph", "inline", "ids"]
 Shape = Literal[
     "fence",
@@ -347,14 +349,36 @@ def _inline_pieces(line: str, number: int) -> list[Piece]:
     ]
 
 
+# Harmony's own special tokens (<|start|>, <|channel|>, <|message|>, <|end|>...), by id.
+_HARMONY: Final = frozenset(t for t, name in NAMED_SPECIALS.items() if "reserved" not in name)
+# A line about a tokenizer's special tokens: their ids listed, not a stream.
+LISTS_SPECIALS: Final = re.compile(
+    r"\b(?:eos|bos|pad|stop|eog|special|control)[ _-]?(?:token|id)s?\b|\bEOG\b|added_tokens"
+    r"|stop_token_ids|\btokenizer\.|llama_model_loader|print_info:",
+    re.I,
+)
+
+
+def harmony_run(ids: tuple[int, ...], least: int) -> bool:
+    """Ids of `o200k_harmony` that may be a stream: at least `least` of them, Harmony's special
+    tokens among ordinary ones (a list of special tokens alone is a stop list or a listing)."""
+    if len(ids) < least or any(i >= VOCAB_SIZE for i in ids):
+        return False
+    specials = sum(1 for i in ids if i in _HARMONY)
+    return 0 < specials < len(ids)
+
+
 def _id_pieces(lines: list[str], source: list[int]) -> list[Piece]:
-    """Id lists a name holds in code or a repro block, when they hold Harmony's special ids."""
+    """Id lists a name holds in code or a repro block, when they may be a stream (not a
+    tokenizer's listing of its special tokens)."""
     pieces: list[Piece] = []
     for index, line in enumerate(lines):
-        if not _SPECIAL_ID.search(line):
+        if not _SPECIAL_ID.search(line) or LISTS_SPECIALS.search(line):
             continue
         for found in _NAMED_IDS.finditer(line):
             if _PROMPT_NAME.search(found.group("name")) or not _SPECIAL_ID.search(found["ids"]):
+                continue
+            if not harmony_run(tuple(map(int, re.findall(r"\d+", found["ids"]))), 3):
                 continue
             ids = re.sub(r"\s+", " ", found.group("ids"))
             pieces.append(Piece("ids", f"[{ids}]", source[index]))
