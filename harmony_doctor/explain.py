@@ -445,7 +445,9 @@ def _first_failing(
     pieces: tuple[Piece, ...], vocab: Vocab, role: ParseRole, strict: bool
 ) -> Diagnosis | None:
     """The diagnosis of the first piece that shows an error, replayed as the fragment it is
-    (a piece a person cut short is not judged where it stops); None when none does."""
+    (a piece a person cut short is not judged where it stops); None when none does. Token ids
+    are what a model wrote, never a person's illustration: a warning their replay gives (a
+    header without <|channel|>) is a finding too."""
     from harmony_doctor.harmony.vocab import START
     from harmony_doctor.streams.diagnose import diagnose
 
@@ -460,7 +462,7 @@ def _first_failing(
         result = diagnose(
             inp, known, "none" if opened else role, strict=strict, open_stream=piece.elided
         )
-        if any(f.severity == "error" for f in result.findings):
+        if any(f.severity == "error" or piece.kind == "ids" for f in result.findings):
             return result
     return None
 

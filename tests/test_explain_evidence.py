@@ -327,3 +327,20 @@ def test_a_provider_named_only_in_words_is_the_server() -> None:
         'remaining in message header: Some("to=functions.lookup")\'}}\n'
     )
     assert [s.server for s in findings(text)] == ["groq"]
+
+
+def test_ids_whose_replay_warns_are_a_finding() -> None:
+    text = (
+        "On 3 of 10 runs the first generated tokens were [220, 200003, 17196, 200008, 976, ...]\n"
+    )
+    assert {s.code for s in findings(text)} == {"HD202", "HD204"}  # <|constrain|> for <|channel|>
+
+
+def test_the_decoding_a_person_writes_beside_ids_is_not_replayed_the_ids_are() -> None:
+    text = (
+        "Token by token, our engine writes `[200005, 17196, 200008, 976]` = "
+        "`<|channel|> final <|message|>` while the reference writes "
+        "`[220, 200003, 17196, 200008, 976]` = `<|constrain|> final <|message|>` on most runs.\n"
+    )
+    # the spaced decodings would read as <|channel|> with no name (HD131), which no run shows
+    assert {s.code for s in findings(text)} == {"HD202", "HD204"}

@@ -338,14 +338,20 @@ def _paragraph_pieces(outside: list[tuple[int, str]], source: list[int]) -> list
     return pieces
 
 
+# The end of an id list a person glosses with its decoding: `[200005, 35644, ...]` = `...`.
+_GLOSSED: Final = re.compile(r"[\])]`?\s*(?:=|->|→|means)\s*$")
+
+
 def _inline_pieces(line: str, number: int) -> list[Piece]:
-    """Inline code spans that hold Harmony markup (a quoted example, or output quoted)."""
+    """Inline code spans that hold Harmony markup (a quoted example, or output quoted); not
+    the decoding a person writes beside ids (the ids are the output, and are read as such)."""
     return [
         Piece("inline", m.group(2), number, elided=bool(_ELIDED.search(m.group(2))))
         for m in _INLINE.finditer(line)
         if "<|message|>" in m.group(2)
         and m.group(2).lstrip().startswith("<|")
         and not _KEEP_MARKUP.fullmatch(m.group(2).strip())  # one token named, not output
+        and not _GLOSSED.search(line, 0, m.start())
     ]
 
 
