@@ -344,3 +344,26 @@ def test_the_decoding_a_person_writes_beside_ids_is_not_replayed_the_ids_are() -
     )
     # the spaced decodings would read as <|channel|> with no name (HD131), which no run shows
     assert {s.code for s in findings(text)} == {"HD202", "HD204"}
+
+
+def test_markup_after_a_label_of_what_came_back_on_its_line_is_markup_returned() -> None:
+    for label in ("output : ", "**Response:** ", "Reply: "):
+        text = (
+            "Asked the assistant for a haiku about autumn, in the desktop app.\n\n"
+            f"{label}<|channel|>final<|message|>Leaves fall quietly<|return|>\n"
+        )
+        assert [s.code for s in findings(text)] == ["HD205"], label
+    sent = "What I send to the model, for the record.\n\ninput: <|start|>user<|message|>Hi<|end|>\n"
+    assert findings(sent) == ()  # what was sent is no reply
+
+
+def test_what_was_expected_set_against_what_came_back_calls_the_block_returned() -> None:
+    for caption in (
+        "Expected a normal answer in the chat, but got replies in this format:",
+        "This is the coding agent's output:",
+    ):
+        text = f"Since moving to gpt-oss the chat panel is broken.\n\n{caption}\n\n```\n{_FINAL}\n```\n"
+        assert [s.code for s in findings(text)] == ["HD205"], caption
+    own = "This is the model's output:"  # the model's own output: its raw tokens, as it should be
+    text = f"Since moving to gpt-oss the chat panel is broken.\n\n{own}\n\n```\n{_FINAL}\n```\n"
+    assert findings(text) == ()

@@ -121,8 +121,14 @@ def said_with_markup(text: str) -> tuple[int, str, Description] | None:
 # what the model itself generated (its raw tokens, which a server is meant to parse).
 _RETURNED: Final = re.compile(
     r"\b(?:returned|returns|getting|got|receiv\w*|answer|reply|response"
-    r"|(?:api|server|client|endpoint|request)\W+(?:\w+\W+){0,2}?output)\b",
+    r"|(?:api|server|client|endpoint|request)\W+(?:\w+\W+){0,2}?output"
+    # an application's output (`RooCode's output`), not the model's own (its raw tokens)
+    r"|(?!model|gpt|llm|oss)[a-z]\w*'s\s+output)\b",
     re.I,
+)
+# What was wanted set against what came back: the words after it say what the block is.
+_CONTRAST: Final = re.compile(
+    r"\b(?:but|instead)\s+(?:\w+\s+){0,2}?(?:got|get|getting|received|receive|see|saw)\b", re.I
 )
 _DOCUMENTED: Final = re.compile(
     r"\b(?:emits?|spec\w*|format|example|template|prompt|render\w*|should|expected|looks?\s+like"
@@ -133,5 +139,9 @@ _DOCUMENTED: Final = re.compile(
 
 def calls_it_returned(words: str) -> bool:
     """Whether the words above a block call it what came back (`This is what we're getting`,
-    `API output`), not what the format is or should be (`The model emits`, `spec`)."""
+    `API output`, `Expected X, but got replies like`), not what the format is or should be
+    (`The model emits`, `spec`)."""
+    contrast = _CONTRAST.search(words)
+    if contrast is not None:
+        return True  # what was expected (`Expected normal output, but got`) is not the block
     return _RETURNED.search(words) is not None and _DOCUMENTED.search(words) is None

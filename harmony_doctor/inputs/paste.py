@@ -96,6 +96,7 @@ class Piece:
     line: int  # 1-based line of the input where it starts
     elided: bool = False  # a person cut it short (`...`, `…`): where it stops says nothing
     spread: bool = False  # its markup is laid out over lines by a person (an illustration)
+    labelled: bool = False  # a label on its first line calls it what came back (`output :`)
 
 
 @dataclass(frozen=True)
@@ -200,7 +201,11 @@ def read_paste(text: str) -> Paste:
         elif captions:
             shapes.add("caption")  # a piece under a caption is the paste
     ordered = tuple(sorted((p for p in pieces if p.text.strip()), key=lambda p: p.line))
-    if shapes <= {"prose", "caption", "code"} and _STOP.search(_INLINE.sub(" ", text)):
+    if (
+        shapes <= {"prose", "caption", "code"}
+        and _STOP.search(_INLINE.sub(" ", text))
+        and not any(_LABEL.match(line) for line in lines if "<|" in line)  # `output : <|...`
+    ):
         shapes = set()  # a stop token outside quoting: a completion that opens with text
     if not shapes:
         return Paste(text, (), frozenset(), ordered, 0, captions)
@@ -310,17 +315,30 @@ def _block_piece(lines: list[str], source: list[int], first: int, last: int) -> 
     return Piece("block", body, line, elided=bool(_ELIDED.search(body)), spread=_spread(body))
 
 
+# A label a person writes before markup on the same line: of what came back
+# (`output : <|channel|>...`), or of what was sent (`input: <|start|>user...`).
+_LABEL: Final = re.compile(
+    r"^\s*[*_]{0,2}(?:(?P<back>output|response|reply|answer|result|got)|input|prompt|request)"
+    r"[*_]{0,2}\s*:\s*[*_]{0,2}\s*(?=<\|)",
+    re.I,
+)
+
+
 def _paragraph_pieces(outside: list[tuple[int, str]], source: list[int]) -> list[Piece]:
-    """Paragraphs outside blocks that open with Harmony markup: output shown as it came."""
+    """Paragraphs outside blocks that open with Harmony markup, or with a label of what came
+    back before it (`output : <|channel|>...`): output shown as it came."""
     pieces: list[Piece] = []
     current: list[str] = []
     start = 0
+    labelled = False
     for index, line in [*outside, (len(outside), "")]:
         if line.strip():
-            if not current and not line.lstrip().startswith("<|"):
-                continue
             if not current:
-                start = index
+                label = _LABEL.match(line)
+                if label is None and not line.lstrip().startswith("<|"):
+                    continue
+                start, labelled = index, label is not None and label["back"] is not None
+                line = line if label is None else line[label.end() :]
             current.append(line)
             continue
         if current:
@@ -332,6 +350,7 @@ def _paragraph_pieces(outside: list[tuple[int, str]], source: list[int]) -> list
                     source[start],
                     elided=bool(_ELIDED.search(body)),
                     spread=_spread(body),
+                    labelled=labelled,
                 )
             )
             current = []
