@@ -14,7 +14,8 @@ here, with the generic code of the fault they state, on the same line.
 
 from __future__ import annotations
 
-from typing import Final
+import re
+from typing import Final, Protocol, TypeVar
 
 from harmony_doctor.faults.form import Form
 
@@ -52,6 +53,24 @@ NOT_A_STATEMENT: Final = (
     r"""\s*\(\s*(?:[\w:]+!\s*\(\s*)?[frb]?["'`][^"'`]*$"""
     r"""|\b(?:key|field|property|attribute)\s*[`'"]$"""
 )
+_NOT_A_STATEMENT: Final = re.compile(NOT_A_STATEMENT)
+
+
+class _Hit(Protocol):
+    @property
+    def start(self) -> int: ...
+
+
+Hit = TypeVar("Hit", bound=_Hit)
+
+
+def stated(text: str, hit: Hit | None) -> Hit | None:
+    """A statement found in `text` (where it starts: `hit.start`), unless it is no failure
+    that happened (source code raising it, a key's name: see above)."""
+    if hit is None or _NOT_A_STATEMENT.search(text, 0, hit.start) is not None:
+        return None
+    return hit
+
 
 GENERIC_FORMS: Final[tuple[Form, ...]] = (
     Form(

@@ -34,7 +34,7 @@ from operator import attrgetter
 from typing import Final
 
 from harmony_doctor.faults.catalogue import FORM, FormName
-from harmony_doctor.faults.generic import NOT_A_STATEMENT
+from harmony_doctor.faults.generic import stated
 from harmony_doctor.logs.describe import describe, lmstudio_found
 from harmony_doctor.logs.firstpass import ABSORBED, NOT_READ, QUIET, first_pass
 from harmony_doctor.logs.lazy import Pattern
@@ -75,15 +75,6 @@ _SHAPE_RANK: Final = {"exception": 0, "bare": 0, "wrapper": 1, "quoted": 1, "rep
 # exception caught: HarmonyError X` wraps it), never a body sent to a client.
 _SUMMARY_RANK: Final = 1
 _ERROR_LINE: Final = attrgetter("error.line")
-_NOT_A_STATEMENT: Final = re.compile(NOT_A_STATEMENT)
-
-
-def _stated(text: str, hit: MessageHit | None) -> MessageHit | None:
-    """`hit`, unless its words are not a failure that happened: a string literal source code
-    raises (`bail!("...")`), or a key quoted by name (faults/generic.py)."""
-    return None if hit is None or _NOT_A_STATEMENT.search(text, 0, hit.start) else hit
-
-
 # Request ids a line may name: OpenAI-style ids, `request_id=...`, SGLang's `rid=...`.
 _REQUEST_ID = Pattern(
     r"\b(?:chatcmpl|cmpl|resp|req)[-_][0-9A-Za-z][\w-]*|\b(?:request_id|rid)=[\"']?([\w-]+)"
@@ -338,7 +329,7 @@ class _Extractor:
         if self._frame_source(line):
             self.previous_hit = False
             return  # `raise Error("...")` under its frame: the code, not the error it raised
-        hit = _stated(line.text, self.find_hit(line.text, 0)) if line.text else None
+        hit = stated(line.text, self.find_hit(line.text, 0)) if line.text else None  # no `bail!(`
         candidate: _Candidate | None = None
         if hit is not None and is_generic(hit.name):
             # a writer's own form a terminal wrap broke refines the statement left on this line
@@ -383,7 +374,7 @@ class _Extractor:
             or structural(line.text)
         ):
             return None
-        found = _stated(previous.text + line.rest, self.find_hit(previous.text + line.rest, 0))
+        found = stated(previous.text, self.find_hit(previous.text + line.rest, 0))
         if found is None or found.start >= len(previous.text):
             return None
         return _Candidate(
