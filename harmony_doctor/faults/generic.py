@@ -46,12 +46,14 @@ _FOUND: Final = r"(?:but\s*)?(?:found|got|saw|received|instead\s*got|instead\s*f
 # - source code that would raise it: a string literal opened by a raising call and still open
 #   (`anyhow::bail!("...`, `return Err(anyhow!("...`, `raise HarmonyError(f"...`,
 #   `throw new Error("...`, `errors.New("...`, `panic!("...`);
-# - the words as a name: a JSON key or field quoted right after the word (`with key `...``).
+# - the words as a name: a JSON key or field quoted right after the word (`with key `...``);
+# - the words as documentation: a line labelled an example or a pattern (`Example: ...`).
 NOT_A_STATEMENT: Final = (
     r"(?:\b(?:bail|anyhow|panic|unreachable|format_err)!|\bErr|\braise\s+[\w.]+"
     r"|\bthrow\s+new\s+[\w.]+|\berrors\.New|\bfmt\.Errorf|\b[\w:]*Error::new)"
     r"""\s*\(\s*(?:[\w:]+!\s*\(\s*)?[frb]?["'`][^"'`]*$"""
     r"""|\b(?:key|field|property|attribute)\s*[`'"]$"""
+    r"""|^\W*(?i:(?:error\s+)?(?:example|pattern|sample|template)s?|e\.g\.)\s*\d*\s*:\s*[`'"]?$"""
 )
 _NOT_A_STATEMENT: Final = re.compile(NOT_A_STATEMENT)
 

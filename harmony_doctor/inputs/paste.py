@@ -69,6 +69,8 @@ _RECORD_START = re.compile(
     r"|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\s+\d\d-\d\d \d\d:"
     r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:)"
 )
+# An issue's title tagged in brackets (`[Bug]: ...`, `[Feature] ...`): words, not a JSON array.
+_TAGGED_TITLE: Final = re.compile(r"\[[A-Za-z][\w -]*\]:?\s+[A-Za-z]")
 _FLAT_BREAK = re.compile(r"(?<!\\)\\n")
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _CAPTION = re.compile(r"^\s*(?:#{1,6}\s|[-*+]\s|\d+[.)]\s|\*\*[^*]+\*\*:?\s*$|.*:\s*$)")
@@ -135,7 +137,11 @@ def read_paste(text: str) -> Paste:
         return Paste(text, (), frozenset())  # a log too large to be a paste: as given
     raw = text.split("\n")
     first = next((line.strip() for line in raw if line.strip()), "")
-    if first.startswith(("<|", "{", "[", "data:")) and not _CI_STAMP.match(first):
+    if (
+        first.startswith(("<|", "{", "[", "data:"))
+        and not _CI_STAMP.match(first)
+        and not _TAGGED_TITLE.match(first)
+    ):
         return Paste(text, (), frozenset())  # a completion, JSON, SSE: as given
     lines: list[str] = []
     source: list[int] = []
@@ -205,11 +211,27 @@ def read_paste(text: str) -> Paste:
         shapes <= {"prose", "caption", "code"}
         and _STOP.search(_INLINE.sub(" ", text))
         and not any(_LABEL.match(line) for line in lines if "<|" in line)  # `output : <|...`
+        and not _stops_named(_INLINE.sub(" ", text))
     ):
         shapes = set()  # a stop token outside quoting: a completion that opens with text
     if not shapes:
         return Paste(text, (), frozenset(), ordered, 0, captions)
     return Paste("\n".join(lines), tuple(source), frozenset(shapes), ordered, prose, captions)
+
+
+# What follows a stop token a sentence names (`anything after <|end|> isn't visible`): words, up
+# to the line's end or the next markup, that are no header a model would write after it.
+_AFTER_STOP: Final = re.compile(r"<\|(?:end|return|call)\|>([^<\n]*)")
+_HEADER_WORDS: Final = re.compile(r"\W*(?:assistant|analysis|commentary|final|user|to=)", re.I)
+
+
+def _stops_named(text: str) -> bool:
+    """Whether every stop token in `text` is named inside a sentence, words going on after it,
+    not closing a message: prose about the format, not a completion."""
+    after = [m.group(1) for m in _AFTER_STOP.finditer(text)]
+    return bool(after) and all(
+        len(_WORD.findall(rest)) >= 4 and not _HEADER_WORDS.match(rest) for rest in after
+    )
 
 
 def _unquote(line: str, shapes: set[Shape], inside: bool) -> list[str] | None:
@@ -312,13 +334,16 @@ def _undouble(
 def _block_piece(lines: list[str], source: list[int], first: int, last: int) -> Piece:
     body = "\n".join(lines[first : last + 1]) if last >= first else ""
     line = source[first] if first < len(source) else source[-1] if source else 1
-    return Piece("block", body, line, elided=bool(_ELIDED.search(body)), spread=_spread(body))
+    return Piece(
+        "block", _unlaid(body), line, elided=bool(_ELIDED.search(body)), spread=_spread(body)
+    )
 
 
 # A label a person writes before markup on the same line: of what came back
-# (`output : <|channel|>...`), or of what was sent (`input: <|start|>user...`).
+# (`output : <|channel|>...`), or of anything else (`input:`, `adapter:`, `expected:`), which
+# says the markup is one of several things set side by side, not what came back.
 _LABEL: Final = re.compile(
-    r"^\s*[*_]{0,2}(?:(?P<back>output|response|reply|answer|result|got)|input|prompt|request)"
+    r"^\s*[*_]{0,2}(?:(?P<back>output|response|reply|answer|result|got)|[A-Za-z][\w .-]{0,24})"
     r"[*_]{0,2}\s*:\s*[*_]{0,2}\s*(?=<\|)",
     re.I,
 )
@@ -337,16 +362,21 @@ def _paragraph_pieces(outside: list[tuple[int, str]], source: list[int]) -> list
                 label = _LABEL.match(line)
                 if label is None and not line.lstrip().startswith("<|"):
                     continue
-                start, labelled = index, label is not None and label["back"] is not None
+                if label is not None and label["back"] is None:
+                    current, start = [""], -1  # labelled as something else: not a piece
+                    continue
+                start, labelled = index, label is not None
                 line = line if label is None else line[label.end() :]
             current.append(line)
             continue
+        if current and start < 0:
+            current = []
         if current:
             body = "\n".join(current)
             pieces.append(
                 Piece(
                     "paragraph",
-                    body,
+                    _unlaid(body),
                     source[start],
                     elided=bool(_ELIDED.search(body)),
                     spread=_spread(body),
@@ -430,9 +460,25 @@ def opens_as_log(text: str) -> bool:
     return _RECORD_START.match(first) is not None
 
 
+# Markup a person laid out or annotated: a header broken across lines, a note after a message
+# (`<|end|>   ← reasoning`).
+_LAID_OUT: Final = re.compile(
+    r"<\|(?:start|channel)\|>[^<]*\n\s*<\|(?:constrain|message)\|>"
+    r"|<\|(?:end|return|call)\|>[^\S\n]*(?:←|<-+|#|//)[^\n]*\n\s*<\|start\|>"
+)
+# One message a line: the line break a person put between a stop token and the next <|start|>
+# (a model writes none there; what it does write there is read from its ids).
+_ONE_A_LINE: Final = re.compile(r"(<\|(?:end|return|call)\|>)[^\S\n]*\r?\n\s*(?=<\|start\|>)")
+
+
+def _unlaid(body: str) -> str:
+    """A piece's markup without the line breaks a person put between its messages."""
+    return _ONE_A_LINE.sub(r"\1", body) if "|>\n" in body or "|>\r\n" in body else body
+
+
 def _spread(body: str) -> bool:
-    """Markup laid out one part per line by a person: a header broken across lines."""
-    return bool(re.search(r"<\|(?:start|channel)\|>[^<]*\n\s*<\|(?:constrain|message)\|>", body))
+    """Markup a person laid out or annotated (`_LAID_OUT`): an illustration, not output."""
+    return _LAID_OUT.search(body) is not None
 
 
 def _line_kind(line: str) -> Literal["prose", "caption", "other"]:
