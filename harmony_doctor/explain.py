@@ -156,7 +156,7 @@ def read_as(text: str, input_format: InputFormat = "auto", request: str | None =
         completions += [
             replace(p, line=paste.source_line(p.line)) for p in combine.id_pieces(paste.text)
         ]
-    if not paste.prose and len(completions) == 1:
+    if not paste.prose and len(completions) == 1 and not completions[0].spread:
         piece = completions[0]  # the paste is this completion, maybe under a caption
         reading = _read_plain(piece.text, piece.text)
         shown = paste.captions > 0 and piece.kind != "ids" and not piece.spread

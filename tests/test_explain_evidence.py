@@ -367,3 +367,65 @@ def test_what_was_expected_set_against_what_came_back_calls_the_block_returned()
     own = "This is the model's output:"  # the model's own output: its raw tokens, as it should be
     text = f"Since moving to gpt-oss the chat panel is broken.\n\n{own}\n\n```\n{_FINAL}\n```\n"
     assert findings(text) == ()
+
+
+def test_an_issue_title_tagged_in_brackets_is_words_not_json() -> None:
+    text = (
+        "[Question] Why does gpt-oss stop after <|call|> when the tool list is empty on llama?\n\n"
+        "The docs say the reply should end with <|return|> unless a tool call is written.\n"
+    )
+    assert findings(text) == ()
+
+
+def test_stop_tokens_named_inside_sentences_are_no_completion() -> None:
+    text = (
+        "After upgrading, the app hides everything after <|end|> in the second turn of a chat.\n"
+        "I thought <|return|> was the token that ends the whole reply for the user.\n"
+    )
+    assert findings(text) == ()
+    broken = "The answer is four.<|end|>assistantfinal The answer is four.<|return|>"
+    assert findings(broken) != ()  # a completion with a header word after the stop token
+
+
+def test_markup_under_labels_of_things_compared_is_no_output() -> None:
+    text = (
+        "Comparing the two renderers gives a mismatch on the last turn:\n\n"
+        "ours:   <|start|>assistant<|channel|>final<|message|>hi<|return|>\n"
+        "theirs: <|start|>assistant<|channel|>final<|message|>hi<|end|><|start|>user<|message|>x"
+        "<|end|>  case-7\n"
+    )
+    assert findings(text) == ()
+
+
+def test_one_message_a_line_or_annotated_is_a_persons_layout() -> None:
+    text = (
+        "Our router dropped every tool call, so we logged what the model writes at the split "
+        "site before any parsing happens.\n\n```\n"
+        "<|channel|>analysis<|message|>Need the weather.<|end|>\n"
+        "<|start|>assistant<|channel|>commentary to=functions.weather <|constrain|>json"
+        '<|message|>{"city":"Oslo"}<|call|>\n```\n'
+    )
+    assert findings(text) == ()  # no text where a <|start|> belongs: the break is layout
+    noted = (
+        "The layout of a reply, for reference:\n\n```\n"
+        "<|channel|>analysis<|message|>Thinking here.<|end|>   # hidden\n"
+        "<|start|>assistant<|channel|>final<|message|>Shown here.<|return|>   # visible\n```\n"
+    )
+    assert findings(noted) == ()
+
+
+def test_an_error_labelled_an_example_is_documentation() -> None:
+    text = (
+        "## Reading parser errors\n\n"
+        "Error example: Unexpected token 17196 while expecting start token 200006\n"
+        "It means the model wrote text where a message should start.\n"
+    )
+    assert findings(text) == ()
+
+
+def test_stripped_words_quoted_as_a_name_or_in_a_pattern_are_no_output() -> None:
+    text = (
+        "The parser splits on the literal `assistantfinal` today:\n\n```python\n"
+        'FINAL = re.compile(r"analysis(.*?)assistantfinal(?P<answer>.*)", re.S)\n```\n'
+    )
+    assert findings(text) == ()
