@@ -429,3 +429,27 @@ def test_stripped_words_quoted_as_a_name_or_in_a_pattern_are_no_output() -> None
         'FINAL = re.compile(r"analysis(.*?)assistantfinal(?P<answer>.*)", re.S)\n```\n'
     )
     assert findings(text) == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        # openai-harmony's exception with its ids cut off where a title ends
+        ("Crash on long chats: openai_harmony.HarmonyError: Unexpected token\n\nSee log.", "HD114"),
+        # a parser's message with its position left out, quoted in a sentence
+        ("Our proxy logs `Failed to parse output at position` for one reply in ten.", "HD186"),
+        # the empty-channel message cut by a person
+        ("the stream then dies with `channel marker present but no ...` and a 500", "HD131"),
+    ],
+)
+def test_an_error_a_person_cut_short_is_still_the_error(text: str, code: str) -> None:
+    assert [s.code for s in findings(text)] == [code]
+
+
+def test_a_tagged_title_does_not_hide_a_sentence_quoting_the_markup() -> None:
+    text = (
+        "[Bug] Reasoning shows in chat\n\n"
+        "The reasoning is embedded within the reply text as <|channel|>analysis<|message|> "
+        "followed by the answer.\n"
+    )
+    assert [s.code for s in findings(text)] == ["HD205"]

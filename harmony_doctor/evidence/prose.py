@@ -18,13 +18,17 @@ class Description:
 
 
 _REASONING: Final = r"(?:reasoning|analysis|thinking|chain[- ]of[- ]thought|CoT|thoughts?)"
-_CONTENT: Final = r"(?:content|the\s+(?:answer|response|reply|output|message)|final\s+answer)"
+_CONTENT: Final = (
+    r"(?:content|the\s+(?:answer|response|reply|output|message)|final\s+answer"
+    r"|(?:response|reply|message)\s+(?:body|text|field))"
+)
 _SYMPTOMS: Final[tuple[tuple[re.Pattern[str], Description], ...]] = (
     (
         re.compile(
             rf"{_REASONING}\W+(?:\w+\W+){{0,9}}?(?:ends?\s+up|appears?|shows?\s+up|leaks?|is\s+"
-            rf"returned|gets?\s+(?:mixed|returned|put)|comes?\s+back|lands?)\s+(?:\w+\s+){{0,3}}"
-            rf"(?:in|into|inside|as\s+part\s+of)\s+(?:\w+\s+){{0,2}}\W?{_CONTENT}"
+            rf"returned|gets?\s+(?:mixed|returned|put)|comes?\s+back|lands?|(?:is\s+)?embedded"
+            rf"|(?:is\s+)?mixed)\s+(?:\w+\s+){{0,3}}"
+            rf"(?:in|into|inside|within|as\s+part\s+of)\s+(?:\w+\s+){{0,2}}\W?{_CONTENT}"
             rf"|reasoning_content\W+(?:\w+\W+){{0,4}}?(?:is|was|are|stays|comes\s+back)\s+"
             rf"(?:always\s+)?(?:null|empty|None|missing)"
             rf"|(?:response|content|answer|output|reply)\W+(?:\w+\W+){{0,8}}?(?:includes?|contains?"
@@ -72,13 +76,15 @@ _SYMPTOMS: Final[tuple[tuple[re.Pattern[str], Description], ...]] = (
         ),
     ),
 )
+# A JSON document or an SSE stream (`[Bug]: ...`, an issue's tagged title, is words).
+_DOCUMENT: Final = re.compile(r"""\s*(?:\{|data:|\[\s*(?:[\[{"\d\]-]|$))""")
 _GPT_OSS: Final = re.compile(r"gpt-oss|gpt_oss|\bharmony\b|openai/gpt", re.I)
 
 
 def described(text: str) -> Description | None:
     """What a text with no evidence of its own describes, when it names a Harmony symptom
     (a JSON document is no description: its fields say what they hold)."""
-    if text.lstrip().startswith(("{", "[", "data:")):
+    if _DOCUMENT.match(text):
         return None
     for pattern, description in _SYMPTOMS:
         if pattern.search(text):
@@ -105,7 +111,7 @@ _MARKUP: Final = re.compile(r"<\|(?:channel|message|start|end|call|return|constr
 def said_with_markup(text: str) -> tuple[int, str, Description] | None:
     """A sentence that says Harmony markup came back and quotes the markup itself: evidence,
     not only a description. Its line, the sentence and what it says."""
-    if text.lstrip().startswith(("{", "[", "data:")):
+    if _DOCUMENT.match(text):
         return None
     for number, line in enumerate(text.split("\n"), start=1):
         if "<|" not in line or _MARKUP.search(line) is None:

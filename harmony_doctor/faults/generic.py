@@ -122,6 +122,7 @@ GENERIC_FORMS: Final[tuple[Form, ...]] = (
             # openai-harmony's own non-streaming parser (its encoding.rs, expect_special)
             "Expected special token (Start) 200006 but got 200005",
             "exception caught: unexpected token 200005",
+            "fix openai_harmony.HarmonyError: Unexpected token",
         ),
         pattern=rf"expected\s*{_TOKEN}{_START}{_Q}\s*,?\s*{_FOUND}\s*{_TOKEN}"
         rf"(?P<found>{_ANY_SPECIAL}|\d{{1,6}}\b)"
@@ -129,9 +130,22 @@ GENERIC_FORMS: Final[tuple[Form, ...]] = (
         # an engine's exception naming a token past the text ids, or its id cut (`...`); a
         # JSON parser's `Unexpected token } in JSON` names a character, never an id
         r"|unex(?:pec|cep)ted\s*token\s*(?:id\s*)?[:=]?\s*(?P<id>(?:199|20[01])\d{3})\b"
-        r"|unex(?:pec|cep)ted\s*token\s*\.{3}",
+        r"|unex(?:pec|cep)ted\s*token\s*\.{3}"
+        # openai-harmony's own exception with its ids cut off where the line or quote ends
+        r"""|HarmonyError\s*:?\s*unexpected\s*token\s*(?:$|[`'"])""",
         anchors=(b"xpected", b"xcepted"),
         keywords=("expected", "excepted"),
+        generic=True,
+    ),
+    Form(
+        "said_empty_channel",
+        "empty_channel",
+        "server",
+        "any parser saying <|channel|> came with no channel name, its words cut by a person",
+        ("=> ❌ `channel marker present but no ...`",),
+        pattern=r"channel\s*marker\s*present\s*but\s*no\s*\.{3}",
+        anchors=(b"channel marker",),
+        keywords=("channel",),
         generic=True,
     ),
     Form(
@@ -164,10 +178,12 @@ GENERIC_FORMS: Final[tuple[Form, ...]] = (
             "the model produced output that does not match the expected harmony format",
             "unparsed harmony output: <|channel|>commentary??",
             "unexpected text after end of message",
+            # the position left out, as a person quotes the message
+            "server-500 error messages `Failed to parse input at pos` while running",
         ),
         pattern=r"(?:fail\w*|could\s*not|cannot|can't|unable)\s*(?:to\s*)?parse\s*(?:the\s*)?"
         r"(?:model\s*)?(?:input|output|response|completion|message)s?\s*(?:text\s*)?"
-        r"at\s*(?:pos(?:ition)?|char(?:acter)?|offset|index)\s*\d+"
+        r"at\s*(?:pos(?:ition)?|char(?:acter)?|offset|index)\s*(?:\d+|$|[`'\"])"
         r"|output\s*(?:that\s*)?(?:does\s*not|doesn't|did\s*not)\s*match\s*(?:the\s*)?"
         r"expected\s*[\w-]*\s*format"
         r"|unparsed\s*[\w-]*\s*output\s*:"
