@@ -453,3 +453,15 @@ def test_a_tagged_title_does_not_hide_a_sentence_quoting_the_markup() -> None:
         "followed by the answer.\n"
     )
     assert [s.code for s in findings(text)] == ["HD205"]
+
+
+def test_a_paragraph_closing_a_message_begun_above_is_replayed_from_its_next_message() -> None:
+    text = (
+        "Our server logs the rendered conversation; the system message spans two paragraphs.\n\n"
+        "<|start|>system<|message|>You are terse.\n\n"
+        "<|end|><|start|>user<|message|>Hi<|end|><|start|>assistant<|channel|>final"
+        "<|message|>Hello.<|return|>\n"
+        "Rendered for: <|start|>user<|message|>Hi<|end|>\n"
+    )
+    # the <|end|> closes the system message above; the label ends the paragraph before it
+    assert findings(text) == ()

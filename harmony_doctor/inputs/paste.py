@@ -351,40 +351,41 @@ _LABEL: Final = re.compile(
 
 def _paragraph_pieces(outside: list[tuple[int, str]], source: list[int]) -> list[Piece]:
     """Paragraphs outside blocks that open with Harmony markup, or with a label of what came
-    back before it (`output : <|channel|>...`): output shown as it came."""
+    back before it (`output : <|channel|>...`): output shown as it came. A label on a line
+    ends the paragraph above it; markup labelled as anything else is no piece."""
     pieces: list[Piece] = []
     current: list[str] = []
     start = 0
     labelled = False
     for index, line in [*outside, (len(outside), "")]:
-        if line.strip():
-            if not current:
-                label = _LABEL.match(line)
-                if label is None and not line.lstrip().startswith("<|"):
-                    continue
-                if label is not None and label["back"] is None:
-                    current, start = [""], -1  # labelled as something else: not a piece
-                    continue
-                start, labelled = index, label is not None
-                line = line if label is None else line[label.end() :]
-            current.append(line)
+        label = _LABEL.match(line) if line.strip() else None
+        if current and (not line.strip() or label is not None):
+            if start >= 0:
+                pieces.append(_paragraph(current, source[start], labelled))
+            current = []
+        if not line.strip():
             continue
-        if current and start < 0:
-            current = []
-        if current:
-            body = "\n".join(current)
-            pieces.append(
-                Piece(
-                    "paragraph",
-                    _unlaid(body),
-                    source[start],
-                    elided=bool(_ELIDED.search(body)),
-                    spread=_spread(body),
-                    labelled=labelled,
-                )
-            )
-            current = []
+        if not current:
+            if label is None and not line.lstrip().startswith("<|"):
+                continue
+            start, labelled = index, label is not None
+            if label is not None and label["back"] is None:
+                start = -1  # labelled as something else: not a piece
+            line = line if label is None else line[label.end() :]
+        current.append(line)
     return pieces
+
+
+def _paragraph(lines: list[str], line: int, labelled: bool) -> Piece:
+    body = "\n".join(lines)
+    return Piece(
+        "paragraph",
+        _unlaid(body),
+        line,
+        elided=bool(_ELIDED.search(body)),
+        spread=_spread(body),
+        labelled=labelled,
+    )
 
 
 # The end of an id list a person glosses with its decoding: `[200005, 35644, ...]` = `...`.
@@ -471,8 +472,14 @@ _LAID_OUT: Final = re.compile(
 _ONE_A_LINE: Final = re.compile(r"(<\|(?:end|return|call)\|>)[^\S\n]*\r?\n\s*(?=<\|start\|>)")
 
 
+# The stop token of a message begun above a paragraph (a message of several paragraphs).
+_CLOSES_ABOVE: Final = re.compile(r"^\s*(?:<\|(?:end|return|call)\|>)+(?=\s*<\|start\|>)")
+
+
 def _unlaid(body: str) -> str:
-    """A piece's markup without the line breaks a person put between its messages."""
+    """A piece's markup without the line breaks a person put between its messages, and without
+    the stop token of a message that began above it."""
+    body = _CLOSES_ABOVE.sub("", body)
     return _ONE_A_LINE.sub(r"\1", body) if "|>\n" in body or "|>\r\n" in body else body
 
 
