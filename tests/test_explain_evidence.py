@@ -465,3 +465,11 @@ def test_a_paragraph_closing_a_message_begun_above_is_replayed_from_its_next_mes
     )
     # the <|end|> closes the system message above; the label ends the paragraph before it
     assert findings(text) == ()
+
+
+def test_an_article_that_goes_on_to_show_markup_is_no_completion() -> None:
+    text = (
+        "We moved our chat service from one server to another last week.\n\n"
+        "Since then every reply our logs keep ends in <|return|>.\n"
+    )
+    assert findings(text) == ()

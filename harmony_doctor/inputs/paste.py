@@ -212,6 +212,7 @@ def read_paste(text: str) -> Paste:
         and _STOP.search(_INLINE.sub(" ", text))
         and not any(_LABEL.match(line) for line in lines if "<|" in line)  # `output : <|...`
         and not _stops_named(_INLINE.sub(" ", text))
+        and not _paragraphs_before(text)
     ):
         shapes = set()  # a stop token outside quoting: a completion that opens with text
     if not shapes:
@@ -223,6 +224,17 @@ def read_paste(text: str) -> Paste:
 # to the line's end or the next markup, that are no header a model would write after it.
 _AFTER_STOP: Final = re.compile(r"<\|(?:end|return|call)\|>([^<\n]*)")
 _HEADER_WORDS: Final = re.compile(r"\W*(?:assistant|analysis|commentary|final|user|to=)", re.I)
+
+
+def _paragraphs_before(text: str) -> bool:
+    """Paragraphs of prose before any markup (words, a blank line, words): an article or a
+    report that goes on to show markup, never a completion, which opens with its text and
+    runs on."""
+    head = text[: max(text.find("<|"), 0)]
+    return sum(1 for part in _BLANK_LINE.split(head) if _WORD.search(part)) >= 2
+
+
+_BLANK_LINE: Final = re.compile(r"\n[^\S\n]*\n")
 
 
 def _stops_named(text: str) -> bool:
