@@ -156,7 +156,7 @@ def read_as(text: str, input_format: InputFormat = "auto", request: str | None =
         completions += [
             replace(p, line=paste.source_line(p.line)) for p in combine.id_pieces(paste.text)
         ]
-    if not paste.prose and len(completions) == 1:
+    if not paste.prose and len(completions) == 1 and not completions[0].spread:
         piece = completions[0]  # the paste is this completion, maybe under a caption
         reading = _read_plain(piece.text, piece.text)
         shown = paste.captions > 0 and piece.kind != "ids" and not piece.spread
@@ -445,7 +445,9 @@ def _first_failing(
     pieces: tuple[Piece, ...], vocab: Vocab, role: ParseRole, strict: bool
 ) -> Diagnosis | None:
     """The diagnosis of the first piece that shows an error, replayed as the fragment it is
-    (a piece a person cut short is not judged where it stops); None when none does."""
+    (a piece a person cut short is not judged where it stops); None when none does. Token ids
+    are what a model wrote, never a person's illustration: a warning their replay gives (a
+    header without <|channel|>) is a finding too."""
     from harmony_doctor.harmony.vocab import START
     from harmony_doctor.streams.diagnose import diagnose
 
@@ -460,7 +462,7 @@ def _first_failing(
         result = diagnose(
             inp, known, "none" if opened else role, strict=strict, open_stream=piece.elided
         )
-        if any(f.severity == "error" for f in result.findings):
+        if any(f.severity == "error" or piece.kind == "ids" for f in result.findings):
             return result
     return None
 

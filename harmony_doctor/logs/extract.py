@@ -34,6 +34,7 @@ from operator import attrgetter
 from typing import Final
 
 from harmony_doctor.faults.catalogue import FORM, FormName
+from harmony_doctor.faults.generic import stated
 from harmony_doctor.logs.describe import describe, lmstudio_found
 from harmony_doctor.logs.firstpass import ABSORBED, NOT_READ, QUIET, first_pass
 from harmony_doctor.logs.lazy import Pattern
@@ -328,7 +329,7 @@ class _Extractor:
         if self._frame_source(line):
             self.previous_hit = False
             return  # `raise Error("...")` under its frame: the code, not the error it raised
-        hit = self.find_hit(line.text, 0) if line.text else None
+        hit = stated(line.text, self.find_hit(line.text, 0)) if line.text else None  # no `bail!(`
         candidate: _Candidate | None = None
         if hit is not None and is_generic(hit.name):
             # a writer's own form a terminal wrap broke refines the statement left on this line
@@ -373,7 +374,7 @@ class _Extractor:
             or structural(line.text)
         ):
             return None
-        found = self.find_hit(previous.text + line.rest, 0)
+        found = stated(previous.text, self.find_hit(previous.text + line.rest, 0))
         if found is None or found.start >= len(previous.text):
             return None
         return _Candidate(
