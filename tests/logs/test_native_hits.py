@@ -220,3 +220,13 @@ def test_the_python_search_when_native_is_turned_off(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv(accel.NATIVE_ENV, "0")
     assert messages.hit_finder() is messages.find_hit
     assert messages.hit_finder(False) is messages.find_hit
+
+
+@pytest.mark.skipif(not accel.native_available(), reason="the Rust extension is not built")
+def test_every_form_of_the_catalogue_is_searched_in_rust_where_rust_is_built() -> None:
+    """One form the Rust translator refuses turns the Rust search off for the whole catalogue
+    (`_native_hits` falls back to None and Python searches every text): counts stay right, but
+    the scan is slower and nothing else says so. A new form must translate."""
+    messages._native_hits.cache_clear()
+    assert messages.form_patterns() is not None, "a form compiled with flags other than re.I"
+    assert messages._native_hits() is not None, "a form's pattern the Rust search refuses"
