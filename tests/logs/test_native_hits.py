@@ -220,3 +220,17 @@ def test_the_python_search_when_native_is_turned_off(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv(accel.NATIVE_ENV, "0")
     assert messages.hit_finder() is messages.find_hit
     assert messages.hit_finder(False) is messages.find_hit
+
+
+@needs_native
+@pytest.mark.parametrize("form", ["unexcepted token(?= é)", "[标记]+(?!x)", r"\é(?<=é)z"])
+def test_a_loose_form_with_a_character_past_ascii_is_refused_not_a_panic(form: str) -> None:
+    """A form with a lookaround and a character past ASCII (a form in another language): its
+    lookaround is cut on a character's boundary, and the search it would join is refused with
+    the ValueError `_native_hits` falls back to Python on; it panicked in the Rust translator."""
+    with pytest.raises(ValueError, match="not ASCII"):
+        accel.new_hits(
+            patterns=[form, "plain form"],
+            settle=lambda _text, _position, _index, _start: None,
+            fallback=lambda _text, _position: None,
+        )
