@@ -48,6 +48,7 @@ from harmony_doctor.logs.messages import (
     native_hit_counts,
 )
 from harmony_doctor.logs.process import TRACEBACK_REACH, ProcessState
+from harmony_doctor.logs.servers import raise_server
 from harmony_doctor.models import LogError
 
 # Bounds. Memory: process prefixes remembered, failures waiting for their copies, how long an
@@ -427,6 +428,9 @@ class _Extractor:
         error = describe(line, candidate.hit, candidate.last_line, candidate.lead, state)
         ended = state.ends_traceback(line)
         if ended:
+            server = raise_server(error.server, state.traceback_server, error.raw)
+            if server != error.server:
+                error = replace(error, server=server)
             state.close_traceback()  # this error line ended it
         hit = candidate.hit
         item = _Pending(

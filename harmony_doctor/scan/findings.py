@@ -49,8 +49,10 @@ class EventStream:
     source, the same ones in the same order, without holding them to the end.
 
     The scan appends its findings to `found` (errors, replayed, completions, rejected) and calls
-    `advance(floor)` with the lowest line any later finding can be on; what lies more than
-    MERGE_WINDOW lines below it can no longer merge with anything to come, and is handed on.
+    `advance(floor)` with the lowest line any later finding can be on. A logged error more than
+    MERGE_WINDOW lines below it has every sighting it can be joined with (`_join_sightings`);
+    what lies MERGE_WINDOW lines below that can no longer merge with anything to come (a
+    replay folds only into errors already joined), and is handed on.
     `close()` hands on the rest. `server`, while the source names none yet, is left None: the
     caller fills it with the source's once read to its end (found.server), as source_events
     would have."""
@@ -72,6 +74,7 @@ class EventStream:
         self.replays: list[tuple[int, int, int, ScanEvent]] = []  # (line, kind, arrival, event)
         # decided, waiting for their turn: ((line, 0 replay fault / 1 other, order...), event)
         self.ready: list[tuple[tuple[int, int, int, int, int], ScanEvent]] = []
+        self.joined_to: int | None = None  # logged errors below this line are joined
 
     def advance(self, floor: int) -> list[ScanEvent]:
         """The events final now that no later finding lies below line `floor`, in order."""
@@ -109,9 +112,13 @@ class EventStream:
         else:
             self.ready.append(((event.line, 1, kind, self.arrived, 0), event))
 
-    def _settle(self, cut: int | None) -> list[ScanEvent]:
-        """Decide the replayed faults below `cut` (None: all), in merge_duplicates' order,
-        then hand on every decided event below it."""
+    def _settle(self, joined: int | None) -> list[ScanEvent]:
+        """Join the logged sightings below `joined` (None: all), then decide the replayed
+        faults MERGE_WINDOW lines below that, in merge_duplicates' order, and hand on every
+        decided event below it."""
+        _join_sightings(self.logged, self.joined_to, joined)
+        self.joined_to = joined
+        cut = joined - MERGE_WINDOW if joined is not None else None
         self.replays.sort(key=lambda t: t[:3])
         done = 0
         for line, kind, arrival, event in self.replays:
@@ -171,7 +178,8 @@ MERGE_WINDOW = 200  # lines from a completion's last log line to the traceback l
 
 
 def merge_duplicates(events: list[ScanEvent]) -> list[ScanEvent]:
-    """Count each failure once: a logged error that is the server's report of a replayed
+    """Count each failure once: a logged summary and its traceback's raise are one event
+    (`_join_sightings`); then a logged error that is the server's report of a replayed
     completion's fault is folded into the replay, which takes the line that carries the error.
 
     They are one failure when they agree on kind and token, on the process and the request id
@@ -179,6 +187,7 @@ def merge_duplicates(events: list[ScanEvent]) -> list[ScanEvent]:
     MERGE_WINDOW lines (the traceback that follows it). One for one: each completion takes
     the nearest such error not taken yet, completions in the order of their lines.
     """
+    events = _joined_sightings(events)
     logged = sorted((e for e in events if e.source == "log"), key=lambda e: e.line)
     lines = [e.line for e in logged]
     taken: set[int] = set()
@@ -200,6 +209,86 @@ def merge_duplicates(events: list[ScanEvent]) -> list[ScanEvent]:
         taken.add(index)
         out.append(_folded(event, logged[index]))
     return _with_the_rest(out, events, {id(logged[i]) for i in taken})
+
+
+def _joined_sightings(events: list[ScanEvent]) -> list[ScanEvent]:
+    """`events` with each logged summary and its traceback's raise joined (`_join_sightings`)."""
+    logged = sorted(
+        ((e.line, 0, index, e) for index, e in enumerate(events) if e.source == "log"),
+        key=lambda t: t[:3],
+    )
+    _join_sightings(logged, None, None)
+    kept = {index: event for _, _, index, event in logged}
+    return [
+        kept.get(index, e) for index, e in enumerate(events) if e.source != "log" or index in kept
+    ]
+
+
+def _join_sightings(
+    logged: list[tuple[int, int, int, ScanEvent]], start: int | None, cut: int | None
+) -> None:
+    """Join, in `logged` (logged errors as (line, kind, arrival, event), sorted), each that
+    lies from line `start` to below `cut` (None: no bound) with the nearest later sighting of
+    the same failure within MERGE_WINDOW lines not joined yet (`_one_failure`): the first
+    keeps its place, the other leaves. One for one, in the order of their lines, so that a
+    summary takes the raise of its own traceback, and two requests failing alike stay two."""
+    index = 0 if start is None else bisect_left(logged, start, key=lambda t: t[0])
+    while index < len(logged) and (cut is None or logged[index][0] < cut):
+        line, kind, arrival, event = logged[index]
+        first = bisect_right(logged, line, lo=index, key=lambda t: t[0])
+        end = bisect_right(logged, line + MERGE_WINDOW, lo=first, key=lambda t: t[0])
+        other = next((k for k in range(first, end) if _one_failure(event, logged[k][3])), None)
+        if other is not None:
+            logged[index] = (line, kind, arrival, _joined(event, logged.pop(other)[3]))
+        index += 1
+
+
+def _one_failure(first: ScanEvent, later: ScanEvent) -> bool:
+    """Whether `later`, logged after `first`, is another sighting of its failure: a logged
+    summary (a record that states the error) and the raise of the traceback it sums up, in
+    either order, never two summaries nor two raises (two requests failing alike). They
+    report the same failure (code, token, the message one a prefix of the other), in the same
+    process, request and second wherever both say."""
+    if (first.traceback_line is None) == (later.traceback_line is None):
+        return False
+    summary, raised = (first, later) if first.traceback_line is None else (later, first)
+    if raised.traceback_line is not None and raised.traceback_line <= summary.line:
+        return False  # the summary lies in the raise's own traceback
+    if (first.code, first.kind, first.token_id) != (later.code, later.kind, later.token_id):
+        return False
+    for mine, theirs in (
+        (first.pid, later.pid),
+        (first.request_id, later.request_id),
+        (first.timestamp, later.timestamp),
+    ):
+        if mine is not None and theirs is not None and mine != theirs:
+            return False
+    one, other = _bare(first.message), _bare(later.message)
+    return bool(one and other) and (one.startswith(other) or other.startswith(one))
+
+
+_BLANKS = re.compile(r"\s+")
+
+
+def _bare(message: str) -> str:
+    """A message as two sightings of it compare: without blanks (wraps), in lower case."""
+    return _BLANKS.sub("", message).lower()
+
+
+def _joined(first: ScanEvent, later: ScanEvent) -> ScanEvent:
+    """One event of a failure's two sightings: the first's line and words, with what the
+    other adds; the server its traceback's frames name before the summary's."""
+    raised = later if later.traceback_line is not None else first
+    summary = first if raised is later else later
+    return replace(
+        first,
+        server=raised.server or summary.server,
+        harmony_version=first.harmony_version or later.harmony_version,
+        timestamp=first.timestamp or later.timestamp,
+        pid=first.pid if first.pid is not None else later.pid,
+        request_id=first.request_id or later.request_id,
+        traceback_line=raised.traceback_line,
+    )
 
 
 def _folded(replayed: ScanEvent, logged: ScanEvent) -> ScanEvent:
@@ -331,6 +420,7 @@ def _log_event(
         header_remainder=error.header_remainder,
         message=error.message,
         source="log",
+        traceback_line=error.traceback_line,
     )
 
 

@@ -107,3 +107,63 @@ def test_redact_hashes_single_word_roles_and_tokens(tmp_path: Path) -> None:
     assert '"comment"' not in out.read_text()
     assert "unexpected_token <text>" in everything and "<|start|>" in everything
     assert everything.count("sha256:") >= 3
+
+
+def _summary(stamp: str, got: int = 3) -> str:
+    return f"[{stamp}] Error in request: Expected 2 output messages (reasoning and final), but got {got}."
+
+
+def _raise(got: int = 3) -> list[str]:
+    return [
+        "Traceback (most recent call last):",
+        '  File "/opt/sglang/python/sglang/srt/entrypoints/openai/serving_chat.py", line 785, in f',
+        "    raise ValueError(",
+        f"ValueError: Expected 2 output messages (reasoning and final), but got {got}.",
+    ]
+
+
+def _codes(tmp_path: Path, lines: list[str]) -> list[tuple[int, str]]:
+    (tmp_path / "a.log").write_text("\n".join(lines) + "\n")
+    return [(e.line, e.code) for e in scan_folder(tmp_path).events]
+
+
+def test_a_summary_and_its_tracebacks_raise_are_one_event_apart(tmp_path: Path) -> None:
+    """An SGLang summary line, a separator a paste put between (`--`), then the traceback whose
+    raise it sums up: one failure, at the summary's line, its server named by the frames."""
+    lines = [_summary("2025-08-08 16:52:59"), "--", *_raise()]
+    (tmp_path / "a.log").write_text("\n".join(lines) + "\n")
+    (event,) = scan_folder(tmp_path).events
+    assert (event.line, event.code, event.traceback_line) == (1, "HD187", 3)
+    assert event.server == "sglang"
+
+
+def test_a_raise_then_its_summary_are_one_event(tmp_path: Path) -> None:
+    lines = [*_raise(), "", _summary("2025-08-08 16:52:59")]
+    assert _codes(tmp_path, lines) == [(4, "HD187")]
+
+
+def test_two_summaries_alike_in_one_second_stay_two(tmp_path: Path) -> None:
+    """Two requests failing alike in one second: two summaries, no traceback to join."""
+    lines = [_summary("2025-08-08 16:52:59"), "--", _summary("2025-08-08 16:52:59")]
+    assert _codes(tmp_path, lines) == [(1, "HD187"), (3, "HD187")]
+
+
+def test_two_failures_alike_each_with_its_traceback_stay_two(tmp_path: Path) -> None:
+    """Summary, traceback, summary, traceback, alike in one second: each summary takes its own
+    raise, two events; and a summary of another count is another failure."""
+    stamp = "2025-08-08 16:52:59"
+    between = [f"[{stamp}] INFO decode batch {n}" for n in range(5)]
+    lines = [_summary(stamp), "--", *_raise(), *between, _summary(stamp), "--", *_raise()]
+    assert _codes(tmp_path, lines) == [(1, "HD187"), (12, "HD187")]
+    lines = [_summary(stamp, got=3), "--", *_raise(got=4)]
+    assert _codes(tmp_path, lines) == [(1, "HD187"), (6, "HD187")]
+
+
+def test_a_summary_of_another_second_is_another_failure(tmp_path: Path) -> None:
+    lines = [
+        _summary("2025-08-08 16:52:59"),
+        "[2025-08-08 16:53:05] INFO next",
+        *_raise(),
+        _summary("2025-08-08 16:53:07"),
+    ]
+    assert len(_codes(tmp_path, lines)) >= 2
