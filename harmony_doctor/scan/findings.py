@@ -14,6 +14,7 @@ from harmony_doctor.faults.catalogue import FORM, QUOTING_KINDS
 from harmony_doctor.faults.rules import RULES
 from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.inputs.timestamps import parse_timestamp
+from harmony_doctor.logs.families import ENGINE_KINDS, shows_another_family
 from harmony_doctor.models import Diagnosis, LoggedFailure, ScanEvent, Server, TokenInput
 from harmony_doctor.scan import patterns
 from harmony_doctor.scan.found import Place, SourceScan
@@ -75,6 +76,9 @@ class EventStream:
         # decided, waiting for their turn: ((line, 0 replay fault / 1 other, order...), event)
         self.ready: list[tuple[tuple[int, int, int, int, int], ScanEvent]] = []
         self.joined_to: int | None = None  # logged errors below this line are joined
+        # (line, pid, bare message) of the engine parse failures over another family's markup
+        # not yet far behind (`_over_another_family`)
+        self.families: list[_Family] = []
 
     def advance(self, floor: int) -> list[ScanEvent]:
         """The events final now that no later finding lies below line `floor`, in order."""
@@ -105,6 +109,8 @@ class EventStream:
 
     def _add(self, kind: int, event: ScanEvent) -> None:
         self.arrived += 1
+        if _another_family(event):
+            insort(self.families, (event.line, event.pid, _bare(event.message)), key=_first)
         if event.source == "replay" and event.severity == "error":
             self.replays.append((event.line, kind, self.arrived, event))
         elif event.source == "log":
@@ -116,8 +122,11 @@ class EventStream:
         """Join the logged sightings below `joined` (None: all), then decide the replayed
         faults MERGE_WINDOW lines below that, in merge_duplicates' order, and hand on every
         decided event below it."""
+        _drop_other_families(self.logged, self.families, self.joined_to, joined)
         _join_sightings(self.logged, self.joined_to, joined)
         self.joined_to = joined
+        if joined is not None:  # what no error left to judge can be near
+            del self.families[: bisect_left(self.families, joined - MERGE_WINDOW, key=_first)]
         cut = joined - MERGE_WINDOW if joined is not None else None
         self.replays.sort(key=lambda t: t[:3])
         done = 0
@@ -212,16 +221,78 @@ def merge_duplicates(events: list[ScanEvent]) -> list[ScanEvent]:
 
 
 def _joined_sightings(events: list[ScanEvent]) -> list[ScanEvent]:
-    """`events` with each logged summary and its traceback's raise joined (`_join_sightings`)."""
+    """`events` without the parse failures over another family's markup, and with each
+    logged summary and its traceback's raise joined (`_join_sightings`)."""
     logged = sorted(
         ((e.line, 0, index, e) for index, e in enumerate(events) if e.source == "log"),
         key=lambda t: t[:3],
     )
+    families = sorted(
+        ((e.line, e.pid, _bare(e.message)) for e in events if _another_family(e)), key=_first
+    )
+    _drop_other_families(logged, families, None, None)
     _join_sightings(logged, None, None)
     kept = {index: event for _, _, index, event in logged}
     return [
         kept.get(index, e) for index, e in enumerate(events) if e.source != "log" or index in kept
     ]
+
+
+_Family = tuple[int, int | None, str]
+
+
+def _first(family: _Family) -> int:
+    return family[0]
+
+
+def _another_family(event: ScanEvent) -> bool:
+    """Whether `event` is an engine's parse failure over another model family's tool-call
+    markup: its own message shows that markup, and nothing of Harmony."""
+    return (
+        event.source == "log" and event.kind in ENGINE_KINDS and shows_another_family(event.message)
+    )
+
+
+def _drop_other_families(
+    logged: list[tuple[int, int, int, ScanEvent]],
+    families: list[_Family],
+    start: int | None,
+    cut: int | None,
+) -> None:
+    """Take out of `logged` (as in `_join_sightings`) the errors from line `start` to below
+    `cut` that are engine parse failures over another family's output: those whose message
+    shows it (`families`: their lines, processes and messages), and the copies of one without
+    its payload (the client's copy of the error, a summary), of the same process within
+    MERGE_WINDOW lines. Explain judges the whole paste; a scan judges what each failure and
+    its neighbours show, holding no more than its window."""
+    if not families:
+        return
+    index = 0 if start is None else bisect_left(logged, start, key=lambda t: t[0])
+    while index < len(logged) and (cut is None or logged[index][0] < cut):
+        if _over_another_family(logged[index][3], families):
+            del logged[index]
+        else:
+            index += 1
+
+
+def _over_another_family(event: ScanEvent, families: list[_Family]) -> bool:
+    if event.source != "log" or event.kind not in ENGINE_KINDS:
+        return False
+    start = bisect_left(families, event.line - MERGE_WINDOW, key=_first)
+    end = bisect_right(families, event.line + MERGE_WINDOW, lo=start, key=_first)
+    if start == end:
+        return False
+    bare = _bare(event.message)
+    return any(
+        (pid is None or event.pid is None or pid == event.pid) and _copies(bare, message)
+        for _, pid, message in families[start:end]
+    )
+
+
+def _copies(short: str, message: str) -> bool:
+    """Whether `short` is `message` without what follows a word of it (`at pos 1` is not
+    `at pos 12: ...` cut)."""
+    return message.startswith(short) and not message[len(short) : len(short) + 1].isalnum()
 
 
 def _join_sightings(

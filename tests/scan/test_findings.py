@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from harmony_doctor.harmony.vocab import Vocab
@@ -151,3 +152,30 @@ def test_two_failures_alike_each_with_its_traceback_stay_two(tmp_path: Path) -> 
     assert _codes(tmp_path, lines) == [(1, "HD187"), (6, "HD187")]
     lines = [_summary(stamp), "--", *_raise(), *between, _summary("2025-08-08 16:53:07")]
     assert _codes(tmp_path, lines) == [(1, "HD187"), (12, "HD187")]
+
+
+def _llama_server(message: str, copy: str | None = None) -> list[str]:
+    """A llama-server request failing with `message`, the client's `copy` of the error first."""
+    body = json.dumps({"error": {"code": 500, "message": message, "type": "server_error"}})
+    copied = json.dumps({"error": {"code": 500, "message": copy, "type": "server_error"}})
+    return [
+        *([copied] if copy is not None else []),
+        "srv  update_slots: all slots are idle",
+        f"srv    operator(): got exception: {body}",
+        "srv  log_server_r: done request: POST /v1/chat/completions 127.0.0.1 500",
+    ]
+
+
+def test_a_parse_failure_over_another_familys_markup_is_no_event(tmp_path: Path) -> None:
+    """Mistral's `[TOOL_CALLS]` in a llama-server parse failure: not Harmony, so neither the
+    failure nor the client's copy of it (which shows no markup) is an event; a gpt-oss failure
+    of the same server later in the log is, and so is one with no markup at all."""
+    mistral = 'Failed to parse input at pos 0: [TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}'
+    copy = "Failed to parse input at pos 0"
+    assert _codes(tmp_path, _llama_server(mistral, copy)) == []
+    filler = [f"srv  update_slots: id {n} | all slots are idle" for n in range(250)]
+    harmony = "Failed to parse input at pos 12: <|channel|>analysis<|message|>I think"
+    lines = [*_llama_server(mistral, copy), *filler, *_llama_server(harmony)]
+    assert [code for _, code in _codes(tmp_path, lines)] == ["HD183"]
+    lines = [*_llama_server("Failed to parse input at pos 7: to=functions.f"), *filler]
+    assert [code for _, code in _codes(tmp_path, lines)] == ["HD183"]

@@ -80,6 +80,13 @@ def _block(kind: int, n: int, pid: int) -> list[str]:
             "    raise ValueError(",
             f"ValueError: Expected 2 output messages (reasoning and final), but got {n % 3 + 3}.",
         ]
+    if kind == 8:  # a parse failure, over another family's markup or Harmony's, and a copy
+        payload = "<tool_call>\\n<function=f>" if n % 3 else "<|channel|>analysis<|message|>"
+        return [
+            f'{{"error":{{"code":500,"message":"Failed to parse input at pos {n}"}}}}',
+            f'srv    operator(): got exception: {{"error":{{"code":500,"message":"Failed to '
+            f'parse input at pos {n}: {payload}","type":"server_error"}}}}',
+        ]
     if kind == 6:  # ids openai-harmony rejects
         return [
             f"(APIServer pid={pid}) INFO {stamp} [logger.py:71] Generated response chatcmpl-r{n}: "
@@ -140,7 +147,7 @@ def _wrapped(lines: list[str], wrap: str) -> list[str]:
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     blocks=st.lists(
-        st.tuples(st.integers(0, 8), st.integers(0, 260), st.sampled_from([7, 8, 3817])),
+        st.tuples(st.integers(0, 9), st.integers(0, 260), st.sampled_from([7, 8, 3817])),
         min_size=1,
         max_size=60,
     ),
