@@ -35,6 +35,7 @@ from typing import Final
 
 from harmony_doctor.faults.catalogue import FORM, FormName
 from harmony_doctor.logs.describe import describe, lmstudio_found
+from harmony_doctor.logs.families import HARMONY_SIGNS
 from harmony_doctor.logs.firstpass import ABSORBED, NOT_READ, QUIET, first_pass
 from harmony_doctor.logs.lazy import Pattern
 from harmony_doctor.logs.lines import FRAME, Line, line_reader, native_counts, structural
@@ -93,6 +94,23 @@ class _Candidate:
     lead: Line | None = None  # a prefix-only line just before (LM Studio's timestamp line)
     stale: bool = False  # text grew since `hit` was read
     offset: int = 0  # where in `text` to look for the message (a second one on a line)
+
+
+# JavaScript's parsers raise `SyntaxError: Unexpected token X`, X a character of the text (a
+# JSON body that is HTML, Node's `...` for a spread it cannot read): no Harmony token at all.
+_SYNTAX_ERROR = Pattern(r"\bSyntaxError:\s*$")
+
+
+def _javascript_syntax_error(candidate: _Candidate) -> bool:
+    """Whether `candidate` is a JavaScript parser's unexpected token that names no Harmony
+    token (no id, and no sign of Harmony on its line): not a Harmony failure."""
+    hit = candidate.hit
+    return (
+        FORM[hit.name].kind == "unexpected_token"
+        and hit.token is None
+        and _SYNTAX_ERROR.search(candidate.text, 0, hit.start) is not None
+        and not HARMONY_SIGNS.search(candidate.text)
+    )
 
 
 def _reread(candidate: _Candidate, find_hit: Callable[[str, int], MessageHit | None]) -> None:
@@ -423,6 +441,8 @@ class _Extractor:
     def _finalize(self, candidate: _Candidate) -> None:
         if candidate.stale:
             _reread(candidate, self.find_hit)
+        if _javascript_syntax_error(candidate):
+            return
         line = candidate.line
         state = self.state(line.key)
         error = describe(line, candidate.hit, candidate.last_line, candidate.lead, state)
