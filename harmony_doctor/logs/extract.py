@@ -51,6 +51,7 @@ from harmony_doctor.logs.messages import (
 from harmony_doctor.logs.process import TRACEBACK_REACH, ProcessState
 from harmony_doctor.logs.servers import raise_server
 from harmony_doctor.models import LogError
+from harmony_doctor.models.core import with_facts
 
 # Bounds. Memory: process prefixes remembered, failures waiting for their copies, how long an
 # error line may grow by continuation. Distance in lines: how far apart two copies of one
@@ -572,14 +573,7 @@ class _Extractor:
     def _merge(self, old: _Pending, new: _Pending) -> None:
         """Keep one record of a failure seen twice: the fuller message, all the evidence."""
         keep, other = (new, old) if len(new.norm) > len(old.norm) else (old, new)
-        a, b = keep.error, other.error
-        old.error = replace(
-            a,
-            server=a.server or b.server,
-            harmony_version=a.harmony_version or b.harmony_version,
-            timestamp=a.timestamp or b.timestamp,
-            pid=a.pid if a.pid is not None else b.pid,
-        )
+        old.error = with_facts(keep.error, other.error)
         old.norm, old.form = keep.norm, keep.form
         old.last_line = max(old.last_line, new.last_line)
         old.rank = max(old.rank, new.rank)

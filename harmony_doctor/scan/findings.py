@@ -16,6 +16,7 @@ from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.inputs.timestamps import parse_timestamp
 from harmony_doctor.logs.families import ENGINE_KINDS, shows_another_family
 from harmony_doctor.models import Diagnosis, LoggedFailure, ScanEvent, Server, TokenInput
+from harmony_doctor.models.core import with_facts
 from harmony_doctor.scan import patterns
 from harmony_doctor.scan.found import Place, SourceScan
 from harmony_doctor.scan.records import ScanOptions
@@ -352,11 +353,8 @@ def _joined(first: ScanEvent, later: ScanEvent) -> ScanEvent:
     raised = later if later.traceback_line is not None else first
     summary = first if raised is later else later
     return replace(
-        first,
+        with_facts(first, later),
         server=raised.server or summary.server,
-        harmony_version=first.harmony_version or later.harmony_version,
-        timestamp=first.timestamp or later.timestamp,
-        pid=first.pid if first.pid is not None else later.pid,
         request_id=first.request_id or later.request_id,
         traceback_line=raised.traceback_line,
     )
