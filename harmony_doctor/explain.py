@@ -22,7 +22,6 @@ from harmony_doctor.choices import InputFormat, ParseRole
 from harmony_doctor.errors import InputError
 from harmony_doctor.inputs import tokens as token_input
 from harmony_doctor.inputs.paste import Paste, Piece, lines_of, opens_as_log, read_paste
-from harmony_doctor.logs.families import ENGINE_KINDS, shows_another_family
 
 if TYPE_CHECKING:
     from harmony_doctor.evidence.prose import Description
@@ -283,6 +282,8 @@ def _without_requests(
 
 def _only_harmony(found: tuple[LogError, ...], text: str) -> tuple[LogError, ...]:
     """The failures without engines' parse failures over another model family's output."""
+    from harmony_doctor.logs.families import ENGINE_KINDS, shows_another_family
+
     if not any(e.kind in ENGINE_KINDS for e in found) or not shows_another_family(text):
         return found
     return tuple(e for e in found if e.kind not in ENGINE_KINDS)

@@ -35,7 +35,7 @@ from typing import Final
 
 from harmony_doctor.faults.catalogue import FORM, FormName
 from harmony_doctor.logs.describe import describe, lmstudio_found
-from harmony_doctor.logs.families import HARMONY_SIGNS
+from harmony_doctor.logs.families import javascript_syntax_error
 from harmony_doctor.logs.firstpass import ABSORBED, NOT_READ, QUIET, first_pass
 from harmony_doctor.logs.lazy import Pattern
 from harmony_doctor.logs.lines import FRAME, Line, line_reader, native_counts, structural
@@ -95,23 +95,6 @@ class _Candidate:
     lead: Line | None = None  # a prefix-only line just before (LM Studio's timestamp line)
     stale: bool = False  # text grew since `hit` was read
     offset: int = 0  # where in `text` to look for the message (a second one on a line)
-
-
-# JavaScript's parsers raise `SyntaxError: Unexpected token X`, X a character of the text (a
-# JSON body that is HTML, Node's `...` for a spread it cannot read): no Harmony token at all.
-_SYNTAX_ERROR = Pattern(r"\bSyntaxError:\s*$")
-
-
-def _javascript_syntax_error(candidate: _Candidate) -> bool:
-    """Whether `candidate` is a JavaScript parser's unexpected token that names no Harmony
-    token (no id, and no sign of Harmony on its line): not a Harmony failure."""
-    hit = candidate.hit
-    return (
-        FORM[hit.name].kind == "unexpected_token"
-        and hit.token is None
-        and _SYNTAX_ERROR.search(candidate.text, 0, hit.start) is not None
-        and not HARMONY_SIGNS.search(candidate.text)
-    )
 
 
 def _reread(candidate: _Candidate, find_hit: Callable[[str, int], MessageHit | None]) -> None:
@@ -442,8 +425,9 @@ class _Extractor:
     def _finalize(self, candidate: _Candidate) -> None:
         if candidate.stale:
             _reread(candidate, self.find_hit)
-        if _javascript_syntax_error(candidate):
-            return
+        hit = candidate.hit
+        if javascript_syntax_error(FORM[hit.name].kind, hit.token, candidate.text, hit.start):
+            return  # a character JavaScript's parser stopped at: no Harmony token
         line = candidate.line
         state = self.state(line.key)
         error = describe(line, candidate.hit, candidate.last_line, candidate.lead, state)
@@ -453,7 +437,6 @@ class _Extractor:
             if server != error.server:
                 error = replace(error, server=server)
             state.close_traceback()  # this error line ended it
-        hit = candidate.hit
         item = _Pending(
             error=error,
             form=hit.name,
