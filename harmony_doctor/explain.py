@@ -280,23 +280,13 @@ def _without_requests(
     return tuple(e for e in found if not (e.kind == "markup_leak" and e.message in written))
 
 
-# Another model family's tool-call markup: a llama.cpp or provider parse failure over it is
-# not a Harmony failure (Qwen's `<tool_call>`, Llama's `<function=...>`, Mistral's tags).
-_OTHER_FAMILY = re.compile(
-    r"</?tool_call>|<function=|</function>|</?parameter[=>]|\[TOOL_CALLS\]|<\|python_tag\|>"
-    r"|\\u003c/?(?:function|tool_call)"
-)
-_HARMONY_SIGNS = re.compile(r"<\|(?:channel|message|start|constrain|call|return)\|>|gpt-oss", re.I)
-_ENGINE_KINDS = frozenset({"input_parse", "tool_call_parse"})
-
-
 def _only_harmony(found: tuple[LogError, ...], text: str) -> tuple[LogError, ...]:
     """The failures without engines' parse failures over another model family's output."""
-    if not any(e.kind in _ENGINE_KINDS for e in found) or not _OTHER_FAMILY.search(text):
+    from harmony_doctor.logs.families import ENGINE_KINDS, shows_another_family
+
+    if not any(e.kind in ENGINE_KINDS for e in found) or not shows_another_family(text):
         return found
-    if _HARMONY_SIGNS.search(text):
-        return found
-    return tuple(e for e in found if e.kind not in _ENGINE_KINDS)
+    return tuple(e for e in found if e.kind not in ENGINE_KINDS)
 
 
 def _extract(text: str) -> tuple[LogError, ...]:

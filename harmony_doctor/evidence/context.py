@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
 from harmony_doctor.logs.servers import names_no_server_itself, path_server
+from harmony_doctor.models.core import with_facts
 
 if TYPE_CHECKING:
     from harmony_doctor.models import LogError, Server
@@ -143,13 +144,7 @@ def _one_failure(a: LogError, b: LogError) -> bool:
 def _merged(kept: LogError, other: LogError) -> LogError:
     """The sighting the server wrote (it carries the most), with what the other adds."""
     main, extra = (kept, other) if _weight(kept) >= _weight(other) else (other, kept)
-    return replace(
-        main,
-        server=main.server or extra.server,
-        harmony_version=main.harmony_version or extra.harmony_version,
-        timestamp=main.timestamp or extra.timestamp,
-        pid=main.pid if main.pid is not None else extra.pid,
-    )
+    return with_facts(main, extra)
 
 
 def _weight(error: LogError) -> tuple[int, int]:

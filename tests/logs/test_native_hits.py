@@ -230,3 +230,28 @@ def test_every_form_of_the_catalogue_is_searched_in_rust_where_rust_is_built() -
     messages._native_hits.cache_clear()
     assert messages.form_patterns() is not None, "a form compiled with flags other than re.I"
     assert messages._native_hits() is not None, "a form's pattern the Rust search refuses"
+
+
+@needs_native
+@pytest.mark.parametrize(
+    ("form", "made"),
+    [("unexcepted token(?= é)", True), ("[标记]+(?!x)", False), (r"\é(?<=é)z", False)],
+)
+def test_a_loose_form_with_a_character_past_ascii_makes_a_search_or_is_refused(
+    form: str, made: bool
+) -> None:
+    """A form with a lookaround and a character past ASCII (a form in another language) has its
+    lookaround cut on a character's boundary (the Rust translator panicked there): the search
+    is made when what is left is ASCII, else refused with the ValueError `_native_hits` falls
+    back to Python on."""
+
+    def make() -> object:
+        search = accel.new_hits(patterns=[form, "plain form"], generic=[False, False])
+        found = search.find("a plain form here")
+        return None if found is None else (found.form, found.start)
+
+    if made:
+        assert make() == (1, 2)
+    else:
+        with pytest.raises(ValueError, match="not ASCII"):
+            make()
