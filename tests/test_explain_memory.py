@@ -23,9 +23,7 @@ _HANG = 300  # seconds: only a hang takes this long (the quadratic case took ove
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
-    st.lists(
-        st.tuples(st.sampled_from(sorted(_SHAPES)), st.integers(1, 4)), min_size=1, max_size=3
-    )
+    st.lists(st.tuples(st.sampled_from(sorted(_SHAPES)), st.integers(1, 4)), min_size=1, max_size=3)
 )
 def test_explain_of_any_shape_stays_under_the_bound(
     tmp_path: Path, shapes: list[tuple[str, int]]

@@ -15,7 +15,6 @@ from harmony_doctor.logs.process import ProcessState
 from harmony_doctor.logs.servers import version_label
 from harmony_doctor.models import Kind, LogError
 
-
 # A header remainder is held as its first and last words: a line of a million leftover words
 # (ten such lines took 2.7 GB in `explain`) is read in this window, the words between counted.
 HEAD_WORDS = 192
