@@ -21,8 +21,11 @@ from harmony_doctor.inputs.paste import LISTS_SPECIALS, harmony_run
 _BRACKETED: Final = re.compile(
     r"[\[(]\s*(\d{1,9}(?:\s*,\s*\d{1,9}|\s+\d{1,9}){3,})\s*,?\s*(\.\.\.|…)?"
 )
+# A key is tried once per run of word characters (at its first letter, after any digits, dots
+# or dashes): from any later letter of the run it would fail the same way, and trying each made
+# a line of 6 MB of letters quadratic (more than 15 minutes).
 _KEYED: Final = re.compile(
-    r"(?P<key>[A-Za-z_][\w.-]*)[\"']?\s*[:=]\s*"
+    r"(?<![\w.-])(?:(?![A-Za-z_])[\w.-])*+(?P<key>[A-Za-z_][\w.-]*+)[\"']?\s*[:=]\s*"
     r"(?P<ids>\d{1,9}(?:[ \t]*,[ \t]*\d{1,9}|[ \t]+\d{1,9}){3,})"
     r"[ \t]*,?[ \t]*(?P<more>\.\.\.|…)?"
 )

@@ -95,6 +95,9 @@ class LogError:
     found: str
     cause: str
     fix: str
+    # header words in the middle of a very long remainder, past the bounded head and tail kept
+    # (logs/describe.py): counted, not held
+    words_unread: int = 0
 
 
 class Sighting(Protocol):
