@@ -170,6 +170,9 @@ class FirstPass:
         frame_source: str,
     ) -> FirstPass: ...
     def absorb(self, number: int, raw: str, room: int) -> int: ...
+    def absorb_run(
+        self, number: int, lines: list[str], start: int, room: int
+    ) -> tuple[int, int]: ...
     def take(
         self,
     ) -> list[

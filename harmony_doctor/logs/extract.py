@@ -241,9 +241,7 @@ class _Extractor:
     # -- feeding --
 
     def feed(self, number: int, raw: str) -> Iterator[LogError]:
-        if self.number is not None and number > self.number + 1:
-            self.unread_from = self.number + 1  # scan feeds the windows around hits only
-        self.number = number
+        self._arrive(number)
         first = self.first_pass
         # the first pass sums a line only while no message is open (it may continue one), and
         # only of processes that fit beside those kept (no state is pushed out meanwhile)
@@ -251,12 +249,58 @@ class _Extractor:
         if first is not None and self.open is None:
             fed = first.absorb(number, raw, MAX_KEYS - len(self.keys))
             if fed == ABSORBED:
-                self.absorbed = True
-                self._previous_raw = (number, raw)
-                self.previous_hit = False
-                if self.pending:
-                    yield from self._flush(number)
+                yield from self._absorbed(number, number, raw)
                 return
+        yield from self._read(number, raw, fed)
+
+    def feed_window(self, first_line: int, lines: list[str]) -> Iterator[LogError]:
+        """`feed` of `lines`, numbered from `first_line`: the same failures, but each run of
+        lines the first pass sums is one call into Rust (`FirstPass.absorb_run`), not one a
+        line."""
+        first = self.first_pass
+        index = 0
+        while index < len(lines):
+            number = first_line + index
+            if first is None or self.open is not None:
+                yield from self.feed(number, lines[index])
+                index += 1
+                continue
+            count, fed = first.absorb_run(number, lines, index, MAX_KEYS - len(self.keys))
+            if count:
+                self._arrive(number)
+                last = number + count - 1
+                self.number = last
+                index += count
+                yield from self._absorbed(number, last, lines[index - 1])
+            if index < len(lines):
+                self._arrive(first_line + index)
+                yield from self._read(first_line + index, lines[index], fed)
+                index += 1
+
+    def _arrive(self, number: int) -> None:
+        """Line `number` is the next fed: note a gap before it (scan feeds the windows around
+        hits only)."""
+        if self.number is not None and number > self.number + 1:
+            self.unread_from = self.number + 1
+        self.number = number
+
+    def _absorbed(self, start: int, end: int, raw: str) -> Iterator[LogError]:
+        """Lines `start` to `end` (the last `raw`) were summed by the first pass: emit what
+        feeding them one by one would have, at the lines it would have."""
+        self.absorbed = True
+        self._previous_raw = (end, raw)
+        self.previous_hit = False
+        if not self.pending:
+            return
+        yield from self._flush(start)
+        # a failure falls due at the line past its copies' reach: flush at each such line in
+        # order (nothing joins `pending` meanwhile), so they come out in the same order
+        for due in sorted({p.last_line + DUP_WINDOW + 1 for p in self.pending}):
+            if start < due <= end:
+                yield from self._flush(due)
+
+    def _read(self, number: int, raw: str, fed: int) -> Iterator[LogError]:
+        """Python reads line `number` (`fed`: what the first pass said of it)."""
         if self.absorbed:
             self.take_absorbed()
         line = self.anatomize(number, raw)

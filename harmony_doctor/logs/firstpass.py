@@ -59,6 +59,11 @@ class FirstPass(Protocol):
         (ABSORBED); else NOT_READ or QUIET."""
         ...
 
+    def absorb_run(self, number: int, lines: list[str], start: int, room: int) -> tuple[int, int]:
+        """`absorb` over `lines[start:]` (line `number` first) until one is not ABSORBED: how
+        many were, and what `absorb` said of the next (ABSORBED when none is left)."""
+        ...
+
     def take(self) -> list[Absorbed]:
         """The sums since the last call, per process in the order last seen."""
         ...

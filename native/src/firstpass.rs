@@ -342,6 +342,30 @@ pub mod python {
             }
         }
 
+        /// `absorb` over `lines[start:]` (line `number` first) until a line is not summed:
+        /// (how many were, then what `absorb` said of the next line, or 1 if none is left).
+        /// One call for a run of ordinary lines, not one per line.
+        fn absorb_run(
+            &mut self,
+            number: u64,
+            lines: &Bound<'_, PyList>,
+            start: usize,
+            room: usize,
+        ) -> (usize, u8) {
+            let mut count = 0;
+            for (offset, item) in lines.iter().skip(start).enumerate() {
+                let fed = match item.downcast::<PyString>().map(|s| s.to_str()) {
+                    Ok(Ok(text)) => self.inner.absorb(number + offset as u64, text, room),
+                    _ => super::Fed::Python,
+                };
+                if fed != super::Fed::Absorbed {
+                    return (count, fed as u8);
+                }
+                count += 1;
+            }
+            (count, super::Fed::Absorbed as u8)
+        }
+
         /// Per process, in the order last seen: (key, lines, timestamp, its line, pid, server,
         /// its line, request line, record line, the record line before it).
         fn take<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyList> {

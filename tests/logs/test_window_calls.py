@@ -1,0 +1,64 @@
+"""Calls from Python into the Rust extension per failure window of a scan (issue 35: the
+first pass takes a window's run of ordinary lines in one `FirstPass.absorb_run`, not one
+`absorb` a line), counted with benchmarks/seam.py's profile hook on a generated vLLM log."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import threading
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import harmony_doctor
+from harmony_doctor.native import native_available
+from tests.watch.vllm_logs import log
+
+pytestmark = pytest.mark.skipif(not native_available(), reason="the Rust extension is not built")
+
+# What reading a failure window costs today: one `absorb_run` per run of ordinary lines (7:
+# one before the traceback, then one after each of its 6 lines Python reads), one `absorb` of
+# the blank line scan feeds between two windows, `Anatomy.read` of those 6 lines, `Hits.find`
+# on the 2 that may hold a message, and one `take`. Before the runs: 47 (38 `absorb`).
+CALLS_PER_WINDOW = 17
+WINDOW_CLASSES = ("FirstPass.", "Anatomy.", "Hits.")
+ONCE_PER_SCAN = ("FirstPass.fresh", "Anatomy.counts", "Hits.counts")
+
+
+def _calls(path: Path) -> Counter[str]:
+    seam = Path(__file__).parents[2] / "benchmarks" / "seam.py"
+    spec = importlib.util.spec_from_file_location("seam_benchmark", seam)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    crossings = module.Crossings()
+    sys.setprofile(crossings.hook)
+    threading.setprofile(crossings.hook)
+    try:
+        result = harmony_doctor.scan([path])
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)
+    calls: Counter[str] = crossings.calls
+    calls["events"] = len(result.events)
+    return calls
+
+
+def test_a_failure_window_costs_a_few_calls_into_rust(tmp_path: Path) -> None:
+    data, truth = log(0, 2000, every=25)
+    path = tmp_path / "vllm.log"
+    path.write_bytes(data)
+    calls = _calls(path)
+    failures = sum(truth.values())
+    assert failures == 80
+    assert calls["events"] == failures
+    per_window = sum(
+        n
+        for name, n in calls.items()
+        if name.startswith(WINDOW_CLASSES) and name not in ONCE_PER_SCAN
+    )
+    assert per_window <= CALLS_PER_WINDOW * failures, (per_window / failures, dict(calls))
+    # the window's ordinary lines are summed in runs, not a call each
+    assert calls["FirstPass.absorb"] <= failures, dict(calls)
