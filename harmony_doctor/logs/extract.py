@@ -37,7 +37,7 @@ from harmony_doctor.faults.catalogue import FORM, FormName
 from harmony_doctor.faults.generic import stated
 from harmony_doctor.logs.describe import describe, lmstudio_found
 from harmony_doctor.logs.families import javascript_syntax_error
-from harmony_doctor.logs.firstpass import ABSORBED, NOT_READ, QUIET, first_pass
+from harmony_doctor.logs.firstpass import ABSORBED, NOT_READ, QUIET, Absorbed, first_pass
 from harmony_doctor.logs.lazy import Pattern
 from harmony_doctor.logs.lines import FRAME, Line, line_reader, native_counts, structural
 from harmony_doctor.logs.lines import MODEL_OUTPUT as _MODEL_OUTPUT
@@ -207,9 +207,9 @@ class _Extractor:
     def previous(self, line: Line | None) -> None:
         self._previous, self._previous_raw = line, None
 
-    def take_absorbed(self) -> None:
-        """Apply what the first pass summed to the processes' states, in the order their
-        lines were last seen (as feeding them one by one would have)."""
+    def take_absorbed(self, sums: list[Absorbed] | None = None) -> None:
+        """Apply what the first pass summed (`sums` when taken already) to the processes'
+        states, in the order their lines were last seen (as feeding them one by one would)."""
         if not self.absorbed or self.first_pass is None:
             return
         self.absorbed = False
@@ -223,7 +223,7 @@ class _Extractor:
             server_line,
             request,
             *records,
-        ) in self.first_pass.take():
+        ) in self.first_pass.take() if sums is None else sums:
             self.state(key).absorb(
                 lines, stamp, stamp_line, pid, server, server_line, request, *records
             )
@@ -265,7 +265,9 @@ class _Extractor:
                 yield from self.feed(number, lines[index])
                 index += 1
                 continue
-            count, fed = first.absorb_run(number, lines, index, MAX_KEYS - len(self.keys))
+            count, fed, line, sums = first.absorb_run(
+                number, lines, index, MAX_KEYS - len(self.keys)
+            )
             if count:
                 self._arrive(number)
                 last = number + count - 1
@@ -274,7 +276,7 @@ class _Extractor:
                 yield from self._absorbed(number, last, lines[index - 1])
             if index < len(lines):
                 self._arrive(first_line + index)
-                yield from self._read(first_line + index, lines[index], fed)
+                yield from self._read(first_line + index, lines[index], fed, line, sums)
                 index += 1
 
     def _arrive(self, number: int) -> None:
@@ -299,11 +301,20 @@ class _Extractor:
             if start < due <= end:
                 yield from self._flush(due)
 
-    def _read(self, number: int, raw: str, fed: int) -> Iterator[LogError]:
-        """Python reads line `number` (`fed`: what the first pass said of it)."""
+    def _read(
+        self,
+        number: int,
+        raw: str,
+        fed: int,
+        line: Line | None = None,
+        sums: list[Absorbed] | None = None,
+    ) -> Iterator[LogError]:
+        """Python reads line `number` (`fed`: what the first pass said of it; `line`: the line
+        read already, `sums`: what the first pass summed, taken already)."""
         if self.absorbed:
-            self.take_absorbed()
-        line = self.anatomize(number, raw)
+            self.take_absorbed(sums)
+        if line is None:
+            line = self.anatomize(number, raw)
         consumed = False
         if self.open is not None:
             consumed = self._continue(line)

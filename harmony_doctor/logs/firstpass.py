@@ -18,7 +18,13 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING, Final, Protocol, cast
 
-from harmony_doctor.logs.lines import FRAME_SOURCE, MODEL_OUTPUT, anatomy_patterns
+from harmony_doctor.logs.lines import (
+    FRAME_SOURCE,
+    MODEL_OUTPUT,
+    Line,
+    anatomy_patterns,
+    native_reader,
+)
 from harmony_doctor.logs.messages import form_patterns
 from harmony_doctor.logs.process import ordinary_shapes
 from harmony_doctor.native import native_for, native_module
@@ -59,9 +65,13 @@ class FirstPass(Protocol):
         (ABSORBED); else NOT_READ or QUIET."""
         ...
 
-    def absorb_run(self, number: int, lines: list[str], start: int, room: int) -> tuple[int, int]:
+    def absorb_run(
+        self, number: int, lines: list[str], start: int, room: int
+    ) -> tuple[int, int, Line | None, list[Absorbed] | None]:
         """`absorb` over `lines[start:]` (line `number` first) until one is not ABSORBED: how
-        many were, and what `absorb` said of the next (ABSORBED when none is left)."""
+        many were, what `absorb` said of the next, its `Line` (read by the line anatomy the
+        first pass was made with, else None) and the sums to take before reading it (None:
+        nothing summed); (how many, ABSORBED, None, None) when no line is left."""
         ...
 
     def take(self) -> list[Absorbed]:
@@ -98,6 +108,7 @@ def _made() -> FirstPass | None:
             request=request.pattern,
             model_output=MODEL_OUTPUT,
             frame_source=FRAME_SOURCE,
+            anatomy=native_reader(),
         )
     except ValueError:
         return None

@@ -258,6 +258,7 @@ pub mod python {
 
     use super::Server;
     use crate::anatomy::{ShapeGroups, Spec as AnatomySpec};
+    use crate::python::Anatomy;
 
     /// A failure window's first pass (harmony_doctor/logs/firstpass.py): `absorb` sums the
     /// ordinary lines, `take` hands the sums to Python.
@@ -266,6 +267,8 @@ pub mod python {
         inner: super::FirstPass,
         server_names: Vec<PyObject>,
         month_day_server: PyObject,
+        /// the reader of the lines Python reads (its `Line`s), where the caller gave one
+        anatomy: Option<Py<Anatomy>>,
     }
 
     #[pymethods]
@@ -273,7 +276,7 @@ pub mod python {
         /// ValueError when a pattern has no exact translation (then Python reads every line).
         #[new]
         #[allow(clippy::too_many_arguments)]
-        #[pyo3(signature = (*, prefixes, shapes, never, month_day, month_day_server, key_pid, entity, frame, frame_path, frame_start, servers, server_groups, gutter, forms, traceback, request, model_output, frame_source))]
+        #[pyo3(signature = (*, prefixes, shapes, never, month_day, month_day_server, key_pid, entity, frame, frame_path, frame_start, servers, server_groups, gutter, forms, traceback, request, model_output, frame_source, anatomy=None))]
         fn new(
             prefixes: String,
             shapes: Vec<ShapeGroups>,
@@ -293,8 +296,9 @@ pub mod python {
             request: String,
             model_output: String,
             frame_source: String,
+            anatomy: Option<Py<Anatomy>>,
         ) -> PyResult<Self> {
-            let anatomy = AnatomySpec::from_python(
+            let spec_anatomy = AnatomySpec::from_python(
                 prefixes,
                 shapes,
                 never,
@@ -309,7 +313,7 @@ pub mod python {
                 gutter,
             );
             let spec = super::Spec {
-                anatomy,
+                anatomy: spec_anatomy,
                 forms,
                 traceback,
                 request,
@@ -321,6 +325,7 @@ pub mod python {
                 inner: super::FirstPass::new(Arc::new(reader)),
                 server_names: server_groups.into_iter().map(|(_, s)| s).collect(),
                 month_day_server,
+                anatomy,
             })
         }
 
@@ -330,6 +335,7 @@ pub mod python {
                 inner: super::FirstPass::new(Arc::clone(&self.inner.reader)),
                 server_names: self.server_names.iter().map(|s| s.clone_ref(py)).collect(),
                 month_day_server: self.month_day_server.clone_ref(py),
+                anatomy: self.anatomy.as_ref().map(|a| a.clone_ref(py)),
             }
         }
 
@@ -343,27 +349,43 @@ pub mod python {
         }
 
         /// `absorb` over `lines[start:]` (line `number` first) until a line is not summed:
-        /// (how many were, then what `absorb` said of the next line, or 1 if none is left).
-        /// One call for a run of ordinary lines, not one per line.
-        fn absorb_run(
+        /// (how many were, what `absorb` said of the next line, its `Line` read by the
+        /// anatomy given, and the sums Python takes before reading it); when no line is left,
+        /// (how many, 1, None, None). One call for a run of ordinary lines and the line after.
+        fn absorb_run<'py>(
             &mut self,
+            py: Python<'py>,
             number: u64,
-            lines: &Bound<'_, PyList>,
+            lines: &Bound<'py, PyList>,
             start: usize,
             room: usize,
-        ) -> (usize, u8) {
+        ) -> PyResult<(usize, u8, PyObject, PyObject)> {
             let mut count = 0;
             for (offset, item) in lines.iter().skip(start).enumerate() {
-                let fed = match item.downcast::<PyString>().map(|s| s.to_str()) {
-                    Ok(Ok(text)) => self.inner.absorb(number + offset as u64, text, room),
+                let number = number + offset as u64;
+                let raw = item.downcast::<PyString>().ok();
+                let fed = match raw.map(|s| s.to_str()) {
+                    Some(Ok(text)) => self.inner.absorb(number, text, room),
                     _ => super::Fed::Python,
                 };
-                if fed != super::Fed::Absorbed {
-                    return (count, fed as u8);
+                if fed == super::Fed::Absorbed {
+                    count += 1;
+                    continue;
                 }
-                count += 1;
+                let line = match (&self.anatomy, raw) {
+                    (Some(anatomy), Some(raw)) => {
+                        anatomy.get().read(py, number.into_py(py), raw)?
+                    }
+                    _ => py.None(),
+                };
+                let sums = if self.inner.holds() {
+                    self.take(py).into_any().unbind()
+                } else {
+                    py.None()
+                };
+                return Ok((count, fed as u8, line, sums));
             }
-            (count, super::Fed::Absorbed as u8)
+            Ok((count, super::Fed::Absorbed as u8, py.None(), py.None()))
         }
 
         /// Per process, in the order last seen: (key, lines, timestamp, its line, pid, server,

@@ -379,7 +379,7 @@ mod python {
     /// A log line taken apart (harmony_doctor/logs/lines.py `anatomize`): made of lines.py's
     /// own patterns; `read` gives the line's `Line`, by `fallback` (Python) where Rust declines.
     #[pyclass(frozen, module = "harmony_doctor._native")]
-    struct Anatomy {
+    pub(crate) struct Anatomy {
         inner: crate::anatomy::Anatomy,
         /// per server shape: the server's name
         server_names: Vec<PyObject>,
@@ -458,7 +458,7 @@ mod python {
         }
 
         /// The line's `Line`: read here, or by the fallback where Rust declines.
-        fn read(
+        pub(crate) fn read(
             &self,
             py: Python<'_>,
             number: PyObject,

@@ -56,11 +56,13 @@ class _Counting:
         self.quiet += fed == firstpass.QUIET
         return fed
 
-    def absorb_run(self, number: int, lines: list[str], start: int, room: int) -> tuple[int, int]:
-        count, fed = self.inner.absorb_run(number, lines, start, room)
+    def absorb_run(
+        self, number: int, lines: list[str], start: int, room: int
+    ) -> tuple[int, int, Line | None, list[firstpass.Absorbed] | None]:
+        count, fed, line, sums = self.inner.absorb_run(number, lines, start, room)
         self.absorbed += count
         self.quiet += fed == firstpass.QUIET and start + count < len(lines)
-        return count, fed
+        return count, fed, line, sums
 
     def take(self) -> list[firstpass.Absorbed]:
         return self.inner.take()
