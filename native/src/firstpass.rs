@@ -7,7 +7,7 @@
 //! ask Python about, no frame path for its server, a prefix (or no text: a line without a
 //! prefix may finish a message a terminal wrap broke), text that does not start indented (a
 //! traceback's source line), that no traceback shape matches (logs/process.py
-//! `_ANY_TRACEBACK_SHAPE`, on ASCII: `crate::pyre::for_ascii_subjects`), that holds no
+//! `_ANY_TRACEBACK_SHAPE`, on ASCII: `crate::patterns::for_ascii_subjects`), that holds no
 //! catalogue form (`crate::hits`, the one catalogue's patterns), no `<|` (a leak) and does not
 //! start with `model output:` (LM Studio). Such a line, fed to the extractor, only counts in its
 //! process's `ProcessState.observe`: its time, pid, server, a request's start, a record line.
@@ -18,7 +18,8 @@ use crate::anchors::MARKUP;
 use crate::hits::{Found, Hits};
 use std::sync::Arc;
 
-use crate::pyre::{self, Translated};
+use crate::patterns;
+use crate::pyre::Translated;
 
 /// The patterns a first pass is made of.
 pub struct Spec {
@@ -119,8 +120,8 @@ impl Reader {
         anatomy.ready()?;
         let hits = Hits::new(&spec.forms, &[])?;
         hits.ready()?;
-        let traceback = Translated::new(&pyre::for_ascii_subjects(&spec.traceback)?, true)?;
-        let request = Translated::new(&pyre::for_ascii_subjects(&spec.request)?, false)?;
+        let traceback = Translated::new(&patterns::for_ascii_subjects(&spec.traceback)?, true)?;
+        let request = Translated::new(&patterns::for_ascii_subjects(&spec.request)?, false)?;
         Ok(Reader {
             model_output: spec.model_output.into_bytes(),
             frame_start,

@@ -5,6 +5,7 @@ pub mod anatomy;
 pub mod anchors;
 pub mod chunk;
 pub mod core;
+pub mod evidence;
 pub mod firstpass;
 pub mod gutter;
 #[cfg(test)]
@@ -14,8 +15,12 @@ pub mod harmony;
 pub mod hits;
 mod json_line;
 mod lines;
+mod patterns;
 mod pieces;
+pub mod prefixes;
 pub mod pyre;
+pub mod rules;
+mod runs;
 pub mod stamps;
 mod tallies;
 #[cfg(test)]
