@@ -5,8 +5,10 @@ nothing in the extractor but their process's counters: `ProcessState.observe` co
 keeps their time, pid, server, request start and record line; no message starts, continues or
 ends on them. Rust reads such a line with the reader made of `logs/lines.py`'s and
 `logs/servers.py`'s patterns, the catalogue's forms (`logs/messages.py`) and
-`logs/process.py`'s traceback shapes, and sums it per process (`absorb`); Python takes the sums
-(`take`) before it next reads a line itself, and applies them with `ProcessState.absorb`. Of
+`logs/process.py`'s traceback shapes, and sums it per process (`absorb`; a window's run of such
+lines in one `absorb_run`, which hands back the line it stops at, taken apart, and the sums);
+Python takes the sums (`take`) before it next reads a line itself, and applies them with
+`ProcessState.absorb`. Of
 the other lines, those Rust read where no message begins (a traceback's head, frames and source
 lines) skip the extractor's search for one. Every other line (and every line while a message
 is open) goes through Python as before: the

@@ -4,16 +4,13 @@ first pass takes a window's run of ordinary lines in one `FirstPass.absorb_run`,
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-import threading
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-import harmony_doctor
 from harmony_doctor.native import native_available
+from tests.logs.crossings import scan_crossings
 from tests.watch.vllm_logs import log
 
 pytestmark = pytest.mark.skipif(not native_available(), reason="the Rust extension is not built")
@@ -29,19 +26,7 @@ ONCE_PER_SCAN = ("FirstPass.fresh", "Anatomy.counts", "Hits.counts")
 
 
 def _calls(path: Path) -> Counter[str]:
-    seam = Path(__file__).parents[2] / "benchmarks" / "seam.py"
-    spec = importlib.util.spec_from_file_location("seam_benchmark", seam)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    crossings = module.Crossings()
-    sys.setprofile(crossings.hook)
-    threading.setprofile(crossings.hook)
-    try:
-        result = harmony_doctor.scan([path])
-    finally:
-        sys.setprofile(None)
-        threading.setprofile(None)
+    crossings, result = scan_crossings(path)
     calls: Counter[str] = crossings.calls
     calls["events"] = len(result.events)
     return calls
