@@ -1,4 +1,4 @@
-"""The Rust core stays in small modules (docs/style.md: "Rust in small modules", issue 35): no
+"""The Rust core stays in small modules (the house style: "Rust in small modules"; issue 35): no
 file under native/src over 600 lines, the generated fixture included."""
 
 from __future__ import annotations
