@@ -7,6 +7,20 @@ from typing import Generic, TypeVar, final
 from harmony_doctor.faults.shapes import LineShape
 
 _Line = TypeVar("_Line")
+# FirstPass.take: per process, key, lines, timestamp and its line, pid, server and its line,
+# request line, record line and the one before it
+_Absorbed = tuple[
+    str,
+    int,
+    str | None,
+    int | None,
+    int | None,
+    str | None,
+    int | None,
+    int | None,
+    int | None,
+    int | None,
+]
 
 __all__ = [
     "Anatomy",
@@ -168,24 +182,13 @@ class FirstPass:
         request: str,
         model_output: str,
         frame_source: str,
+        anatomy: Anatomy[object] | None = None,
     ) -> FirstPass: ...
     def absorb(self, number: int, raw: str, room: int) -> int: ...
-    def take(
-        self,
-    ) -> list[
-        tuple[
-            str,
-            int,
-            str | None,
-            int | None,
-            int | None,
-            str | None,
-            int | None,
-            int | None,
-            int | None,
-            int | None,
-        ]
-    ]: ...
+    def absorb_run(
+        self, number: int, lines: list[str], start: int, room: int
+    ) -> tuple[int, int, object, list[_Absorbed] | None]: ...
+    def take(self) -> list[_Absorbed]: ...
     def fresh(self) -> FirstPass: ...
 
 @final

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict, deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from itertools import chain
 from operator import attrgetter
@@ -35,14 +35,13 @@ from typing import Final
 
 from harmony_doctor.faults.catalogue import FORM, FormName
 from harmony_doctor.faults.generic import stated
+from harmony_doctor.logs.candidate import Candidate, is_mention, may_close, request_id_of, reread
 from harmony_doctor.logs.describe import describe, lmstudio_found
 from harmony_doctor.logs.families import javascript_syntax_error
-from harmony_doctor.logs.firstpass import ABSORBED, NOT_READ, QUIET, first_pass
-from harmony_doctor.logs.lazy import Pattern
+from harmony_doctor.logs.firstpass import NOT_READ, QUIET, Absorbed, first_pass
 from harmony_doctor.logs.lines import FRAME, Line, line_reader, native_counts, structural
 from harmony_doctor.logs.lines import MODEL_OUTPUT as _MODEL_OUTPUT
 from harmony_doctor.logs.messages import (
-    MessageHit,
     find_leak,
     hit_finder,
     holds_message,
@@ -78,43 +77,6 @@ _SHAPE_RANK: Final = {"exception": 0, "bare": 0, "wrapper": 1, "quoted": 1, "rep
 # exception caught: HarmonyError X` wraps it), never a body sent to a client.
 _SUMMARY_RANK: Final = 1
 _ERROR_LINE: Final = attrgetter("error.line")
-# Request ids a line may name: OpenAI-style ids, `request_id=...`, SGLang's `rid=...`.
-_REQUEST_ID = Pattern(
-    r"\b(?:chatcmpl|cmpl|resp|req)[-_][0-9A-Za-z][\w-]*|\b(?:request_id|rid)=[\"']?([\w-]+)"
-)
-
-
-@dataclass
-class _Candidate:
-    """An error line being read: it may continue on the next lines."""
-
-    line: Line
-    text: str
-    last_line: int
-    hit: MessageHit
-    continued: int = 0
-    lead: Line | None = None  # a prefix-only line just before (LM Studio's timestamp line)
-    stale: bool = False  # text grew since `hit` was read
-    offset: int = 0  # where in `text` to look for the message (a second one on a line)
-
-
-def _reread(candidate: _Candidate, find_hit: Callable[[str, int], MessageHit | None]) -> None:
-    hit = find_hit(candidate.text, candidate.offset)
-    if hit is not None:  # always: the text still starts with the same message
-        candidate.hit = hit
-    candidate.stale = False
-
-
-def _may_close(hit: MessageHit, text: str) -> bool:
-    """Whether `text` could end the open message: its closing quote, `]` or `)`."""
-    if hit.quote is not None:
-        return hit.quote in text
-    remainder = hit.remainder
-    if remainder is not None and remainder.form == "list":
-        return "]" in text
-    if remainder is not None and remainder.form == "some":
-        return ")" in text
-    return True
 
 
 @dataclass
@@ -132,19 +94,6 @@ class _Pending:
     mention: bool  # the message without its details: a reference, not a record of its own
     field_line: bool  # a pretty-printed body's field line (`"content": "..."`)
     emitted: bool = False
-
-
-def _request_id(text: str) -> str | None:
-    """The request id a line names around its message (never in it: that is model text)."""
-    found = _REQUEST_ID.search(text)
-    return None if found is None else found.group(1) or found.group(0)
-
-
-def _is_mention(hit: MessageHit) -> bool:
-    """`...remaining in message header` with nothing after it: openai-harmony always writes
-    the words, so this is someone naming the error (an issue's title, a sentence)."""
-    remainder = hit.remainder
-    return hit.name == "leftover" and remainder is not None and remainder.form == "absent"
 
 
 def _compatible(old: _Pending, new: _Pending) -> bool:
@@ -179,7 +128,7 @@ class _Extractor:
 
     def __init__(self) -> None:
         self.keys: OrderedDict[str, ProcessState] = OrderedDict()
-        self.open: _Candidate | None = None
+        self.open: Candidate | None = None
         self.previous_hit = False
         self.pending: list[_Pending] = []
         self.recent: deque[_Pending] = deque(maxlen=32)
@@ -207,9 +156,9 @@ class _Extractor:
     def previous(self, line: Line | None) -> None:
         self._previous, self._previous_raw = line, None
 
-    def take_absorbed(self) -> None:
-        """Apply what the first pass summed to the processes' states, in the order their
-        lines were last seen (as feeding them one by one would have)."""
+    def take_absorbed(self, sums: list[Absorbed] | None = None) -> None:
+        """Apply what the first pass summed (`sums` when taken already) to the processes'
+        states, in the order their lines were last seen (as feeding them one by one would)."""
         if not self.absorbed or self.first_pass is None:
             return
         self.absorbed = False
@@ -223,7 +172,7 @@ class _Extractor:
             server_line,
             request,
             *records,
-        ) in self.first_pass.take():
+        ) in self.first_pass.take() if sums is None else sums:
             self.state(key).absorb(
                 lines, stamp, stamp_line, pid, server, server_line, request, *records
             )
@@ -241,25 +190,68 @@ class _Extractor:
     # -- feeding --
 
     def feed(self, number: int, raw: str) -> Iterator[LogError]:
+        return self.feed_window(number, [raw])
+
+    def feed_window(self, first_line: int, lines: list[str]) -> Iterator[LogError]:
+        """`feed` each of `lines`, numbered from `first_line`. The first pass sums a line only
+        while no message is open (it may continue one), and only of processes that fit beside
+        those kept (no state is pushed out meanwhile); a run of lines it sums is one call into
+        Rust (`FirstPass.absorb_run`), which hands back the next line read."""
+        first, index = self.first_pass, 0
+        while index < len(lines):
+            number = first_line + index
+            fed, line, sums = NOT_READ, None, None
+            if first is not None and self.open is None:
+                room = MAX_KEYS - len(self.keys)
+                count, fed, line, sums = first.absorb_run(number, lines, index, room)
+                if count:
+                    self._arrive(number)
+                    self.number = number + count - 1
+                    index += count
+                    yield from self._absorbed(number, self.number, lines[index - 1])
+                    if index == len(lines):
+                        return
+                    number += count
+            self._arrive(number)
+            yield from self._read(number, lines[index], fed, line, sums)
+            index += 1
+
+    def _arrive(self, number: int) -> None:
+        """Line `number` is the next fed: note a gap before it (scan feeds the windows around
+        hits only)."""
         if self.number is not None and number > self.number + 1:
-            self.unread_from = self.number + 1  # scan feeds the windows around hits only
+            self.unread_from = self.number + 1
         self.number = number
-        first = self.first_pass
-        # the first pass sums a line only while no message is open (it may continue one), and
-        # only of processes that fit beside those kept (no state is pushed out meanwhile)
-        fed = NOT_READ
-        if first is not None and self.open is None:
-            fed = first.absorb(number, raw, MAX_KEYS - len(self.keys))
-            if fed == ABSORBED:
-                self.absorbed = True
-                self._previous_raw = (number, raw)
-                self.previous_hit = False
-                if self.pending:
-                    yield from self._flush(number)
-                return
+
+    def _absorbed(self, start: int, end: int, raw: str) -> Iterator[LogError]:
+        """Lines `start` to `end` (the last `raw`) were summed by the first pass: emit what
+        feeding them one by one would have, at the lines it would have."""
+        self.absorbed = True
+        self._previous_raw = (end, raw)
+        self.previous_hit = False
+        if not self.pending:
+            return
+        yield from self._flush(start)
+        # a failure falls due at the line past its copies' reach: flush at each such line in
+        # order (nothing joins `pending` meanwhile), so they come out in the same order
+        for due in sorted({p.last_line + DUP_WINDOW + 1 for p in self.pending}):
+            if start < due <= end:
+                yield from self._flush(due)
+
+    def _read(
+        self,
+        number: int,
+        raw: str,
+        fed: int,
+        line: Line | None = None,
+        sums: list[Absorbed] | None = None,
+    ) -> Iterator[LogError]:
+        """Python reads line `number` (`fed`: what the first pass said of it; `line`: the line
+        read already, `sums`: what the first pass summed, taken already)."""
         if self.absorbed:
-            self.take_absorbed()
-        line = self.anatomize(number, raw)
+            self.take_absorbed(sums)
+        if line is None:
+            line = self.anatomize(number, raw)
         consumed = False
         if self.open is not None:
             consumed = self._continue(line)
@@ -318,10 +310,10 @@ class _Extractor:
         candidate.text = joined
         candidate.last_line = line.number
         candidate.continued += 1
-        if not _may_close(candidate.hit, line.rest):
+        if not may_close(candidate.hit, line.rest):
             candidate.stale = True  # read it again when it can have ended: no quadratic work
             return True
-        _reread(candidate, self.find_hit)
+        reread(candidate, self.find_hit)
         if candidate.hit.closed:
             self._finalize(candidate)
             self.open = None
@@ -333,14 +325,14 @@ class _Extractor:
             self.previous_hit = False
             return  # `raise Error("...")` under its frame: the code, not the error it raised
         hit = stated(line.text, self.find_hit(line.text, 0)) if line.text else None  # no `bail!(`
-        candidate: _Candidate | None = None
+        candidate: Candidate | None = None
         if hit is not None and is_generic(hit.name):
             # a writer's own form a terminal wrap broke refines the statement left on this line
             candidate = self._wrapped(line)
             if candidate is not None and is_generic(candidate.hit.name):
                 candidate = None
         if candidate is None and hit is not None:
-            candidate = _Candidate(line=line, text=line.text, last_line=line.number, hit=hit)
+            candidate = Candidate(line=line, text=line.text, last_line=line.number, hit=hit)
         elif candidate is None:
             candidate = self._wrapped(line)
         self.previous_hit = candidate is not None
@@ -365,7 +357,7 @@ class _Extractor:
         indent = len(line.rest) - len(line.rest.lstrip())
         return indent > len(previous.rest) - len(previous.rest.lstrip())
 
-    def _wrapped(self, line: Line) -> _Candidate | None:
+    def _wrapped(self, line: Line) -> Candidate | None:
         """A message a terminal wrap broke across the previous line and this one, if any."""
         previous = self.previous
         if (
@@ -380,11 +372,11 @@ class _Extractor:
         found = stated(previous.text, self.find_hit(previous.text + line.rest, 0))
         if found is None or found.start >= len(previous.text):
             return None
-        return _Candidate(
+        return Candidate(
             line=previous, text=previous.text + line.rest, last_line=line.number, hit=found
         )
 
-    def _start(self, candidate: _Candidate) -> None:
+    def _start(self, candidate: Candidate) -> None:
         """Finalize each closed message on the candidate's line; keep an open one open."""
         lead = self.previous
         if lead is not None and lead.prefix and not lead.text and lead is not candidate.line:
@@ -419,13 +411,13 @@ class _Extractor:
     def _detect_leak(self, line: Line) -> None:
         hit = find_leak(line.text)
         if hit is not None:
-            self._finalize(_Candidate(line=line, text=line.text, last_line=line.number, hit=hit))
+            self._finalize(Candidate(line=line, text=line.text, last_line=line.number, hit=hit))
 
     # -- findings --
 
-    def _finalize(self, candidate: _Candidate) -> None:
+    def _finalize(self, candidate: Candidate) -> None:
         if candidate.stale:
-            _reread(candidate, self.find_hit)
+            reread(candidate, self.find_hit)
         hit = candidate.hit
         if javascript_syntax_error(FORM[hit.name].kind, hit.token, candidate.text, hit.start):
             return  # a character JavaScript's parser stopped at: no Harmony token
@@ -446,8 +438,8 @@ class _Extractor:
             last_line=candidate.last_line,
             rank=1 if hit.name == "bare_remainder" else _SHAPE_RANK.get(hit.shape, 1),
             traceback_start=error.span[0] if ended else None,
-            request_id=_request_id(candidate.text[: hit.start] + " " + candidate.text[hit.end :]),
-            mention=_is_mention(hit),
+            request_id=request_id_of(candidate.text[: hit.start] + " " + candidate.text[hit.end :]),
+            mention=is_mention(hit),
             field_line=line.text.startswith(('"', "'")),
         )
         self._place(item, state)

@@ -5,8 +5,10 @@ nothing in the extractor but their process's counters: `ProcessState.observe` co
 keeps their time, pid, server, request start and record line; no message starts, continues or
 ends on them. Rust reads such a line with the reader made of `logs/lines.py`'s and
 `logs/servers.py`'s patterns, the catalogue's forms (`logs/messages.py`) and
-`logs/process.py`'s traceback shapes, and sums it per process (`absorb`); Python takes the sums
-(`take`) before it next reads a line itself, and applies them with `ProcessState.absorb`. Of
+`logs/process.py`'s traceback shapes, and sums it per process (`absorb`; a window's run of such
+lines in one `absorb_run`, which hands back the line it stops at, taken apart, and the sums);
+Python takes the sums (`take`) before it next reads a line itself, and applies them with
+`ProcessState.absorb`. Of
 the other lines, those Rust read where no message begins (a traceback's head, frames and source
 lines) skip the extractor's search for one. Every other line (and every line while a message
 is open) goes through Python as before: the
@@ -18,7 +20,13 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING, Final, Protocol, cast
 
-from harmony_doctor.logs.lines import FRAME_SOURCE, MODEL_OUTPUT, anatomy_patterns
+from harmony_doctor.logs.lines import (
+    FRAME_SOURCE,
+    MODEL_OUTPUT,
+    Line,
+    anatomy_patterns,
+    native_reader,
+)
 from harmony_doctor.logs.messages import form_patterns
 from harmony_doctor.logs.process import ordinary_shapes
 from harmony_doctor.native import native_for, native_module
@@ -59,6 +67,15 @@ class FirstPass(Protocol):
         (ABSORBED); else NOT_READ or QUIET."""
         ...
 
+    def absorb_run(
+        self, number: int, lines: list[str], start: int, room: int
+    ) -> tuple[int, int, Line | None, list[Absorbed] | None]:
+        """`absorb` over `lines[start:]` (line `number` first) until one is not ABSORBED: how
+        many were, what `absorb` said of the next, its `Line` (read by the line anatomy the
+        first pass was made with, else None) and the sums to take before reading it (None:
+        nothing summed); (how many, ABSORBED, None, None) when no line is left."""
+        ...
+
     def take(self) -> list[Absorbed]:
         """The sums since the last call, per process in the order last seen."""
         ...
@@ -93,6 +110,7 @@ def _made() -> FirstPass | None:
             request=request.pattern,
             model_output=MODEL_OUTPUT,
             frame_source=FRAME_SOURCE,
+            anatomy=native_reader(),
         )
     except ValueError:
         return None

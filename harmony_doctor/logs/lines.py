@@ -240,6 +240,12 @@ def line_reader(native: bool | None = None) -> Callable[[int, str], Line]:
     return _anatomize_python if reader is None else reader.read
 
 
+def native_reader() -> Anatomy[Line] | None:
+    """The Rust reader `line_reader` gives where it is built and allowed (the first pass reads
+    with it the lines it hands back, logs/firstpass.py), or None."""
+    return _native_anatomy()
+
+
 @cache
 def _native_anatomy() -> Anatomy[Line] | None:
     """The Rust reader made of the shapes above (and servers.py's), or None: not built, or a

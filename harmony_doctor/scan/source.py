@@ -191,11 +191,11 @@ class _ErrorReader:
             # Lines between two windows were not read: end what was open, as a blank line would.
             self._errors(extractor.feed(window.first_line - 1, ""))
         self._keep(window)
-        for number, text in enumerate(lines, start=window.first_line):
-            if number <= self.fed_until:
-                continue  # a window cut by MAX_WINDOW repeats context already read
-            self.fed_until = number
-            self._errors(extractor.feed(number, text))
+        # a window cut by MAX_WINDOW repeats context already read
+        skip = max(0, self.fed_until + 1 - window.first_line)
+        if skip < len(lines):
+            self.fed_until = last
+            self._errors(extractor.feed_window(window.first_line + skip, lines[skip:]))
 
     def close(self) -> None:
         if self.extractor is not None:

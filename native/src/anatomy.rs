@@ -10,19 +10,14 @@
 //! the text after the prefixes holds `|` or `+` (an exception group's gutter may), lines.py's
 //! gutter shapes take the gutter off (crate::gutter; `Read::gutter_asked`).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
+pub use crate::evidence::Evidence;
+use crate::evidence::Servers;
+use crate::patterns;
+use crate::prefixes::Prefixes;
+pub use crate::prefixes::{ShapeGroups, ShapeNames};
 use crate::pyre::{self, Translated};
-
-/// The names of one prefix shape's groups in the prefixes' pattern (Python's `shape_3`,
-/// `key_3`, ...): the shape's own group, and its key, time and pid groups where it has them.
-pub struct ShapeNames {
-    pub shape: String,
-    pub key: Option<String>,
-    pub ts: Option<String>,
-    pub pid: Option<String>,
-}
 
 /// The Python patterns a reader is made of (harmony_doctor/logs/lines.py, servers.py).
 pub struct Spec {
@@ -48,9 +43,6 @@ pub struct Spec {
     /// `_GUTTER_SEPARATOR`, `_GUTTER_GROUP_HEAD`, `_GUTTER` (crate::gutter).
     pub gutter: Vec<String>,
 }
-
-/// One prefix shape's group names as Python hands them: its own, its key's, time's and pid's.
-pub type ShapeGroups = (String, Option<String>, Option<String>, Option<String>);
 
 impl Spec {
     /// The spec of the keyword arguments the Python classes built on it take (`Anatomy`,
@@ -95,25 +87,6 @@ impl Spec {
     }
 }
 
-/// One prefix shape: its branch of the prefixes' pattern alone (a small pattern whose captures
-/// cost a fraction of the whole alternation's), and its groups there.
-struct Shape {
-    regex: Translated,
-    key: Option<usize>,
-    ts: Option<usize>,
-    pid: Option<usize>,
-}
-
-/// The server evidence of a line's words or frame.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Evidence {
-    None,
-    /// The path of the traceback frame the line shows (Python's `path_server` names it).
-    Frame(String),
-    /// The server shape (an index into `Spec::server_groups`) its words match first.
-    Server(usize),
-}
-
 /// One line taken apart; offsets are into `line`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Read<'a> {
@@ -147,28 +120,20 @@ pub struct Anatomy {
 struct Compiled {
     /// the whole alternation: refuses a text in one pass of its lazy DFA
     prefixes: Translated,
-    /// in the alternation's order: the first that matches is the alternation's match
-    shapes: Vec<Shape>,
+    /// each shape's branch of it, and the reads remembered
+    reads: Prefixes,
     month_day: Translated,
     key_pid: Translated,
     entity: Translated,
-    frame: Translated,
-    frame_path: usize,
-    /// `frame_start`, and it with the `"` before a frame's path
+    /// `frame_start`: what a frame line starts with
     frame_start: Vec<u8>,
-    frame_quoted: Vec<u8>,
-    servers: Translated,
+    servers: Servers,
     gutter: crate::gutter::Gutter,
-    /// per branch of `servers`, in order: the branch alone, and its server shape (an index
-    /// into `Spec::server_groups`)
-    server_branches: Vec<(Translated, usize)>,
-    /// prefix reads by the bytes that decide them (see `prefix_read`), with their match's end
-    remembered: Mutex<HashMap<Vec<u8>, (usize, PrefixRead)>>,
 }
 
 /// A blank as Python's `isspace`/`strip` see it on the lines read here (no other control
 /// character gets this far).
-fn is_blank(c: u8) -> bool {
+pub(crate) fn is_blank(c: u8) -> bool {
     c == b' ' || c == b'\t'
 }
 
@@ -176,55 +141,15 @@ const PADDING: &[u8] = b"        ";
 
 impl Compiled {
     fn new(spec: &Spec) -> Result<Compiled, String> {
-        let prefixes = Translated::new(&spec.prefixes, true)?;
-        // each branch of the alternation is one shape's group (lines.py `_ANY_PREFIX_READ`)
-        let shapes = pyre::branches(&spec.prefixes)?
-            .iter()
-            .map(|branch| {
-                let regex = Translated::new(branch, true)?;
-                let names = (spec.shapes.iter())
-                    .find(|s| regex.group(&s.shape).is_ok())
-                    .ok_or_else(|| format!("{branch:?}: no shape's group"))?;
-                let group = |name: &Option<String>| -> Result<Option<usize>, String> {
-                    name.as_deref().map(|n| regex.group(n)).transpose()
-                };
-                let (key, ts, pid) = (group(&names.key)?, group(&names.ts)?, group(&names.pid)?);
-                Ok(Shape {
-                    regex,
-                    key,
-                    ts,
-                    pid,
-                })
-            })
-            .collect::<Result<Vec<_>, String>>()?;
-        let frame = Translated::new(&spec.frame, false)?;
-        let frame_path = frame.group(&spec.frame_path)?;
-        let servers = Translated::new(&spec.servers, false)?;
-        // each branch of the alternation is one server shape's group (servers.py `_ANY_SERVER`)
-        let server_branches = pyre::branches(&spec.servers)?
-            .iter()
-            .map(|branch| {
-                let regex = Translated::new(branch, false)?;
-                let index = (spec.server_groups.iter())
-                    .position(|n| regex.group(n).is_ok())
-                    .ok_or_else(|| format!("{branch:?}: no server shape's group"))?;
-                Ok((regex, index))
-            })
-            .collect::<Result<Vec<_>, String>>()?;
         Ok(Compiled {
-            shapes,
+            prefixes: Translated::new(&spec.prefixes, true)?,
+            reads: Prefixes::new(&spec.prefixes, &spec.shapes)?,
             month_day: Translated::new(&spec.month_day, true)?,
             key_pid: Translated::new(&spec.key_pid, false)?,
             entity: Translated::new(&spec.entity, false)?,
-            frame,
-            frame_path,
             frame_start: spec.frame_start.as_bytes().to_vec(),
-            frame_quoted: [spec.frame_start.as_bytes(), b"\""].concat(),
-            servers,
+            servers: Servers::new(spec)?,
             gutter: crate::gutter::Gutter::new(&spec.gutter)?,
-            server_branches,
-            prefixes,
-            remembered: Mutex::new(HashMap::new()),
         })
     }
 }
@@ -275,7 +200,7 @@ impl Anatomy {
                 .iter()
                 .map(|k| format!("{}:{k}", k.len()))
                 .collect::<String>();
-            pyre::shared(&key, || Compiled::new(s).ok())
+            patterns::shared(&key, || Compiled::new(s).ok())
         });
         compiled.as_deref()
     }
@@ -288,7 +213,7 @@ impl Anatomy {
         if !plain(b) || (b.contains(&b'&') && c.entity.regex.is_match(b)) {
             return None;
         }
-        let evidence = c.evidence(b);
+        let evidence = c.servers.evidence(b);
         let mut pos = 0;
         if b.first().copied().is_some_and(is_blank) {
             // an indented paste: the prefix may follow the indentation
@@ -309,7 +234,7 @@ impl Anatomy {
             let Some(matched) = c.prefixes.regex.find(rest) else {
                 break;
             };
-            let got = c.prefix_read(rest, matched.end())?;
+            let got = c.reads.read(rest, matched.end())?;
             month_day = month_day || c.month_day.regex.is_match(rest);
             let found = |span: Option<(usize, usize)>| {
                 span.filter(|(s, e)| e > s)
@@ -367,96 +292,7 @@ impl Anatomy {
     }
 }
 
-/// What one prefix read gives: its key's, time's and pid's spans, and where Python's match
-/// ends (before a lookahead), all relative to the text it was read from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct PrefixRead {
-    key: Option<(usize, usize)>,
-    ts: Option<(usize, usize)>,
-    pid: Option<(usize, usize)>,
-    end: usize,
-}
-
-/// How many prefix reads a reader remembers (then it forgets them all).
-const REMEMBERED: usize = 4096;
-
 impl Compiled {
-    /// The prefix read at the start of `rest`, whose alternation's match ends at `matched`.
-    ///
-    /// The first shape that matches is the alternation's match, and its captures are that
-    /// shape's alone (a small pattern). They are a function of the match's bytes and the byte
-    /// after it (a `\b` or `$` at its end looks there; nothing else beyond it decides between
-    /// ways to match that end there), so they are remembered by those bytes: the key tag, the
-    /// record prefix whose time changes once a second, repeat on most lines of a window.
-    fn prefix_read(&self, rest: &[u8], matched: usize) -> Option<PrefixRead> {
-        let seen = &rest[..(matched + 1).min(rest.len())];
-        if let Ok(remembered) = self.remembered.lock() {
-            if let Some(&(end, read)) = remembered.get(seen) {
-                if end == matched {
-                    return Some(read);
-                }
-            }
-        }
-        let shape = self.shapes.iter().find(|s| s.regex.regex.is_match(rest))?;
-        let mut locs = shape.regex.regex.capture_locations();
-        shape.regex.regex.captures_read(&mut locs, rest)?;
-        let span = |g: Option<usize>| g.and_then(|g| locs.get(g));
-        let read = PrefixRead {
-            key: span(shape.key),
-            ts: span(shape.ts),
-            pid: span(shape.pid),
-            end: shape.regex.end(&locs)?,
-        };
-        if let Ok(mut remembered) = self.remembered.lock() {
-            if remembered.len() >= REMEMBERED {
-                remembered.clear();
-            }
-            remembered.insert(seen.to_vec(), (matched, read));
-        }
-        Some(read)
-    }
-
-    /// `_server_evidence`: the path of a frame the line shows, else the server its words name.
-    fn evidence(&self, b: &[u8]) -> Evidence {
-        if memchr::memmem::find(b, &self.frame_quoted).is_some() {
-            let spaced: Vec<u8> = b
-                .iter()
-                .map(|&c| if c == b'|' { b' ' } else { c })
-                .collect();
-            let start = spaced
-                .iter()
-                .position(|&c| !is_blank(c))
-                .unwrap_or(spaced.len());
-            let end = spaced
-                .iter()
-                .rposition(|&c| !is_blank(c))
-                .map_or(start, |i| i + 1);
-            let stripped = &spaced[start..end.max(start)];
-            let mut locs = self.frame.regex.capture_locations();
-            if self
-                .frame
-                .regex
-                .captures_read(&mut locs, stripped)
-                .is_some()
-            {
-                let (s, e) = locs.get(self.frame_path).unwrap_or((0, 0));
-                // ASCII: any cut is a character boundary
-                return Evidence::Frame(String::from_utf8_lossy(&stripped[s..e]).into_owned());
-            }
-        }
-        // the lazy DFA first: most lines name no server, and need no capture engine
-        let Some(found) = self.servers.regex.find(b) else {
-            return Evidence::None;
-        };
-        // the leftmost match's shape: the first branch that matches where it starts (a
-        // branch's leftmost match from there starts there if it can)
-        let at = found.start();
-        let index = (self.server_branches.iter())
-            .find(|(regex, _)| regex.regex.find_at(b, at).is_some_and(|m| m.start() == at))
-            .map(|&(_, index)| index);
-        index.map_or(Evidence::None, Evidence::Server)
-    }
-
     /// The pid a process tag names: `_KEY_PID`'s first group that matched; Some(None) when
     /// it names none, None (decline) for a pid past u64.
     fn key_pid(&self, key: &str) -> Option<Option<u64>> {

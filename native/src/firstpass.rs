@@ -7,7 +7,7 @@
 //! ask Python about, no frame path for its server, a prefix (or no text: a line without a
 //! prefix may finish a message a terminal wrap broke), text that does not start indented (a
 //! traceback's source line), that no traceback shape matches (logs/process.py
-//! `_ANY_TRACEBACK_SHAPE`, on ASCII: `crate::pyre::for_ascii_subjects`), that holds no
+//! `_ANY_TRACEBACK_SHAPE`, on ASCII: `crate::patterns::for_ascii_subjects`), that holds no
 //! catalogue form (`crate::hits`, the one catalogue's patterns), no `<|` (a leak) and does not
 //! start with `model output:` (LM Studio). Such a line, fed to the extractor, only counts in its
 //! process's `ProcessState.observe`: its time, pid, server, a request's start, a record line.
@@ -18,7 +18,8 @@ use crate::anchors::MARKUP;
 use crate::hits::{Found, Hits};
 use std::sync::Arc;
 
-use crate::pyre::{self, Translated};
+use crate::patterns;
+use crate::pyre::Translated;
 
 /// The patterns a first pass is made of.
 pub struct Spec {
@@ -119,8 +120,8 @@ impl Reader {
         anatomy.ready()?;
         let hits = Hits::new(&spec.forms, &[])?;
         hits.ready()?;
-        let traceback = Translated::new(&pyre::for_ascii_subjects(&spec.traceback)?, true)?;
-        let request = Translated::new(&pyre::for_ascii_subjects(&spec.request)?, false)?;
+        let traceback = Translated::new(&patterns::for_ascii_subjects(&spec.traceback)?, true)?;
+        let request = Translated::new(&patterns::for_ascii_subjects(&spec.request)?, false)?;
         Ok(Reader {
             model_output: spec.model_output.into_bytes(),
             frame_start,
@@ -258,6 +259,7 @@ pub mod python {
 
     use super::Server;
     use crate::anatomy::{ShapeGroups, Spec as AnatomySpec};
+    use crate::python::Anatomy;
 
     /// A failure window's first pass (harmony_doctor/logs/firstpass.py): `absorb` sums the
     /// ordinary lines, `take` hands the sums to Python.
@@ -266,6 +268,8 @@ pub mod python {
         inner: super::FirstPass,
         server_names: Vec<PyObject>,
         month_day_server: PyObject,
+        /// the reader of the lines Python reads (its `Line`s), where the caller gave one
+        anatomy: Option<Py<Anatomy>>,
     }
 
     #[pymethods]
@@ -273,7 +277,7 @@ pub mod python {
         /// ValueError when a pattern has no exact translation (then Python reads every line).
         #[new]
         #[allow(clippy::too_many_arguments)]
-        #[pyo3(signature = (*, prefixes, shapes, never, month_day, month_day_server, key_pid, entity, frame, frame_path, frame_start, servers, server_groups, gutter, forms, traceback, request, model_output, frame_source))]
+        #[pyo3(signature = (*, prefixes, shapes, never, month_day, month_day_server, key_pid, entity, frame, frame_path, frame_start, servers, server_groups, gutter, forms, traceback, request, model_output, frame_source, anatomy=None))]
         fn new(
             prefixes: String,
             shapes: Vec<ShapeGroups>,
@@ -293,8 +297,9 @@ pub mod python {
             request: String,
             model_output: String,
             frame_source: String,
+            anatomy: Option<Py<Anatomy>>,
         ) -> PyResult<Self> {
-            let anatomy = AnatomySpec::from_python(
+            let spec_anatomy = AnatomySpec::from_python(
                 prefixes,
                 shapes,
                 never,
@@ -309,7 +314,7 @@ pub mod python {
                 gutter,
             );
             let spec = super::Spec {
-                anatomy,
+                anatomy: spec_anatomy,
                 forms,
                 traceback,
                 request,
@@ -321,6 +326,7 @@ pub mod python {
                 inner: super::FirstPass::new(Arc::new(reader)),
                 server_names: server_groups.into_iter().map(|(_, s)| s).collect(),
                 month_day_server,
+                anatomy,
             })
         }
 
@@ -330,6 +336,7 @@ pub mod python {
                 inner: super::FirstPass::new(Arc::clone(&self.inner.reader)),
                 server_names: self.server_names.iter().map(|s| s.clone_ref(py)).collect(),
                 month_day_server: self.month_day_server.clone_ref(py),
+                anatomy: self.anatomy.as_ref().map(|a| a.clone_ref(py)),
             }
         }
 
@@ -340,6 +347,46 @@ pub mod python {
                 Ok(text) => self.inner.absorb(number, text, room) as u8,
                 Err(_) => super::Fed::Python as u8,
             }
+        }
+
+        /// `absorb` over `lines[start:]` (line `number` first) until a line is not summed:
+        /// (how many were, what `absorb` said of the next line, its `Line` read by the
+        /// anatomy given, and the sums Python takes before reading it); when no line is left,
+        /// (how many, 1, None, None). One call for a run of ordinary lines and the line after.
+        fn absorb_run<'py>(
+            &mut self,
+            py: Python<'py>,
+            number: u64,
+            lines: &Bound<'py, PyList>,
+            start: usize,
+            room: usize,
+        ) -> PyResult<(usize, u8, PyObject, PyObject)> {
+            let mut count = 0;
+            for (offset, item) in lines.iter().skip(start).enumerate() {
+                let number = number + offset as u64;
+                let raw = item.downcast::<PyString>().ok();
+                let fed = match raw.map(|s| s.to_str()) {
+                    Some(Ok(text)) => self.inner.absorb(number, text, room),
+                    _ => super::Fed::Python,
+                };
+                if fed == super::Fed::Absorbed {
+                    count += 1;
+                    continue;
+                }
+                let line = match (&self.anatomy, raw) {
+                    (Some(anatomy), Some(raw)) => {
+                        anatomy.get().read(py, number.into_py(py), raw)?
+                    }
+                    _ => py.None(),
+                };
+                let sums = if self.inner.holds() {
+                    self.take(py).into_any().unbind()
+                } else {
+                    py.None()
+                };
+                return Ok((count, fed as u8, line, sums));
+            }
+            Ok((count, super::Fed::Absorbed as u8, py.None(), py.None()))
         }
 
         /// Per process, in the order last seen: (key, lines, timestamp, its line, pid, server,

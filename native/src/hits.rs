@@ -8,7 +8,7 @@
 //! what trying them one by one and keeping the earliest start gives. A form whose pattern has
 //! no exact translation (a lookbehind, a negative lookahead) takes its place in the
 //! alternation loosely: its pattern with the lookarounds taken out
-//! (`pyre::without_lookaround`), which matches wherever the form does. Where a loose form
+//! (`patterns::without_lookaround`), which matches wherever the form does. Where a loose form
 //! matches first, the line is declined: the form may or may not match there, and only where
 //! it matches before the forms after it, or at the same place, can it be first.
 //!
@@ -17,6 +17,7 @@
 
 use std::sync::{Arc, OnceLock};
 
+use crate::patterns;
 use crate::pyre::{self, Translated};
 
 /// The name of the group holding form N (no Python group name of the catalogue starts so).
@@ -106,7 +107,7 @@ impl Hits {
             let pattern = if is_exact {
                 pattern.clone()
             } else {
-                pyre::without_lookaround(pattern)?
+                patterns::without_lookaround(pattern)?
             };
             branches.push(format!("(?P<{FORM}{index}>{pattern})"));
             exact.push(is_exact);
@@ -174,7 +175,7 @@ impl Hits {
 
     fn compiled(&self) -> Option<&Compiled> {
         let compiled =
-            (self.compiled).get_or_init(|| pyre::shared(&self.pattern, || self.compile().ok()));
+            (self.compiled).get_or_init(|| patterns::shared(&self.pattern, || self.compile().ok()));
         compiled.as_deref()
     }
 

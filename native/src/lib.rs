@@ -5,6 +5,7 @@ pub mod anatomy;
 pub mod anchors;
 pub mod chunk;
 pub mod core;
+pub mod evidence;
 pub mod firstpass;
 pub mod gutter;
 #[cfg(test)]
@@ -14,8 +15,12 @@ pub mod harmony;
 pub mod hits;
 mod json_line;
 mod lines;
+mod patterns;
 mod pieces;
+pub mod prefixes;
 pub mod pyre;
+pub mod rules;
+mod runs;
 pub mod stamps;
 mod tallies;
 #[cfg(test)]
@@ -379,7 +384,7 @@ mod python {
     /// A log line taken apart (harmony_doctor/logs/lines.py `anatomize`): made of lines.py's
     /// own patterns; `read` gives the line's `Line`, by `fallback` (Python) where Rust declines.
     #[pyclass(frozen, module = "harmony_doctor._native")]
-    struct Anatomy {
+    pub(crate) struct Anatomy {
         inner: crate::anatomy::Anatomy,
         /// per server shape: the server's name
         server_names: Vec<PyObject>,
@@ -458,7 +463,7 @@ mod python {
         }
 
         /// The line's `Line`: read here, or by the fallback where Rust declines.
-        fn read(
+        pub(crate) fn read(
             &self,
             py: Python<'_>,
             number: PyObject,

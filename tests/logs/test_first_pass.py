@@ -56,6 +56,14 @@ class _Counting:
         self.quiet += fed == firstpass.QUIET
         return fed
 
+    def absorb_run(
+        self, number: int, lines: list[str], start: int, room: int
+    ) -> tuple[int, int, Line | None, list[firstpass.Absorbed] | None]:
+        count, fed, line, sums = self.inner.absorb_run(number, lines, start, room)
+        self.absorbed += count
+        self.quiet += fed == firstpass.QUIET and start + count < len(lines)
+        return count, fed, line, sums
+
     def take(self) -> list[firstpass.Absorbed]:
         return self.inner.take()
 
@@ -63,23 +71,39 @@ class _Counting:
 Run = tuple[list[LogError], list[list[tuple[str, ProcessState]]], Line | None]
 
 
-def _run(lines: list[str], first: bool, skip: frozenset[int] = frozenset(), looks: int = 0) -> Run:
+def _run(
+    lines: list[str],
+    first: bool,
+    skip: frozenset[int] = frozenset(),
+    looks: int = 0,
+    windows: bool = False,
+) -> Run:
     """Feed `lines` (leaving out the numbers in `skip`, as scan leaves lines between windows)
-    to an extractor with the first pass or without; the failures, the processes' states every
-    `looks` lines and at the end, and the last line fed."""
+    to an extractor with the first pass or without, line by line or (`windows`) each run of
+    lines between two left out or looked at in one `feed_window`; the failures, the processes'
+    states every `looks` lines and at the end, and the last line fed."""
     extractor = _Extractor()
     if not first:
         extractor.first_pass = None
     found: list[LogError] = []
     states: list[list[tuple[str, ProcessState]]] = []
+    window: list[str] = []
     number = 0
     for number, raw in enumerate(lines, start=1):
         if number in skip:
+            found.extend(extractor.feed_window(number - len(window), window))
+            window = []
             continue
-        found.extend(extractor.feed(number, raw))
+        if windows:
+            window.append(raw)
+        else:
+            found.extend(extractor.feed(number, raw))
         if looks and number % looks == 0:
+            found.extend(extractor.feed_window(number + 1 - len(window), window))
+            window = []
             extractor.take_absorbed()
             states.append(_states(extractor))
+    found.extend(extractor.feed_window(number + 1 - len(window), window))
     found.extend(extractor.close(number))
     states.append(_states(extractor))
     return found, states, extractor.previous
@@ -90,11 +114,11 @@ def _states(extractor: _Extractor) -> list[tuple[str, ProcessState]]:
 
 
 def _same(lines: list[str], skip: frozenset[int] = frozenset(), looks: int = 0) -> None:
-    fast = _run(lines, True, skip, looks)
     slow = _run(lines, False, skip, looks)
-    assert fast[0] == slow[0]
-    assert fast[1] == slow[1]
-    assert fast[2] == slow[2]
+    for fast in (_run(lines, True, skip, looks), _run(lines, True, skip, looks, windows=True)):
+        assert fast[0] == slow[0]
+        assert fast[1] == slow[1]
+        assert fast[2] == slow[2]
 
 
 def _dense(windows: int, pids: int = 4) -> list[str]:
@@ -230,3 +254,21 @@ def test_the_first_pass_takes_its_line_facts_from_python() -> None:
     frame = prefix + "File x.rb:12, in g"
     assert ours.absorb(2, frame, 10) == firstpass.ABSORBED
     assert made(MODEL_OUTPUT, ".rb:").absorb(2, frame, 10) == firstpass.QUIET
+
+
+@needs_native
+def test_failures_due_within_one_run_come_out_as_line_by_line() -> None:
+    """A failure re-raised (its last sighting later) and another process's failure between
+    its two tracebacks fall due at different lines of one run of summed lines: `feed_window`
+    emits them in the order feeding line by line does, not sorted by their first lines."""
+    message = "Unexpected token 200002 while expecting start token 200006"
+    one, two = ERROR.format(pid=1, s=2), ERROR.format(pid=2, s=2)
+    lines = [WINDOW[0].format(pid=1, s=n) for n in range(5)]
+    lines += [one + t for t in traceback_lines(message)]
+    lines += [two + "openai_harmony.HarmonyError: Unknown role: assistantassistant"]
+    lines += [one, one + "During handling of the above exception, another exception occurred:"]
+    lines += [one, *(one + t for t in traceback_lines(message)[1:])]
+    lines += [WINDOW[2].format(pid=3, s=0)] * 100
+    _same(lines)
+    found = _run(lines, True, windows=True)[0]
+    assert [e.line for e in found] == [13, 12]  # the re-raised failure fell due last

@@ -1,0 +1,63 @@
+"""An error message being read, as the extractor (logs/extract.py) sees it: the candidate that
+may continue on the next lines, whether a line could close it, and what its line says around
+it (a request id; a mention of the error rather than a record of it)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from harmony_doctor.logs.lazy import Pattern
+from harmony_doctor.logs.lines import Line
+from harmony_doctor.logs.messages import MessageHit
+
+# Request ids a line may name: OpenAI-style ids, `request_id=...`, SGLang's `rid=...`.
+REQUEST_ID = Pattern(
+    r"\b(?:chatcmpl|cmpl|resp|req)[-_][0-9A-Za-z][\w-]*|\b(?:request_id|rid)=[\"']?([\w-]+)"
+)
+
+
+@dataclass
+class Candidate:
+    """An error line being read: it may continue on the next lines."""
+
+    line: Line
+    text: str
+    last_line: int
+    hit: MessageHit
+    continued: int = 0
+    lead: Line | None = None  # a prefix-only line just before (LM Studio's timestamp line)
+    stale: bool = False  # text grew since `hit` was read
+    offset: int = 0  # where in `text` to look for the message (a second one on a line)
+
+
+def reread(candidate: Candidate, find_hit: Callable[[str, int], MessageHit | None]) -> None:
+    hit = find_hit(candidate.text, candidate.offset)
+    if hit is not None:  # always: the text still starts with the same message
+        candidate.hit = hit
+    candidate.stale = False
+
+
+def may_close(hit: MessageHit, text: str) -> bool:
+    """Whether `text` could end the open message: its closing quote, `]` or `)`."""
+    if hit.quote is not None:
+        return hit.quote in text
+    remainder = hit.remainder
+    if remainder is not None and remainder.form == "list":
+        return "]" in text
+    if remainder is not None and remainder.form == "some":
+        return ")" in text
+    return True
+
+
+def request_id_of(text: str) -> str | None:
+    """The request id a line names around its message (never in it: that is model text)."""
+    found = REQUEST_ID.search(text)
+    return None if found is None else found.group(1) or found.group(0)
+
+
+def is_mention(hit: MessageHit) -> bool:
+    """`...remaining in message header` with nothing after it: openai-harmony always writes
+    the words, so this is someone naming the error (an issue's title, a sentence)."""
+    remainder = hit.remainder
+    return hit.name == "leftover" and remainder is not None and remainder.form == "absent"

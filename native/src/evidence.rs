@@ -1,0 +1,96 @@
+//! The server a log line is evidence of (harmony_doctor/logs/servers.py `_server_evidence`):
+//! the path of the traceback frame it shows (Python names that path's server), else the
+//! server shape its words match first.
+
+use crate::anatomy::{is_blank, Spec};
+use crate::patterns;
+use crate::pyre::Translated;
+
+/// The server evidence of a line's words or frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Evidence {
+    None,
+    /// The path of the traceback frame the line shows (Python's `path_server` names it).
+    Frame(String),
+    /// The server shape (an index into `Spec::server_groups`) its words match first.
+    Server(usize),
+}
+
+/// The patterns evidence is read by.
+pub(crate) struct Servers {
+    frame: Translated,
+    frame_path: usize,
+    /// `frame_start` with the `"` before a frame's path
+    frame_quoted: Vec<u8>,
+    servers: Translated,
+    /// per branch of `servers`, in order: the branch alone, and its server shape (an index
+    /// into `Spec::server_groups`)
+    server_branches: Vec<(Translated, usize)>,
+}
+
+impl Servers {
+    pub(crate) fn new(spec: &Spec) -> Result<Servers, String> {
+        let frame = Translated::new(&spec.frame, false)?;
+        let frame_path = frame.group(&spec.frame_path)?;
+        let servers = Translated::new(&spec.servers, false)?;
+        // each branch of the alternation is one server shape's group (servers.py `_ANY_SERVER`)
+        let server_branches = patterns::branches(&spec.servers)?
+            .iter()
+            .map(|branch| {
+                let regex = Translated::new(branch, false)?;
+                let index = (spec.server_groups.iter())
+                    .position(|n| regex.group(n).is_ok())
+                    .ok_or_else(|| format!("{branch:?}: no server shape's group"))?;
+                Ok((regex, index))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(Servers {
+            frame,
+            frame_path,
+            frame_quoted: [spec.frame_start.as_bytes(), b"\""].concat(),
+            servers,
+            server_branches,
+        })
+    }
+
+    /// `_server_evidence`: the path of a frame the line shows, else the server its words name.
+    pub(crate) fn evidence(&self, b: &[u8]) -> Evidence {
+        if memchr::memmem::find(b, &self.frame_quoted).is_some() {
+            let spaced: Vec<u8> = b
+                .iter()
+                .map(|&c| if c == b'|' { b' ' } else { c })
+                .collect();
+            let start = spaced
+                .iter()
+                .position(|&c| !is_blank(c))
+                .unwrap_or(spaced.len());
+            let end = spaced
+                .iter()
+                .rposition(|&c| !is_blank(c))
+                .map_or(start, |i| i + 1);
+            let stripped = &spaced[start..end.max(start)];
+            let mut locs = self.frame.regex.capture_locations();
+            if self
+                .frame
+                .regex
+                .captures_read(&mut locs, stripped)
+                .is_some()
+            {
+                let (s, e) = locs.get(self.frame_path).unwrap_or((0, 0));
+                // ASCII: any cut is a character boundary
+                return Evidence::Frame(String::from_utf8_lossy(&stripped[s..e]).into_owned());
+            }
+        }
+        // the lazy DFA first: most lines name no server, and need no capture engine
+        let Some(found) = self.servers.regex.find(b) else {
+            return Evidence::None;
+        };
+        // the leftmost match's shape: the first branch that matches where it starts (a
+        // branch's leftmost match from there starts there if it can)
+        let at = found.start();
+        let index = (self.server_branches.iter())
+            .find(|(regex, _)| regex.regex.find_at(b, at).is_some_and(|m| m.start() == at))
+            .map(|&(_, index)| index);
+        index.map_or(Evidence::None, Evidence::Server)
+    }
+}

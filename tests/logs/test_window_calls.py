@@ -1,0 +1,53 @@
+"""Calls from Python into the Rust extension per failure window of a scan (issue 35: the
+first pass takes a window's run of ordinary lines in one `FirstPass.absorb_run`, not one
+`absorb` a line), counted with benchmarks/seam.py's profile hook on a generated vLLM log."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from harmony_doctor.native import native_available
+from tests.logs.crossings import scan_crossings
+from tests.watch.vllm_logs import log
+
+pytestmark = pytest.mark.skipif(not native_available(), reason="the Rust extension is not built")
+
+# What reading a failure window costs today: one `absorb_run` per run of ordinary lines (8:
+# one before the traceback, one after each of its 6 lines Python reads, each handing back the
+# next line's `Line`, read in Rust, and the sums to take before it; one for the blank line scan
+# feeds between two windows), and `Hits.find` on the 2 lines that may hold a message. Before
+# the runs: 47 (38 `absorb`, 6 `Anatomy.read`, 2 `Hits.find`, 1 `take`).
+CALLS_PER_WINDOW = 10
+WINDOW_CLASSES = ("FirstPass.", "Anatomy.", "Hits.")
+ONCE_PER_SCAN = ("FirstPass.fresh", "Anatomy.counts", "Hits.counts")
+
+
+def _calls(path: Path) -> Counter[str]:
+    crossings, result = scan_crossings(path)
+    calls: Counter[str] = crossings.calls
+    calls["events"] = len(result.events)
+    return calls
+
+
+def test_a_failure_window_costs_a_few_calls_into_rust(tmp_path: Path) -> None:
+    data, truth = log(0, 2000, every=25)
+    path = tmp_path / "vllm.log"
+    path.write_bytes(data)
+    calls = _calls(path)
+    failures = sum(truth.values())
+    assert failures == 80
+    assert calls["events"] == failures
+    per_window = sum(
+        n
+        for name, n in calls.items()
+        if name.startswith(WINDOW_CLASSES) and name not in ONCE_PER_SCAN
+    )
+    assert per_window <= CALLS_PER_WINDOW * failures, (per_window / failures, dict(calls))
+    # the window's ordinary lines are summed in runs, not a call each, and the lines Python
+    # reads come back read with them
+    assert calls["FirstPass.absorb"] == 0, dict(calls)
+    assert calls["Anatomy.read"] == 0, dict(calls)
+    assert calls["FirstPass.take"] <= 1, dict(calls)
