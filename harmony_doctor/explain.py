@@ -306,7 +306,9 @@ def _completion(piece: Piece) -> bool:
     if piece.kind == "ids":
         return True
     if body.startswith("<|"):
-        return True
+        from harmony_doctor.evidence import combine
+
+        return not combine.named_in_prose(body)
     if piece.kind != "block":
         return False
     try:
