@@ -439,7 +439,8 @@ def _first_failing(
     """The diagnosis of the first piece that shows an error, replayed as the fragment it is
     (a piece a person cut short is not judged where it stops); None when none does. Token ids
     are what a model wrote, never a person's illustration: a warning their replay gives (a
-    header without <|channel|>) is a finding too."""
+    header without <|channel|>) is a finding too, as is a warning of a shape only a model
+    writes (`_a_finding`)."""
     from harmony_doctor.harmony.vocab import START
     from harmony_doctor.streams.diagnose import diagnose
 
@@ -454,9 +455,17 @@ def _first_failing(
         result = diagnose(
             inp, known, "none" if opened else role, strict=strict, open_stream=piece.elided
         )
-        if any(f.severity == "error" or piece.kind == "ids" for f in result.findings):
+        if any(_a_finding(f.code, f.severity, piece) for f in result.findings):
             return result
     return None
+
+
+def _a_finding(code: str, severity: str, piece: Piece) -> bool:
+    """Whether what a quoted piece's replay found is a finding of the paste: an error, anything
+    in token ids (a model's own), or a warning of a shape only a model writes (HD202's)."""
+    from harmony_doctor.faults.rules import RULES
+
+    return severity == "error" or piece.kind == "ids" or RULES[code].model_only
 
 
 def _loader(vocab: Vocab | Path | None) -> Callable[[], Vocab]:

@@ -546,3 +546,14 @@ def test_a_sentence_broken_at_the_token_it_names_is_not_replayed() -> None:
     )
     assert findings(prose) == ()
     assert [s.code for s in findings(reply)] == ["HD141"]  # a message's opening is output
+
+
+def test_a_quoted_shape_only_a_model_writes_is_a_finding_though_a_warning() -> None:
+    text = (
+        "Structured output breaks: the model writes "
+        '`<|start|>assistant<|channel|>final <|constrain|>json<|message|>{"ok": true}` and '
+        "the client gets a tool call instead of the answer."
+    )
+    assert [s.code for s in findings(text)] == ["HD202"]
+    illustrated = text.replace("final <|constrain|>json", "final")
+    assert findings(illustrated) == ()  # a well-formed message a person quotes is no finding
