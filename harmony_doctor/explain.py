@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from harmony_doctor.evidence.prose import Description
     from harmony_doctor.harmony.vocab import Vocab
     from harmony_doctor.inputs.reader import TextInput
-    from harmony_doctor.models import Diagnosis, LogError
+    from harmony_doctor.models import Diagnosis, LogError, TokenInput
     from harmony_doctor.streams.guided import LogCheck, StreamCheck
 
 _OUTPUT_IDS = re.compile(r"\boutput_token_ids\s*[:=]\s*\[")
@@ -399,8 +399,14 @@ def explain_input(
         known = loaded()
         inp = token_input.parse_tokens(reading.stream, known.encode, input_format, request)
         opened = open_stream or reading.prompt
-        result = diagnose(inp, known.ready_to_judge(), role, strict=strict, open_stream=opened)
-        if reading.shown and not result.findings:  # clean Harmony a user was shown as text
+        if _raw_prompt(inp, reading.stream):
+            found = ()  # no Harmony stream: nothing to replay
+            reading = replace(reading, note=RAW_PROMPT)
+        else:
+            judged = known.ready_to_judge()
+            result = diagnose(inp, judged, role, strict=strict, open_stream=opened)
+        if result is not None and reading.shown and not result.findings:
+            # clean Harmony a user was shown as text
             from harmony_doctor.logs.describe import shown_markup
 
             found = (shown_markup(reading.stream, reading.offset + 1),)
@@ -431,6 +437,27 @@ def explain_input(
         lark, source = read_text(str(grammar_file)) if grammar_file is not None else (None, "")
         stream_check = check_stream(result, known, lark, source)
     return ExplainedStream(result, stream_check)
+
+
+RAW_PROMPT = (
+    "a logged prompt's token ids with no Harmony special token: a raw prompt, or another "
+    "model's vocabulary; no Harmony stream to replay"
+)
+
+
+def _raw_prompt(inp: TokenInput, text: str) -> bool:
+    """Whether `inp` is a logged prompt's ids only (no completion ids) holding no special token:
+    a gpt-oss chat prompt always holds <|start|> and <|message|>, so these are a raw text
+    prompt or another model's vocabulary (a Llama 3 prompt opens with 128000), never messages
+    to replay as a reply."""
+    from harmony_doctor.harmony.vocab import FIRST_SPECIAL
+
+    return (
+        inp.format == "vllm-log"
+        and "prompt_token_ids" in text
+        and _OUTPUT_IDS.search(text) is None
+        and all(token < FIRST_SPECIAL for token in inp.tokens)
+    )
 
 
 def _first_failing(

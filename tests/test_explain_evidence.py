@@ -557,3 +557,20 @@ def test_a_quoted_shape_only_a_model_writes_is_a_finding_though_a_warning() -> N
     assert [s.code for s in findings(text)] == ["HD202"]
     illustrated = text.replace("final <|constrain|>json", "final")
     assert findings(illustrated) == ()  # a well-formed message a person quotes is no finding
+
+
+def _request_log(ids: list[int]) -> str:
+    return (
+        "INFO 05-01 09:00:00 logger.py:39] Received request cmpl-7-0: prompt: 'Ciao, come "
+        f"stai?', params: SamplingParams(n=1, max_tokens=50), prompt_token_ids: {ids}, "
+        "lora_request: None\n"
+    )
+
+
+def test_a_logged_prompts_ids_without_any_special_token_are_no_harmony_stream() -> None:
+    raw = hd.explain_text(_request_log([2, 34, 1567, 983, 20, 11, 4023, 30]), vocab())
+    assert isinstance(raw, hd.LogExplanation) and raw.errors == ()
+    assert raw.note is not None and "no Harmony stream" in raw.note
+    # a gpt-oss prompt holds its special tokens: it is replayed as before
+    chat = hd.explain_text(_request_log([200006, 1428, 200008, 12194, 200007]), vocab())
+    assert isinstance(chat, hd.Diagnosis)
