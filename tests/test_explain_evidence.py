@@ -574,3 +574,11 @@ def test_a_logged_prompts_ids_without_any_special_token_are_no_harmony_stream() 
     # a gpt-oss prompt holds its special tokens: it is replayed as before
     chat = hd.explain_text(_request_log([200006, 1428, 200008, 12194, 200007]), vocab())
     assert isinstance(chat, hd.Diagnosis)
+
+
+def test_an_engines_error_quoted_with_its_head_elided_is_found() -> None:
+    text = (
+        "With streaming on, the last chunk is replaced by an error frame "
+        '`data: {"error": {"message": "...expected peg-native format"}}` and no [DONE].'
+    )
+    assert [s.code for s in findings(text)] == ["HD183"]
