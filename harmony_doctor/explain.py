@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from harmony_doctor.evidence.prose import Description
     from harmony_doctor.harmony.vocab import Vocab
     from harmony_doctor.inputs.reader import TextInput
-    from harmony_doctor.models import Diagnosis, LogError
+    from harmony_doctor.models import Diagnosis, LogError, TokenInput
     from harmony_doctor.streams.guided import LogCheck, StreamCheck
 
 _OUTPUT_IDS = re.compile(r"\boutput_token_ids\s*[:=]\s*\[")
@@ -306,7 +306,9 @@ def _completion(piece: Piece) -> bool:
     if piece.kind == "ids":
         return True
     if body.startswith("<|"):
-        return True
+        from harmony_doctor.evidence import combine
+
+        return not combine.named_in_prose(body)
     if piece.kind != "block":
         return False
     try:
@@ -397,8 +399,14 @@ def explain_input(
         known = loaded()
         inp = token_input.parse_tokens(reading.stream, known.encode, input_format, request)
         opened = open_stream or reading.prompt
-        result = diagnose(inp, known.ready_to_judge(), role, strict=strict, open_stream=opened)
-        if reading.shown and not result.findings:  # clean Harmony a user was shown as text
+        if _raw_prompt(inp, reading.stream):
+            found = ()  # no Harmony stream: nothing to replay
+            reading = replace(reading, note=RAW_PROMPT)
+        else:
+            judged = known.ready_to_judge()
+            result = diagnose(inp, judged, role, strict=strict, open_stream=opened)
+        if result is not None and reading.shown and not result.findings:
+            # clean Harmony a user was shown as text
             from harmony_doctor.logs.describe import shown_markup
 
             found = (shown_markup(reading.stream, reading.offset + 1),)
@@ -431,13 +439,35 @@ def explain_input(
     return ExplainedStream(result, stream_check)
 
 
+RAW_PROMPT = (
+    "a logged prompt's token ids with no Harmony special token: a raw prompt, or another "
+    "model's vocabulary; no Harmony stream to replay"
+)
+
+
+def _raw_prompt(inp: TokenInput, text: str) -> bool:
+    """Whether `inp` is a logged prompt's ids only (no completion ids) holding no special token:
+    a gpt-oss chat prompt always holds <|start|> and <|message|>, so these are a raw text
+    prompt or another model's vocabulary (a Llama 3 prompt opens with 128000), never messages
+    to replay as a reply."""
+    from harmony_doctor.harmony.vocab import FIRST_SPECIAL
+
+    return (
+        inp.format == "vllm-log"
+        and "prompt_token_ids" in text
+        and _OUTPUT_IDS.search(text) is None
+        and all(token < FIRST_SPECIAL for token in inp.tokens)
+    )
+
+
 def _first_failing(
     pieces: tuple[Piece, ...], vocab: Vocab, role: ParseRole, strict: bool
 ) -> Diagnosis | None:
     """The diagnosis of the first piece that shows an error, replayed as the fragment it is
     (a piece a person cut short is not judged where it stops); None when none does. Token ids
     are what a model wrote, never a person's illustration: a warning their replay gives (a
-    header without <|channel|>) is a finding too."""
+    header without <|channel|>) is a finding too, as is a warning of a shape only a model
+    writes (`_a_finding`)."""
     from harmony_doctor.harmony.vocab import START
     from harmony_doctor.streams.diagnose import diagnose
 
@@ -452,9 +482,17 @@ def _first_failing(
         result = diagnose(
             inp, known, "none" if opened else role, strict=strict, open_stream=piece.elided
         )
-        if any(f.severity == "error" or piece.kind == "ids" for f in result.findings):
+        if any(_a_finding(f.code, f.severity, piece) for f in result.findings):
             return result
     return None
+
+
+def _a_finding(code: str, severity: str, piece: Piece) -> bool:
+    """Whether what a quoted piece's replay found is a finding of the paste: an error, anything
+    in token ids (a model's own), or a warning of a shape only a model writes (HD202's)."""
+    from harmony_doctor.faults.rules import RULES
+
+    return severity == "error" or piece.kind == "ids" or RULES[code].model_only
 
 
 def _loader(vocab: Vocab | Path | None) -> Callable[[], Vocab]:

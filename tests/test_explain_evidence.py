@@ -473,3 +473,112 @@ def test_an_article_that_goes_on_to_show_markup_is_no_completion() -> None:
         "Since then every reply our logs keep ends in <|return|>.\n"
     )
     assert findings(text) == ()
+
+
+# Fourth blind set (issue 33 again): each family below on a shape of its own, besides the paste
+# that showed it (tests/pastes/texts/133-...).
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a header whose tokens a detokenizer dropped: role, recipient, channel, content type
+        "The chat window showed:\n\n```\nassistant to=functions.lookup_order commentary json\n"
+        '{"order_id": 42}\n```\n',
+        "The reply ended with:\n\n```\nassistant to=python code\nprint(1)\n```\n",
+        "It answered: analysis Check the docs. assistantanalysis to=browser.search code",
+    ],
+)
+def test_a_header_stripped_of_its_tokens_is_stripped_markup(text: str) -> None:
+    assert [s.code for s in findings(text)] == ["HD206"]
+
+
+def test_the_word_assistant_in_prose_is_no_stripped_header() -> None:
+    header = "```\nassistant to=functions.lookup_order json\n{}\n```"
+    prose = "The assistant to=functions.lookup_order routing is described in the docs."
+    assert [s.code for s in findings(header)] == ["HD206"]
+    assert findings(prose) == ()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Llama 3.3 tool calls fail: `Failed to parse input at pos 37: <|python_start|>` again",
+        'llama-server log:\nload_model: loading model "Qwen3-8B-Q4_K_M.gguf"\n'
+        "srv  send_error: task id = 3, error: Failed to parse input at pos 0: hi",
+        "LM Studio with Mistral-Small-3.2:\n`Model failed to generate a tool call / Failed to "
+        'parse arguments for tool "search": params requires property "q"`',
+    ],
+)
+def test_an_engines_generic_error_from_another_named_model_is_no_harmony_failure(
+    text: str,
+) -> None:
+    assert findings(text) == ()
+
+
+def test_an_engines_generic_error_is_harmonys_when_gpt_oss_is_named() -> None:
+    text = (
+        "gpt-oss-20b on llama-server (Qwen3 works fine):\n"
+        "srv  send_error: task id = 3, error: Failed to parse input at pos 0: hi"
+    )
+    assert [s.code for s in findings(text)] == ["HD183"]
+    assert findings(text.replace("gpt-oss-20b", "it")) == ()  # then Qwen3 is the one named
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The template should render the<|channel|>name before the message.",
+        "Our docs call this the <|constrain|> token; the parser drops its<|constrain|>suffix.",
+    ],
+)
+def test_a_token_a_sentence_names_is_no_markup_glued_to_a_name(text: str) -> None:
+    assert findings(text) == ()
+
+
+def test_a_sentence_broken_at_the_token_it_names_is_not_replayed() -> None:
+    prose = (
+        "The model is trained to end a tool call's header with\n"
+        "<|constrain|>jsonbefore the arguments. When the template drops it, the model "
+        "stops writing it in later turns too.\n"
+    )
+    reply = (
+        "The reply we got back:\n\n<|channel|>analysis The user asks for the weather in "
+        "Paris today, so look it up now.\n"
+    )
+    assert findings(prose) == ()
+    assert [s.code for s in findings(reply)] == ["HD141"]  # a message's opening is output
+
+
+def test_a_quoted_shape_only_a_model_writes_is_a_finding_though_a_warning() -> None:
+    text = (
+        "Structured output breaks: the model writes "
+        '`<|start|>assistant<|channel|>final <|constrain|>json<|message|>{"ok": true}` and '
+        "the client gets a tool call instead of the answer."
+    )
+    assert [s.code for s in findings(text)] == ["HD202"]
+    illustrated = text.replace("final <|constrain|>json", "final")
+    assert findings(illustrated) == ()  # a well-formed message a person quotes is no finding
+
+
+def _request_log(ids: list[int]) -> str:
+    return (
+        "INFO 05-01 09:00:00 logger.py:39] Received request cmpl-7-0: prompt: 'Ciao, come "
+        f"stai?', params: SamplingParams(n=1, max_tokens=50), prompt_token_ids: {ids}, "
+        "lora_request: None\n"
+    )
+
+
+def test_a_logged_prompts_ids_without_any_special_token_are_no_harmony_stream() -> None:
+    raw = hd.explain_text(_request_log([2, 34, 1567, 983, 20, 11, 4023, 30]), vocab())
+    assert isinstance(raw, hd.LogExplanation) and raw.errors == ()
+    assert raw.note is not None and "no Harmony stream" in raw.note
+    # a gpt-oss prompt holds its special tokens: it is replayed as before
+    chat = hd.explain_text(_request_log([200006, 1428, 200008, 12194, 200007]), vocab())
+    assert isinstance(chat, hd.Diagnosis)
+
+
+def test_an_engines_error_quoted_with_its_head_elided_is_found() -> None:
+    text = (
+        "With streaming on, the last chunk is replaced by an error frame "
+        '`data: {"error": {"message": "...expected peg-native format"}}` and no [DONE].'
+    )
+    assert [s.code for s in findings(text)] == ["HD183"]

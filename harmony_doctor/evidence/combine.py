@@ -22,6 +22,11 @@ def not_a_stream(text: str) -> bool:
     return markup.lists_tokens(text)
 
 
+def named_in_prose(piece: str) -> bool:
+    """Markup that is a sentence's, not output: a piece that is prose around a token."""
+    return markup.named_in_a_sentence(piece)
+
+
 def leaked(body: str) -> LogError | None:
     """A JSON document's returned field holding Harmony text stripped of its special tokens."""
     return markup.stripped_in_json(body)

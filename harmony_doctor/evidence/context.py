@@ -124,10 +124,13 @@ def one_per_failure(errors: tuple[LogError, ...]) -> tuple[LogError, ...]:
 
 
 _SPACE: Final = re.compile(r"\s+")
+# A quote's closing mark and the sentence that goes on after it (`...header`. The model ...`):
+# the words after it are the writer's, not the message's.
+_QUOTE_CLOSED: Final = re.compile(r"[`\u201d](?=[\s.,;:)]|$).*", re.S)
 
 
 def _core(message: str) -> str:
-    return _SPACE.sub("", message).lower().rstrip(".'\")")
+    return _SPACE.sub("", _QUOTE_CLOSED.sub("", message)).lower().rstrip(".'\")")
 
 
 def _one_failure(a: LogError, b: LogError) -> bool:

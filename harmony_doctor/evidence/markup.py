@@ -111,6 +111,8 @@ def glued_name(text: str) -> LogError | None:
         match = _GLUED_NAME.search(line)
         if match is None or match["name"].lower() in _NOT_NAMES:
             continue
+        if match["rest"] and match["rest"].lower() not in _HEADER_WORDS:
+            continue  # words around a token a sentence names (`the<|constrain|>modifier`)
         shown = match.group(0).strip(" `'\"(")
         return unparsed(
             rules.RULES["HD205"],
@@ -130,6 +132,12 @@ _NOT_NAMES: Final = frozenset(
 )
 
 
+# What may follow the markup glued to a name: the next header's own word (a channel, a content
+# type, a role), or nothing. Any other word is a sentence's, around a token it names, its
+# inline code's spaces lost when the page was copied as text.
+_HEADER_WORDS: Final = frozenset({"analysis", "commentary", "final", "json", "code", "assistant"})
+
+
 _PROMPT_OPEN: Final = re.compile(r"^\s*<\|start\|>(?:system|developer)<\|message\|>")
 _PROMPT_END: Final = re.compile(r"<\|start\|>assistant\s*$")
 
@@ -138,3 +146,17 @@ def rendered_prompt(text: str) -> bool:
     """Harmony text shaped as a rendered prompt: a system or developer message first, and the
     `<|start|>assistant` the model's reply follows at the end."""
     return _PROMPT_OPEN.match(text) is not None and _PROMPT_END.search(text) is not None
+
+
+_SENTENCE_END: Final = re.compile(r"[.!?:;)]\s*$")
+
+
+def named_in_a_sentence(text: str) -> bool:
+    """Markup a sentence names, its line broken where a page's inline code was (`<|constrain|>`
+    then `jsonfor tool arguments. When the template ...`): it opens with no message's opening
+    (<|start|>, <|channel|>), no <|message|> ever opens a body, and prose (a dozen words or
+    more, ending as a sentence does) fills what would be a header, which holds a few words."""
+    if "<|message|>" in text or text.lstrip().startswith(("<|start|>", "<|channel|>")):
+        return False  # a body opened, or a message's own opening: output, however long
+    words = _SPECIAL.sub(" ", text).split()
+    return len(words) >= 12 and _SENTENCE_END.search(text) is not None

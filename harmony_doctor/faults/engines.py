@@ -91,9 +91,10 @@ ENGINE_FORMS: Final[tuple[Form, ...]] = (
             "The model produced output that does not match the expected peg-native format",
             "common_chat_peg_parse: unparsed peg-native output: <|channel|>commentary??",
         ),
-        pattern=r"(?:the\s*model\s*produced\s*output\s*that\s*)?"
+        # its head may be elided by whoever quotes it (`...expected peg-native format...`)
+        pattern=r"(?:(?:the\s*model\s*produced\s*output\s*that\s*)?"
         + phrase("does not match")
-        + r"\s*(?:the\s*)?"
+        + r"\s*(?:the\s*)?|\.\.\.\s*)"
         + phrase("expected peg-native format")
         + "|"
         + phrase("unparsed peg-native output"),

@@ -17,3 +17,6 @@ class Rule:
     fix: str
     refs: tuple[str, ...] = ()
     catch_all: bool = False  # its kind's rule when no evidence names another (one per kind)
+    # a shape only a model writes, never a person illustrating the format: quoted in a paste,
+    # it is output, and its warning is a finding as an error's is
+    model_only: bool = False

@@ -26,6 +26,7 @@ WARNING_RULES = (
         "Use an openai-harmony with the fix, or ignore recipients that start with <|constrain|>.",
         ("openai/harmony#144", "vllm-project/vllm#45571"),
         catch_all=True,
+        model_only=True,
     ),
     Rule(
         "HD203",

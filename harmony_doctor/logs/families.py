@@ -21,9 +21,23 @@ HARMONY_SIGNS: Final = re.compile(
 ENGINE_KINDS: Final[frozenset[Kind]] = frozenset({"input_parse", "tool_call_parse"})
 
 
+# Other model families by name, as a paste or a log names the model that failed: a GLM, Qwen,
+# Llama 3, Mistral, Gemma, DeepSeek, Phi, Granite, LFM, Kimi, MiniMax, Hermes or PaddleOCR
+# model (`llama.cpp`, `llama-server` and `Llama Stack` are engines, not the Llama models).
+OTHER_MODEL: Final = re.compile(
+    r"\b(?:GLM-?\d|ChatGLM|Qwen\d*|QwQ|Llama[- ]?\d|Meta-Llama|Mi[sx]tral|Devstral|Magistral"
+    r"|Gemma[- ]?\d*|DeepSeek|Phi-\d|Granite|LFM\d|Kimi|MiniMax|Hermes|PaddleOCR)",
+    re.I,
+)
+
+
 def shows_another_family(text: str) -> bool:
-    """Whether `text` shows another family's tool-call markup and no sign of Harmony."""
-    return bool(OTHER_FAMILY.search(text)) and not HARMONY_SIGNS.search(text)
+    """Whether `text` shows another family's tool-call markup, or names another model family,
+    and shows no sign of Harmony (no markup, no gpt-oss): an engine's generic parse failure
+    in it is that model's, not Harmony's."""
+    return bool(OTHER_FAMILY.search(text) or OTHER_MODEL.search(text)) and not (
+        HARMONY_SIGNS.search(text)
+    )
 
 
 # JavaScript's parsers raise `SyntaxError: Unexpected token X`, X a character of the text (a

@@ -22,6 +22,11 @@ _GLUED = Pattern(
     r"|(?:^|output:\s*|['\"]|assistant|\s)(?:commentary|analysis)?\s*to=(?:functions|python|browser)"
     r"[\w.-]*\s*(?:json|code)\s*[{\[]"
     r"|assistant(?:json|code)\s*[{\[]"
+    # a header with its role, recipient, channel and content type glued or spaced, ending where
+    # the arguments begin or at the line's end: `assistant to=functions.f commentary json`,
+    # `assistantanalysis to=browser.open code`
+    r"|assistant(?:analysis|commentary|final)?\s*to=(?:functions|python|browser)[\w.-]*"
+    r"\s*(?:(?:analysis|commentary)\s*)?(?:json|code)\s*(?:[{\[]|$)"
 )
 
 

@@ -64,3 +64,20 @@ def test_two_processes_or_two_times_are_two_failures() -> None:
     ).replace("10:00:00", "10:05:00")
     found = extract_text(other)
     assert len(one_per_failure(found)) == 2
+
+
+def test_an_error_quoted_in_a_sentence_and_again_with_its_remainder_is_one_failure() -> None:
+    text = (
+        "Every other call ends in `HarmonyError: unexpected tokens remaining in message header`"
+        ". The reply comes back empty.\n\nFrom the server log:\n\n```\n"
+        "HarmonyError: unexpected tokens remaining in message header: "
+        'Some("I will look that up for you now")\n```\n'
+    )
+    found = extract_text(text)
+    assert len(found) == 2  # the sentence's quote and the log's line
+    (one,) = one_per_failure(found)
+    assert "look that up" in one.message
+    other = text.replace("look that up for you now", "x").replace(
+        "message header`", 'message header: Some("y")`'
+    )
+    assert len(one_per_failure(extract_text(other))) == 2  # two remainders: two failures
