@@ -96,7 +96,7 @@ GENERIC_FORMS: Final[tuple[Form, ...]] = (
         + r"header",
         canonical=None,
         anchors=(b"xpected", b"out of tokens", b"nexpected end of"),
-        keywords=("expected", "ran out"),
+        keywords=("expected", "ran"),
         generic=True,
     ),
     Form(
@@ -190,7 +190,7 @@ GENERIC_FORMS: Final[tuple[Form, ...]] = (
         r"|unexpected\s*(?:content|text|characters?)\s*(?:at|after)\s*(?:the\s*)?end\s*of\s*"
         r"(?:input|output|message)",
         anchors=(b"arse", b"match the expected", b"match expected", b"end of"),
-        keywords=("pars", "match", "end of"),
+        keywords=("pars", "match", "expected"),
         code="HD186",
         generic=True,
     ),

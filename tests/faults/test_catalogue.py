@@ -52,6 +52,19 @@ def test_examples_are_recognised_by_pattern_anchor_and_keyword(form: Form) -> No
 
 
 @pytest.mark.parametrize("form", MESSAGE_FORMS, ids=MESSAGE_IDS)
+def test_each_example_without_its_blanks_still_holds_a_keyword(form: Form) -> None:
+    """The forms' patterns take any blanks between words (`\\s*`), none too, so a keyword is
+    a run of one word: `ran out` let `ran\\tout of tokens` and `ranoutoftokens` past the
+    keyword gate while the pattern matched them (found by the property test of the Rust
+    search against the reference)."""
+    for example in form.examples:
+        squeezed = re.sub(r"\s+", "", example)
+        if re.search(form.pattern or "", squeezed, re.I):
+            assert any(word in squeezed.lower() for word in form.keywords), squeezed
+        assert messages.find_hit(squeezed) == messages.find_hit_reference(squeezed), squeezed
+
+
+@pytest.mark.parametrize("form", MESSAGE_FORMS, ids=MESSAGE_IDS)
 def test_the_log_reader_names_the_form_of_each_example(form: Form) -> None:
     for example in form.examples:
         hit = messages.find_hit(example)
