@@ -6,9 +6,10 @@ written to its count in /metrics, and the CPU it takes while the logs are idle.
 The log is benchmarks/make_logs.py's (a failure per 500 requests, its truth beside it, cached
 in --dir). Side by side, in one run:
 - backlog: `watch LOG --from-start --listen 127.0.0.1:PORT` until /metrics says every byte is
-  read (wall, CPU user+sys and peak RSS of the process, from /proc), against `mtail --one_shot`
-  (Debian's mtail) with a program counting the same lines (one counter by code, a regex per
-  message, and the access lines) under `/usr/bin/time -v`. Both counts are checked against
+  read (wall, CPU user+sys of the process and of the backlog's workers, the process's peak
+  RSS, from /proc), against `mtail --one_shot` (Debian's mtail) with a program counting the
+  same lines (one counter by code, a regex per message, and the access lines) under
+  `/usr/bin/time -v`. Both counts are checked against
   the truth: a difference prints MISMATCH.
 - latency: with watch following the log from its end, a failure's lines are appended, and
   /metrics is read every 10 ms until its count shows (median and worst of N).
@@ -67,8 +68,10 @@ def metrics(port: int) -> dict[str, float]:
 
 
 def cpu_seconds(pid: int) -> float:
+    """User and system CPU of the process and of its children it has waited for (the backlog's
+    worker processes, waited for when their pool shuts down, before the counts are shown)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
+    return sum(int(fields[i]) for i in (11, 12, 13, 14)) / TICK
 
 
 def peak_rss_mb(pid: int) -> float:

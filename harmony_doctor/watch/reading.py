@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Callable, Sequence
+from datetime import datetime
 
 from harmony_doctor.inputs.files import MAX_LINE
 from harmony_doctor.scan.records import FileScan, ScanOptions
@@ -53,7 +54,7 @@ class PieceStream(io.RawIOBase):
             piece = self.pieces[self.index]
             if piece.live and self.ends is None:
                 try:  # read the live file to its last newline: the rest is being written
-                    self.ends = _whole_lines_end(piece)
+                    self.ends = whole_lines_end(piece)
                 except OSError as exc:
                     self.failed = exc.strerror or type(exc).__name__
                     return b""
@@ -82,7 +83,7 @@ class PieceStream(io.RawIOBase):
         return b""
 
 
-def _whole_lines_end(piece: Piece) -> int:
+def whole_lines_end(piece: Piece) -> int:
     """Where the live piece's last newline ends; its end if the last UNENDED bytes (no newline
     in them) are many: a line that long is cut by scan anyway, and is not searched again."""
     floor = max(piece.pos, piece.end - UNENDED)
@@ -91,11 +92,16 @@ def _whole_lines_end(piece: Piece) -> int:
 
 
 def read_pieces(
-    pieces: Sequence[Piece], label: str, options: ScanOptions, stopped: Callable[[], bool]
+    pieces: Sequence[Piece],
+    label: str,
+    options: ScanOptions,
+    stopped: Callable[[], bool],
+    now: datetime | None = None,
 ) -> tuple[FileScan, str | None]:
-    """Read the pieces through scan: what they held, and a read error if one ended it."""
+    """Read the pieces through scan: what they held, and a read error if one ended it; `now`
+    dates year-less stamps (default: the current time)."""
     stream = PieceStream(pieces, stopped)
-    found = scan_stream(stream, label, options)  # type: ignore[arg-type]
+    found = scan_stream(stream, label, options, now)  # type: ignore[arg-type]
     return found, stream.failed
 
 

@@ -1,0 +1,283 @@
+"""A large backlog read on every core: the unread part of a regular file at a follower's first
+read (`--from-start`, or a resumed place far behind), cut at line ends into ranges that scan's
+own reading (scan_stream) reads in a pool of `jobs` worker processes, folded into one read's
+FileScan as if the backlog had been read as one stream.
+
+A range read alone lacks what lies beyond its ends: the context before a failure's error line,
+a traceback's start, the lines after it. So each range keeps the failures whose error line is
+at least MARGIN bytes from a cut, and a seam read over [cut - 2 MARGIN, cut + 2 MARGIN) keeps
+those within MARGIN of it: every failure is found by exactly one read that holds at least
+MARGIN bytes of its context on either side (a window reaches BEFORE + MAX_WINDOW bytes at
+most: scan/source.py). Lines, bytes and request counts are the ranges' (each line read once).
+The backlog's own end is the end of a read, as the one-stream read's is: the follower reads
+on from there. All or nothing: stopped midway (SIGTERM), the workers are ended and nothing is
+folded, so the saved place is the backlog's start and a restart reads it again, counting once.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from harmony_doctor.inputs.timestamps import HEAD, own_stamp
+from harmony_doctor.models import RequestTally, ScanEvent
+from harmony_doctor.scan.records import FileReport, FileScan, ScanOptions
+from harmony_doctor.watch.follow import Identity, Piece
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+SPLIT_BYTES = 64 * 1024 * 1024  # a backlog smaller than this is read as one stream
+MARGIN = 2 * 1024 * 1024  # context a read holds beyond the failures it keeps
+RANGES_PER_JOB = 2  # ranges per worker: a slow range delays the end less
+STAMP_REACH = 256 * 1024  # bytes looked through for a stamped line to cut at
+WAIT = 0.1  # seconds between looks at `stopped` while the workers read
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How a backlog is cut: below `split` bytes it is not, `margin` bytes of context each side
+    of a cut (tests cut small files with small ones)."""
+
+    split: int = SPLIT_BYTES
+    margin: int = MARGIN
+    per_job: int = RANGES_PER_JOB
+
+
+DEFAULT_LAYOUT = Layout()  # frozen, so one shared default is safe
+
+
+@dataclass(frozen=True)
+class Span:
+    """Bytes [start, end) of the file read as one stream, keeping the failures whose line
+    starts in [keep_from, keep_to); `anchor` (a cut) is where its lines are counted from;
+    `counted`: its lines, bytes and requests are the backlog's."""
+
+    start: int
+    end: int
+    keep_from: int
+    keep_to: int
+    anchor: int
+    counted: bool
+
+
+@dataclass(frozen=True)
+class SpanRead:
+    """What a span yielded: the failures it keeps, their lines counted from its anchor (the
+    anchor's line is 1), and its whole read when it is counted."""
+
+    events: tuple[ScanEvent, ...]
+    scan: FileScan | None
+
+
+def spans(fd: int, start: int, end: int, jobs: int, layout: Layout) -> list[Span]:
+    """The ranges and seams of the backlog [start, end) (`end` a line end), or none when it is
+    too small to share out, or every cut would fall in one long line."""
+    size = end - start
+    if jobs < 2 or size < layout.split:
+        return []
+    count = jobs * layout.per_job
+    cuts = [start]
+    for k in range(1, count):
+        cut = _stamped_line(fd, start + size * k // count, end)
+        if cut - cuts[-1] > 2 * layout.margin and end - cut > 2 * layout.margin:
+            cuts.append(cut)
+    if len(cuts) < 2:
+        return []
+    cuts.append(end)
+    m = layout.margin
+    out = []
+    for k in range(len(cuts) - 1):
+        a, b = cuts[k], cuts[k + 1]
+        keep_from = a if k == 0 else a + m
+        keep_to = b if k == len(cuts) - 2 else b - m
+        out.append(Span(a, b, keep_from, keep_to, a, counted=True))
+    for cut in cuts[1:-1]:
+        low = _line_start(fd, cut - 2 * m, cut)
+        high = _line_start(fd, cut + 2 * m, end)
+        out.append(Span(low, high, cut - m, cut + m, cut, counted=False))
+    return out
+
+
+def read_span(
+    opened: str, identity: Identity, span: Span, label: str, options: ScanOptions, now: datetime
+) -> SpanRead:
+    """Read one span (in a worker process): `opened` names the file (the parent's descriptor
+    under /proc, or its path), which must still be `identity`'s."""
+    from harmony_doctor.watch.reading import read_pieces
+
+    fd = os.open(opened, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if (info.st_dev, info.st_ino) != (identity.device, identity.inode):
+            raise OSError(f"{label}: not the file the watch opened")
+        head = _newlines(fd, span.start, span.keep_from)
+        anchor = _newlines(fd, span.start, span.anchor)
+        tail = _newlines(fd, span.keep_to, span.end)
+        piece = Piece(fd, identity, span.start, span.end, live=False)
+        found, failed = read_pieces([piece], label, options, lambda: False, now)
+    finally:
+        os.close(fd)
+    if failed is not None:
+        raise OSError(failed)
+    last = found.report.lines - tail
+    kept = tuple(replace(e, line=e.line - anchor) for e in found.events if head < e.line <= last)
+    return SpanRead(kept, replace(found, events=()) if span.counted else None)
+
+
+def read_backlog(
+    piece: Piece,
+    path: Path,
+    label: str,
+    options: ScanOptions,
+    stopped: Callable[[], bool],
+    layout: Layout = DEFAULT_LAYOUT,
+) -> FileScan | None:
+    """The backlog [piece.pos, piece.end) (a line end) read on `options.jobs` cores, as one
+    read's FileScan, and `piece.pos` moved to its end; None when it is not shared out (too
+    small, one process, a read failed or a worker died: the caller reads it as one stream), or
+    when `stopped` became true (nothing read, `piece.pos` unmoved)."""
+    planned = spans(piece.fd, piece.pos, piece.end, options.jobs, layout)
+    if not planned:
+        return None
+    proc = Path(f"/proc/{os.getpid()}/fd/{piece.fd}")
+    opened = str(proc if proc.exists() else path)
+    now = datetime.now()
+    calls = [(opened, piece.identity, span, label, options, now) for span in planned]
+    reads = _in_pool(calls, min(options.jobs, len(planned)), stopped)
+    if reads is None:
+        return None
+    piece.pos = piece.end
+    return _joined(planned, reads, label)
+
+
+def _in_pool(
+    calls: list[tuple[str, Identity, Span, str, ScanOptions, datetime]],
+    jobs: int,
+    stopped: Callable[[], bool],
+) -> list[SpanRead] | None:
+    """Every span read in a pool of `jobs` workers (scan's: scan/pool.py), in order; None when
+    stopped or when a read failed (the workers are ended at once)."""
+    import multiprocessing
+    from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    from harmony_doctor.scan.pool import start_tracker, starting, stop, worker_start
+
+    context = multiprocessing.get_context("spawn")  # as scan's pool: no fork under threads
+    start_tracker()
+    pool = ProcessPoolExecutor(
+        max_workers=jobs, mp_context=context, initializer=worker_start, initargs=(os.getpid(),)
+    )
+    futures: list[Future[SpanRead]] = []
+    try:
+        with starting():
+            futures = [pool.submit(read_span, *call) for call in calls]
+        pending: set[Future[SpanRead]] = set(futures)
+        failed: list[BaseException] = []
+        while pending and not failed and not stopped():
+            _, pending = wait(pending, timeout=WAIT, return_when=FIRST_EXCEPTION)
+            failed = [e for f in futures if f.done() and (e := f.exception()) is not None]
+    except BaseException:
+        stop(pool)
+        raise
+    if pending or failed:
+        stop(pool)
+        bug = next((e for e in failed if not isinstance(e, (OSError, BrokenProcessPool))), None)
+        if bug is not None:
+            raise bug  # a bug in the reading: shown, not hidden by the one-stream read
+        return None
+    pool.shutdown()
+    return [f.result() for f in futures]
+
+
+def _joined(planned: list[Span], reads: list[SpanRead], label: str) -> FileScan:
+    """The spans' reads as one read of the backlog: events in line order, lines numbered from
+    the backlog's start, requests and counts summed; the server the first range that named one
+    found (the one-stream read names it from its first window or access line)."""
+    lines_before: dict[int, int] = {}
+    lines = size = cut_lines = 0
+    tallies: list[RequestTally] = []
+    server = None
+    for span, read in zip(planned, reads, strict=True):
+        if read.scan is None:
+            continue
+        lines_before[span.anchor] = lines
+        lines += read.scan.report.lines
+        size += read.scan.report.bytes
+        cut_lines += read.scan.report.cut_lines
+        tallies.extend(read.scan.tallies)
+        server = server or next((t.server for t in read.scan.tallies if t.server), None)
+        server = server or next((e.server for e in read.scan.events if e.server), None)
+    events = sorted(
+        (
+            replace(e, line=e.line + lines_before[span.anchor], file=label)
+            for span, read in zip(planned, reads, strict=True)
+            for e in read.events
+        ),
+        key=lambda e: e.line,
+    )
+    if server is not None:
+        events = [e if e.server else replace(e, server=server) for e in events]
+        tallies = [t if t.server else replace(t, server=server) for t in tallies]
+    report = FileReport(label, "ok", None, size, lines, len(events), cut_lines)
+    return FileScan(tuple(events), tuple(_summed(tallies)), report)
+
+
+def _summed(tallies: list[RequestTally]) -> list[RequestTally]:
+    """Tallies of the same cell (file, pid, server, hour, origin, kind) added up."""
+    cells: dict[RequestTally, int] = {}
+    for tally in tallies:
+        cell = replace(tally, count=0)
+        cells[cell] = cells.get(cell, 0) + tally.count
+    return [replace(cell, count=n) for cell, n in cells.items()]
+
+
+def _stamped_line(fd: int, at: int, end: int) -> int:
+    """The first line at or after `at` that carries its own time stamp, within STAMP_REACH
+    bytes (else the first line start): a read that starts there counts its requests in the
+    hours the one-stream read counts them in (a line without a stamp takes the last one's)."""
+    first = _line_start(fd, at, end)
+    data = os.pread(fd, min(STAMP_REACH, end - first), first)
+    pos = 0
+    while pos < len(data):
+        cut = data.find(b"\n", pos)
+        if cut < 0:
+            break
+        if own_stamp(data[pos : min(pos + HEAD, cut)]) is not None:
+            return first + pos
+        pos = cut + 1
+    return first
+
+
+def _line_start(fd: int, at: int, end: int) -> int:
+    """The first line start at or after `at` (`end` if none before it)."""
+    if at <= 0:
+        return 0
+    step = 64 * 1024
+    pos = at - 1  # a line starts at `at` when the byte before it is a newline
+    while pos < end:
+        data = os.pread(fd, min(step, end - pos), pos)
+        if not data:
+            break
+        found = data.find(b"\n")
+        if found >= 0:
+            return min(pos + found + 1, end)
+        pos += len(data)
+    return end
+
+
+def _newlines(fd: int, start: int, end: int) -> int:
+    """Newlines in the file's bytes [start, end)."""
+    count, pos, step = 0, start, 1 << 20
+    while pos < end:
+        data = os.pread(fd, min(step, end - pos), pos)
+        if not data:
+            break
+        count += data.count(b"\n")
+        pos += len(data)
+    return count
