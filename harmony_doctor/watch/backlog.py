@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from harmony_doctor.inputs.timestamps import HEAD, own_stamp
 from harmony_doctor.models import RequestTally, ScanEvent
+from harmony_doctor.scan.documents import DOCUMENT_BYTES
 from harmony_doctor.scan.records import FileReport, FileScan, ScanOptions
 from harmony_doctor.watch.follow import Identity, Piece
 
@@ -34,6 +35,9 @@ if TYPE_CHECKING:
 SPLIT_BYTES = 64 * 1024 * 1024  # a backlog smaller than this is read as one stream
 MARGIN = 2 * 1024 * 1024  # context a read holds beyond the failures it keeps
 RANGES_PER_JOB = 2  # ranges per worker: a slow range delays the end less
+# A range is never smaller than this: one the size of a document (scan/documents.py) could be
+# read as a token-stream document, not as a part of a log.
+LEAST_RANGE = 2 * DOCUMENT_BYTES
 STAMP_REACH = 256 * 1024  # bytes looked through for a stamped line to cut at
 WAIT = 0.1  # seconds between looks at `stopped` while the workers read
 
@@ -46,6 +50,7 @@ class Layout:
     split: int = SPLIT_BYTES
     margin: int = MARGIN
     per_job: int = RANGES_PER_JOB
+    least: int = LEAST_RANGE
 
 
 DEFAULT_LAYOUT = Layout()  # frozen, so one shared default is safe
@@ -68,10 +73,13 @@ class Span:
 @dataclass(frozen=True)
 class SpanRead:
     """What a span yielded: the failures it keeps, their lines counted from its anchor (the
-    anchor's line is 1), and its whole read when it is counted."""
+    anchor's line is 1), its whole read when it is counted, the server it named (the first
+    one its windows or access lines name), and whether it read logged completions."""
 
     events: tuple[ScanEvent, ...]
     scan: FileScan | None
+    server: str | None
+    completions: bool
 
 
 def spans(fd: int, start: int, end: int, jobs: int, layout: Layout) -> list[Span]:
@@ -80,7 +88,7 @@ def spans(fd: int, start: int, end: int, jobs: int, layout: Layout) -> list[Span
     size = end - start
     if jobs < 2 or size < layout.split:
         return []
-    count = jobs * layout.per_job
+    count = min(jobs * layout.per_job, size // layout.least)
     cuts = [start]
     for k in range(1, count):
         cut = _stamped_line(fd, start + size * k // count, end)
@@ -97,7 +105,7 @@ def spans(fd: int, start: int, end: int, jobs: int, layout: Layout) -> list[Span
         keep_to = b if k == len(cuts) - 2 else b - m
         out.append(Span(a, b, keep_from, keep_to, a, counted=True))
     for cut in cuts[1:-1]:
-        low = _line_start(fd, cut - 2 * m, cut)
+        low = _line_start_before(fd, cut - 2 * m)
         high = _line_start(fd, cut + 2 * m, end)
         out.append(Span(low, high, cut - m, cut + m, cut, counted=False))
     return out
@@ -108,7 +116,7 @@ def read_span(
 ) -> SpanRead:
     """Read one span (in a worker process): `opened` names the file (the parent's descriptor
     under /proc, or its path), which must still be `identity`'s."""
-    from harmony_doctor.watch.reading import read_pieces
+    from harmony_doctor.watch.reading import read_source
 
     fd = os.open(opened, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     try:
@@ -119,14 +127,16 @@ def read_span(
         anchor = _newlines(fd, span.start, span.anchor)
         tail = _newlines(fd, span.keep_to, span.end)
         piece = Piece(fd, identity, span.start, span.end, live=False)
-        found, failed = read_pieces([piece], label, options, lambda: False, now)
+        found, source, failed = read_source([piece], label, options, lambda: False, now)
     finally:
         os.close(fd)
     if failed is not None:
         raise OSError(failed)
     last = found.report.lines - tail
     kept = tuple(replace(e, line=e.line - anchor) for e in found.events if head < e.line <= last)
-    return SpanRead(kept, replace(found, events=()) if span.counted else None)
+    server = None if source is None else source.server
+    logged = source is not None and bool(source.completed or source.rejected)
+    return SpanRead(kept, replace(found, events=()) if span.counted else None, server, logged)
 
 
 def read_backlog(
@@ -149,10 +159,20 @@ def read_backlog(
     now = datetime.now()
     calls = [(opened, piece.identity, span, label, options, now) for span in planned]
     reads = _in_pool(calls, min(options.jobs, len(planned)), stopped)
-    if reads is None:
+    if reads is None or not _joinable(reads):
         return None
     piece.pos = piece.end
     return _joined(planned, reads, label)
+
+
+def _joinable(reads: list[SpanRead]) -> bool:
+    """Whether the reads join into what the one-stream read finds. Not when the ranges name
+    different servers (a failure that names none takes its source's first one, which a range
+    alone cannot know), nor when the log carries completions (a stream of deltas open at a cut,
+    or vLLM's later line for a request finished before it, would count in both ranges): such
+    a backlog is read as one stream."""
+    servers = {read.server for read in reads if read.server is not None}
+    return len(servers) <= 1 and not any(read.completions for read in reads)
 
 
 def _in_pool(
@@ -197,8 +217,8 @@ def _in_pool(
 
 def _joined(planned: list[Span], reads: list[SpanRead], label: str) -> FileScan:
     """The spans' reads as one read of the backlog: events in line order, lines numbered from
-    the backlog's start, requests and counts summed; the server the first range that named one
-    found (the one-stream read names it from its first window or access line)."""
+    the backlog's start, requests and counts summed, and the one server the ranges named given
+    to what a range that named none left without one."""
     lines_before: dict[int, int] = {}
     lines = size = cut_lines = 0
     tallies: list[RequestTally] = []
@@ -211,8 +231,7 @@ def _joined(planned: list[Span], reads: list[SpanRead], label: str) -> FileScan:
         size += read.scan.report.bytes
         cut_lines += read.scan.report.cut_lines
         tallies.extend(read.scan.tallies)
-        server = server or next((t.server for t in read.scan.tallies if t.server), None)
-        server = server or next((e.server for e in read.scan.events if e.server), None)
+        server = server or read.server
     events = sorted(
         (
             replace(e, line=e.line + lines_before[span.anchor], file=label)
@@ -221,7 +240,7 @@ def _joined(planned: list[Span], reads: list[SpanRead], label: str) -> FileScan:
         ),
         key=lambda e: e.line,
     )
-    if server is not None:
+    if server is not None:  # a range that named none: the backlog's, as one read names it
         events = [e if e.server else replace(e, server=server) for e in events]
         tallies = [t if t.server else replace(t, server=server) for t in tallies]
     report = FileReport(label, "ok", None, size, lines, len(events), cut_lines)
@@ -269,6 +288,19 @@ def _line_start(fd: int, at: int, end: int) -> int:
             return min(pos + found + 1, end)
         pos += len(data)
     return end
+
+
+def _line_start_before(fd: int, at: int) -> int:
+    """The start of the line holding byte `at` (0 at the file's start)."""
+    step = 64 * 1024
+    end = at
+    while end > 0:
+        begin = max(0, end - step)
+        found = os.pread(fd, end - begin, begin).rfind(b"\n")
+        if found >= 0:
+            return begin + found + 1
+        end = begin
+    return 0
 
 
 def _newlines(fd: int, start: int, end: int) -> int:
