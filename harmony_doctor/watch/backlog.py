@@ -8,7 +8,11 @@ a traceback's start, the lines after it. So each range keeps the failures whose 
 at least MARGIN bytes from a cut, and a seam read over [cut - 2 MARGIN, cut + 2 MARGIN) keeps
 those within MARGIN of it: every failure is found by exactly one read that holds at least
 MARGIN bytes of its context on either side (a window reaches BEFORE + MAX_WINDOW bytes at
-most: scan/source.py). Lines, bytes and request counts are the ranges' (each line read once).
+most: scan/source.py). Lines, bytes and request counts are the ranges' (each line read once),
+but for logged completions, which span lines (a stream of deltas, vLLM's `complete` line for a
+request already counted): each seam's two halves are read apart too, and what reading across
+the cut changes in their count is added to the ranges'. Ranges that name different servers
+cannot be joined (a failure that names none takes the source's first): read as one stream.
 The backlog's own end is the end of a read, as the one-stream read's is: the follower reads
 on from there. All or nothing: stopped midway (SIGTERM), the workers are ended and nothing is
 folded, so the saved place is the backlog's start and a restart reads it again, counting once.
@@ -27,6 +31,7 @@ from harmony_doctor.inputs.timestamps import HEAD, own_stamp
 from harmony_doctor.models import RequestTally, ScanEvent
 from harmony_doctor.scan.documents import DOCUMENT_BYTES
 from harmony_doctor.scan.records import FileReport, FileScan, ScanOptions
+from harmony_doctor.scan.scopes import REQUEST_KINDS
 from harmony_doctor.watch.follow import Identity, Piece
 
 if TYPE_CHECKING:
@@ -39,6 +44,7 @@ RANGES_PER_JOB = 2  # ranges per worker: a slow range delays the end less
 # read as a token-stream document, not as a part of a log.
 LEAST_RANGE = 2 * DOCUMENT_BYTES
 STAMP_REACH = 256 * 1024  # bytes looked through for a stamped line to cut at
+COMPLETIONS = REQUEST_KINDS[2]  # the requests counted from logged completions
 WAIT = 0.1  # seconds between looks at `stopped` while the workers read
 
 
@@ -74,12 +80,13 @@ class Span:
 class SpanRead:
     """What a span yielded: the failures it keeps, their lines counted from its anchor (the
     anchor's line is 1), its whole read when it is counted, the server it named (the first
-    one its windows or access lines name), and whether it read logged completions."""
+    one its windows or access lines name), and for a seam, the completions read across its
+    cut adds to (or takes from) the two ranges' counts."""
 
     events: tuple[ScanEvent, ...]
     scan: FileScan | None
     server: str | None
-    completions: bool
+    joins: tuple[RequestTally, ...] = ()
 
 
 def spans(fd: int, start: int, end: int, jobs: int, layout: Layout) -> list[Span]:
@@ -116,8 +123,6 @@ def read_span(
 ) -> SpanRead:
     """Read one span (in a worker process): `opened` names the file (the parent's descriptor
     under /proc, or its path), which must still be `identity`'s."""
-    from harmony_doctor.watch.reading import read_source
-
     fd = os.open(opened, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     try:
         info = os.fstat(fd)
@@ -126,17 +131,49 @@ def read_span(
         head = _newlines(fd, span.start, span.keep_from)
         anchor = _newlines(fd, span.start, span.anchor)
         tail = _newlines(fd, span.keep_to, span.end)
-        piece = Piece(fd, identity, span.start, span.end, live=False)
-        found, source, failed = read_source([piece], label, options, lambda: False, now)
+        found, server = _read(fd, identity, span.start, span.end, label, options, now)
+        joins: tuple[RequestTally, ...] = ()
+        if not span.counted:
+            before, _ = _read(fd, identity, span.start, span.anchor, label, options, now)
+            after, _ = _read(fd, identity, span.anchor, span.end, label, options, now)
+            joins = _joins(found, before, after)
     finally:
         os.close(fd)
-    if failed is not None:
-        raise OSError(failed)
     last = found.report.lines - tail
     kept = tuple(replace(e, line=e.line - anchor) for e in found.events if head < e.line <= last)
-    server = None if source is None else source.server
-    logged = source is not None and bool(source.completed or source.rejected)
-    return SpanRead(kept, replace(found, events=()) if span.counted else None, server, logged)
+    return SpanRead(kept, replace(found, events=()) if span.counted else None, server, joins)
+
+
+def _read(
+    fd: int,
+    identity: Identity,
+    start: int,
+    end: int,
+    label: str,
+    options: ScanOptions,
+    now: datetime,
+) -> tuple[FileScan, str | None]:
+    """The bytes [start, end) read through scan: what they held, and the server they named."""
+    from harmony_doctor.watch.reading import read_source
+
+    piece = Piece(fd, identity, start, end, live=False)
+    found, source, failed = read_source([piece], label, options, lambda: False, now)
+    if failed is not None:
+        raise OSError(failed)
+    return found, None if source is None else source.server
+
+
+def _joins(whole: FileScan, before: FileScan, after: FileScan) -> tuple[RequestTally, ...]:
+    """The completions a cut's two sides count differently read as one (a stream of deltas
+    open at the cut counts once, not in each range; vLLM's later line for a request finished
+    before it is not a second one): the whole read's completion tallies less its halves'."""
+    cells: dict[RequestTally, int] = {}
+    for scan, sign in ((whole, 1), (before, -1), (after, -1)):
+        for tally in scan.tallies:
+            if tally.kind == COMPLETIONS:
+                cell = replace(tally, count=0, server=None)
+                cells[cell] = cells.get(cell, 0) + sign * tally.count
+    return tuple(replace(cell, count=n) for cell, n in cells.items() if n)
 
 
 def read_backlog(
@@ -166,13 +203,10 @@ def read_backlog(
 
 
 def _joinable(reads: list[SpanRead]) -> bool:
-    """Whether the reads join into what the one-stream read finds. Not when the ranges name
+    """Whether the reads join into what the one-stream read finds: not when the ranges name
     different servers (a failure that names none takes its source's first one, which a range
-    alone cannot know), nor when the log carries completions (a stream of deltas open at a cut,
-    or vLLM's later line for a request finished before it, would count in both ranges): such
-    a backlog is read as one stream."""
-    servers = {read.server for read in reads if read.server is not None}
-    return len(servers) <= 1 and not any(read.completions for read in reads)
+    alone cannot know); such a backlog is read as one stream."""
+    return len({read.server for read in reads if read.server is not None}) <= 1
 
 
 def _in_pool(
@@ -232,6 +266,7 @@ def _joined(planned: list[Span], reads: list[SpanRead], label: str) -> FileScan:
         cut_lines += read.scan.report.cut_lines
         tallies.extend(read.scan.tallies)
         server = server or read.server
+    tallies.extend(t for read in reads for t in read.joins)
     events = sorted(
         (
             replace(e, line=e.line + lines_before[span.anchor], file=label)
@@ -240,9 +275,9 @@ def _joined(planned: list[Span], reads: list[SpanRead], label: str) -> FileScan:
         ),
         key=lambda e: e.line,
     )
-    if server is not None:  # a range that named none: the backlog's, as one read names it
-        events = [e if e.server else replace(e, server=server) for e in events]
-        tallies = [t if t.server else replace(t, server=server) for t in tallies]
+    # a range that named none: the backlog's, as one read names it
+    events = [e if e.server else replace(e, server=server) for e in events]
+    tallies = [t if t.server else replace(t, server=server) for t in tallies]
     report = FileReport(label, "ok", None, size, lines, len(events), cut_lines)
     return FileScan(tuple(events), tuple(_summed(tallies)), report)
 
@@ -253,7 +288,7 @@ def _summed(tallies: list[RequestTally]) -> list[RequestTally]:
     for tally in tallies:
         cell = replace(tally, count=0)
         cells[cell] = cells.get(cell, 0) + tally.count
-    return [replace(cell, count=n) for cell, n in cells.items()]
+    return [replace(cell, count=n) for cell, n in cells.items() if n]
 
 
 def _stamped_line(fd: int, at: int, end: int) -> int:

@@ -24,7 +24,7 @@ from tests.watch.vllm_logs import cri, log
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 # Small cuts for small logs: 16 KiB of context each side holds any of these logs' failures.
 SMALL = Layout(split=1, margin=16 * 1024, per_job=4, least=1)
-FALLS_BACK = {"other-engines.log", "vllm-requests.log"}  # servers, completions
+FALLS_BACK = {"other-engines.log"}  # its ranges name different servers
 
 
 def _options(tmp_path: Path, live: Path, jobs: int, name: str) -> WatchOptions:
@@ -116,7 +116,7 @@ def test_shared_backlog_of_a_sample_counts_as_the_one_stream_read(
     data = text * (200_000 // len(text) + 1)  # the sample over and over: cut many times
     one, shared, _ = _both(tmp_path, data)
     assert shared == one
-    # Read shared, unless the ranges named different servers or the log carries completions.
+    # Read shared, unless the ranges named different servers.
     assert (joined[0] is None) == (sample in FALLS_BACK)
 
 
