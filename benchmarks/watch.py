@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from make_logs import MESSAGES, write
 
 TICK = os.sysconf("SC_CLK_TCK")
+JOBS: tuple[str, ...] = ()  # watch's -j for the backlog (--jobs; default: all cores)
 TIME = "/usr/bin/time"
 
 
@@ -109,7 +110,7 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 def backlog_watch(log: Path, truth: dict[str, Any]) -> dict[str, Any]:
     port = free_port()
     started = time.monotonic()
-    process = start_watch(log, port, "--from-start")
+    process = start_watch(log, port, "--from-start", *JOBS)
     size = log.stat().st_size
     wait_for(lambda: metrics(port)["harmony_doctor_watch_read_bytes_total"] >= size, 3600, 0.02)
     wall = time.monotonic() - started
@@ -239,8 +240,11 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "hd-bench")
     parser.add_argument("--latency", type=int, default=20, help="latency samples")
     parser.add_argument("--idle", type=float, default=30.0, help="seconds measured idle")
+    parser.add_argument("--jobs", type=int, help="watch -j for the backlog (default: all cores)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    global JOBS
+    JOBS = ("-j", str(args.jobs)) if args.jobs else ()
     folder = args.dir / f"watch-{args.mb}"
     log, truth_file = folder / "vllm.log", folder / "vllm.truth.json"
     if not truth_file.exists():
