@@ -20,6 +20,7 @@ folded, so the saved place is the backlog's start and a restart reads it again, 
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -119,10 +120,17 @@ def spans(fd: int, start: int, end: int, jobs: int, layout: Layout) -> list[Span
 
 
 def read_span(
-    opened: str, identity: Identity, span: Span, label: str, options: ScanOptions, now: datetime
+    opened: str,
+    identity: Identity,
+    span: Span,
+    label: str,
+    options: ScanOptions,
+    now: datetime,
+    stopped: Callable[[], bool] = lambda: False,
 ) -> SpanRead:
-    """Read one span (in a worker process): `opened` names the file (the parent's descriptor
-    under /proc, or its path), which must still be `identity`'s."""
+    """Read one span (in a worker process, or the watch's own): `opened` names the file (the
+    watch's descriptor under /proc, or its path), which must still be `identity`'s; `stopped`
+    ends the read early (what it gives is then a part, for the caller to drop)."""
     fd = os.open(opened, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     try:
         info = os.fstat(fd)
@@ -131,11 +139,12 @@ def read_span(
         head = _newlines(fd, span.start, span.keep_from)
         anchor = _newlines(fd, span.start, span.anchor)
         tail = _newlines(fd, span.keep_to, span.end)
-        found, server = _read(fd, identity, span.start, span.end, label, options, now)
+        read = functools.partial(_read, fd, identity, label=label, options=options, now=now)
+        found, server = read(span.start, span.end, stopped=stopped)
         joins: tuple[RequestTally, ...] = ()
         if not span.counted:
-            before, _ = _read(fd, identity, span.start, span.anchor, label, options, now)
-            after, _ = _read(fd, identity, span.anchor, span.end, label, options, now)
+            before, _ = read(span.start, span.anchor, stopped=stopped)
+            after, _ = read(span.anchor, span.end, stopped=stopped)
             joins = _joins(found, before, after)
     finally:
         os.close(fd)
@@ -149,15 +158,17 @@ def _read(
     identity: Identity,
     start: int,
     end: int,
+    *,
     label: str,
     options: ScanOptions,
     now: datetime,
+    stopped: Callable[[], bool],
 ) -> tuple[FileScan, str | None]:
     """The bytes [start, end) read through scan: what they held, and the server they named."""
     from harmony_doctor.watch.reading import read_source
 
     piece = Piece(fd, identity, start, end, live=False)
-    found, source, failed = read_source([piece], label, options, lambda: False, now)
+    found, source, failed = read_source([piece], label, options, stopped, now)
     if failed is not None:
         raise OSError(failed)
     return found, None if source is None else source.server
@@ -214,8 +225,10 @@ def _in_pool(
     jobs: int,
     stopped: Callable[[], bool],
 ) -> list[SpanRead] | None:
-    """Every span read in a pool of `jobs` workers (scan's: scan/pool.py), in order; None when
-    stopped or when a read failed (the workers are ended at once)."""
+    """Every span read, in order, by `jobs` processes: this one and a pool of `jobs - 1`
+    workers (scan's: scan/pool.py). This process takes the spans no worker has taken yet, last
+    first (a worker started costs a Python start-up and its imports). None when stopped or
+    when a read failed (the workers are ended at once)."""
     import multiprocessing
     from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
@@ -225,28 +238,38 @@ def _in_pool(
     context = multiprocessing.get_context("spawn")  # as scan's pool: no fork under threads
     start_tracker()
     pool = ProcessPoolExecutor(
-        max_workers=jobs, mp_context=context, initializer=worker_start, initargs=(os.getpid(),)
+        max_workers=jobs - 1, mp_context=context, initializer=worker_start, initargs=(os.getpid(),)
     )
     futures: list[Future[SpanRead]] = []
+    mine: dict[int, SpanRead] = {}
+    failed: list[BaseException] = []
     try:
         with starting():
             futures = [pool.submit(read_span, *call) for call in calls]
         pending: set[Future[SpanRead]] = set(futures)
-        failed: list[BaseException] = []
         while pending and not failed and not stopped():
+            index = next((i for i in reversed(range(len(calls))) if futures[i].cancel()), None)
+            if index is not None:  # no worker took it: read here
+                pending.discard(futures[index])
+                try:
+                    mine[index] = read_span(*calls[index], stopped=stopped)
+                except OSError as exc:
+                    failed.append(exc)
+                continue
             _, pending = wait(pending, timeout=WAIT, return_when=FIRST_EXCEPTION)
-            failed = [e for f in futures if f.done() and (e := f.exception()) is not None]
+            ended = [f for f in futures if f.done() and not f.cancelled()]
+            failed += [e for f in ended if (e := f.exception()) is not None]
     except BaseException:
         stop(pool)
         raise
-    if pending or failed:
+    if pending or failed or stopped():
         stop(pool)
         bug = next((e for e in failed if not isinstance(e, (OSError, BrokenProcessPool))), None)
         if bug is not None:
             raise bug  # a bug in the reading: shown, not hidden by the one-stream read
         return None
     pool.shutdown()
-    return [f.result() for f in futures]
+    return [mine[i] if i in mine else f.result() for i, f in enumerate(futures)]
 
 
 def _joined(planned: list[Span], reads: list[SpanRead], label: str) -> FileScan:
