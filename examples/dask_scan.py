@@ -2,9 +2,9 @@
 
 The listing is the one `scan` makes (folders recursively, URLs, prefixes and globs such as
 s3://bucket/logs/*.gz with harmony-doctor[remote]); each log (its rotated parts read as one
-stream) is scanned by `harmony_doctor.scan_rotated` on a Dask worker (a process of a
+stream) is scanned by `harmony_doctor.advanced.scan_rotated` on a Dask worker (a process of a
 LocalCluster started here, or of the scheduler given); the client merges the picklable
-results with `harmony_doctor.merge` and prints the same table, JSON or CSV as `scan`, with
+results with `harmony_doctor.advanced.merge` and prints the same table, JSON or CSV as `scan`, with
 the same counts and rates.
 
     pip install 'harmony-doctor[remote,dask]'
@@ -26,12 +26,13 @@ import fleet
 from dask.distributed import Client, LocalCluster
 
 import harmony_doctor as hd
+from harmony_doctor import advanced
 
 
 def scan_with_dask(client: Client, inputs: list[str], options: hd.ScanOptions) -> hd.ScanResult:
     """What `harmony-doctor scan INPUTS` finds, each log scanned by a Dask worker."""
     found = fleet.listing(inputs, "Dask workers")
-    futures = client.map(hd.scan_rotated, found.streams, options=options, retries=2)
+    futures = client.map(advanced.scan_rotated, found.streams, options=options, retries=2)
     scans: list[tuple[hd.FileScan, ...]] = client.gather(futures)
     return fleet.merged(found, scans)
 

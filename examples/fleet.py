@@ -1,6 +1,6 @@
 """What the Ray and Dask recipes share: the listing scan makes, merging, events, the summary.
 
-An engine only has to map `harmony_doctor.scan_rotated` over `listing(...).streams` (the
+An engine only has to map `harmony_doctor.advanced.scan_rotated` over `listing(...).streams` (the
 rotated parts of one log go together: they are read as one stream) and hand the results to
 `finish(...)`.
 """
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import harmony_doctor as hd
+from harmony_doctor import advanced
 from harmony_doctor.cli.outputs import show_summary
 from harmony_doctor.errors import ExitCode
 
@@ -30,13 +31,13 @@ class Listing:
 
 def listing(inputs: list[str], engine: str) -> Listing:
     """The inputs as `harmony-doctor scan` lists them (folders, URLs, prefixes, globs)."""
-    found = hd.list_inputs(inputs)
+    found = advanced.list_inputs(inputs)
     if any(s.path is None and not s.url for s in found.sources):
         raise hd.InputError(f"standard input cannot be sent to {engine}: name files or URLs")
     unique = {s.label: s for s in found.sources}.values()  # a file named twice: once
-    streams = list(hd.InputListing(tuple(unique), ()).streams)
+    streams = list(advanced.InputListing(tuple(unique), ()).streams)
     unread = [
-        hd.FileScan((), (), hd.FileReport(s.label, "skipped", s.reason, 0, 0, 0))
+        hd.FileScan((), (), advanced.FileReport(s.label, "skipped", s.reason, 0, 0, 0))
         for s in found.skipped
     ]
     return Listing(streams, unread)
@@ -46,7 +47,7 @@ def merged(found: Listing, streams: list[tuple[hd.FileScan, ...]]) -> hd.ScanRes
     """One result in scan's order: what could not be read, files scan itself wrote, the logs."""
     scans = [scan for stream in streams for scan in stream]
     scans = sorted(scans, key=lambda scan: scan.report.status != "ignored")
-    return hd.merge([*found.unread, *scans])
+    return advanced.merge([*found.unread, *scans])
 
 
 def arguments(description: str) -> argparse.ArgumentParser:
@@ -85,13 +86,14 @@ def write_events(result: hd.ScanResult, path: Path) -> list[str]:
     (for `harmony-doctor report`); the errors of those that could not be written."""
     from harmony_doctor.output.tables import write_event_tables
 
-    events = hd.scan_events(result)  # a batch at a time: held ones, then the spill's files
-    return write_event_tables(events, hd.tally_table(result), path, hd.requests_path(path))
+    events = advanced.scan_events(result)  # a batch at a time: held ones, then the spill's files
+    tallies = advanced.tally_table(result)
+    return write_event_tables(events, tallies, path, advanced.requests_path(path))
 
 
 def show(result: hd.ScanResult, by: list[str], output: str, top: int) -> int:
     """The summary `scan` prints, and scan's exit code."""
-    summary = hd.summarize_scan(result, by)
+    summary = advanced.summarize_scan(result, by)
     show_summary(summary, output, top, "auto")  # type: ignore[arg-type]
     for f in result.files:
         if f.status != "ok":

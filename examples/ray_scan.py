@@ -2,9 +2,9 @@
 
 The listing is the one `scan` makes (folders recursively, URLs, prefixes and globs such as
 s3://bucket/logs/*.gz with harmony-doctor[remote]); each log (its rotated parts read as one
-stream) is scanned by `harmony_doctor.scan_rotated` in a Ray task, wherever Ray places it; the
-driver merges the picklable results with `harmony_doctor.merge` and prints the same table,
-JSON or CSV as `scan`, with the same counts and rates.
+stream) is scanned by `harmony_doctor.advanced.scan_rotated` in a Ray task, wherever Ray places
+it; the driver merges the picklable results with `harmony_doctor.advanced.merge` and prints the
+same table, JSON or CSV as `scan`, with the same counts and rates.
 
     pip install 'harmony-doctor[remote,ray]'
     python examples/ray_scan.py s3://bucket/logs/ --by code,file --format json
@@ -25,13 +25,14 @@ import fleet
 import ray
 
 import harmony_doctor as hd
+from harmony_doctor import advanced
 
 
 @ray.remote(num_cpus=1, max_retries=2)
 def scan_one(stream: tuple[str, ...], options: hd.ScanOptions) -> tuple[hd.FileScan, ...]:
     """One log (its rotated parts) or object, scanned in a Ray worker (its own process, maybe
     its own machine)."""
-    return hd.scan_rotated(stream, options)
+    return advanced.scan_rotated(stream, options)
 
 
 def scan_with_ray(inputs: list[str], options: hd.ScanOptions) -> hd.ScanResult:

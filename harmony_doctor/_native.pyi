@@ -7,13 +7,13 @@ from typing import Generic, TypeVar, final
 from harmony_doctor.faults.shapes import LineShape
 
 _Line = TypeVar("_Line")
-_Hit = TypeVar("_Hit")
 
 __all__ = [
     "Anatomy",
     "Batch",
     "Core",
     "FirstPass",
+    "FormFound",
     "Hits",
     "IdLine",
     "OutputKey",
@@ -133,8 +133,8 @@ class Anatomy(Generic[_Line]):
         frame_start: str,
         servers: str,
         server_groups: Sequence[tuple[str, str]],
+        gutter: Sequence[str],
         path_server: Callable[[str], str | None],
-        strip_gutter: Callable[[str], tuple[str, bool]],
         fallback: Callable[[int, str], _Line],
         line: type[_Line],
     ) -> Anatomy[_Line]: ...
@@ -162,6 +162,7 @@ class FirstPass:
         frame_start: str,
         servers: str,
         server_groups: Sequence[tuple[str, str]],
+        gutter: Sequence[str],
         forms: Sequence[str],
         traceback: str,
         request: str,
@@ -188,18 +189,22 @@ class FirstPass:
     def fresh(self) -> FirstPass: ...
 
 @final
-class Hits(Generic[_Hit]):
-    """Which catalogue form a text holds first (harmony_doctor/logs/messages.py `find_hit`),
-    made of the forms' patterns."""
+class FormFound:
+    """The form a text holds, settled in Rust: its index (None: no form matches), where its
+    match starts and ends, and its named groups (Python's `match.groupdict()`)."""
 
-    def __new__(
-        cls,
-        *,
-        patterns: Sequence[str],
-        settle: Callable[[str, int, int | None, int | None], _Hit],
-        fallback: Callable[[str, int], _Hit],
-    ) -> Hits[_Hit]: ...
-    def find(self, text: str, position: int = 0) -> _Hit: ...
+    form: int | None
+    start: int
+    end: int
+    groups: dict[str, str | None]
+
+@final
+class Hits:
+    """Which catalogue form a text holds first (harmony_doctor/logs/messages.py `find_hit`),
+    made of the forms' patterns; `generic`: per pattern, whether its form is generic."""
+
+    def __new__(cls, *, patterns: Sequence[str], generic: Sequence[bool]) -> Hits: ...
+    def find(self, text: str, position: int = 0) -> FormFound | None: ...
     def counts(self) -> tuple[int, int]: ...
 
 @final

@@ -156,7 +156,7 @@ def read_as(text: str, input_format: InputFormat = "auto", request: str | None =
         completions += [
             replace(p, line=paste.source_line(p.line)) for p in combine.id_pieces(paste.text)
         ]
-    if not paste.prose and len(completions) == 1:
+    if not paste.prose and len(completions) == 1 and not completions[0].spread:
         piece = completions[0]  # the paste is this completion, maybe under a caption
         reading = _read_plain(piece.text, piece.text)
         shown = paste.captions > 0 and piece.kind != "ids" and not piece.spread
@@ -280,23 +280,13 @@ def _without_requests(
     return tuple(e for e in found if not (e.kind == "markup_leak" and e.message in written))
 
 
-# Another model family's tool-call markup: a llama.cpp or provider parse failure over it is
-# not a Harmony failure (Qwen's `<tool_call>`, Llama's `<function=...>`, Mistral's tags).
-_OTHER_FAMILY = re.compile(
-    r"</?tool_call>|<function=|</function>|</?parameter[=>]|\[TOOL_CALLS\]|<\|python_tag\|>"
-    r"|\\u003c/?(?:function|tool_call)"
-)
-_HARMONY_SIGNS = re.compile(r"<\|(?:channel|message|start|constrain|call|return)\|>|gpt-oss", re.I)
-_ENGINE_KINDS = frozenset({"input_parse", "tool_call_parse"})
-
-
 def _only_harmony(found: tuple[LogError, ...], text: str) -> tuple[LogError, ...]:
     """The failures without engines' parse failures over another model family's output."""
-    if not any(e.kind in _ENGINE_KINDS for e in found) or not _OTHER_FAMILY.search(text):
+    from harmony_doctor.logs.families import ENGINE_KINDS, shows_another_family
+
+    if not any(e.kind in ENGINE_KINDS for e in found) or not shows_another_family(text):
         return found
-    if _HARMONY_SIGNS.search(text):
-        return found
-    return tuple(e for e in found if e.kind not in _ENGINE_KINDS)
+    return tuple(e for e in found if e.kind not in ENGINE_KINDS)
 
 
 def _extract(text: str) -> tuple[LogError, ...]:
@@ -445,7 +435,9 @@ def _first_failing(
     pieces: tuple[Piece, ...], vocab: Vocab, role: ParseRole, strict: bool
 ) -> Diagnosis | None:
     """The diagnosis of the first piece that shows an error, replayed as the fragment it is
-    (a piece a person cut short is not judged where it stops); None when none does."""
+    (a piece a person cut short is not judged where it stops); None when none does. Token ids
+    are what a model wrote, never a person's illustration: a warning their replay gives (a
+    header without <|channel|>) is a finding too."""
     from harmony_doctor.harmony.vocab import START
     from harmony_doctor.streams.diagnose import diagnose
 
@@ -460,7 +452,7 @@ def _first_failing(
         result = diagnose(
             inp, known, "none" if opened else role, strict=strict, open_stream=piece.elided
         )
-        if any(f.severity == "error" for f in result.findings):
+        if any(f.severity == "error" or piece.kind == "ids" for f in result.findings):
             return result
     return None
 

@@ -20,7 +20,6 @@ if TYPE_CHECKING:  # the extension's records, for the package's annotations
     from harmony_doctor.faults.shapes import LineShape
 
 _Line = TypeVar("_Line")
-_Hit = TypeVar("_Hit")
 
 NATIVE_ENV = "HARMONY_DOCTOR_NATIVE"  # "0": use the pure-Python code even when Rust is built
 
@@ -97,21 +96,16 @@ def new_anatomy(
     return _native.Anatomy(fallback=fallback, line=line, **patterns)
 
 
-def new_hits(
-    *,
-    patterns: Sequence[str],
-    settle: Callable[[str, int, int | None, int | None], _Hit],
-    fallback: Callable[[str, int], _Hit],
-) -> Hits[_Hit]:
+def new_hits(*, patterns: Sequence[str], generic: Sequence[bool]) -> Hits:
     """The Rust search for the catalogue's message forms, made of their patterns (see
-    harmony_doctor/logs/messages.py `_native_hits`), handing what it declines to `fallback`;
-    ImportError when the extension is not built, ValueError when a pattern has no translation,
-    exact or loose."""
+    harmony_doctor/logs/messages.py `_native_hits`); `generic`: per pattern, whether its form
+    is generic. ImportError when the extension is not built, ValueError when a pattern has no
+    translation, exact or loose."""
     if native_module() is None:
         raise ImportError("harmony_doctor._native is not built (see README: Building)")
     from harmony_doctor import _native
 
-    return _native.Hits(patterns=list(patterns), settle=settle, fallback=fallback)
+    return _native.Hits(patterns=list(patterns), generic=list(generic))
 
 
 # The extension's functions called once per logged completion, bound at their first call: a

@@ -36,13 +36,19 @@ class Peak:
     stderr: str
 
 
-def peak_of(args: list[str], where: Path) -> Peak:
-    """Run `harmony-doctor ARGS` in a fresh Python; its peak RSS (MiB) and what it said."""
+def peak_of(args: list[str], where: Path, hang: float | None = None) -> Peak:
+    """Run `harmony-doctor ARGS` in a fresh Python; its peak RSS (MiB) and what it said.
+    `hang`: seconds after which the run is taken for a hang (generous: catches no slowness)."""
     if not Path("/proc/self/status").exists():
         pytest.skip("no /proc/self/status here to read a process's peak memory from")
     record = where / "peak.txt"
     env = {**os.environ, "HD_TEST_PEAK": str(record), "NO_COLOR": "1"}
     done = subprocess.run(
-        [sys.executable, "-c", _CHILD, *args], capture_output=True, text=True, env=env, check=False
+        [sys.executable, "-c", _CHILD, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=hang,
     )
     return Peak(int(record.read_text()), done.returncode, done.stdout, done.stderr)

@@ -4,6 +4,9 @@ missed, misnamed or a false alarm before the evidence layer."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+import pytest
 
 import harmony_doctor as hd
 from harmony_doctor.inputs.reader import TextInput
@@ -262,3 +265,211 @@ def test_a_sentence_saying_raw_markup_leaked_into_content_describes_a_leak() -> 
 def test_a_tool_name_with_markup_glued_inside_cjk_brackets_is_markup_returned() -> None:
     text = "接入自建端点后\uff0c工具名变成了「lookup_order<|channel|>commentary」\uff0c调用全部失败。\n"
     assert [s.code for s in findings(text)] == ["HD205"]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        'return Err(anyhow!("unexpected tokens remaining in message header: {:?}", rest));',
+        '    raise HarmonyError(f"expected special token <|message|> but out of tokens at {i}")',
+        '\treturn nil, fmt.Errorf("harmony parser: no reverse mapping found for function %q", n)',
+        'throw new Error("channel marker present but no channel value found in header");',
+    ],
+)
+def test_source_code_that_would_raise_an_error_is_no_failure(code: str, tmp_path: Path) -> None:
+    text = f"The check lives here:\n\n```\nif bad {{\n{code}\n}}\n```\n"
+    assert findings(text) == ()
+    source = tmp_path / "parser.txt"
+    source.write_text(text, encoding="utf-8")
+    assert hd.scan_file(source).events == ()  # scan reads it alike
+    raised = (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/app/parse.py", line 12, in parse\n'
+        f"{code}\n"
+        "HarmonyError: Unexpected token 12606 while expecting start token 200006\n"
+    )
+    # the error a traceback ends with is still found under the code that raised it
+    assert [(s.code, s.token) for s in findings(raised)] == [("HD112", 12606)]
+
+
+def test_an_errors_words_named_as_a_json_key_are_no_failure() -> None:
+    text = (
+        "The streamed chunk carries the key 'error parsing tool call' where `error` was meant, "
+        "and the message goes into its value.\n"
+    )
+    assert findings(text) == ()
+
+
+def test_a_harmony_parser_without_a_mapping_for_the_call_is_quoted_in_prose() -> None:
+    text = (
+        "Since 0.12 our agent drops every python call; the server warns "
+        "`harmony parser: no reverse mapping found` each time, then answers with nothing.\n"
+    )
+    assert [(s.code, s.server) for s in findings(text)] == [("HD207", None)]
+
+
+def test_a_paste_comparing_servers_gives_a_failure_the_one_named_nearest() -> None:
+    text = (
+        "Both vLLM and SGLang ran the same 300 prompts.\n\n"
+        "- The vLLM stream broke twice:\n"
+        "  `Unexpected token 35644 while expecting start token 200006`\n"
+        "  (about 1 in 150 requests)\n"
+        "- SGLang finished every request.\n"
+    )
+    assert [(s.code, s.server) for s in findings(text)] == [("HD114", "vllm")]
+    tie = text.replace("The vLLM stream", "The stream").replace("- SGLang finished", "- It did")
+    assert [s.server for s in findings(tie)] == [None]  # named alike near it: neither
+
+
+def test_a_provider_named_only_in_words_is_the_server() -> None:
+    text = (
+        "Groq request failed. Error code: 400 - {'error': {'message': 'unexpected tokens "
+        'remaining in message header: Some("to=functions.lookup")\'}}\n'
+    )
+    assert [s.server for s in findings(text)] == ["groq"]
+
+
+def test_ids_whose_replay_warns_are_a_finding() -> None:
+    text = (
+        "On 3 of 10 runs the first generated tokens were [220, 200003, 17196, 200008, 976, ...]\n"
+    )
+    assert {s.code for s in findings(text)} == {"HD202", "HD204"}  # <|constrain|> for <|channel|>
+
+
+def test_the_decoding_a_person_writes_beside_ids_is_not_replayed_the_ids_are() -> None:
+    text = (
+        "Token by token, our engine writes `[200005, 17196, 200008, 976]` = "
+        "`<|channel|> final <|message|>` while the reference writes "
+        "`[220, 200003, 17196, 200008, 976]` = `<|constrain|> final <|message|>` on most runs.\n"
+    )
+    # the spaced decodings would read as <|channel|> with no name (HD131), which no run shows
+    assert {s.code for s in findings(text)} == {"HD202", "HD204"}
+
+
+def test_markup_after_a_label_of_what_came_back_on_its_line_is_markup_returned() -> None:
+    for label in ("output : ", "**Response:** ", "Reply: "):
+        text = (
+            "Asked the assistant for a haiku about autumn, in the desktop app.\n\n"
+            f"{label}<|channel|>final<|message|>Leaves fall quietly<|return|>\n"
+        )
+        assert [s.code for s in findings(text)] == ["HD205"], label
+    sent = "What I send to the model, for the record.\n\ninput: <|start|>user<|message|>Hi<|end|>\n"
+    assert findings(sent) == ()  # what was sent is no reply
+
+
+def test_what_was_expected_set_against_what_came_back_calls_the_block_returned() -> None:
+    for caption in (
+        "Expected a normal answer in the chat, but got replies in this format:",
+        "This is the coding agent's output:",
+    ):
+        text = f"Since moving to gpt-oss the chat panel is broken.\n\n{caption}\n\n```\n{_FINAL}\n```\n"
+        assert [s.code for s in findings(text)] == ["HD205"], caption
+    own = "This is the model's output:"  # the model's own output: its raw tokens, as it should be
+    text = f"Since moving to gpt-oss the chat panel is broken.\n\n{own}\n\n```\n{_FINAL}\n```\n"
+    assert findings(text) == ()
+
+
+def test_an_issue_title_tagged_in_brackets_is_words_not_json() -> None:
+    text = (
+        "[Question] Why does gpt-oss stop after <|call|> when the tool list is empty on llama?\n\n"
+        "The docs say the reply should end with <|return|> unless a tool call is written.\n"
+    )
+    assert findings(text) == ()
+
+
+def test_stop_tokens_named_inside_sentences_are_no_completion() -> None:
+    text = (
+        "After upgrading, the app hides everything after <|end|> in the second turn of a chat.\n"
+        "I thought <|return|> was the token that ends the whole reply for the user.\n"
+    )
+    assert findings(text) == ()
+    broken = "The answer is four.<|end|>assistantfinal The answer is four.<|return|>"
+    assert findings(broken) != ()  # a completion with a header word after the stop token
+
+
+def test_markup_under_labels_of_things_compared_is_no_output() -> None:
+    text = (
+        "Comparing the two renderers gives a mismatch on the last turn:\n\n"
+        "ours:   <|start|>assistant<|channel|>final<|message|>hi<|return|>\n"
+        "theirs: <|start|>assistant<|channel|>final<|message|>hi<|end|><|start|>user<|message|>x"
+        "<|end|>  case-7\n"
+    )
+    assert findings(text) == ()
+
+
+def test_one_message_a_line_or_annotated_is_a_persons_layout() -> None:
+    text = (
+        "Our router dropped every tool call, so we logged what the model writes at the split "
+        "site before any parsing happens.\n\n```\n"
+        "<|channel|>analysis<|message|>Need the weather.<|end|>\n"
+        "<|start|>assistant<|channel|>commentary to=functions.weather <|constrain|>json"
+        '<|message|>{"city":"Oslo"}<|call|>\n```\n'
+    )
+    assert findings(text) == ()  # no text where a <|start|> belongs: the break is layout
+    noted = (
+        "The layout of a reply, for reference:\n\n```\n"
+        "<|channel|>analysis<|message|>Thinking here.<|end|>   # hidden\n"
+        "<|start|>assistant<|channel|>final<|message|>Shown here.<|return|>   # visible\n```\n"
+    )
+    assert findings(noted) == ()
+
+
+def test_an_error_labelled_an_example_is_documentation() -> None:
+    text = (
+        "## Reading parser errors\n\n"
+        "Error example: Unexpected token 17196 while expecting start token 200006\n"
+        "It means the model wrote text where a message should start.\n"
+    )
+    assert findings(text) == ()
+
+
+def test_stripped_words_quoted_as_a_name_or_in_a_pattern_are_no_output() -> None:
+    text = (
+        "The parser splits on the literal `assistantfinal` today:\n\n```python\n"
+        'FINAL = re.compile(r"analysis(.*?)assistantfinal(?P<answer>.*)", re.S)\n```\n'
+    )
+    assert findings(text) == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        # openai-harmony's exception with its ids cut off where a title ends
+        ("Crash on long chats: openai_harmony.HarmonyError: Unexpected token\n\nSee log.", "HD114"),
+        # a parser's message with its position left out, quoted in a sentence
+        ("Our proxy logs `Failed to parse output at position` for one reply in ten.", "HD186"),
+        # the empty-channel message cut by a person
+        ("the stream then dies with `channel marker present but no ...` and a 500", "HD131"),
+    ],
+)
+def test_an_error_a_person_cut_short_is_still_the_error(text: str, code: str) -> None:
+    assert [s.code for s in findings(text)] == [code]
+
+
+def test_a_tagged_title_does_not_hide_a_sentence_quoting_the_markup() -> None:
+    text = (
+        "[Bug] Reasoning shows in chat\n\n"
+        "The reasoning is embedded within the reply text as <|channel|>analysis<|message|> "
+        "followed by the answer.\n"
+    )
+    assert [s.code for s in findings(text)] == ["HD205"]
+
+
+def test_a_paragraph_closing_a_message_begun_above_is_replayed_from_its_next_message() -> None:
+    text = (
+        "Our server logs the rendered conversation; the system message spans two paragraphs.\n\n"
+        "<|start|>system<|message|>You are terse.\n\n"
+        "<|end|><|start|>user<|message|>Hi<|end|><|start|>assistant<|channel|>final"
+        "<|message|>Hello.<|return|>\n"
+        "Rendered for: <|start|>user<|message|>Hi<|end|>\n"
+    )
+    # the <|end|> closes the system message above; the label ends the paragraph before it
+    assert findings(text) == ()
+
+
+def test_an_article_that_goes_on_to_show_markup_is_no_completion() -> None:
+    text = (
+        "We moved our chat service from one server to another last week.\n\n"
+        "Since then every reply our logs keep ends in <|return|>.\n"
+    )
+    assert findings(text) == ()

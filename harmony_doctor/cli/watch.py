@@ -8,6 +8,7 @@ import re
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
@@ -148,25 +149,32 @@ def _run(
                 note(f"cannot write the textfile in {textfile}: {exc.strerror or exc}")
 
     flags = _Flags()
-    try:
-        with flags.installed():
+    with flags.installed():  # the close too: a repeated signal there is ignored as well
+        try:
             watcher.run(flags.stopping, flags.reopening, publish)
-    except OSError as exc:
-        return fail(f"cannot save the state: {exc.strerror or exc}")
-    finally:
-        watcher.close()
-        if server is not None:
-            server.stop()
+        except OSError as exc:
+            return fail(f"cannot save the state: {exc.strerror or exc}")
+        finally:
+            watcher.close()
+            if server is not None:
+                server.stop()
     return ExitCode.CLEAN
+
+
+_REPEATS = 2.0  # seconds after a stop in which another SIGTERM or SIGINT is the same request
 
 
 class _Flags:
     """SIGTERM and SIGINT ask the watch to stop (it saves its state and exits 0), SIGHUP to
-    look for its files again; a second SIGTERM or SIGINT ends it at once."""
+    look for its files again. A repeat within `_REPEATS` seconds is the same request: `timeout`
+    signals the process and then its whole group, systemd likewise, so one stop often arrives
+    twice (acting on the second made the stop exit 130 with no state saved, depending on when
+    Python ran the first handler). A later one ends it at once, for a stop that hangs."""
 
     def __init__(self) -> None:
         self.stop = threading.Event()
         self.hup = threading.Event()
+        self.asked: float | None = None  # when the first stop came (time.monotonic)
 
     def stopping(self) -> bool:
         return self.stop.is_set()
@@ -178,9 +186,12 @@ class _Flags:
         return False
 
     def _stop(self, number: int, frame: FrameType | None) -> None:
-        if self.stop.is_set():
+        now = time.monotonic()
+        if self.asked is None:
+            self.asked = now
+            self.stop.set()
+        elif now - self.asked > _REPEATS:
             raise KeyboardInterrupt
-        self.stop.set()
 
     def _hup(self, number: int, frame: FrameType | None) -> None:
         self.hup.set()

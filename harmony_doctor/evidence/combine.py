@@ -48,13 +48,16 @@ def id_pieces(text: str) -> tuple[Piece, ...]:
 
 def described_leak(text: str, pieces: tuple[Piece, ...]) -> LogError | None:
     """Harmony markup a paste shows while its words say the reasoning came back in content, or
-    the words right above it call it what came back: the markup is the leak they describe
-    (HD205), however well-formed it is."""
+    the words right above it, or a label on its line, call it what came back: the markup is
+    the leak they describe (HD205), however well-formed it is."""
     shown = next((p for p in pieces if p.text.lstrip().startswith("<|")), None)
     if shown is None:
         return None
     said = prose.described(text)
-    if said is None or said.code != "HD205":
+    labelled = next((p for p in pieces if p.labelled), None)
+    if labelled is not None:  # `output : <|channel|>...`: its label says it came back
+        shown = labelled
+    elif said is None or said.code != "HD205":
         # no description: the words right above the block call it what came back
         above = _words_above(text, shown.line)
         if not prose.calls_it_returned(above) or markup.rendered_prompt(shown.text):

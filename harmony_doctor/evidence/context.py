@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections import Counter
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
 from harmony_doctor.logs.servers import names_no_server_itself, path_server
+from harmony_doctor.models.core import with_facts
 
 if TYPE_CHECKING:
     from harmony_doctor.models import LogError, Server
@@ -28,21 +30,29 @@ _OWN: Final[tuple[tuple[Server, re.Pattern[str]], ...]] = (
     ("lmdeploy", re.compile(r"\blmdeploy[./]|\bLMDeploy\b|\blmdeploy\s+(?:serve|version)\b")),
     ("llama.cpp", re.compile(r"\bllama-server\b|\bllama\.cpp\b|\bcommon/chat\.cpp\b")),
     ("ollama", re.compile(r"\bollama\b|harmonyparser\.go", re.I)),
+    ("lmstudio", re.compile(r"\bLM ?Studio\b|\blmstudio\b", re.I)),
+    ("groq", re.compile(r"\bGroq(?:Exception)?\b|\bapi\.groq\.com\b")),
 )
+# How far (in lines) the nearest server a paste of several names may be from a failure that
+# names none, to be its server.
+_REACH: Final = 6
 
 
 def servers_named(text: str) -> Counter[Server]:
     """How often each server's own evidence shows in `text`: package paths and own names."""
-    named: Counter[Server] = Counter()
+    return Counter(server for _, server in _mentions(text))
+
+
+def _mentions(text: str) -> list[tuple[int, Server]]:
+    """Each piece of a server's own evidence in `text`: where (its offset) and whose."""
+    found: list[tuple[int, Server]] = []
     for match in _PATH.finditer(text):
         server = path_server(match["path"])
         if server is not None:
-            named[server] += 1
+            found.append((match.start(), server))
     for server, own in _OWN:
-        count = len(own.findall(text))
-        if count:
-            named[server] += count
-    return named
+        found.extend((match.start(), server) for match in own.finditer(text))
+    return found
 
 
 def attribute(errors: tuple[LogError, ...], text: str) -> tuple[LogError, ...]:
@@ -54,9 +64,13 @@ def attribute(errors: tuple[LogError, ...], text: str) -> tuple[LogError, ...]:
     server each line names."""
     if not errors:
         return errors
-    named = servers_named(text)
-    if len(named) != 1:
-        return errors  # none, or several servers (a log of many): each line's own word holds
+    mentions = _mentions(text)
+    named = Counter(server for _, server in mentions)
+    if len(named) > 1:  # a log of many, or a text comparing them: the one named nearest
+        lines = _lines_by_server(text, mentions)
+        return tuple(_nearest(e, lines) if e.server is None else e for e in errors)
+    if not named:
+        return errors
     (leader,) = named
     return tuple(
         replace(e, server=leader)
@@ -64,6 +78,32 @@ def attribute(errors: tuple[LogError, ...], text: str) -> tuple[LogError, ...]:
         else e
         for e in errors
     )
+
+
+def _lines_by_server(text: str, mentions: list[tuple[int, Server]]) -> dict[Server, list[int]]:
+    """The lines (1-based, in order) where each server is named, counted in one pass."""
+    lines: dict[Server, list[int]] = {}
+    line, at = 1, 0
+    for offset, server in sorted(mentions):
+        line += text.count("\n", at, offset)
+        at = offset
+        lines.setdefault(server, []).append(line)
+    return lines
+
+
+def _nearest(error: LogError, lines: dict[Server, list[int]]) -> LogError:
+    """A failure that names no server, with the one server named nearest its line (within
+    `_REACH` lines, and nearer than any other); else as it was (each line's own word holds)."""
+    distance: list[tuple[int, Server]] = []
+    for server, where in lines.items():
+        index = bisect_left(where, error.line)
+        away = [abs(where[i] - error.line) for i in (index - 1, index) if 0 <= i < len(where)]
+        distance.append((min(away), server))
+    distance.sort(key=lambda item: item[0])
+    (near, server), *others = distance
+    if near > _REACH or (others and others[0][0] == near):
+        return error
+    return replace(error, server=server)
 
 
 def one_per_failure(errors: tuple[LogError, ...]) -> tuple[LogError, ...]:
@@ -104,13 +144,7 @@ def _one_failure(a: LogError, b: LogError) -> bool:
 def _merged(kept: LogError, other: LogError) -> LogError:
     """The sighting the server wrote (it carries the most), with what the other adds."""
     main, extra = (kept, other) if _weight(kept) >= _weight(other) else (other, kept)
-    return replace(
-        main,
-        server=main.server or extra.server,
-        harmony_version=main.harmony_version or extra.harmony_version,
-        timestamp=main.timestamp or extra.timestamp,
-        pid=main.pid if main.pid is not None else extra.pid,
-    )
+    return with_facts(main, extra)
 
 
 def _weight(error: LogError) -> tuple[int, int]:

@@ -15,16 +15,17 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from harmony_doctor.harmony.vocab import NAMED_SPECIALS, VOCAB_SIZE
+from harmony_doctor.inputs.paste import LISTS_SPECIALS, harmony_run
 
-# Harmony's own special tokens (<|start|>, <|channel|>, <|message|>, <|end|>...), by id.
-_HARMONY: Final = frozenset(t for t, name in NAMED_SPECIALS.items() if "reserved" not in name)
 # A run of at least four integers, comma- or space-separated, maybe in brackets over lines.
 _BRACKETED: Final = re.compile(
     r"[\[(]\s*(\d{1,9}(?:\s*,\s*\d{1,9}|\s+\d{1,9}){3,})\s*,?\s*(\.\.\.|…)?"
 )
+# A key is tried once per run of word characters (at its first letter, after any digits, dots
+# or dashes): from any later letter of the run it would fail the same way, and trying each made
+# a line of 6 MB of letters quadratic (more than 15 minutes).
 _KEYED: Final = re.compile(
-    r"(?P<key>[A-Za-z_][\w.-]*)[\"']?\s*[:=]\s*"
+    r"(?<![\w.-])(?:(?![A-Za-z_])[\w.-])*+(?P<key>[A-Za-z_][\w.-]*+)[\"']?\s*[:=]\s*"
     r"(?P<ids>\d{1,9}(?:[ \t]*,[ \t]*\d{1,9}|[ \t]+\d{1,9}){3,})"
     r"[ \t]*,?[ \t]*(?P<more>\.\.\.|…)?"
 )
@@ -32,12 +33,6 @@ _KEY_BEFORE: Final = re.compile(
     r"(?P<key>[A-Za-z_][\w.-]*)[\"']?\s*(?:[:=]|\bis\b)?\s*(?:tensor\()?$"
 )
 _PROMPT_KEY: Final = re.compile(r"prompt|input|request|context|history", re.I)
-# A line about a tokenizer's special tokens: their ids listed, not a stream.
-_LISTING: Final = re.compile(
-    r"\b(?:eos|bos|pad|stop|eog|special|control)[ _-]?(?:token|id)s?\b|\bEOG\b|added_tokens"
-    r"|stop_token_ids|\btokenizer\.|llama_model_loader|print_info:",
-    re.I,
-)
 
 
 @dataclass(frozen=True)
@@ -86,20 +81,12 @@ def _keep(
     line_start = text.rfind("\n", 0, start) + 1
     line_end = text.find("\n", start)
     line = text[line_start : len(text) if line_end < 0 else line_end]
-    if _LISTING.search(line) or (key is not None and _LISTING.search(key)):
+    if LISTS_SPECIALS.search(line) or (key is not None and LISTS_SPECIALS.search(key)):
         return  # a tokenizer's or a loader's listing of its special tokens
     ids = tuple(int(d) for d in re.findall(r"\d+", digits))
-    if not _harmony_ids(ids):
+    if not harmony_run(ids, 4):
         return
     number = text.count("\n", 0, start) + 1
     if any(r.line == number and r.ids == ids for r in runs.values()):
         return
     runs[start] = IdRun(number, ids, key, elided)
-
-
-def _harmony_ids(ids: tuple[int, ...]) -> bool:
-    """Ids of `o200k_harmony` that hold Harmony's special tokens among ordinary ones."""
-    if len(ids) < 4 or any(i >= VOCAB_SIZE for i in ids):
-        return False
-    specials = sum(1 for i in ids if i in _HARMONY)
-    return specials > 0 and specials < len(ids)

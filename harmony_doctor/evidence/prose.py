@@ -18,13 +18,17 @@ class Description:
 
 
 _REASONING: Final = r"(?:reasoning|analysis|thinking|chain[- ]of[- ]thought|CoT|thoughts?)"
-_CONTENT: Final = r"(?:content|the\s+(?:answer|response|reply|output|message)|final\s+answer)"
+_CONTENT: Final = (
+    r"(?:content|the\s+(?:answer|response|reply|output|message)|final\s+answer"
+    r"|(?:response|reply|message)\s+(?:body|text|field))"
+)
 _SYMPTOMS: Final[tuple[tuple[re.Pattern[str], Description], ...]] = (
     (
         re.compile(
             rf"{_REASONING}\W+(?:\w+\W+){{0,9}}?(?:ends?\s+up|appears?|shows?\s+up|leaks?|is\s+"
-            rf"returned|gets?\s+(?:mixed|returned|put)|comes?\s+back|lands?)\s+(?:\w+\s+){{0,3}}"
-            rf"(?:in|into|inside|as\s+part\s+of)\s+(?:\w+\s+){{0,2}}\W?{_CONTENT}"
+            rf"returned|gets?\s+(?:mixed|returned|put)|comes?\s+back|lands?|(?:is\s+)?embedded"
+            rf"|(?:is\s+)?mixed)\s+(?:\w+\s+){{0,3}}"
+            rf"(?:in|into|inside|within|as\s+part\s+of)\s+(?:\w+\s+){{0,2}}\W?{_CONTENT}"
             rf"|reasoning_content\W+(?:\w+\W+){{0,4}}?(?:is|was|are|stays|comes\s+back)\s+"
             rf"(?:always\s+)?(?:null|empty|None|missing)"
             rf"|(?:response|content|answer|output|reply)\W+(?:\w+\W+){{0,8}}?(?:includes?|contains?"
@@ -60,7 +64,9 @@ _SYMPTOMS: Final[tuple[tuple[re.Pattern[str], Description], ...]] = (
     (
         re.compile(
             r"tool[ _-]?call\w*\W+(?:\w+\W+){0,6}?(?:arguments?\s+)?(?:is|are|were|was)?\s*"
-            r"(?:not\s+valid\s+JSON|invalid\s+JSON|malformed|truncated|cut\s+off)",
+            r"(?:not\s+valid\s+JSON|invalid\s+JSON|malformed|truncated|cut\s+off)"
+            r"|(?:fail\w*\s+to|could\s*n[o']t|cannot|unable\s+to)\s+parse\s+(?:\w+\W+){0,4}?"
+            r"tool[ _-]?calls?",
             re.I,
         ),
         Description(
@@ -70,13 +76,15 @@ _SYMPTOMS: Final[tuple[tuple[re.Pattern[str], Description], ...]] = (
         ),
     ),
 )
+# A JSON document or an SSE stream (`[Bug]: ...`, an issue's tagged title, is words).
+_DOCUMENT: Final = re.compile(r"""\s*(?:\{|data:|\[\s*(?:[\[{"\d\]-]|$))""")
 _GPT_OSS: Final = re.compile(r"gpt-oss|gpt_oss|\bharmony\b|openai/gpt", re.I)
 
 
 def described(text: str) -> Description | None:
     """What a text with no evidence of its own describes, when it names a Harmony symptom
     (a JSON document is no description: its fields say what they hold)."""
-    if text.lstrip().startswith(("{", "[", "data:")):
+    if _DOCUMENT.match(text):
         return None
     for pattern, description in _SYMPTOMS:
         if pattern.search(text):
@@ -103,7 +111,7 @@ _MARKUP: Final = re.compile(r"<\|(?:channel|message|start|end|call|return|constr
 def said_with_markup(text: str) -> tuple[int, str, Description] | None:
     """A sentence that says Harmony markup came back and quotes the markup itself: evidence,
     not only a description. Its line, the sentence and what it says."""
-    if text.lstrip().startswith(("{", "[", "data:")):
+    if _DOCUMENT.match(text):
         return None
     for number, line in enumerate(text.split("\n"), start=1):
         if "<|" not in line or _MARKUP.search(line) is None:
@@ -119,8 +127,14 @@ def said_with_markup(text: str) -> tuple[int, str, Description] | None:
 # what the model itself generated (its raw tokens, which a server is meant to parse).
 _RETURNED: Final = re.compile(
     r"\b(?:returned|returns|getting|got|receiv\w*|answer|reply|response"
-    r"|(?:api|server|client|endpoint|request)\W+(?:\w+\W+){0,2}?output)\b",
+    r"|(?:api|server|client|endpoint|request)\W+(?:\w+\W+){0,2}?output"
+    # an application's output (`RooCode's output`), not the model's own (its raw tokens)
+    r"|(?!model|gpt|llm|oss)[a-z]\w*'s\s+output)\b",
     re.I,
+)
+# What was wanted set against what came back: the words after it say what the block is.
+_CONTRAST: Final = re.compile(
+    r"\b(?:but|instead)\s+(?:\w+\s+){0,2}?(?:got|get|getting|received|receive|see|saw)\b", re.I
 )
 _DOCUMENTED: Final = re.compile(
     r"\b(?:emits?|spec\w*|format|example|template|prompt|render\w*|should|expected|looks?\s+like"
@@ -131,5 +145,9 @@ _DOCUMENTED: Final = re.compile(
 
 def calls_it_returned(words: str) -> bool:
     """Whether the words above a block call it what came back (`This is what we're getting`,
-    `API output`), not what the format is or should be (`The model emits`, `spec`)."""
+    `API output`, `Expected X, but got replies like`), not what the format is or should be
+    (`The model emits`, `spec`)."""
+    contrast = _CONTRAST.search(words)
+    if contrast is not None:
+        return True  # what was expected (`Expected normal output, but got`) is not the block
     return _RETURNED.search(words) is not None and _DOCUMENTED.search(words) is None

@@ -21,9 +21,9 @@ import re
 from functools import cache
 from typing import Final, TypeGuard, get_args
 
-from harmony_doctor.faults.engines import ENGINE_FORMS
-
 # Form and FormName are re-exported: every reader takes them from the catalogue.
+from harmony_doctor.faults import wording
+from harmony_doctor.faults.engines import ENGINE_FORMS
 from harmony_doctor.faults.form import Form as Form
 from harmony_doctor.faults.form import FormName as FormName
 from harmony_doctor.faults.form import optional_phrase, phrase
@@ -44,6 +44,7 @@ FORMS: Final[tuple[Form, ...]] = (
         canonical="unexpected tokens remaining in message header",
         anchors=(b"tokens remaining",),
         keywords=("unexpected",),
+        wording=wording.header_leftover,
     ),
     Form(
         "leftover_old",
@@ -63,6 +64,7 @@ FORMS: Final[tuple[Form, ...]] = (
         anchors=(b"tokens remaining",),
         keywords=("parse",),
         versions=frozenset({1}),
+        wording=wording.header_leftover,
     ),
     Form(
         "unexpected_token",
@@ -75,6 +77,7 @@ FORMS: Final[tuple[Form, ...]] = (
         + r"while(?:\s*expecting(?:\s*start\s*token(?:\s*(?P<expected>\d+))?)?)?",
         anchors=(b"expecting start token",),
         keywords=("unexpected",),
+        wording=wording.unexpected_token,
     ),
     Form(
         "unknown_role",
@@ -86,6 +89,7 @@ FORMS: Final[tuple[Form, ...]] = (
         canonical="Unknown role:",
         anchors=(b"nknown role",),
         keywords=("role",),
+        wording=wording.unknown_role,
     ),
     Form(
         "empty_channel",
@@ -98,6 +102,7 @@ FORMS: Final[tuple[Form, ...]] = (
         canonical="channel marker present but no channel value found in header",
         anchors=(b"channel marker",),
         keywords=("channel",),
+        wording=wording.fixed("a channel name right after <|channel|>", "<|channel|> then nothing"),
     ),
     Form(
         "header_eos",
@@ -110,6 +115,7 @@ FORMS: Final[tuple[Form, ...]] = (
         canonical="Unexpected EOS while waiting for message header to complete",
         anchors=(b"Unexpected EOS",),
         keywords=("unexpected",),
+        wording=wording.fixed("<|message|> to close the header", "end of stream inside the header"),
     ),
     Form(
         "missing_role",
@@ -121,6 +127,7 @@ FORMS: Final[tuple[Form, ...]] = (
         canonical="message header did not contain a role",
         anchors=(b"contain a role",),
         keywords=("role",),
+        wording=wording.fixed("a role after <|start|>", "<|message|> right after <|start|>"),
     ),
     Form(
         "header_decode",
@@ -132,6 +139,7 @@ FORMS: Final[tuple[Form, ...]] = (
         canonical="could not decode header",
         anchors=(b"decode header",),
         keywords=("decode",),
+        wording=wording.HEADER_DECODE,
     ),
     Form(
         # Lenient parsing (strict=False) decodes a header cut short by a stop token as text.
@@ -147,6 +155,7 @@ FORMS: Final[tuple[Form, ...]] = (
         canonical="Could not decode tokens",
         anchors=(b"decode tokens",),
         keywords=("decode",),
+        wording=wording.HEADER_DECODE,
     ),
     Form(
         "vocab_load",
@@ -159,6 +168,7 @@ FORMS: Final[tuple[Form, ...]] = (
         anchors=(b"vocab file",),
         keywords=("vocab",),
         code="HD171",
+        wording=wording.detail("o200k_base.tiktoken, local or downloadable"),
     ),
     Form(
         "render_error",
@@ -171,6 +181,7 @@ FORMS: Final[tuple[Form, ...]] = (
         anchors=(b"conversation JSON",),
         keywords=("conversation",),
         code="HD175",
+        wording=wording.detail("a conversation openai-harmony can render"),
     ),
     Form(
         "ollama_tool",
@@ -184,6 +195,7 @@ FORMS: Final[tuple[Form, ...]] = (
         keywords=("tool",),
         code="HD181",
         server="ollama",
+        wording=wording.tool_call,
     ),
     Form(
         "lmstudio_tool",
@@ -199,6 +211,7 @@ FORMS: Final[tuple[Form, ...]] = (
         code="HD182",
         guess="lmstudio",
         output_follows=True,
+        wording=wording.lmstudio_tool,
     ),
     Form(
         "llamacpp_input",
@@ -211,6 +224,7 @@ FORMS: Final[tuple[Form, ...]] = (
         keywords=("parse",),
         code="HD183",
         server="llama.cpp",
+        wording=wording.LLAMACPP_INPUT,
     ),
     Form(
         # A server that caught openai-harmony's error at the end of the stream and returned the
@@ -239,6 +253,7 @@ FORMS: Final[tuple[Form, ...]] = (
         anchors=(b"non-terminal state", b"recovered raw output"),
         keywords=("parse", "recovered"),
         code="HD176",
+        wording=wording.RAW_RETURNED,
     ),
     Form(
         "template_content",
@@ -256,6 +271,10 @@ FORMS: Final[tuple[Form, ...]] = (
         anchors=(b"tags in the content",),
         keywords=("channel",),
         code="HD184",  # the model's own template: the wording names no server
+        wording=wording.fixed(
+            "assistant content without Harmony markup",
+            "<|channel|>...<|message|> markup in a message's content field",
+        ),
     ),
     Form(
         # vLLM's Responses API maps each parsed message to an output item and refuses a
@@ -276,6 +295,7 @@ FORMS: Final[tuple[Form, ...]] = (
         anchors=(b"nknown recipient",),
         keywords=("recipient",),
         code="HD185",
+        wording=wording.server_rejected,
     ),
     *ENGINE_FORMS,  # engines' own Harmony failures (faults/engines.py)
     Form(
@@ -284,6 +304,7 @@ FORMS: Final[tuple[Form, ...]] = (
         "openai-harmony",
         "a header remainder pasted without its message (logs/messages.py reads it)",
         ('Some("<|constrain|>json<|end|><|start|>assistant")',),
+        wording=wording.header_leftover,
     ),
     Form(
         "markup_leak",
@@ -292,6 +313,7 @@ FORMS: Final[tuple[Form, ...]] = (
         "any server that returns unparsed output (logs/messages.py reads it)",
         ('"content": "<|channel|>final<|message|>Hi"',),
         code="HD205",
+        wording=wording.markup_leak,
     ),
     Form(
         "stripped_markup",
@@ -300,6 +322,9 @@ FORMS: Final[tuple[Form, ...]] = (
         "vLLM's `output:` log field, clients decoding with skip_special_tokens (logs/stripped.py)",
         ("analysisThe user greets.assistantfinalHello!",),
         code="HD206",
+        wording=wording.fixed(
+            "Harmony text with its special tokens", "text with the special tokens removed"
+        ),
     ),
     Form(
         # openai/harmony#84: a parsed message whose recipient holds the next header. Special
@@ -310,6 +335,7 @@ FORMS: Final[tuple[Form, ...]] = (
         "openai-harmony's parsed messages, printed by clients and servers (logs/messages.py)",
         ('"channel": "analysis", "recipient": "er\\".<|end|><|start|>assistant"',),
         code="HD203",
+        wording=wording.header_markup,
     ),
     Form(
         "rejected_ids",

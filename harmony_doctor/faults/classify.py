@@ -6,13 +6,13 @@ from dataclasses import dataclass
 
 from harmony_doctor.faults import rules
 from harmony_doctor.faults.rules import Rule
+from harmony_doctor.faults.wording import HEADER_SHAPE as HEADER_SHAPE
 from harmony_doctor.harmony.vocab import CALL, CHANNEL, CONSTRAIN, MESSAGE, RETURN, STOP_TOKENS
 from harmony_doctor.models import ErrorKind
 
 # o200k ids of header words that begin a message when written as plain text: `assistant`,
 # `system`, `developer`, `tool`, and `<` (a `<|start|>` spelled out in ordinary tokens).
 HEADER_WORD_TOKENS = frozenset({173781, 17360, 77944, 17952, 27})
-HEADER_SHAPE = "<|channel|>CHANNEL [ to=RECIPIENT] [<|constrain|>json] then <|message|>"
 
 
 @dataclass(frozen=True)

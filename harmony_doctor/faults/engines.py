@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from harmony_doctor.faults import wording
 from harmony_doctor.faults.form import Form, phrase
 
 ENGINE_FORMS: Final[tuple[Form, ...]] = (
@@ -26,6 +27,7 @@ ENGINE_FORMS: Final[tuple[Form, ...]] = (
         keywords=("output",),
         code="HD187",
         server="vllm",
+        wording=wording.two_messages,
     ),
     Form(
         # The Responses API's output mapping meets a commentary message with no recipient: the
@@ -41,6 +43,7 @@ ENGINE_FORMS: Final[tuple[Form, ...]] = (
         keywords=("recipient",),
         code="HD185",
         server="vllm",
+        wording=wording.server_rejected,
     ),
     Form(
         # The Responses API's output mapping meets a message whose channel it has no route
@@ -58,6 +61,7 @@ ENGINE_FORMS: Final[tuple[Form, ...]] = (
         keywords=("channel",),
         code="HD193",
         server="vllm",
+        wording=wording.server_rejected,
     ),
     Form(
         # llama.cpp's chat parser finished with text left over (a stop token its gpt-oss parser
@@ -75,6 +79,7 @@ ENGINE_FORMS: Final[tuple[Form, ...]] = (
         anchors=(b"end of input",),
         keywords=("content",),
         code="HD189",
+        wording=wording.LLAMACPP_INPUT,
     ),
     Form(
         # llama.cpp's PEG chat parser (2026 builds) refused the whole output, and logs it.
@@ -97,6 +102,7 @@ ENGINE_FORMS: Final[tuple[Form, ...]] = (
         keywords=("peg",),
         code="HD183",
         server="llama.cpp",
+        wording=wording.LLAMACPP_INPUT,
     ),
     Form(
         # llama.cpp decodes a tool call's arguments with nlohmann::json.
@@ -115,6 +121,7 @@ ENGINE_FORMS: Final[tuple[Form, ...]] = (
         keywords=("arguments",),
         code="HD192",
         server="llama.cpp",
+        wording=wording.tool_call,
     ),
     Form(
         # The official gpt-oss chat template refuses a tool-call turn carrying both fields.
@@ -131,6 +138,10 @@ ENGINE_FORMS: Final[tuple[Form, ...]] = (
         anchors=(b"content and thinking",),
         keywords=("thinking",),
         code="HD188",
+        wording=wording.fixed(
+            "a tool-call turn with its reasoning in one field",
+            "an assistant message with tool calls and both content and thinking",
+        ),
     ),
     Form(
         "sglang_structure_info",
@@ -144,6 +155,10 @@ ENGINE_FORMS: Final[tuple[Form, ...]] = (
         keywords=("structure_info",),
         code="HD190",
         server="sglang",
+        wording=wording.fixed(
+            "a request SGLang can constrain for gpt-oss",
+            "tools that ask for a structural tag, which the gpt-oss detector cannot build",
+        ),
     ),
     Form(
         # Hosted providers (Groq) parse the tool call themselves and return the raw text in
@@ -161,6 +176,7 @@ ENGINE_FORMS: Final[tuple[Form, ...]] = (
         anchors=(b"arguments as JSON",),
         keywords=("tool",),
         code="HD191",
+        wording=wording.provider_tool_args,
     ),
     Form(
         "ollama_unmapped_tool",
@@ -177,6 +193,7 @@ ENGINE_FORMS: Final[tuple[Form, ...]] = (
         keywords=("mapping",),
         code="HD207",
         server="ollama",
+        wording=wording.unmapped_tool,
     ),
     Form(
         # TensorRT-LLM's harmony_adapter.py logs it when openai-harmony failed and the raw
@@ -192,5 +209,6 @@ ENGINE_FORMS: Final[tuple[Form, ...]] = (
         keywords=("raw",),
         code="HD176",
         server="tensorrt-llm",
+        wording=wording.RAW_RETURNED,
     ),
 )

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from harmony_doctor.faults.wording import Wording
 from harmony_doctor.models import Kind, Server
 
 # A form's name is its entry's own (faults/catalogue.py), not a list kept apart: a new form is
@@ -42,3 +43,6 @@ class Form:
     versions: frozenset[int] | None = None  # openai-harmony releases (0.0.N as N, 5 = 0.0.5+)
     output_follows: bool = False  # the model's output may follow on a `Model Output:` line
     generic: bool = False  # a statement in the grammar's terms: tried where no other form matches
+    # what it expected and found, in words (faults/wording.py); None: a generic form says what
+    # its kind's first specific form says
+    wording: Wording | None = None

@@ -14,7 +14,8 @@ here, with the generic code of the fault they state, on the same line.
 
 from __future__ import annotations
 
-from typing import Final
+import re
+from typing import Final, Protocol, TypeVar
 
 from harmony_doctor.faults.form import Form
 
@@ -40,6 +41,38 @@ _RAN_OUT: Final = (
     r"|(?:found|got|hit|saw)\s*(?:an?\s*)?(?:EOS|end\s*of\s*(?:stream|input|tokens|output))))"
 )
 _FOUND: Final = r"(?:but\s*)?(?:found|got|saw|received|instead\s*got|instead\s*found)"
+
+# An error's words where nothing failed, read in the text before the statement on its line:
+# - source code that would raise it: a string literal opened by a raising call and still open
+#   (`anyhow::bail!("...`, `return Err(anyhow!("...`, `raise HarmonyError(f"...`,
+#   `throw new Error("...`, `errors.New("...`, `panic!("...`);
+# - the words as a name: a JSON key or field quoted right after the word (`with key `...``);
+# - the words as documentation: a line labelled an example or a pattern (`Example: ...`).
+NOT_A_STATEMENT: Final = (
+    r"(?:\b(?:bail|anyhow|panic|unreachable|format_err)!|\bErr|\braise\s+[\w.]+"
+    r"|\bthrow\s+new\s+[\w.]+|\berrors\.New|\bfmt\.Errorf|\b[\w:]*Error::new)"
+    r"""\s*\(\s*(?:[\w:]+!\s*\(\s*)?[frb]?["'`][^"'`]*$"""
+    r"""|\b(?:key|field|property|attribute)\s*[`'"]$"""
+    r"""|^\W*(?i:(?:error\s+)?(?:example|pattern|sample|template)s?|e\.g\.)\s*\d*\s*:\s*[`'"]?$"""
+)
+_NOT_A_STATEMENT: Final = re.compile(NOT_A_STATEMENT)
+
+
+class _Hit(Protocol):
+    @property
+    def start(self) -> int: ...
+
+
+Hit = TypeVar("Hit", bound=_Hit)
+
+
+def stated(text: str, hit: Hit | None) -> Hit | None:
+    """A statement found in `text` (where it starts: `hit.start`), unless it is no failure
+    that happened (source code raising it, a key's name: see above)."""
+    if hit is None or _NOT_A_STATEMENT.search(text, 0, hit.start) is not None:
+        return None
+    return hit
+
 
 GENERIC_FORMS: Final[tuple[Form, ...]] = (
     Form(
@@ -89,6 +122,7 @@ GENERIC_FORMS: Final[tuple[Form, ...]] = (
             # openai-harmony's own non-streaming parser (its encoding.rs, expect_special)
             "Expected special token (Start) 200006 but got 200005",
             "exception caught: unexpected token 200005",
+            "fix openai_harmony.HarmonyError: Unexpected token",
         ),
         pattern=rf"expected\s*{_TOKEN}{_START}{_Q}\s*,?\s*{_FOUND}\s*{_TOKEN}"
         rf"(?P<found>{_ANY_SPECIAL}|\d{{1,6}}\b)"
@@ -96,9 +130,22 @@ GENERIC_FORMS: Final[tuple[Form, ...]] = (
         # an engine's exception naming a token past the text ids, or its id cut (`...`); a
         # JSON parser's `Unexpected token } in JSON` names a character, never an id
         r"|unex(?:pec|cep)ted\s*token\s*(?:id\s*)?[:=]?\s*(?P<id>(?:199|20[01])\d{3})\b"
-        r"|unex(?:pec|cep)ted\s*token\s*\.{3}",
+        r"|unex(?:pec|cep)ted\s*token\s*\.{3}"
+        # openai-harmony's own exception with its ids cut off where the line or quote ends
+        r"""|HarmonyError\s*:?\s*unexpected\s*token\s*(?:$|[`'"])""",
         anchors=(b"xpected", b"xcepted"),
         keywords=("expected", "excepted"),
+        generic=True,
+    ),
+    Form(
+        "said_empty_channel",
+        "empty_channel",
+        "server",
+        "any parser saying <|channel|> came with no channel name, its words cut by a person",
+        ("=> ❌ `channel marker present but no ...`",),
+        pattern=r"channel\s*marker\s*present\s*but\s*no\s*\.{3}",
+        anchors=(b"channel marker",),
+        keywords=("channel",),
         generic=True,
     ),
     Form(
@@ -131,10 +178,12 @@ GENERIC_FORMS: Final[tuple[Form, ...]] = (
             "the model produced output that does not match the expected harmony format",
             "unparsed harmony output: <|channel|>commentary??",
             "unexpected text after end of message",
+            # the position left out, as a person quotes the message
+            "server-500 error messages `Failed to parse input at pos` while running",
         ),
         pattern=r"(?:fail\w*|could\s*not|cannot|can't|unable)\s*(?:to\s*)?parse\s*(?:the\s*)?"
         r"(?:model\s*)?(?:input|output|response|completion|message)s?\s*(?:text\s*)?"
-        r"at\s*(?:pos(?:ition)?|char(?:acter)?|offset|index)\s*\d+"
+        r"at\s*(?:pos(?:ition)?|char(?:acter)?|offset|index)\s*(?:\d+|$|[`'\"])"
         r"|output\s*(?:that\s*)?(?:does\s*not|doesn't|did\s*not)\s*match\s*(?:the\s*)?"
         r"expected\s*[\w-]*\s*format"
         r"|unparsed\s*[\w-]*\s*output\s*:"
@@ -166,9 +215,14 @@ GENERIC_FORMS: Final[tuple[Form, ...]] = (
         "tool_call_parse",
         "server",
         "any Harmony parser saying the model called a function the request did not declare",
-        ("harmony parser: unknown function 'ask_followup_question'",),
+        (
+            "harmony parser: unknown function 'ask_followup_question'",
+            # the name the parser could not map back, left out as a person quotes it
+            "harmony parser: no reverse mapping found",
+        ),
         pattern=r"no\s*(?:reverse\s*)?mapping\s*(?:found\s*)?for\s*(?:the\s*)?(?:function|tool)"
-        r"|harmony\s*parser\s*:?\s*(?:unknown|undeclared|unmapped)\s*(?:function|tool)",
+        r"|harmony\s*parser\s*:?\s*(?:(?:unknown|undeclared|unmapped)\s*(?:function|tool)"
+        r"|no\s*(?:reverse\s*)?mapping)",
         anchors=(b"mapping", b"armony parser"),
         keywords=("mapping", "harmony"),
         code="HD207",

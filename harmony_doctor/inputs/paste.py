@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from harmony_doctor.harmony.vocab import NAMED_SPECIALS, VOCAB_SIZE
+
 PieceKind = Literal["block", "paragraph", "inline", "ids"]
 Shape = Literal[
     "fence",
@@ -67,6 +69,8 @@ _RECORD_START = re.compile(
     r"|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\s+\d\d-\d\d \d\d:"
     r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:)"
 )
+# An issue's title tagged in brackets (`[Bug]: ...`, `[Feature] ...`): words, not a JSON array.
+_TAGGED_TITLE: Final = re.compile(r"\[[A-Za-z][\w -]*\]:?\s+[A-Za-z]")
 _FLAT_BREAK = re.compile(r"(?<!\\)\\n")
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _CAPTION = re.compile(r"^\s*(?:#{1,6}\s|[-*+]\s|\d+[.)]\s|\*\*[^*]+\*\*:?\s*$|.*:\s*$)")
@@ -94,6 +98,7 @@ class Piece:
     line: int  # 1-based line of the input where it starts
     elided: bool = False  # a person cut it short (`...`, `…`): where it stops says nothing
     spread: bool = False  # its markup is laid out over lines by a person (an illustration)
+    labelled: bool = False  # a label on its first line calls it what came back (`output :`)
 
 
 @dataclass(frozen=True)
@@ -132,7 +137,11 @@ def read_paste(text: str) -> Paste:
         return Paste(text, (), frozenset())  # a log too large to be a paste: as given
     raw = text.split("\n")
     first = next((line.strip() for line in raw if line.strip()), "")
-    if first.startswith(("<|", "{", "[", "data:")) and not _CI_STAMP.match(first):
+    if (
+        first.startswith(("<|", "{", "[", "data:"))
+        and not _CI_STAMP.match(first)
+        and not _TAGGED_TITLE.match(first)
+    ):
         return Paste(text, (), frozenset())  # a completion, JSON, SSE: as given
     lines: list[str] = []
     source: list[int] = []
@@ -198,11 +207,43 @@ def read_paste(text: str) -> Paste:
         elif captions:
             shapes.add("caption")  # a piece under a caption is the paste
     ordered = tuple(sorted((p for p in pieces if p.text.strip()), key=lambda p: p.line))
-    if shapes <= {"prose", "caption", "code"} and _STOP.search(_INLINE.sub(" ", text)):
+    if (
+        shapes <= {"prose", "caption", "code"}
+        and _STOP.search(_INLINE.sub(" ", text))
+        and not any(_LABEL.match(line) for line in lines if "<|" in line)  # `output : <|...`
+        and not _stops_named(_INLINE.sub(" ", text))
+        and not _paragraphs_before(text)
+    ):
         shapes = set()  # a stop token outside quoting: a completion that opens with text
     if not shapes:
         return Paste(text, (), frozenset(), ordered, 0, captions)
     return Paste("\n".join(lines), tuple(source), frozenset(shapes), ordered, prose, captions)
+
+
+# What follows a stop token a sentence names (`anything after <|end|> isn't visible`): words, up
+# to the line's end or the next markup, that are no header a model would write after it.
+_AFTER_STOP: Final = re.compile(r"<\|(?:end|return|call)\|>([^<\n]*)")
+_HEADER_WORDS: Final = re.compile(r"\W*(?:assistant|analysis|commentary|final|user|to=)", re.I)
+
+
+def _paragraphs_before(text: str) -> bool:
+    """Paragraphs of prose before any markup (words, a blank line, words): an article or a
+    report that goes on to show markup, never a completion, which opens with its text and
+    runs on."""
+    head = text[: max(text.find("<|"), 0)]
+    return sum(1 for part in _BLANK_LINE.split(head) if _WORD.search(part)) >= 2
+
+
+_BLANK_LINE: Final = re.compile(r"\n[^\S\n]*\n")
+
+
+def _stops_named(text: str) -> bool:
+    """Whether every stop token in `text` is named inside a sentence, words going on after it,
+    not closing a message: prose about the format, not a completion."""
+    after = [m.group(1) for m in _AFTER_STOP.finditer(text)]
+    return bool(after) and all(
+        len(_WORD.findall(rest)) >= 4 and not _HEADER_WORDS.match(rest) for rest in after
+    )
 
 
 def _unquote(line: str, shapes: set[Shape], inside: bool) -> list[str] | None:
@@ -305,56 +346,107 @@ def _undouble(
 def _block_piece(lines: list[str], source: list[int], first: int, last: int) -> Piece:
     body = "\n".join(lines[first : last + 1]) if last >= first else ""
     line = source[first] if first < len(source) else source[-1] if source else 1
-    return Piece("block", body, line, elided=bool(_ELIDED.search(body)), spread=_spread(body))
+    return Piece(
+        "block", _unlaid(body), line, elided=bool(_ELIDED.search(body)), spread=_spread(body)
+    )
+
+
+# A label a person writes before markup on the same line: of what came back
+# (`output : <|channel|>...`), or of anything else (`input:`, `adapter:`, `expected:`), which
+# says the markup is one of several things set side by side, not what came back.
+_LABEL: Final = re.compile(
+    r"^\s*[*_]{0,2}(?:(?P<back>output|response|reply|answer|result|got)|[A-Za-z][\w .-]{0,24})"
+    r"[*_]{0,2}\s*:\s*[*_]{0,2}\s*(?=<\|)",
+    re.I,
+)
 
 
 def _paragraph_pieces(outside: list[tuple[int, str]], source: list[int]) -> list[Piece]:
-    """Paragraphs outside blocks that open with Harmony markup: output shown as it came."""
+    """Paragraphs outside blocks that open with Harmony markup, or with a label of what came
+    back before it (`output : <|channel|>...`): output shown as it came. A label on a line
+    ends the paragraph above it; markup labelled as anything else is no piece."""
     pieces: list[Piece] = []
     current: list[str] = []
     start = 0
+    labelled = False
     for index, line in [*outside, (len(outside), "")]:
-        if line.strip():
-            if not current and not line.lstrip().startswith("<|"):
-                continue
-            if not current:
-                start = index
-            current.append(line)
-            continue
-        if current:
-            body = "\n".join(current)
-            pieces.append(
-                Piece(
-                    "paragraph",
-                    body,
-                    source[start],
-                    elided=bool(_ELIDED.search(body)),
-                    spread=_spread(body),
-                )
-            )
+        label = _LABEL.match(line) if line.strip() else None
+        if current and (not line.strip() or label is not None):
+            if start >= 0:
+                pieces.append(_paragraph(current, source[start], labelled))
             current = []
+        if not line.strip():
+            continue
+        if not current:
+            if label is None and not line.lstrip().startswith("<|"):
+                continue
+            start, labelled = index, label is not None
+            if label is not None and label["back"] is None:
+                start = -1  # labelled as something else: not a piece
+            line = line if label is None else line[label.end() :]
+        current.append(line)
     return pieces
 
 
+def _paragraph(lines: list[str], line: int, labelled: bool) -> Piece:
+    body = "\n".join(lines)
+    return Piece(
+        "paragraph",
+        _unlaid(body),
+        line,
+        elided=bool(_ELIDED.search(body)),
+        spread=_spread(body),
+        labelled=labelled,
+    )
+
+
+# The end of an id list a person glosses with its decoding: `[200005, 35644, ...]` = `...`.
+_GLOSSED: Final = re.compile(r"[\])]`?\s*(?:=|->|→|means)\s*$")
+
+
 def _inline_pieces(line: str, number: int) -> list[Piece]:
-    """Inline code spans that hold Harmony markup (a quoted example, or output quoted)."""
+    """Inline code spans that hold Harmony markup (a quoted example, or output quoted); not
+    the decoding a person writes beside ids (the ids are the output, and are read as such)."""
     return [
         Piece("inline", m.group(2), number, elided=bool(_ELIDED.search(m.group(2))))
         for m in _INLINE.finditer(line)
         if "<|message|>" in m.group(2)
         and m.group(2).lstrip().startswith("<|")
         and not _KEEP_MARKUP.fullmatch(m.group(2).strip())  # one token named, not output
+        and not _GLOSSED.search(line, 0, m.start())
     ]
 
 
+# Harmony's own special tokens (<|start|>, <|channel|>, <|message|>, <|end|>...), by id.
+_HARMONY: Final = frozenset(t for t, name in NAMED_SPECIALS.items() if "reserved" not in name)
+# A line about a tokenizer's special tokens: their ids listed, not a stream.
+LISTS_SPECIALS: Final = re.compile(
+    r"\b(?:eos|bos|pad|stop|eog|special|control)[ _-]?(?:token|id)s?\b|\bEOG\b|added_tokens"
+    r"|stop_token_ids|\btokenizer\.|llama_model_loader|print_info:",
+    re.I,
+)
+
+
+def harmony_run(ids: tuple[int, ...], least: int) -> bool:
+    """Ids of `o200k_harmony` that may be a stream: at least `least` of them, Harmony's special
+    tokens among ordinary ones (a list of special tokens alone is a stop list or a listing)."""
+    if len(ids) < least or any(i >= VOCAB_SIZE for i in ids):
+        return False
+    specials = sum(1 for i in ids if i in _HARMONY)
+    return 0 < specials < len(ids)
+
+
 def _id_pieces(lines: list[str], source: list[int]) -> list[Piece]:
-    """Id lists a name holds in code or a repro block, when they hold Harmony's special ids."""
+    """Id lists a name holds in code or a repro block, when they may be a stream (not a
+    tokenizer's listing of its special tokens)."""
     pieces: list[Piece] = []
     for index, line in enumerate(lines):
-        if not _SPECIAL_ID.search(line):
+        if not _SPECIAL_ID.search(line) or LISTS_SPECIALS.search(line):
             continue
         for found in _NAMED_IDS.finditer(line):
             if _PROMPT_NAME.search(found.group("name")) or not _SPECIAL_ID.search(found["ids"]):
+                continue
+            if not harmony_run(tuple(map(int, re.findall(r"\d+", found["ids"]))), 3):
                 continue
             ids = re.sub(r"\s+", " ", found.group("ids"))
             pieces.append(Piece("ids", f"[{ids}]", source[index]))
@@ -381,9 +473,31 @@ def opens_as_log(text: str) -> bool:
     return _RECORD_START.match(first) is not None
 
 
+# Markup a person laid out or annotated: a header broken across lines, a note after a message
+# (`<|end|>   ← reasoning`).
+_LAID_OUT: Final = re.compile(
+    r"<\|(?:start|channel)\|>[^<]*\n\s*<\|(?:constrain|message)\|>"
+    r"|<\|(?:end|return|call)\|>[^\S\n]*(?:←|<-+|#|//)[^\n]*\n\s*<\|start\|>"
+)
+# One message a line: the line break a person put between a stop token and the next <|start|>
+# (a model writes none there; what it does write there is read from its ids).
+_ONE_A_LINE: Final = re.compile(r"(<\|(?:end|return|call)\|>)[^\S\n]*\r?\n\s*(?=<\|start\|>)")
+
+
+# The stop token of a message begun above a paragraph (a message of several paragraphs).
+_CLOSES_ABOVE: Final = re.compile(r"^\s*(?:<\|(?:end|return|call)\|>)+(?=\s*<\|start\|>)")
+
+
+def _unlaid(body: str) -> str:
+    """A piece's markup without the line breaks a person put between its messages, and without
+    the stop token of a message that began above it."""
+    body = _CLOSES_ABOVE.sub("", body)
+    return _ONE_A_LINE.sub(r"\1", body) if "|>\n" in body or "|>\r\n" in body else body
+
+
 def _spread(body: str) -> bool:
-    """Markup laid out one part per line by a person: a header broken across lines."""
-    return bool(re.search(r"<\|(?:start|channel)\|>[^<]*\n\s*<\|(?:constrain|message)\|>", body))
+    """Markup a person laid out or annotated (`_LAID_OUT`): an illustration, not output."""
+    return _LAID_OUT.search(body) is not None
 
 
 def _line_kind(line: str) -> Literal["prose", "caption", "other"]:

@@ -2,18 +2,30 @@
 
 from __future__ import annotations
 
-import re
-
 from harmony_doctor.faults import rules
-from harmony_doctor.faults.catalogue import FORM, Form, is_parser_kind
-from harmony_doctor.faults.classify import HEADER_SHAPE, FaultContext, classify
+from harmony_doctor.faults.catalogue import FORM, FORMS, Form, is_parser_kind
+from harmony_doctor.faults.classify import FaultContext, classify
 from harmony_doctor.faults.rules import Rule
+from harmony_doctor.faults.wording import Said, Wording
+from harmony_doctor.faults.wording import lmstudio_found as lmstudio_found
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, special_token_name
 from harmony_doctor.logs.lines import MAX_MESSAGE_CHARS, MAX_RAW_CHARS, Line, clip
 from harmony_doctor.logs.messages import SPECIAL_TEXT, MessageHit
 from harmony_doctor.logs.process import ProcessState
 from harmony_doctor.logs.servers import version_label
 from harmony_doctor.models import Kind, LogError
+
+# A header remainder is held as its first and last words: a line of a million leftover words
+# (ten such lines took 2.7 GB in `explain`) is read in this window, the words between counted.
+HEAD_WORDS = 192
+TAIL_WORDS = 64
+
+
+def bounded_words(words: tuple[str, ...]) -> tuple[tuple[str, ...], int]:
+    """The words a LogError holds (a bounded head and tail) and how many between it leaves out."""
+    if len(words) <= HEAD_WORDS + TAIL_WORDS:
+        return words, 0
+    return (*words[:HEAD_WORDS], *words[-TAIL_WORDS:]), len(words) - HEAD_WORDS - TAIL_WORDS
 
 
 def describe(
@@ -50,9 +62,9 @@ def describe(
     if in_traceback and state.traceback_start is not None:
         start = min(start, max(state.traceback_start, state.episode_start))
     remainder = hit.remainder
-    words = remainder.words if remainder is not None else ()
+    words, unread = bounded_words(remainder.words if remainder is not None else ())
     truncated = remainder is not None and not remainder.closed
-    expected, found = _expected_found(kind, hit, rule)
+    expected, found = _expected_found(form, hit, rule)
     return LogError(
         line=line.number,
         span=(start, last_line),
@@ -76,6 +88,7 @@ def describe(
         found=found,
         cause=rule.cause,
         fix=rule.fix,
+        words_unread=unread,
     )
 
 
@@ -115,133 +128,44 @@ def reconstruct(words: tuple[str, ...], truncated: bool) -> str:
     return f"<|channel|>… {body} [1-2 words taken as recipient, content type]<|message|>"
 
 
-def _token_text(token: int) -> str:
-    return special_token_name(token) if token >= FIRST_SPECIAL else "an ordinary text token"
+def _expected_found(form: Form, hit: MessageHit, rule: Rule) -> tuple[str, str]:
+    """What the failure expected and found, in its form's words (faults/wording.py)."""
+    wording = form.wording or _KIND_WORDING.get(form.kind)
+    if wording is None:  # pragma: no cover - every form found in a log has a wording
+        return "", rule.title
+    remainder = hit.remainder
+    token = hit.token
+    said = Said(
+        code=rule.code,
+        message=hit.message,
+        words=remainder.words if remainder is not None else (),
+        cut=remainder is not None and not remainder.closed,
+        token=token,
+        token_text=(
+            ""
+            if token is None
+            else special_token_name(token)
+            if token >= FIRST_SPECIAL
+            else "an ordinary text token"
+        ),
+        role_word=hit.role_word,
+        context=hit.context,
+        markup=tuple(sorted(set(SPECIAL_TEXT.findall(hit.message)))),
+    )
+    return wording(said)
 
 
-def _expected_found(kind: Kind, hit: MessageHit, rule: Rule) -> tuple[str, str]:
-    match kind:
-        case "header_leftover":
-            words = hit.remainder.words if hit.remainder is not None else ()
-            if not words:
-                return f"a header: {HEADER_SHAPE}", "leftover words (this log does not show them)"
-            if hit.remainder is not None and not hit.remainder.closed:
-                found = (
-                    f"{len(words)} word(s) openai-harmony could not place before the log cut "
-                    f"the list at {words[-1]!r}; the header's last one or two words, taken as "
-                    "recipient and content type, never appear in the message"
-                )
-            else:
-                found = (
-                    f"{len(words)} word(s) openai-harmony could not place, ending {words[-1]!r}; "
-                    "it had already taken the header's last one or two words as recipient and "
-                    "content type, so the words it blames are not the last ones the model wrote"
-                )
-            recipient = next((w for w in words if w.startswith("to=")), None)
-            if rule.code == "HD102" and recipient is not None:
-                found += (
-                    f"; {recipient!r} left over means another recipient followed it, or a word "
-                    "followed the content type (`<|constrain|>json json`)"
-                )
-            return f"a header: {HEADER_SHAPE}", found
-        case "unexpected_token":
-            if hit.token is None:
-                return "<|start|> (id 200006) to open the next message", "a token (id not logged)"
-            return "<|start|> (id 200006) to open the next message", (
-                f"token {hit.token} ({_token_text(hit.token)})"
-            )
-        case "unknown_role":
-            return (
-                "a role (assistant, user, system, developer, tool) or NAME to=RECIPIENT",
-                f"role {hit.role_word!r}",
-            )
-        case "empty_channel":
-            return "a channel name right after <|channel|>", "<|channel|> then nothing"
-        case "header_eos":
-            return "<|message|> to close the header", "end of stream inside the header"
-        case "missing_role":
-            return "a role after <|start|>", "<|message|> right after <|start|>"
-        case "header_decode":
-            return "header tokens that decode as UTF-8", "invalid UTF-8 in the header"
-        case "vocab_load":
-            return "o200k_base.tiktoken, local or downloadable", _detail(hit.message)
-        case "render_error":
-            return "a conversation openai-harmony can render", _detail(hit.message)
-        case "tool_call_parse":
-            if hit.name == "lmstudio_tool":
-                return "a Harmony tool call with JSON arguments", lmstudio_found(
-                    hit.message, hit.context
-                )
-            if hit.name == "ollama_unmapped_tool":
-                return "a call to one of the request's tools", (
-                    f"a call to {hit.context or 'a function'!r}, which the request's tools "
-                    "do not declare"
-                )
-            if hit.name == "provider_tool_args":
-                return "JSON arguments after the tool-call header", (
-                    "arguments that are not JSON"
-                    + (f"; the model wrote {hit.context[:200]!r}" if hit.context else "")
-                )
-            err = re.search(r"\berr=(.*)$|\bError:\s*(.*)$", hit.message)
-            reason = (err.group(1) or err.group(2) or "").strip() if err else _detail(hit.message)
-            return "JSON arguments after the tool-call header", (
-                reason + (f"; raw {hit.context!r}" if hit.context else "")
-            )
-        case "input_parse":
-            return "output the llama.cpp Harmony parser accepts", _detail(hit.message)
-        case "template_content" if hit.name == "template_thinking":
-            return "a tool-call turn with its reasoning in one field", (
-                "an assistant message with tool calls and both content and thinking"
-            )
-        case "template_content":
-            return "assistant content without Harmony markup", (
-                "<|channel|>...<|message|> markup in a message's content field"
-            )
-        case "recovered_raw_output":
-            return "a stream openai-harmony parses to its end", (
-                "the parser ended in a non-terminal state; the server returned the raw text "
-                "of the last message instead of parsed messages"
-            )
-        case "server_rejected" if hit.name == "vllm_two_messages":
-            count = re.search(r"but got\s*(\d+)", hit.message)
-            return "exactly two messages (analysis, then final), as this check takes", (
-                f"{count.group(1) if count else 'another number of'} output messages"
-            )
-        case "server_rejected" if hit.name == "sglang_structure_info":
-            return "a request SGLang can constrain for gpt-oss", (
-                "tools that ask for a structural tag, which the gpt-oss detector cannot build"
-            )
-        case "server_rejected":
-            return "a message the server's own Harmony code accepts", (
-                f"the server refused {_detail(hit.message)!r}"
-            )
-        case "stripped_markup":
-            return "Harmony text with its special tokens", "text with the special tokens removed"
-        case "markup_leak" if hit.name == "header_markup":
-            markup = sorted(set(SPECIAL_TEXT.findall(hit.message)))
-            return f"a {hit.context or 'header field'} without markup", (
-                f"{', '.join(markup)} in the parsed message's {hit.context}: special tokens "
-                "were read as text (encoded without allowed_special, or strings joined before "
-                "encoding), so the next header spilled into it"
-            )
-        case "markup_leak":
-            markup = sorted(set(SPECIAL_TEXT.findall(hit.message)))
-            return "plain text in the returned message", (
-                f"{', '.join(markup)} in {hit.context or 'content'}"
-            )
-    return "", rule.title  # pragma: no cover - every kind is handled above
+def _kind_wordings() -> dict[Kind, Wording]:
+    """Per kind, the wording of its first specific form: what a generic form (faults/
+    generic.py) without a wording of its own says."""
+    wordings: dict[Kind, Wording] = {}
+    for form in FORMS:
+        if form.wording is not None and not form.generic:
+            wordings.setdefault(form.kind, form.wording)
+    return wordings
 
 
-def _detail(message: str) -> str:
-    head, _, tail = message.partition(":")
-    return (tail or head).strip()
-
-
-def lmstudio_found(message: str, output: str | None) -> str:
-    reason = _detail(message) or "no reason given"
-    if output:
-        return f"{reason}; model output {output[:200]!r}"
-    return reason
+_KIND_WORDING = _kind_wordings()
 
 
 def shown_markup(text: str, line: int) -> LogError:

@@ -34,7 +34,9 @@ from operator import attrgetter
 from typing import Final
 
 from harmony_doctor.faults.catalogue import FORM, FormName
+from harmony_doctor.faults.generic import stated
 from harmony_doctor.logs.describe import describe, lmstudio_found
+from harmony_doctor.logs.families import javascript_syntax_error
 from harmony_doctor.logs.firstpass import ABSORBED, NOT_READ, QUIET, first_pass
 from harmony_doctor.logs.lazy import Pattern
 from harmony_doctor.logs.lines import FRAME, Line, line_reader, native_counts, structural
@@ -48,7 +50,9 @@ from harmony_doctor.logs.messages import (
     native_hit_counts,
 )
 from harmony_doctor.logs.process import TRACEBACK_REACH, ProcessState
+from harmony_doctor.logs.servers import raise_server
 from harmony_doctor.models import LogError
+from harmony_doctor.models.core import with_facts
 
 # Bounds. Memory: process prefixes remembered, failures waiting for their copies, how long an
 # error line may grow by continuation. Distance in lines: how far apart two copies of one
@@ -328,7 +332,7 @@ class _Extractor:
         if self._frame_source(line):
             self.previous_hit = False
             return  # `raise Error("...")` under its frame: the code, not the error it raised
-        hit = self.find_hit(line.text, 0) if line.text else None
+        hit = stated(line.text, self.find_hit(line.text, 0)) if line.text else None  # no `bail!(`
         candidate: _Candidate | None = None
         if hit is not None and is_generic(hit.name):
             # a writer's own form a terminal wrap broke refines the statement left on this line
@@ -373,7 +377,7 @@ class _Extractor:
             or structural(line.text)
         ):
             return None
-        found = self.find_hit(previous.text + line.rest, 0)
+        found = stated(previous.text, self.find_hit(previous.text + line.rest, 0))
         if found is None or found.start >= len(previous.text):
             return None
         return _Candidate(
@@ -422,13 +426,18 @@ class _Extractor:
     def _finalize(self, candidate: _Candidate) -> None:
         if candidate.stale:
             _reread(candidate, self.find_hit)
+        hit = candidate.hit
+        if javascript_syntax_error(FORM[hit.name].kind, hit.token, candidate.text, hit.start):
+            return  # a character JavaScript's parser stopped at: no Harmony token
         line = candidate.line
         state = self.state(line.key)
         error = describe(line, candidate.hit, candidate.last_line, candidate.lead, state)
         ended = state.ends_traceback(line)
         if ended:
+            server = raise_server(error.server, state.traceback_server, error.raw)
+            if server != error.server:
+                error = replace(error, server=server)
             state.close_traceback()  # this error line ended it
-        hit = candidate.hit
         item = _Pending(
             error=error,
             form=hit.name,
@@ -548,14 +557,7 @@ class _Extractor:
     def _merge(self, old: _Pending, new: _Pending) -> None:
         """Keep one record of a failure seen twice: the fuller message, all the evidence."""
         keep, other = (new, old) if len(new.norm) > len(old.norm) else (old, new)
-        a, b = keep.error, other.error
-        old.error = replace(
-            a,
-            server=a.server or b.server,
-            harmony_version=a.harmony_version or b.harmony_version,
-            timestamp=a.timestamp or b.timestamp,
-            pid=a.pid if a.pid is not None else b.pid,
-        )
+        old.error = with_facts(keep.error, other.error)
         old.norm, old.form = keep.norm, keep.form
         old.last_line = max(old.last_line, new.last_line)
         old.rank = max(old.rank, new.rank)

@@ -251,7 +251,6 @@ def _native_anatomy() -> Anatomy[Line] | None:
         return new_anatomy(
             **patterns,
             path_server=path_server,
-            strip_gutter=_strip_gutter,
             fallback=_anatomize_python,
             line=Line,
         )
@@ -263,7 +262,16 @@ def anatomy_patterns() -> dict[str, Any] | None:
     """The patterns (and names) the Rust readers of a line's anatomy are made of
     (`_native_anatomy`, logs/firstpass.py), or None where one has flags Rust does not take."""
     servers, server_groups = server_shapes()
-    patterns = (_ANY_PREFIX_READ, _MONTH_DAY_RECORD, _KEY_PID, _HTML_ENTITY, FRAME, servers)
+    gutter = (_GUTTER_SEPARATOR, _GUTTER_GROUP_HEAD, _GUTTER)
+    patterns = (
+        _ANY_PREFIX_READ,
+        _MONTH_DAY_RECORD,
+        _KEY_PID,
+        _HTML_ENTITY,
+        FRAME,
+        servers,
+        *gutter,
+    )
     if any(p.flags for p in patterns):
         return None
     return {
@@ -279,6 +287,7 @@ def anatomy_patterns() -> dict[str, Any] | None:
         "frame_start": FRAME_START,
         "servers": servers.pattern,
         "server_groups": server_groups,
+        "gutter": [p.pattern for p in gutter],
     }
 
 
@@ -394,7 +403,9 @@ def anatomize_reference(number: int, raw: str) -> Line:
 # Exception groups draw their sub-tracebacks inside `|` gutters, between `+-` separators.
 _GUTTER_SEPARATOR = Pattern(r"^\s*\+-")
 _GUTTER_GROUP_HEAD = Pattern(r"^\s*\+ (?=Exception Group Traceback)")
-_GUTTER = Pattern(r"^(?:\s*\|(?=\s|$))+")
+# Bars, each followed by a blank or the end (`^(?:\s*\|(?=\s|$))+` as first written), with
+# its one lookahead at the end, where the Rust reader translates it exactly
+_GUTTER = Pattern(r"^\s*\|(?:\s+\|)*(?=\s|$)")
 
 
 def _strip_gutter(rest: str) -> tuple[str, bool]:

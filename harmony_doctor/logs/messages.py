@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from typing import TYPE_CHECKING, Final
 
 from harmony_doctor.faults.catalogue import (
@@ -144,20 +144,33 @@ def find_hit(text: str, position: int = 0) -> MessageHit | None:
 
 def hit_finder(native: bool | None = None) -> Callable[[str, int], MessageHit | None]:
     """`find_hit`, decided once: the Rust search where it is built and allowed
-    (`native_for(native)`), which hands each text it declines to Python's; else Python's."""
+    (`native_for(native)`), which settles the form (`_find_settled`); else Python's."""
     hits = _native_hits() if native_for(native) else None
-    return find_hit if hits is None else hits.find
+    return find_hit if hits is None else partial(_find_settled, hits)
+
+
+def _find_settled(hits: Hits, text: str, position: int = 0) -> MessageHit | None:
+    """`find_hit` with the form found and settled in Rust (no form's regex runs again here):
+    Python reads the message out of its quoting, or a bare remainder where markup is."""
+    found = hits.find(text, position)
+    if found is None:  # declined: Python searches
+        return find_hit(text, position)
+    if found.form is None:
+        return _find_bare(text, position) if "<|" in text else None
+    bare = _find_bare(text, position, found.start)
+    name = _FORMS[found.form][0]
+    return bare or _read_hit(text, name, found.start, found.end, found.groups)
 
 
 @cache
-def _native_hits() -> Hits[MessageHit | None] | None:
+def _native_hits() -> Hits | None:
     """The Rust search made of the forms' patterns, or None: not built, or a pattern it cannot
     translate even loosely (then Python searches every text)."""
     patterns = form_patterns()
     if not native_for(True) or patterns is None:
         return None
     try:
-        return new_hits(patterns=patterns, settle=_settle, fallback=find_hit)
+        return new_hits(patterns=patterns, generic=[name in _GENERIC for name, _ in _FORMS])
     except ValueError:
         return None
 
@@ -175,20 +188,6 @@ def native_hit_counts() -> tuple[int, int] | None:
     it is not made."""
     hits = _native_hits() if _native_hits.cache_info().currsize else None
     return None if hits is None else hits.counts()
-
-
-def _settle(text: str, position: int, index: int | None, start: int | None) -> MessageHit | None:
-    """The hit Rust found: form `index` (of `_FORMS`) matching first at `start`, or none (then
-    only a bare remainder may be one). The form's own regex matched at `start` is its search's
-    match: no form matches before it."""
-    best: tuple[int, FormName, re.Match[str]] | None = None
-    if index is not None and start is not None:
-        name, form = _FORMS[index]
-        match = form.match(text, start)
-        if match is None:  # never (tests hold Rust equal to Python): Python's search decides
-            return find_hit(text, position)
-        best = (start, name, match)
-    return _hit(text, position, best)
 
 
 def find_hit_reference(text: str, position: int = 0) -> MessageHit | None:
@@ -218,7 +217,7 @@ def _hit(
         return bare
     if best is None:
         return None
-    return _read_hit(text, best[1], best[2])
+    return _read_hit(text, best[1], best[2].start(), best[2].end(), best[2].groupdict())
 
 
 _GENERIC: frozenset[FormName] = frozenset(f.name for f in MESSAGE_FORMS if f.generic)
@@ -285,15 +284,17 @@ def _find_bare(text: str, position: int, before: int | None = None) -> MessageHi
     return None
 
 
-def _read_hit(text: str, name: FormName, match: re.Match[str]) -> MessageHit:
-    """Read the message `match` starts to its end: out of its quoting, to its kind's fields."""
-    start = match.start()
+def _read_hit(
+    text: str, name: FormName, start: int, end: int, groups: Mapping[str, str | None]
+) -> MessageHit:
+    """Read the message a form's match (`start`, `end`, its named groups: Python's or Rust's)
+    starts to its end: out of its quoting, to its kind's fields."""
     opener = _find_opener(text, start)
     if opener is not None:
         body, stop, closed, shape = _read_quoted(text, start, opener)
     else:
         body, stop, closed, shape = _read_plain(text, start)
-    offset = match.end() - start
+    offset = end - start
     rest = body[offset:]
     remainder: Remainder | None = None
     token: int | None = None
@@ -307,9 +308,9 @@ def _read_hit(text: str, name: FormName, match: re.Match[str]) -> MessageHit:
             if closed and body == text[start : start + len(body)]:
                 stop = start + offset + used
     elif name == "unexpected_token":
-        value = match.group("token")
+        value = groups["token"] or ""
         token = int(value) if value.isdigit() else None
-        expected = match.group("expected") or str(START)
+        expected = groups["expected"] or str(START)
         message = f"Unexpected token {value} while expecting start token {expected}"
     elif name == "unknown_role":
         words = rest.split()
@@ -318,10 +319,10 @@ def _read_hit(text: str, name: FormName, match: re.Match[str]) -> MessageHit:
             role_word = _strip_unbalanced(role_word)
         message = f"Unknown role: {role_word}"
     elif name == "said_unexpected":
-        token = _token_id(match.group("found") or match.group("bare") or match.group("id") or "")
+        token = _token_id(groups["found"] or groups["bare"] or groups["id"] or "")
         message, context = _read_tail(name, body[:offset], rest, quoted=opener is not None)
     elif name == "said_role":
-        role_word = match.group("role")
+        role_word = groups["role"]
         message, context = _read_tail(name, body[:offset], rest, quoted=opener is not None)
     elif name in ("empty_channel", "header_eos", "missing_role"):
         message = _CANONICAL[name]

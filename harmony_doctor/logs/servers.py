@@ -178,6 +178,15 @@ def version_label(versions: frozenset[int] | None) -> str | None:
     return f"0.0.{low}" if low == high else f"0.0.{low}-0.0.{high}"
 
 
+def raise_server(named: Server | None, frames: Server | None, line: str) -> Server | None:
+    """The server of a traceback's raise: the one its frames' paths name (`sglang/srt/...`),
+    over one taken from the wording of the form that read the raise or from a file tag several
+    servers write (`named`); a server the raise's `line` names by its own words stays."""
+    if frames is None or named == frames or not names_no_server_itself(line):
+        return named
+    return frames
+
+
 def names_no_server_itself(line: str) -> bool:
     """Whether `line` names no server by its own words (its server came from the wording of
     the form that read it, or from a file tag several servers write)."""

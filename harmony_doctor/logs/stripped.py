@@ -12,9 +12,11 @@ from harmony_doctor.models import LogError
 # text that opens with a channel name glued to a capitalised word (`analysisGreet back.`), or
 # a tool call's header glued to its arguments: `commentary to=functions.get_weather json{...`
 # (<|constrain|> gone), `assistant to=python code{...`, `assistantcode{...` (a content type
-# glued to the role). Either way no `<|` is left in the text.
+# glued to the role). Either way no `<|` is left in the text. The word alone, quoted as a name
+# (`the literal `assistantfinal``) or inside a regular expression (`assistantfinal(?P<x>.*)`),
+# is no output.
 _GLUED = Pattern(
-    r"assistant(?:analysis|commentary|final)(?=\S)"
+    r"assistant(?:analysis|commentary|final)(?=[^\s`'\"()\\|?])"
     r"|(?:^|output:\s*|['\"])(?:analysis|commentary)(?=[A-Z])"
     r"|assistantcommentary to=\w"
     r"|(?:^|output:\s*|['\"]|assistant|\s)(?:commentary|analysis)?\s*to=(?:functions|python|browser)"

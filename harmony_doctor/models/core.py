@@ -3,8 +3,8 @@ and the names of every kind, server and source (the package's public face re-exp
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
 Detected = Literal["tokens", "text", "log"]
 Severity = Literal["error", "warning"]
@@ -95,6 +95,39 @@ class LogError:
     found: str
     cause: str
     fix: str
+    # header words in the middle of a very long remainder, past the bounded head and tail kept
+    # (logs/describe.py): counted, not held
+    words_unread: int = 0
+
+
+class Sighting(Protocol):
+    """A record of one sighting of a failure (LogError, ScanEvent): where and when it was."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    @property
+    def server(self) -> str | None: ...
+    @property
+    def harmony_version(self) -> str | None: ...
+    @property
+    def timestamp(self) -> str | None: ...
+    @property
+    def pid(self) -> int | None: ...
+
+
+_Seen = TypeVar("_Seen", bound=Sighting)
+
+
+def with_facts(main: _Seen, other: _Seen) -> _Seen:
+    """`main`, one sighting of a failure, with the facts of its place it lacks taken from
+    `other`, another sighting of it: server, Harmony release, time, process."""
+    return replace(
+        main,
+        server=main.server or other.server,
+        harmony_version=main.harmony_version or other.harmony_version,
+        timestamp=main.timestamp or other.timestamp,
+        pid=main.pid if main.pid is not None else other.pid,
+    )
 
 
 # --- scan ------------------------------------------------------------------------------------

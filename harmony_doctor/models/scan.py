@@ -25,10 +25,12 @@ class LoggedFailure:
     token: int | None
     header_remainder: str | None
     message: str
+    traceback_line: int | None = None  # as ScanEvent.traceback_line
 
     @classmethod
     def of(cls, error: LogError, line: int) -> LoggedFailure:
         """`error`'s event fields, at `line` (the line of the input as given)."""
+        start = error.span[0]  # the traceback's head, when the error line is its raise
         return cls(
             line,
             error.timestamp,
@@ -41,6 +43,7 @@ class LoggedFailure:
             error.token,
             error.header_remainder,
             error.message,
+            line - (error.line - start) if start < error.line else None,
         )
 
 
@@ -67,6 +70,10 @@ class ScanEvent:
     raise_index: int | None = None
     source: EventSource = "log"
     origin: str | None = None  # the host (or name given with --origin) the log was scanned on
+    # Where the traceback begins whose raise (its exception line) this logged error is; None
+    # for a line outside any traceback (a logged summary, an echo) and for a replay. What tells
+    # a summary and its traceback's raise (one failure) from two summaries (two requests).
+    traceback_line: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -195,6 +195,8 @@ def log_finding_record(e: LogError, vocab: Vocab | None) -> dict[str, Any]:
             "tokens": [log_token_record(t, vocab) for t in tokens],
             "reconstructed": e.reconstructed,
         }
+        if e.words_unread:  # words in the middle of a remainder over the bound, not read
+            header["unread_words"] = e.words_unread
     return {
         "kind": e.kind,
         "code": e.code,

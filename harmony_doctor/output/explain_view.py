@@ -373,18 +373,25 @@ def _header_words(e: LogError, head: int = 24, tail: int = 8, elide: bool = True
     """The leftover words, long lists elided in the middle, the last word marked."""
     words = list(e.header_words)
     shown: list[str | None] = list(words)
-    if elide and len(words) > head + tail:
+    if e.words_unread or (elide and len(words) > head + tail):
+        if not elide:  # every word held, the unread ones marked where they were
+            from harmony_doctor.logs.describe import TAIL_WORDS
+
+            head, tail = len(words) - TAIL_WORDS, TAIL_WORDS
         shown = [*words[:head], None, *words[-tail:]]
     out = Text()
     for index, word in enumerate(shown):
         if index:
             out.append(" ")
         if word is None:
-            out.append(f"… {len(words) - head - tail} more …", DIM)
+            more = len(words) - head - tail
+            out.append(f"… {more + e.words_unread:,} more …", DIM)
         elif index == len(shown) - 1:
             out.append_text(safe_text(bounded(word, HEADER_WORD), "underline", keep_newlines=False))
         else:
             out.append_text(safe_text(bounded(word, HEADER_WORD), keep_newlines=False))
+    if e.words_unread:
+        out.append(f"  ({e.words_unread:,} words in the middle not read: over the bound)", WARNING)
     if e.remainder_truncated:
         out.append("  ✂ the log cut the rest", WARNING)
     else:

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}
 DERIVED = ("day", "hour")  # recomputed from the timestamp, never trusted from the file
-OPTIONAL = ("origin", "kind")  # columns files written by older versions lack (read as empty)
+OPTIONAL = ("origin", "kind", "traceback_line")  # columns older versions did not write (empty)
 # `scan --events out/events.csv` keeps its request tallies beside: out/events.requests.csv.
 REQUESTS_INFIX = ".requests"
 

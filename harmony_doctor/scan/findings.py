@@ -14,7 +14,9 @@ from harmony_doctor.faults.catalogue import FORM, QUOTING_KINDS
 from harmony_doctor.faults.rules import RULES
 from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.inputs.timestamps import parse_timestamp
+from harmony_doctor.logs.families import ENGINE_KINDS, shows_another_family
 from harmony_doctor.models import Diagnosis, LoggedFailure, ScanEvent, Server, TokenInput
+from harmony_doctor.models.core import with_facts
 from harmony_doctor.scan import patterns
 from harmony_doctor.scan.found import Place, SourceScan
 from harmony_doctor.scan.records import ScanOptions
@@ -49,8 +51,10 @@ class EventStream:
     source, the same ones in the same order, without holding them to the end.
 
     The scan appends its findings to `found` (errors, replayed, completions, rejected) and calls
-    `advance(floor)` with the lowest line any later finding can be on; what lies more than
-    MERGE_WINDOW lines below it can no longer merge with anything to come, and is handed on.
+    `advance(floor)` with the lowest line any later finding can be on. A logged error more than
+    MERGE_WINDOW lines below it has every sighting it can be joined with (`_join_sightings`);
+    what lies MERGE_WINDOW lines below that can no longer merge with anything to come (a
+    replay folds only into errors already joined), and is handed on.
     `close()` hands on the rest. `server`, while the source names none yet, is left None: the
     caller fills it with the source's once read to its end (found.server), as source_events
     would have."""
@@ -72,6 +76,10 @@ class EventStream:
         self.replays: list[tuple[int, int, int, ScanEvent]] = []  # (line, kind, arrival, event)
         # decided, waiting for their turn: ((line, 0 replay fault / 1 other, order...), event)
         self.ready: list[tuple[tuple[int, int, int, int, int], ScanEvent]] = []
+        self.joined_to: int | None = None  # logged errors below this line are joined
+        # (line, pid, bare message) of the engine parse failures over another family's markup
+        # not yet far behind (`_over_another_family`)
+        self.families: list[_Family] = []
 
     def advance(self, floor: int) -> list[ScanEvent]:
         """The events final now that no later finding lies below line `floor`, in order."""
@@ -102,6 +110,8 @@ class EventStream:
 
     def _add(self, kind: int, event: ScanEvent) -> None:
         self.arrived += 1
+        if _another_family(event):
+            insort(self.families, (event.line, event.pid, _bare(event.message)), key=_first)
         if event.source == "replay" and event.severity == "error":
             self.replays.append((event.line, kind, self.arrived, event))
         elif event.source == "log":
@@ -109,9 +119,16 @@ class EventStream:
         else:
             self.ready.append(((event.line, 1, kind, self.arrived, 0), event))
 
-    def _settle(self, cut: int | None) -> list[ScanEvent]:
-        """Decide the replayed faults below `cut` (None: all), in merge_duplicates' order,
-        then hand on every decided event below it."""
+    def _settle(self, joined: int | None) -> list[ScanEvent]:
+        """Join the logged sightings below `joined` (None: all), then decide the replayed
+        faults MERGE_WINDOW lines below that, in merge_duplicates' order, and hand on every
+        decided event below it."""
+        _drop_other_families(self.logged, self.families, self.joined_to, joined)
+        _join_sightings(self.logged, self.joined_to, joined)
+        self.joined_to = joined
+        if joined is not None:  # what no error left to judge can be near
+            del self.families[: bisect_left(self.families, joined - MERGE_WINDOW, key=_first)]
+        cut = joined - MERGE_WINDOW if joined is not None else None
         self.replays.sort(key=lambda t: t[:3])
         done = 0
         for line, kind, arrival, event in self.replays:
@@ -171,7 +188,8 @@ MERGE_WINDOW = 200  # lines from a completion's last log line to the traceback l
 
 
 def merge_duplicates(events: list[ScanEvent]) -> list[ScanEvent]:
-    """Count each failure once: a logged error that is the server's report of a replayed
+    """Count each failure once: a logged summary and its traceback's raise are one event
+    (`_join_sightings`); then a logged error that is the server's report of a replayed
     completion's fault is folded into the replay, which takes the line that carries the error.
 
     They are one failure when they agree on kind and token, on the process and the request id
@@ -179,6 +197,7 @@ def merge_duplicates(events: list[ScanEvent]) -> list[ScanEvent]:
     MERGE_WINDOW lines (the traceback that follows it). One for one: each completion takes
     the nearest such error not taken yet, completions in the order of their lines.
     """
+    events = _joined_sightings(events)
     logged = sorted((e for e in events if e.source == "log"), key=lambda e: e.line)
     lines = [e.line for e in logged]
     taken: set[int] = set()
@@ -200,6 +219,145 @@ def merge_duplicates(events: list[ScanEvent]) -> list[ScanEvent]:
         taken.add(index)
         out.append(_folded(event, logged[index]))
     return _with_the_rest(out, events, {id(logged[i]) for i in taken})
+
+
+def _joined_sightings(events: list[ScanEvent]) -> list[ScanEvent]:
+    """`events` without the parse failures over another family's markup, and with each
+    logged summary and its traceback's raise joined (`_join_sightings`)."""
+    logged = sorted(
+        ((e.line, 0, index, e) for index, e in enumerate(events) if e.source == "log"),
+        key=lambda t: t[:3],
+    )
+    families = sorted(
+        ((e.line, e.pid, _bare(e.message)) for e in events if _another_family(e)), key=_first
+    )
+    _drop_other_families(logged, families, None, None)
+    _join_sightings(logged, None, None)
+    kept = {index: event for _, _, index, event in logged}
+    return [
+        kept.get(index, e) for index, e in enumerate(events) if e.source != "log" or index in kept
+    ]
+
+
+_Family = tuple[int, int | None, str]
+
+
+def _first(family: _Family) -> int:
+    return family[0]
+
+
+def _another_family(event: ScanEvent) -> bool:
+    """Whether `event` is an engine's parse failure over another model family's tool-call
+    markup: its own message shows that markup, and nothing of Harmony."""
+    return (
+        event.source == "log" and event.kind in ENGINE_KINDS and shows_another_family(event.message)
+    )
+
+
+def _drop_other_families(
+    logged: list[tuple[int, int, int, ScanEvent]],
+    families: list[_Family],
+    start: int | None,
+    cut: int | None,
+) -> None:
+    """Take out of `logged` (as in `_join_sightings`) the errors from line `start` to below
+    `cut` that are engine parse failures over another family's output: those whose message
+    shows it (`families`: their lines, processes and messages), and the copies of one without
+    its payload (the client's copy of the error, a summary), of the same process within
+    MERGE_WINDOW lines. Explain judges the whole paste; a scan judges what each failure and
+    its neighbours show, holding no more than its window."""
+    if not families:
+        return
+    index = 0 if start is None else bisect_left(logged, start, key=lambda t: t[0])
+    while index < len(logged) and (cut is None or logged[index][0] < cut):
+        if _over_another_family(logged[index][3], families):
+            del logged[index]
+        else:
+            index += 1
+
+
+def _over_another_family(event: ScanEvent, families: list[_Family]) -> bool:
+    if event.source != "log" or event.kind not in ENGINE_KINDS:
+        return False
+    start = bisect_left(families, event.line - MERGE_WINDOW, key=_first)
+    end = bisect_right(families, event.line + MERGE_WINDOW, lo=start, key=_first)
+    if start == end:
+        return False
+    bare = _bare(event.message)
+    return any(
+        (pid is None or event.pid is None or pid == event.pid) and _copies(bare, message)
+        for _, pid, message in families[start:end]
+    )
+
+
+def _copies(short: str, message: str) -> bool:
+    """Whether `short` is `message` without what follows a word of it (`at pos 1` is not
+    `at pos 12: ...` cut)."""
+    return message.startswith(short) and not message[len(short) : len(short) + 1].isalnum()
+
+
+def _join_sightings(
+    logged: list[tuple[int, int, int, ScanEvent]], start: int | None, cut: int | None
+) -> None:
+    """Join, in `logged` (logged errors as (line, kind, arrival, event), sorted), each that
+    lies from line `start` to below `cut` (None: no bound) with the nearest later sighting of
+    the same failure within MERGE_WINDOW lines not joined yet (`_one_failure`): the first
+    keeps its place, the other leaves. One for one, in the order of their lines, so that a
+    summary takes the raise of its own traceback, and two requests failing alike stay two."""
+    index = 0 if start is None else bisect_left(logged, start, key=lambda t: t[0])
+    while index < len(logged) and (cut is None or logged[index][0] < cut):
+        line, kind, arrival, event = logged[index]
+        first = bisect_right(logged, line, lo=index, key=lambda t: t[0])
+        end = bisect_right(logged, line + MERGE_WINDOW, lo=first, key=lambda t: t[0])
+        other = next((k for k in range(first, end) if _one_failure(event, logged[k][3])), None)
+        if other is not None:
+            logged[index] = (line, kind, arrival, _joined(event, logged.pop(other)[3]))
+        index += 1
+
+
+def _one_failure(first: ScanEvent, later: ScanEvent) -> bool:
+    """Whether `later`, logged after `first`, is another sighting of its failure: a logged
+    summary (a record that states the error) and the raise of the traceback it sums up, in
+    either order, never two summaries nor two raises (two requests failing alike). They
+    report the same failure (code, token, the message one a prefix of the other), in the same
+    process, request and second wherever both say."""
+    if (first.traceback_line is None) == (later.traceback_line is None):
+        return False
+    summary, raised = (first, later) if first.traceback_line is None else (later, first)
+    if raised.traceback_line is not None and raised.traceback_line <= summary.line:
+        return False  # the summary lies in the raise's own traceback
+    if (first.code, first.kind, first.token_id) != (later.code, later.kind, later.token_id):
+        return False
+    for mine, theirs in (
+        (first.pid, later.pid),
+        (first.request_id, later.request_id),
+        (first.timestamp, later.timestamp),
+    ):
+        if mine is not None and theirs is not None and mine != theirs:
+            return False
+    one, other = _bare(first.message), _bare(later.message)
+    return bool(one and other) and (one.startswith(other) or other.startswith(one))
+
+
+_BLANKS = re.compile(r"\s+")
+
+
+def _bare(message: str) -> str:
+    """A message as two sightings of it compare: without blanks (wraps), in lower case."""
+    return _BLANKS.sub("", message).lower()
+
+
+def _joined(first: ScanEvent, later: ScanEvent) -> ScanEvent:
+    """One event of a failure's two sightings: the first's line and words, with what the
+    other adds; the server its traceback's frames name before the summary's."""
+    raised = later if later.traceback_line is not None else first
+    summary = first if raised is later else later
+    return replace(
+        with_facts(first, later),
+        server=raised.server or summary.server,
+        request_id=first.request_id or later.request_id,
+        traceback_line=raised.traceback_line,
+    )
 
 
 def _folded(replayed: ScanEvent, logged: ScanEvent) -> ScanEvent:
@@ -331,6 +489,7 @@ def _log_event(
         header_remainder=error.header_remainder,
         message=error.message,
         source="log",
+        traceback_line=error.traceback_line,
     )
 
 

@@ -42,6 +42,7 @@ EVENT_COLUMNS: dict[str, type[str] | type[int]] = {
     "raise_index": int,
     "source": str,
     "origin": str,
+    "traceback_line": int,
 }
 REQUEST_COLUMNS: dict[str, type[str] | type[int]] = {
     "file": str,

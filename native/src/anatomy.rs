@@ -7,8 +7,8 @@
 //! read here only when it is ASCII without control characters but tabs, and `_clean` would
 //! leave it as it is: no backtick, no `>` in its first three characters, no run of eight
 //! spaces after its first non-blank, no `&` entity (supersets of what `_clean` changes). Where
-//! the text after the prefixes holds `|` or `+` (an exception group's gutter may), Python's
-//! `_strip_gutter` reads it (`Read::gutter_asked`): its shapes look ahead inside a repeat.
+//! the text after the prefixes holds `|` or `+` (an exception group's gutter may), lines.py's
+//! gutter shapes take the gutter off (crate::gutter; `Read::gutter_asked`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -45,6 +45,8 @@ pub struct Spec {
     /// servers.py `_ANY_SERVER`, and the names of its groups, one per server shape.
     pub servers: String,
     pub server_groups: Vec<String>,
+    /// `_GUTTER_SEPARATOR`, `_GUTTER_GROUP_HEAD`, `_GUTTER` (crate::gutter).
+    pub gutter: Vec<String>,
 }
 
 /// One prefix shape's group names as Python hands them: its own, its key's, time's and pid's.
@@ -66,6 +68,7 @@ impl Spec {
         frame_start: String,
         servers: String,
         server_groups: &[(String, T)],
+        gutter: Vec<String>,
     ) -> Self {
         Spec {
             prefixes,
@@ -87,6 +90,7 @@ impl Spec {
             frame_start,
             servers,
             server_groups: server_groups.iter().map(|(g, _)| g.clone()).collect(),
+            gutter,
         }
     }
 }
@@ -118,10 +122,12 @@ pub struct Read<'a> {
     pub keys: Vec<&'a str>,
     /// `line[..prefix]` is the prefix, `line[prefix..]` the rest.
     pub prefix: usize,
-    /// `line[text.0..text.1]` is the text, unless `gutter_asked`.
+    /// `line[text.0..text.1]` is the text.
     pub text: (usize, usize),
-    /// The rest holds `|` or `+`: Python's `_strip_gutter` tells the text and the gutter.
+    /// The rest holds `|` or `+`: an exception group's gutter may have been taken off.
     pub gutter_asked: bool,
+    /// A gutter was taken off the text.
+    pub gutter: bool,
     pub timestamp: Option<&'a str>,
     pub pid: Option<u64>,
     pub evidence: Evidence,
@@ -152,6 +158,7 @@ struct Compiled {
     frame_start: Vec<u8>,
     frame_quoted: Vec<u8>,
     servers: Translated,
+    gutter: crate::gutter::Gutter,
     /// per branch of `servers`, in order: the branch alone, and its server shape (an index
     /// into `Spec::server_groups`)
     server_branches: Vec<(Translated, usize)>,
@@ -214,6 +221,7 @@ impl Compiled {
             frame_start: spec.frame_start.as_bytes().to_vec(),
             frame_quoted: [spec.frame_start.as_bytes(), b"\""].concat(),
             servers,
+            gutter: crate::gutter::Gutter::new(&spec.gutter)?,
             server_branches,
             prefixes,
             remembered: Mutex::new(HashMap::new()),
@@ -225,7 +233,8 @@ impl Anatomy {
     /// An error names a pattern without an exact translation.
     pub fn new(spec: Spec) -> Result<Anatomy, String> {
         let patterns = [&spec.prefixes, &spec.month_day, &spec.key_pid, &spec.entity];
-        for pattern in patterns.into_iter().chain([&spec.frame, &spec.servers]) {
+        let others = [&spec.frame, &spec.servers].into_iter().chain(&spec.gutter);
+        for pattern in patterns.into_iter().chain(others) {
             pyre::translate(pattern)?;
         }
         let mut never = [false; 128];
@@ -257,6 +266,7 @@ impl Anatomy {
             let mut key = vec![&s.prefixes, &s.never, &s.month_day, &s.key_pid, &s.entity];
             key.extend([&s.frame, &s.frame_path, &s.frame_start, &s.servers]);
             key.extend(&s.server_groups);
+            key.extend(&s.gutter);
             for shape in &s.shapes {
                 key.push(&shape.shape);
                 key.extend([&shape.key, &shape.ts, &shape.pid].into_iter().flatten());
@@ -318,18 +328,26 @@ impl Anatomy {
             }
             pos += got.end;
         }
-        let rest = &b[pos..];
-        let gutter_asked = rest.contains(&b'|') || rest.contains(&b'+');
-        let start = pos
+        let whole_rest = &b[pos..];
+        let gutter_asked = whole_rest.contains(&b'|') || whole_rest.contains(&b'+');
+        let (taken, gutter) = if gutter_asked {
+            c.gutter.strip(whole_rest)
+        } else {
+            (0, false)
+        };
+        let pos_text = pos + taken;
+        let rest = &b[pos_text..];
+        let start = pos_text
             + rest
                 .iter()
                 .position(|&c| !is_blank(c))
                 .unwrap_or(rest.len());
         let end = start.max(
-            pos + rest
-                .iter()
-                .rposition(|&c| !is_blank(c))
-                .map_or(0, |i| i + 1),
+            pos_text
+                + rest
+                    .iter()
+                    .rposition(|&c| !is_blank(c))
+                    .map_or(0, |i| i + 1),
         );
         if pid.is_none() && !keys.is_empty() {
             pid = c.key_pid(keys[0])?;
@@ -340,6 +358,7 @@ impl Anatomy {
             prefix: pos,
             text: (start, end),
             gutter_asked,
+            gutter,
             timestamp,
             pid,
             evidence,
@@ -514,6 +533,13 @@ mod tests {
             frame_start: "File ".to_string(),
             servers: r"(?P<s0>(?:\bvllm\b))|(?P<s1>(?i:\bsglang\b))".to_string(),
             server_groups: vec!["s0".to_string(), "s1".to_string()],
+            gutter: [
+                r"^\s*\+-",
+                r"^\s*\+ (?=Exception)",
+                r"^\s*\|(?:\s+\|)*(?=\s|$)",
+            ]
+            .map(String::from)
+            .to_vec(),
         }
     }
 

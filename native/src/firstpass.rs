@@ -117,7 +117,7 @@ impl Reader {
         let frame_start = spec.anatomy.frame_start.as_bytes().to_vec();
         let anatomy = Anatomy::new(spec.anatomy)?;
         anatomy.ready()?;
-        let hits = Hits::new(&spec.forms)?;
+        let hits = Hits::new(&spec.forms, &[])?;
         hits.ready()?;
         let traceback = Translated::new(&pyre::for_ascii_subjects(&spec.traceback)?, true)?;
         let request = Translated::new(&pyre::for_ascii_subjects(&spec.request)?, false)?;
@@ -273,7 +273,7 @@ pub mod python {
         /// ValueError when a pattern has no exact translation (then Python reads every line).
         #[new]
         #[allow(clippy::too_many_arguments)]
-        #[pyo3(signature = (*, prefixes, shapes, never, month_day, month_day_server, key_pid, entity, frame, frame_path, frame_start, servers, server_groups, forms, traceback, request, model_output, frame_source))]
+        #[pyo3(signature = (*, prefixes, shapes, never, month_day, month_day_server, key_pid, entity, frame, frame_path, frame_start, servers, server_groups, gutter, forms, traceback, request, model_output, frame_source))]
         fn new(
             prefixes: String,
             shapes: Vec<ShapeGroups>,
@@ -287,6 +287,7 @@ pub mod python {
             frame_start: String,
             servers: String,
             server_groups: Vec<(String, PyObject)>,
+            gutter: Vec<String>,
             forms: Vec<String>,
             traceback: String,
             request: String,
@@ -305,6 +306,7 @@ pub mod python {
                 frame_start,
                 servers,
                 &server_groups,
+                gutter,
             );
             let spec = super::Spec {
                 anatomy,
@@ -402,6 +404,9 @@ mod tests {
                 frame_start: "File ".to_string(),
                 servers: r"(?P<s0>(?:\bvllm\b))|(?P<s1>(?i:\bsglang\b))".to_string(),
                 server_groups: vec!["s0".to_string(), "s1".to_string()],
+                gutter: [r"^\s*\+-", r"^\s*\+ (?=E)", r"^\s*\|(?:\s+\|)*(?=\s|$)"]
+                    .map(String::from)
+                    .to_vec(),
             },
             forms: vec![r"unexpected\s*token\s*(?P<token>\d+)".to_string()],
             traceback: r"^(?:[╭┌][─ ]*)?Traceback|^File |^[│╭]".to_string(),

@@ -33,12 +33,41 @@ pub enum Found {
     Form { form: usize, start: usize },
 }
 
+/// A form found and settled: what messages.py `_read_hit` reads of the form's own match, so
+/// that Python need not run the form's regex again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settled {
+    /// the form's index in the patterns given
+    pub form: usize,
+    /// where its match starts and ends (Python's `match.start()`, `match.end()`)
+    pub start: usize,
+    pub end: usize,
+    /// the form's named groups (Python's `match.groupdict()`): name, and its span if it took part
+    pub groups: Vec<(String, Option<(usize, usize)>)>,
+}
+
+/// What `Hits::settle` makes of a text from a position on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Settling {
+    /// Python must search it.
+    Declined,
+    /// No form matches.
+    Nothing,
+    /// The form Python's `_hit` would read: the first found, or where that one is generic,
+    /// the first of the other forms found anywhere after `position`.
+    Form(Settled),
+}
+
 /// The forms' search: translated when made (an error for a pattern without even a loose
 /// translation), compiled at the first line read.
 pub struct Hits {
     pattern: String,
     /// per form: whether it is in the alternation exactly (not loosely)
     exact: Vec<bool>,
+    /// per form: whether it is generic (faults/generic.py), read only where no other form is
+    generic: Vec<bool>,
+    /// the search of the forms that are not generic, and their indices among all, when some are
+    specific: Option<(Box<Hits>, Vec<usize>)>,
     compiled: OnceLock<Option<Arc<Compiled>>>,
 }
 
@@ -46,11 +75,30 @@ struct Compiled {
     forms: Translated,
     /// (group index in `forms`, form index)
     groups: Vec<(usize, usize)>,
+    /// per form: its named groups (index, name) and its lookaheads made into groups
+    named: Vec<FormGroups>,
+}
+
+#[derive(Default)]
+struct FormGroups {
+    names: Vec<(usize, String)>,
+    ahead: Vec<usize>,
 }
 
 impl Hits {
-    /// `patterns`: the forms' Python patterns (compiled with `re.I`), in the order tried.
-    pub fn new(patterns: &[String]) -> Result<Hits, String> {
+    /// `patterns`: the forms' Python patterns (compiled with `re.I`), in the order tried;
+    /// `generic`: per pattern, whether its form is generic (none when empty).
+    pub fn new(patterns: &[String], generic: &[bool]) -> Result<Hits, String> {
+        let generic: Vec<bool> = (0..patterns.len())
+            .map(|i| generic.get(i).copied().unwrap_or(false))
+            .collect();
+        let specific = if generic.contains(&true) {
+            let kept: Vec<usize> = (0..patterns.len()).filter(|&i| !generic[i]).collect();
+            let chosen: Vec<String> = kept.iter().map(|&i| patterns[i].clone()).collect();
+            Some((Box::new(Hits::new(&chosen, &[])?), kept))
+        } else {
+            None
+        };
         let mut branches = Vec::new();
         let mut exact = Vec::new();
         for (index, pattern) in patterns.iter().enumerate() {
@@ -71,6 +119,8 @@ impl Hits {
         Ok(Hits {
             pattern,
             exact,
+            generic,
+            specific,
             compiled: OnceLock::new(),
         })
     }
@@ -78,6 +128,9 @@ impl Hits {
     /// The compiled patterns (compiled at the first call); an error names what failed, and
     /// then every line is declined.
     pub fn ready(&self) -> Result<(), String> {
+        if let Some((specific, _)) = &self.specific {
+            specific.ready()?;
+        }
         match self.compiled() {
             Some(_) => Ok(()),
             None => self.compile().map(|_| ()),
@@ -94,8 +147,29 @@ impl Hits {
                 let form = name?.strip_prefix(FORM)?.parse::<usize>().ok()?;
                 Some((group, form))
             })
-            .collect();
-        Ok(Compiled { forms, groups })
+            .collect::<Vec<_>>();
+        let mut named: Vec<FormGroups> = Vec::new();
+        named.resize_with(self.exact.len(), FormGroups::default);
+        let mut current: Option<usize> = None;
+        for (group, name) in forms.regex.capture_names().enumerate() {
+            if let Some(&(_, form)) = groups.iter().find(|(g, _)| *g == group) {
+                current = Some(form);
+                continue;
+            }
+            let (Some(form), Some(name)) = (current, name) else {
+                continue;
+            };
+            if name.starts_with(pyre::AHEAD) {
+                named[form].ahead.push(group);
+            } else {
+                named[form].names.push((group, name.to_string()));
+            }
+        }
+        Ok(Compiled {
+            forms,
+            groups,
+            named,
+        })
     }
 
     fn compiled(&self) -> Option<&Compiled> {
@@ -107,36 +181,204 @@ impl Hits {
     /// The first form `text` holds from `position` on (Python's `str` index: a byte offset on
     /// the lines read here).
     pub fn first(&self, text: &str, position: usize) -> Found {
+        match self.locate(text, position) {
+            Located::Declined => Found::Declined,
+            Located::Nothing => Found::Nothing,
+            Located::Form { form, start, .. } => Found::Form { form, start },
+        }
+    }
+
+    /// The form messages.py `_hit` reads in `text` from `position` on, with its match's end
+    /// and named groups: Python's `find_hit` up to reading the message out of its quoting.
+    pub fn settle(&self, text: &str, position: usize) -> Settling {
+        let (form, start, locs) = match self.locate(text, position) {
+            Located::Declined => return Settling::Declined,
+            Located::Nothing => return Settling::Nothing,
+            Located::Form { form, start, locs } => (form, start, locs),
+        };
+        if self.generic[form] {
+            if let Some((specific, kept)) = &self.specific {
+                match specific.settle(text, position) {
+                    Settling::Declined => return Settling::Declined,
+                    Settling::Form(mut found) => {
+                        found.form = kept[found.form];
+                        return Settling::Form(found);
+                    }
+                    Settling::Nothing => {}
+                }
+            }
+        }
+        let Some(c) = self.compiled() else {
+            return Settling::Declined;
+        };
+        let group = c.groups.iter().find(|(_, f)| *f == form).map(|&(g, _)| g);
+        let Some(whole) = group.and_then(|g| locs.get(g)) else {
+            return Settling::Declined; // never: the form's group took part
+        };
+        let named = &c.named[form];
+        // Python's match ends where a lookahead made into a group starts, if one took part
+        let end = named
+            .ahead
+            .iter()
+            .find_map(|&g| locs.get(g).map(|(s, _)| s))
+            .unwrap_or(whole.1);
+        let groups = named
+            .names
+            .iter()
+            .map(|(g, name)| (name.clone(), locs.get(*g)))
+            .collect();
+        Settling::Form(Settled {
+            form,
+            start,
+            end,
+            groups,
+        })
+    }
+
+    fn locate(&self, text: &str, position: usize) -> Located {
         let b = text.as_bytes();
         let Some(c) = self.compiled() else {
-            return Found::Declined;
+            return Located::Declined;
         };
         if position > b.len() || !readable(b) {
-            return Found::Declined;
+            return Located::Declined;
         }
         // the lazy DFA first: most lines hold no form, and need no capture engine
         let regex = &c.forms.regex;
         if !regex.is_match_at(b, position) {
-            return Found::Nothing;
+            return Located::Nothing;
         }
         let mut locs = regex.capture_locations();
         let Some(found) = regex.captures_read_at(&mut locs, b, position) else {
-            return Found::Declined; // never: the search above matched
+            return Located::Declined; // never: the search above matched
         };
         let form = c.groups.iter().find(|(g, _)| locs.get(*g).is_some());
         match form {
-            Some(&(_, form)) if self.exact[form] => Found::Form {
+            Some(&(_, form)) if self.exact[form] => Located::Form {
                 form,
                 start: found.start(),
+                locs,
             },
-            _ => Found::Declined, // a loose form first: it may match there or not
+            _ => Located::Declined, // a loose form first: it may match there or not
         }
     }
+}
+
+/// `Found`, with the match's groups.
+enum Located {
+    Declined,
+    Nothing,
+    Form {
+        form: usize,
+        start: usize,
+        locs: regex::bytes::CaptureLocations,
+    },
 }
 
 /// Whether Rust's regexes read `b` as Python's do: ASCII without \x1c-\x1f.
 fn readable(b: &[u8]) -> bool {
     b.iter().all(|&c| c < 0x1c || (0x20..0x80).contains(&c))
+}
+
+#[cfg(feature = "python")]
+// PyO3 0.22's #[pymethods] expansion converts PyErr into PyErr (a false positive, fixed in 0.23)
+#[allow(clippy::useless_conversion)]
+pub mod python {
+    use pyo3::exceptions::PyValueError;
+    use pyo3::prelude::*;
+    use pyo3::types::{PyDict, PyString};
+
+    /// The form a text holds, settled in Rust (harmony_doctor/logs/messages.py `FormFound`):
+    /// the form's index, where its match starts and ends, and its named groups.
+    #[pyclass(frozen, get_all, module = "harmony_doctor._native")]
+    pub struct FormFound {
+        form: Option<usize>,
+        start: usize,
+        end: usize,
+        groups: PyObject,
+    }
+
+    /// Which catalogue form a text holds first, and where (harmony_doctor/logs/messages.py
+    /// `find_hit`): made of the forms' own patterns; `find` settles the form Python's `_hit`
+    /// reads, with its match's end and groups, and calls nothing back.
+    #[pyclass(frozen, module = "harmony_doctor._native")]
+    pub struct Hits {
+        inner: crate::hits::Hits,
+        /// what `find` gives for a text where no form matches
+        nothing: Py<FormFound>,
+        read: std::sync::atomic::AtomicU64,
+        declined: std::sync::atomic::AtomicU64,
+    }
+
+    #[pymethods]
+    impl Hits {
+        /// ValueError when a pattern has no translation, exact or loose (then Python searches).
+        #[new]
+        #[pyo3(signature = (*, patterns, generic))]
+        fn new(py: Python<'_>, patterns: Vec<String>, generic: Vec<bool>) -> PyResult<Self> {
+            let inner =
+                crate::hits::Hits::new(&patterns, &generic).map_err(PyValueError::new_err)?;
+            let nothing = FormFound {
+                form: None,
+                start: 0,
+                end: 0,
+                groups: PyDict::new_bound(py).into_any().unbind(),
+            };
+            Ok(Hits {
+                inner,
+                nothing: Py::new(py, nothing)?,
+                read: 0.into(),
+                declined: 0.into(),
+            })
+        }
+
+        /// The form Python's `_hit` reads in `text` from `position` on (`form` None: no form
+        /// matches), or None where Rust declines and Python must search.
+        #[pyo3(signature = (text, position=0))]
+        fn find(
+            &self,
+            py: Python<'_>,
+            text: &Bound<'_, PyString>,
+            position: usize,
+        ) -> PyResult<Option<Py<FormFound>>> {
+            use crate::hits::Settling;
+            use std::sync::atomic::Ordering::Relaxed;
+            let Ok(s) = text.to_str() else {
+                self.declined.fetch_add(1, Relaxed);
+                return Ok(None);
+            };
+            let settled = match self.inner.settle(s, position) {
+                Settling::Declined => {
+                    self.declined.fetch_add(1, Relaxed);
+                    return Ok(None);
+                }
+                Settling::Nothing => {
+                    self.read.fetch_add(1, Relaxed);
+                    return Ok(Some(self.nothing.clone_ref(py)));
+                }
+                Settling::Form(settled) => settled,
+            };
+            self.read.fetch_add(1, Relaxed);
+            let groups = PyDict::new_bound(py);
+            for (name, span) in &settled.groups {
+                let value = span.map(|(a, b)| &s[a..b]);
+                groups.set_item(name, value)?;
+            }
+            let found = FormFound {
+                form: Some(settled.form),
+                start: settled.start,
+                end: settled.end,
+                groups: groups.into_any().unbind(),
+            };
+            Ok(Some(Py::new(py, found)?))
+        }
+
+        /// (texts searched here, texts handed to Python) so far.
+        fn counts(&self) -> (u64, u64) {
+            use std::sync::atomic::Ordering::Relaxed;
+            (self.read.load(Relaxed), self.declined.load(Relaxed))
+        }
+    }
 }
 
 #[cfg(test)]
@@ -152,7 +394,7 @@ mod tests {
             r"unknown\s*recipient:(?=\s*(?:None\b|<\|))",
             r"(?<![;,.:]\s)(?<![;,.:])returning\s*the\s*raw",
         ];
-        let h = Hits::new(&patterns.map(String::from)).unwrap();
+        let h = Hits::new(&patterns.map(String::from), &[]).unwrap();
         h.ready().unwrap();
         h
     }
@@ -213,8 +455,43 @@ mod tests {
     }
 
     #[test]
+    fn settling_gives_the_span_python_matches_and_the_form_s_groups() {
+        let h = hits();
+        let Settling::Form(s) = h.settle("x unexpected token 5 y", 0) else {
+            panic!("no form settled");
+        };
+        assert_eq!((s.form, s.start, s.end), (0, 2, 20));
+        assert_eq!(s.groups, vec![("token".to_string(), Some((19, 20)))]);
+        // a lookahead made into a group: Python's match ends where it starts
+        let Settling::Form(s) = h.settle("Unknown recipient:  None", 0) else {
+            panic!("no form settled");
+        };
+        assert_eq!((s.form, s.start, s.end), (4, 0, 18));
+        assert_eq!(h.settle("nothing here", 0), Settling::Nothing);
+        assert_eq!(
+            h.settle("failed to parse tool call: x", 0),
+            Settling::Declined
+        );
+    }
+
+    #[test]
+    fn a_generic_form_gives_way_to_a_specific_one_found_later() {
+        let patterns = [r"bad\s*role", r"unknown\s*role:"].map(String::from);
+        let h = Hits::new(&patterns, &[true, false]).unwrap();
+        h.ready().unwrap();
+        let Settling::Form(s) = h.settle("bad role; Unknown role: x", 0) else {
+            panic!("no form settled");
+        };
+        assert_eq!((s.form, s.start), (1, 10));
+        let Settling::Form(s) = h.settle("bad role", 0) else {
+            panic!("no form settled");
+        };
+        assert_eq!((s.form, s.start, s.end), (0, 0, 8));
+    }
+
+    #[test]
     fn a_pattern_without_even_a_loose_translation_makes_none() {
-        assert!(Hits::new(&[r"(a)\1".to_string()]).is_err());
-        assert!(Hits::new(&[r"(?<!a)b".to_string()]).is_err()); // nothing exact
+        assert!(Hits::new(&[r"(a)\1".to_string()], &[]).is_err());
+        assert!(Hits::new(&[r"(?<!a)b".to_string()], &[]).is_err()); // nothing exact
     }
 }

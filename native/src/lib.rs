@@ -6,6 +6,7 @@ pub mod anchors;
 pub mod chunk;
 pub mod core;
 pub mod firstpass;
+pub mod gutter;
 #[cfg(test)]
 #[rustfmt::skip]
 mod fixture;
@@ -384,12 +385,12 @@ mod python {
         server_names: Vec<PyObject>,
         /// the server a prefix in vLLM's own format is evidence of
         month_day_server: PyObject,
-        /// servers.py `path_server`, for the path of a frame
+        /// servers.py `path_server`, for the path of a frame, and its answers so far (a
+        /// traceback's frames name a few paths, each asked once)
         path_server: PyObject,
+        frame_servers: std::sync::Mutex<std::collections::HashMap<String, PyObject>>,
         /// Python's reader, for the lines declined
         fallback: PyObject,
-        /// lines.py `_strip_gutter`, for a rest that holds `|` or `+`
-        strip_gutter: PyObject,
         /// `tuple.__new__` and the `Line` class: a `Line` from its fields
         tuple_new: PyObject,
         line: PyObject,
@@ -405,7 +406,7 @@ mod python {
         /// ValueError when a pattern has no exact translation (then Python reads every line).
         #[new]
         #[allow(clippy::too_many_arguments)]
-        #[pyo3(signature = (*, prefixes, shapes, never, month_day, month_day_server, key_pid, entity, frame, frame_path, frame_start, servers, server_groups, path_server, strip_gutter, fallback, line))]
+        #[pyo3(signature = (*, prefixes, shapes, never, month_day, month_day_server, key_pid, entity, frame, frame_path, frame_start, servers, server_groups, gutter, path_server, fallback, line))]
         fn new(
             py: Python<'_>,
             prefixes: String,
@@ -420,8 +421,8 @@ mod python {
             frame_start: String,
             servers: String,
             server_groups: Vec<(String, PyObject)>,
+            gutter: Vec<String>,
             path_server: PyObject,
-            strip_gutter: PyObject,
             fallback: PyObject,
             line: PyObject,
         ) -> PyResult<Self> {
@@ -437,6 +438,7 @@ mod python {
                 frame_start,
                 servers,
                 &server_groups,
+                gutter,
             );
             let inner = crate::anatomy::Anatomy::new(spec).map_err(PyValueError::new_err)?;
             let tuple_new = py.get_type_bound::<PyTuple>().getattr("__new__")?.unbind();
@@ -445,8 +447,8 @@ mod python {
                 server_names: server_groups.into_iter().map(|(_, s)| s).collect(),
                 month_day_server,
                 path_server,
+                frame_servers: std::sync::Mutex::new(std::collections::HashMap::new()),
                 fallback,
-                strip_gutter,
                 tuple_new,
                 line,
                 empty: PyString::new_bound(py, "").into_any().unbind(),
@@ -469,7 +471,7 @@ mod python {
             };
             self.read.fetch_add(1, Relaxed);
             let evidence = match &r.evidence {
-                crate::anatomy::Evidence::Frame(path) => self.path_server.call1(py, (path,))?,
+                crate::anatomy::Evidence::Frame(path) => self.frame_server(py, path)?,
                 crate::anatomy::Evidence::Server(i) => self.server_names[*i].clone_ref(py),
                 crate::anatomy::Evidence::None => py.None(),
             };
@@ -494,22 +496,10 @@ mod python {
             } else {
                 (text_of(&r.line[..r.prefix]), text_of(&r.line[r.prefix..]))
             };
-            let (text, gutter) = if r.gutter_asked {
-                // Python's `_strip_gutter`; its text (a piece of the rest: ASCII) stripped here
-                let asked = self.strip_gutter.call1(py, (&rest,))?;
-                let (inner, gutter): (Bound<'_, PyString>, bool) = asked.extract(py)?;
-                let whole = inner.to_str()?;
-                let stripped = whole.trim_matches([' ', '\t']);
-                let text = if stripped.len() == whole.len() {
-                    inner.into_any().unbind()
-                } else {
-                    text_of(stripped)
-                };
-                (text, gutter)
-            } else if r.text == (r.prefix, r.line.len()) {
-                (rest.clone_ref(py), false)
+            let text = if r.text == (r.prefix, r.line.len()) {
+                rest.clone_ref(py)
             } else {
-                (text_of(&r.line[r.text.0..r.text.1]), false)
+                text_of(&r.line[r.text.0..r.text.1])
             };
             let fields = PyTuple::new_bound(
                 py,
@@ -522,7 +512,7 @@ mod python {
                     text,
                     r.timestamp.map_or_else(|| py.None(), text_of),
                     r.pid.into_py(py),
-                    gutter.into_py(py),
+                    r.gutter.into_py(py),
                     evidence,
                 ],
             );
@@ -536,77 +526,24 @@ mod python {
         }
     }
 
-    /// Which catalogue form a text holds first, and where (harmony_doctor/logs/messages.py
-    /// `find_hit`): made of the forms' own patterns; `find` gives the text's `MessageHit`,
-    /// read by `settle` (Python) from the form and start found here, or by `fallback` (Python)
-    /// where Rust declines.
-    #[pyclass(frozen, module = "harmony_doctor._native")]
-    struct Hits {
-        inner: crate::hits::Hits,
-        /// (text, position, form index or None, its start or None) -> the hit
-        settle: PyObject,
-        /// Python's `find_hit`, for the texts declined
-        fallback: PyObject,
-        read: std::sync::atomic::AtomicU64,
-        declined: std::sync::atomic::AtomicU64,
-    }
+    /// Paths whose server `Anatomy` keeps (past them, it asks Python each time).
+    const FRAME_PATHS_KEPT: usize = 4096;
 
-    #[pymethods]
-    impl Hits {
-        /// ValueError when a pattern has no translation, exact or loose (then Python searches).
-        #[new]
-        #[pyo3(signature = (*, patterns, settle, fallback))]
-        fn new(patterns: Vec<String>, settle: PyObject, fallback: PyObject) -> PyResult<Self> {
-            let inner = crate::hits::Hits::new(&patterns).map_err(PyValueError::new_err)?;
-            Ok(Hits {
-                inner,
-                settle,
-                fallback,
-                read: 0.into(),
-                declined: 0.into(),
-            })
-        }
-
-        /// The first message in `text` from `position` on, or None.
-        #[pyo3(signature = (text, position=0))]
-        fn find(
-            &self,
-            py: Python<'_>,
-            text: &Bound<'_, PyString>,
-            position: usize,
-        ) -> PyResult<PyObject> {
-            use crate::hits::Found;
-            use std::sync::atomic::Ordering::Relaxed;
-            let (found, markup) = match text.to_str() {
-                Ok(s) => (self.inner.first(s, position), s.contains("<|")),
-                Err(_) => (Found::Declined, false),
-            };
-            match found {
-                Found::Declined => {
-                    self.declined.fetch_add(1, Relaxed);
-                    self.fallback.call1(py, (text, position))
-                }
-                // a header remainder quoted alone holds markup: Python looks for one
-                Found::Nothing if !markup => {
-                    self.read.fetch_add(1, Relaxed);
-                    Ok(py.None())
-                }
-                Found::Nothing => {
-                    self.read.fetch_add(1, Relaxed);
-                    self.settle
-                        .call1(py, (text, position, py.None(), py.None()))
-                }
-                Found::Form { form, start } => {
-                    self.read.fetch_add(1, Relaxed);
-                    self.settle.call1(py, (text, position, form, start))
-                }
+    impl Anatomy {
+        /// servers.py `path_server(path)`, asked once per path.
+        fn frame_server(&self, py: Python<'_>, path: &str) -> PyResult<PyObject> {
+            let mut kept = self
+                .frame_servers
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some(server) = kept.get(path) {
+                return Ok(server.clone_ref(py));
             }
-        }
-
-        /// (texts searched here, texts handed to Python) so far.
-        fn counts(&self) -> (u64, u64) {
-            use std::sync::atomic::Ordering::Relaxed;
-            (self.read.load(Relaxed), self.declined.load(Relaxed))
+            let server = self.path_server.call1(py, (path,))?;
+            if kept.len() < FRAME_PATHS_KEPT {
+                kept.insert(path.to_string(), server.clone_ref(py));
+            }
+            Ok(server)
         }
     }
 
@@ -634,7 +571,8 @@ mod python {
         m.add_function(wrap_pyfunction!(vllm_output_key, m)?)?;
         m.add_class::<Core>()?;
         m.add_class::<Anatomy>()?;
-        m.add_class::<Hits>()?;
+        m.add_class::<crate::hits::python::Hits>()?;
+        m.add_class::<crate::hits::python::FormFound>()?;
         m.add_class::<crate::firstpass::python::FirstPass>()?;
         m.add_class::<Window>()?;
         m.add_class::<IdLine>()?;

@@ -64,7 +64,7 @@ impl Translated {
 }
 
 /// The name lookaheads made into groups start with (no Python group name holds a dot).
-const AHEAD: &str = "ahead.";
+pub(crate) const AHEAD: &str = "ahead.";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Tok {
@@ -364,10 +364,11 @@ fn lookaround_at(p: &[u8], i: usize) -> bool {
 }
 
 /// The index after what starts at `p[i]`: an escape, a class, a whole lookaround group, or
-/// one character (a group's other parts are kept one character at a time).
+/// one character (a group's other parts are kept one character at a time). A character is
+/// all of its UTF-8 bytes: the caller slices the pattern there.
 fn skip_atom(p: &[u8], i: usize) -> Result<usize, String> {
     match p[i] {
-        b'\\' if i + 1 < p.len() => Ok(i + 2),
+        b'\\' if i + 1 < p.len() => Ok(i + 1 + utf8_len(p[i + 1])),
         b'\\' => Err("a trailing backslash".to_string()),
         b'[' => class(p, i).map(|(_, next)| next),
         b'(' if lookaround_at(p, i) => {
@@ -382,7 +383,17 @@ fn skip_atom(p: &[u8], i: usize) -> Result<usize, String> {
             }
             Err("unbalanced (".to_string())
         }
-        _ => Ok(i + 1),
+        lead => Ok(i + utf8_len(lead)),
+    }
+}
+
+/// How many bytes the UTF-8 character that `lead` begins takes (1 for ASCII).
+fn utf8_len(lead: u8) -> usize {
+    match lead {
+        0xF0.. => 4,
+        0xE0.. => 3,
+        0xC0.. => 2,
+        _ => 1,
     }
 }
 
@@ -669,6 +680,20 @@ mod tests {
             assert_eq!(without_lookaround(pattern).unwrap(), relaxed, "{pattern}");
         }
         assert!(without_lookaround(r"a(?!b").is_err());
+    }
+
+    #[test]
+    fn lookarounds_taken_out_around_characters_past_ascii() {
+        // sliced on a character's boundary, not a byte's (it panicked on `é(?=x)`)
+        let cases = [
+            ("é(?=x)", "é"),
+            ("x(?!é)ü", "xü"),
+            (r"\é(?<=a)—", r"\é—"),
+            ("[é─](?=b)𝄞", "[é─]𝄞"),
+        ];
+        for (pattern, relaxed) in cases {
+            assert_eq!(without_lookaround(pattern).unwrap(), relaxed, "{pattern}");
+        }
     }
 
     #[test]

@@ -15,6 +15,7 @@ from harmony_doctor.evidence.prose import described
         ("reasoning_content is always null for gpt-oss", "HD205"),
         ("I see <|channel|> tokens in the tool call name", "HD205"),
         ("the tool call arguments are not valid JSON half the time", "HD180"),
+        ("when streaming, the server fails to parse the model's tool calls", "HD180"),
     ],
 )
 def test_a_description_names_its_rule(text: str, code: str) -> None:

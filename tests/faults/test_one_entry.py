@@ -1,7 +1,8 @@
 """A new failure form is one catalogue entry: added to faults/engines.py's list (here, in a
 fresh process, before anything reads the catalogue), its example is found by `scan` on both
 scan cores (the Rust core gets its anchor when it is built) and by `explain`, with no other
-edit: no name list, no Rust rebuild, no wording table."""
+edit: no name list, no Rust rebuild, no wording table (its expected/found wording is in the
+entry too, faults/wording.py)."""
 
 from __future__ import annotations
 
@@ -17,9 +18,10 @@ from harmony_doctor.native import NATIVE_ENV, native_available
 
 # A made-up server's wording of a kind the catalogue knows, under an anchor no form has.
 EXAMPLE = "zebrafish harmony gate refused the reply: bad header word 'assistantfinal'"
+EXPECTED, FOUND = "a gate the zebrafish opens", "a gate it keeps shut"
 ADD_FORM = f"""
 import sys
-from harmony_doctor.faults import engines
+from harmony_doctor.faults import engines, wording
 from harmony_doctor.faults.form import Form
 
 engines.ENGINE_FORMS = (
@@ -34,6 +36,7 @@ engines.ENGINE_FORMS = (
         anchors=(b"zebrafish harmony",),
         keywords=("zebrafish",),
         code="HD185",
+        wording=wording.fixed({EXPECTED!r}, {FOUND!r}),
     ),
 )
 from harmony_doctor.cli.start import main
@@ -77,6 +80,8 @@ def test_explain_finds_a_form_added_as_one_entry(tmp_path: Path, log: Path) -> N
     done = _run(tmp_path, "explain", "--format", "json", str(log))
     assert done.returncode == 1, done.stderr
     assert "HD185" in done.stdout and "zebrafish" in done.stdout
+    # the form's own wording, not its kind's (describe.py keeps no table of forms or kinds)
+    assert EXPECTED in done.stdout and FOUND in done.stdout
 
 
 def test_without_the_entry_the_example_is_no_failure(tmp_path: Path, log: Path) -> None:

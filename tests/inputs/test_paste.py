@@ -116,6 +116,18 @@ def test_id_lists_in_code_and_repro_blocks_are_pieces_prompts_are_not() -> None:
     ]
 
 
+def test_a_listing_of_special_ids_is_no_piece() -> None:
+    text = (
+        "```\n>>> cfg.eos_token_id\neos ids: [200002, 200012, 199999]\n"
+        "stops = [200012, 200002, 200007]\n"
+        "decoded = [200005, 17196, 200008]\n```\n"
+    )
+    # a line about special tokens, and a list of special tokens alone, are no stream
+    assert [p.text for p in read_paste(text).pieces if p.kind == "ids"] == [
+        "[200005, 17196, 200008]"
+    ]
+
+
 def test_elided_and_spread_out_markup_is_marked() -> None:
     paste = read_paste(
         "Observed:\n```\n<|channel|>analysis<|message|>The user asks...\n```\n"

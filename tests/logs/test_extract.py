@@ -285,3 +285,25 @@ def test_explain_request_lines_without_output_ids_are_a_log() -> None:
     result = run(["explain", "-f", "json", "-"], text)
     assert result.exit_code == 1, result.stderr
     assert json.loads(result.stdout)["findings"][0]["line"] == 2
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Node before 8.3 reading an object spread; a client's JSON.parse of a body
+        "/app/server.js:12\n  const b = { ...a };\nSyntaxError: Unexpected token ...",
+        "Uncaught SyntaxError: Unexpected token ... in JSON at position 0\n"
+        "    at JSON.parse (<anonymous>)",
+        "[openai] request failed: SyntaxError: Unexpected token ... \n    at JSON.parse",
+    ],
+)
+def test_a_javascript_syntax_error_is_no_harmony_failure(text: str) -> None:
+    """JavaScript's `SyntaxError: Unexpected token ...` names a character, no Harmony token;
+    the same words without its class (an engine's id cut short), or with Harmony on the line,
+    stay a Harmony failure."""
+    assert extract_text(text) == ()
+    assert [e.code for e in extract_text(text.replace("SyntaxError: ", ""))] == ["HD114"]
+    shown = extract_text(text.replace("token ...", "token ... (gpt-oss-20b)"))
+    assert [e.kind for e in shown] == ["unexpected_token"]
+    assert run(["explain", "-"], stdin=text).exit_code == 0
+    assert run(["scan", "-"], stdin=text).exit_code == 0

@@ -255,7 +255,7 @@ def test_a_pattern_without_an_exact_translation_makes_no_reader(pattern: str) ->
         servers=servers.server_shapes()[0].pattern,
         server_groups=groups,
         path_server=servers.path_server,
-        strip_gutter=lines._strip_gutter,
+        gutter=lines.anatomy_patterns()["gutter"],  # type: ignore[index]
     )
     with pytest.raises(ValueError):
         accel.new_anatomy(lines._anatomize_python, Line, **spec)

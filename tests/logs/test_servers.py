@@ -6,6 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harmony_doctor.logs import servers, version_label
+from harmony_doctor.logs.extract import extract_text
 from harmony_doctor.logs.servers import frame_versions, path_server, text_server
 from tests.helpers import SAMPLES
 from tests.logs.helpers import HARMONY_INIT, VLLM_SERVING
@@ -86,3 +87,28 @@ def test_every_sample_line_names_the_same_server_either_way() -> None:
     for path in SAMPLES.iterdir():
         for line in path.read_text(errors="replace").splitlines():
             assert servers.text_server(line) == servers.text_server_reference(line), line
+
+
+def test_a_raise_is_the_servers_its_frames_name_over_a_forms_wording() -> None:
+    """SGLang copied vLLM's check: the form's wording says vLLM, the frames' paths SGLang."""
+    raised = "ValueError: Expected 2 output messages (reasoning and final), but got 3."
+    assert servers.raise_server("vllm", "sglang", raised) == "sglang"
+    assert servers.raise_server("vllm", None, raised) == "vllm"
+    assert servers.raise_server(None, "lmdeploy", raised) == "lmdeploy"
+    own = "(APIServer pid=7) ERROR 11-28 10:00:01 [serving_chat.py:1] " + raised
+    assert servers.raise_server("vllm", "sglang", own) == "vllm"  # its own words name vLLM
+    tagged = "[serving_chat.py:785] " + raised  # a file tag both servers write
+    assert servers.raise_server("vllm", "sglang", tagged) == "sglang"
+
+
+def test_a_traceback_read_line_by_line_takes_its_frames_server() -> None:
+    text = "\n".join(
+        [
+            "Traceback (most recent call last):",
+            '  File "/w/sglang/python/sglang/srt/entrypoints/openai/serving_chat.py", line 7, in f',
+            "    raise ValueError(",
+            "ValueError: Expected 2 output messages (reasoning and final), but got 3.",
+        ]
+    )
+    (error,) = extract_text(text)
+    assert error.server == "sglang"

@@ -134,3 +134,23 @@ def test_report_reads_an_events_csv_resaved_with_every_field_quoted(tmp_path: Pa
     resaved = reading.read_events([quoted], events_frame(()).schema)[0]
     assert resaved.height == 2
     assert resaved.equals(plain)
+
+
+@pytest.mark.parametrize("name", ["old.csv", "old.jsonl", "old.parquet"])
+def test_report_reads_events_written_before_the_traceback_line_column(
+    tmp_path: Path, name: str
+) -> None:
+    """Events files scan wrote before events said which traceback their raise ended: the
+    column is missing, and the file still reads, as a failure like any other."""
+    import json
+
+    import polars as pl
+
+    frame = events_frame(()).drop("day", "hour", "traceback_line")
+    row = {c: None for c in frame.columns} | {"file": "a.log", "code": "HD187"}
+    path = tmp_path / name
+    export.write_table(pl.concat([frame, pl.DataFrame([row], schema=frame.schema)]), path)
+    result = run(["report", "--format", "json", str(path)])
+    summary = json.loads(result.stdout)
+    assert summary["totals"]["failures"] == 1
+    assert [f["path"] for f in summary["files"]] == [str(path)]

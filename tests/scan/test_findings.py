@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from harmony_doctor.harmony.vocab import Vocab
@@ -107,3 +108,74 @@ def test_redact_hashes_single_word_roles_and_tokens(tmp_path: Path) -> None:
     assert '"comment"' not in out.read_text()
     assert "unexpected_token <text>" in everything and "<|start|>" in everything
     assert everything.count("sha256:") >= 3
+
+
+def _summary(stamp: str, got: int = 3) -> str:
+    return f"[{stamp}] Error in request: Expected 2 output messages (reasoning and final), but got {got}."
+
+
+def _raise(got: int = 3) -> list[str]:
+    return [
+        "Traceback (most recent call last):",
+        '  File "/opt/sglang/python/sglang/srt/entrypoints/openai/serving_chat.py", line 785, in f',
+        "    raise ValueError(",
+        f"ValueError: Expected 2 output messages (reasoning and final), but got {got}.",
+    ]
+
+
+def _codes(tmp_path: Path, lines: list[str]) -> list[tuple[int, str]]:
+    (tmp_path / "a.log").write_text("\n".join(lines) + "\n")
+    return [(e.line, e.code) for e in scan_folder(tmp_path).events]
+
+
+def test_a_summary_and_its_tracebacks_raise_are_one_event_apart(tmp_path: Path) -> None:
+    """An SGLang summary line, a separator a paste put between (`--`), then the traceback whose
+    raise it sums up: one failure, at the summary's line, its server named by the frames."""
+    lines = [_summary("2025-08-08 16:52:59"), "--", *_raise()]
+    (tmp_path / "a.log").write_text("\n".join(lines) + "\n")
+    (event,) = scan_folder(tmp_path).events
+    assert (event.line, event.code, event.traceback_line) == (1, "HD187", 3)
+    assert event.server == "sglang"
+
+
+def test_two_failures_alike_each_with_its_traceback_stay_two(tmp_path: Path) -> None:
+    """Summary, traceback, summary, traceback, alike in one second: each summary takes its own
+    raise, two events. Two summaries alone stay two (nothing joins two summaries), and a
+    summary of another count or another second is another failure."""
+    stamp = "2025-08-08 16:52:59"
+    between = [f"[{stamp}] INFO decode batch {n}" for n in range(5)]
+    lines = [_summary(stamp), "--", *_raise(), *between, _summary(stamp), "--", *_raise()]
+    assert _codes(tmp_path, lines) == [(1, "HD187"), (12, "HD187")]
+    two = [_summary(stamp), "--", _summary(stamp)]
+    assert _codes(tmp_path, two) == [(1, "HD187"), (3, "HD187")]
+    lines = [_summary(stamp, got=3), "--", *_raise(got=4)]
+    assert _codes(tmp_path, lines) == [(1, "HD187"), (6, "HD187")]
+    lines = [_summary(stamp), "--", *_raise(), *between, _summary("2025-08-08 16:53:07")]
+    assert _codes(tmp_path, lines) == [(1, "HD187"), (12, "HD187")]
+
+
+def _llama_server(message: str, copy: str | None = None) -> list[str]:
+    """A llama-server request failing with `message`, the client's `copy` of the error first."""
+    body = json.dumps({"error": {"code": 500, "message": message, "type": "server_error"}})
+    copied = json.dumps({"error": {"code": 500, "message": copy, "type": "server_error"}})
+    return [
+        *([copied] if copy is not None else []),
+        "srv  update_slots: all slots are idle",
+        f"srv    operator(): got exception: {body}",
+        "srv  log_server_r: done request: POST /v1/chat/completions 127.0.0.1 500",
+    ]
+
+
+def test_a_parse_failure_over_another_familys_markup_is_no_event(tmp_path: Path) -> None:
+    """Mistral's `[TOOL_CALLS]` in a llama-server parse failure: not Harmony, so neither the
+    failure nor the client's copy of it (which shows no markup) is an event; a gpt-oss failure
+    of the same server later in the log is, and so is one with no markup at all."""
+    mistral = 'Failed to parse input at pos 0: [TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}'
+    copy = "Failed to parse input at pos 0"
+    assert _codes(tmp_path, _llama_server(mistral, copy)) == []
+    filler = [f"srv  update_slots: id {n} | all slots are idle" for n in range(250)]
+    harmony = "Failed to parse input at pos 12: <|channel|>analysis<|message|>I think"
+    lines = [*_llama_server(mistral, copy), *filler, *_llama_server(harmony)]
+    assert [code for _, code in _codes(tmp_path, lines)] == ["HD183"]
+    lines = [*_llama_server("Failed to parse input at pos 7: to=functions.f"), *filler]
+    assert [code for _, code in _codes(tmp_path, lines)] == ["HD183"]

@@ -70,6 +70,23 @@ def _block(kind: int, n: int, pid: int) -> list[str]:
         ]
     if kind == 5:
         return [f"(APIServer pid={pid}) INFO {stamp} [loggers.py:127] filler {i}" for i in range(n)]
+    if kind == 7:  # a summary, a gap, and the traceback it sums up: one failure
+        return [
+            f"[2026-11-12 14:00:{n % 60:02d}] Error in request: Expected 2 output messages "
+            f"(reasoning and final), but got {n % 3 + 3}.",
+            "--",
+            "Traceback (most recent call last):",
+            '  File "/x/sglang/srt/entrypoints/openai/serving_chat.py", line 785, in build',
+            "    raise ValueError(",
+            f"ValueError: Expected 2 output messages (reasoning and final), but got {n % 3 + 3}.",
+        ]
+    if kind == 8:  # a parse failure, over another family's markup or Harmony's, and a copy
+        payload = "<tool_call>\\n<function=f>" if n % 3 else "<|channel|>analysis<|message|>"
+        return [
+            f'{{"error":{{"code":500,"message":"Failed to parse input at pos {n}"}}}}',
+            f'srv    operator(): got exception: {{"error":{{"code":500,"message":"Failed to '
+            f'parse input at pos {n}: {payload}","type":"server_error"}}}}',
+        ]
     if kind == 6:  # ids openai-harmony rejects
         return [
             f"(APIServer pid={pid}) INFO {stamp} [logger.py:71] Generated response chatcmpl-r{n}: "
@@ -130,7 +147,7 @@ def _wrapped(lines: list[str], wrap: str) -> list[str]:
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     blocks=st.lists(
-        st.tuples(st.integers(0, 7), st.integers(0, 260), st.sampled_from([7, 8, 3817])),
+        st.tuples(st.integers(0, 9), st.integers(0, 260), st.sampled_from([7, 8, 3817])),
         min_size=1,
         max_size=60,
     ),

@@ -112,3 +112,26 @@ def test_a_pipe_is_counted_and_its_end_ends_the_watch(tmp_path: Path) -> None:
         if s.name == "harmony_doctor_watch_failures_total"
     }
     assert counted == dict(truth)
+
+
+def test_a_stop_sent_twice_is_one_stop_with_the_state_saved(tmp_path: Path) -> None:
+    """`timeout` and systemd signal the process and then its group: one stop arrives twice.
+    The second came after Python had run the first handler now and then, and ended the watch
+    with exit 130 and no state (issue 36); a repeat so soon is the same request."""
+    data, truth = log(0, 50)
+    (tmp_path / "vllm.log").write_bytes(data)
+    textfile = tmp_path / "metrics"
+    textfile.mkdir()
+    process = _watch(
+        tmp_path, "vllm.log", "--from-start", "--textfile", str(textfile), "--state", "state.json"
+    )
+    prom = textfile / "harmony_doctor_watch.prom"
+    _until(lambda: prom.exists() and "failures_total{" in prom.read_text())
+    process.send_signal(signal.SIGINT)
+    time.sleep(0.05)  # the first handler has run: the watch sleeps between its looks
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 0, stderr
+    assert stderr == ""
+    saved = json.loads((tmp_path / "state.json").read_text())
+    assert sum(row[-1] for row in saved["counts"]["failures"]) == sum(truth.values())

@@ -1,0 +1,43 @@
+"""Another model family's tool-call markup, and the signs of Harmony: an engine's parse failure
+over the former, with none of the latter, is not a Harmony failure (explain and scan both ask)."""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from harmony_doctor.models import Kind
+
+# Qwen's `<tool_call>`, Llama's `<function=...>` and `<|python_tag|>`, Mistral's `[TOOL_CALLS]`,
+# and the same escaped in a JSON string.
+OTHER_FAMILY: Final = re.compile(
+    r"</?tool_call>|<function=|</function>|</?parameter[=>]|\[TOOL_CALLS\]|<\|python_tag\|>"
+    r"|\\u003c/?(?:function|tool_call)"
+)
+HARMONY_SIGNS: Final = re.compile(
+    r"<\|(?:channel|message|start|constrain|call|return)\|>|gpt-oss", re.I
+)
+# The kinds of an engine's parse failure, which may be over any family's output.
+ENGINE_KINDS: Final[frozenset[Kind]] = frozenset({"input_parse", "tool_call_parse"})
+
+
+def shows_another_family(text: str) -> bool:
+    """Whether `text` shows another family's tool-call markup and no sign of Harmony."""
+    return bool(OTHER_FAMILY.search(text)) and not HARMONY_SIGNS.search(text)
+
+
+# JavaScript's parsers raise `SyntaxError: Unexpected token X`, X a character of the text (a
+# JSON body that is HTML, Node's `...` for a spread it cannot read): no Harmony token at all.
+_SYNTAX_ERROR: Final = re.compile(r"\bSyntaxError:\s*$")
+
+
+def javascript_syntax_error(kind: Kind, token: int | None, text: str, start: int) -> bool:
+    """Whether an unexpected token (`kind`) without an id, named by a message at `start` of
+    `text`, is a JavaScript parser's: its SyntaxError class right before it, and no sign of
+    Harmony in `text` (then it is a Harmony failure however worded)."""
+    return (
+        kind == "unexpected_token"
+        and token is None
+        and _SYNTAX_ERROR.search(text, 0, start) is not None
+        and HARMONY_SIGNS.search(text) is None
+    )

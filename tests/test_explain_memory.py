@@ -1,0 +1,68 @@
+"""Any content, one bound: `explain` holds the input it explains once, never copies of it or of
+its parts, and reads a very long line in linear time (issue 34). Measured in a fresh process
+(tests/peak.py); sizes are kept to seconds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from harmony_doctor.logs.describe import HEAD_WORDS, TAIL_WORDS
+from tests.peak import BOUND_MIB, peak_of
+from tests.scan.test_memory_bound import _ERROR, _SHAPES
+
+_HANG = 300  # seconds: only a hang takes this long (the quadratic case took over 15 minutes)
+
+
+@settings(
+    max_examples=6,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    st.lists(st.tuples(st.sampled_from(sorted(_SHAPES)), st.integers(1, 4)), min_size=1, max_size=3)
+)
+def test_explain_of_any_shape_stays_under_the_bound(
+    tmp_path: Path, shapes: list[tuple[str, int]]
+) -> None:
+    path = tmp_path / f"case{len(list(tmp_path.iterdir()))}.log"
+    path.write_bytes(b"".join(_SHAPES[shape](size) for shape, size in shapes))
+    run = peak_of(["explain", str(path), "--format", "json"], tmp_path, hang=_HANG)
+    assert run.exit_code in (0, 1, 2), run.stderr
+    assert "Traceback" not in run.stderr
+    assert run.mib < BOUND_MIB, f"{run.mib} MiB peak for {shapes}"
+
+
+def test_ten_header_lines_of_a_mebibyte_are_read_in_a_window_that_says_so(tmp_path: Path) -> None:
+    """Each remainder was held as a million words and re-tokenized whole (2,686 MiB peak)."""
+    words = 200_000
+    line = _ERROR.format(1) + 'unexpected tokens remaining in message header: Some("to=f {}")\n'
+    path = tmp_path / "headers.log"
+    path.write_text("".join(line.format(f"w{n} " * words) for n in range(10)))
+    run = peak_of(["explain", str(path), "--format", "json"], tmp_path, hang=_HANG)
+    assert run.exit_code == 1, run.stderr
+    findings = json.loads(run.stdout)["findings"]
+    assert len(findings) == 10
+    for found in findings:
+        header = found["header"]
+        assert len(header["words"]) == HEAD_WORDS + TAIL_WORDS
+        assert header["unread_words"] == words + 1 - HEAD_WORDS - TAIL_WORDS  # `to=f` too
+        assert header["words"][-1] == f"w{found['line'] - 1}"
+    assert run.mib < BOUND_MIB, f"{run.mib} MiB peak"
+    text = peak_of(["explain", str(path)], tmp_path, hang=_HANG)
+    unread = f"{words + 1 - HEAD_WORDS - TAIL_WORDS:,} words in the middle not read"
+    assert text.stdout.count(unread) == 10, text.stdout[-2000:]
+
+
+def test_a_line_of_megabytes_of_letters_is_read_in_linear_time(tmp_path: Path) -> None:
+    """A key was tried at every letter of the run (evidence/ids.py): 6 MB took over 15 minutes;
+    3 MB took minutes, and now takes seconds (the limit only catches that hang)."""
+    path = tmp_path / "letters.log"
+    path.write_bytes(b"x" * 3_000_000 + b"\n")
+    run = peak_of(["explain", str(path), "--format", "json"], tmp_path, hang=120)
+    assert run.exit_code == 0, run.stderr
+    assert json.loads(run.stdout)["input"]["harmony_related"] is False
+    assert run.mib < BOUND_MIB, f"{run.mib} MiB peak"
