@@ -149,8 +149,16 @@ def read_span(
     finally:
         os.close(fd)
     last = found.report.lines - tail
-    kept = tuple(replace(e, line=e.line - anchor) for e in found.events if head < e.line <= last)
+    kept = tuple(_moved(e, -anchor) for e in found.events if head < e.line <= last)
     return SpanRead(kept, replace(found, events=()) if span.counted else None, server, joins)
+
+
+def _moved(event: ScanEvent, lines: int) -> ScanEvent:
+    """The event with its line numbers (its own, its traceback's start) moved by `lines`."""
+    start = event.traceback_line
+    return replace(
+        event, line=event.line + lines, traceback_line=None if start is None else start + lines
+    )
 
 
 def _read(
@@ -247,9 +255,11 @@ def _in_pool(
         with starting():
             futures = [pool.submit(read_span, *call) for call in calls]
         pending: set[Future[SpanRead]] = set(futures)
+        taken: set[int] = set()  # the spans this process took (a cancelled future stays so)
         while pending and not failed and not stopped():
-            index = next((i for i in reversed(range(len(calls))) if futures[i].cancel()), None)
+            index = next((i for i in _untaken(len(calls), taken) if futures[i].cancel()), None)
             if index is not None:  # no worker took it: read here
+                taken.add(index)
                 pending.discard(futures[index])
                 try:
                     mine[index] = read_span(*calls[index], stopped=stopped)
@@ -272,6 +282,12 @@ def _in_pool(
     return [mine[i] if i in mine else f.result() for i, f in enumerate(futures)]
 
 
+def _untaken(count: int, taken: set[int]) -> list[int]:
+    """The spans this process has not taken, last first: Future.cancel() is true again for a
+    future it already cancelled, so asking it alone took the same span for ever."""
+    return [i for i in reversed(range(count)) if i not in taken]
+
+
 def _joined(planned: list[Span], reads: list[SpanRead], label: str) -> FileScan:
     """The spans' reads as one read of the backlog: events in line order, lines numbered from
     the backlog's start, requests and counts summed, and the one server the ranges named given
@@ -292,7 +308,7 @@ def _joined(planned: list[Span], reads: list[SpanRead], label: str) -> FileScan:
     tallies.extend(t for read in reads for t in read.joins)
     events = sorted(
         (
-            replace(e, line=e.line + lines_before[span.anchor], file=label)
+            replace(_moved(e, lines_before[span.anchor]), file=label)
             for span, read in zip(planned, reads, strict=True)
             for e in read.events
         ),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import multiprocessing
 import os
 import tempfile
 from collections import Counter
@@ -15,8 +16,9 @@ from typing import Any
 import pytest
 
 from harmony_doctor.scan.records import FileScan
+from harmony_doctor.watch import backlog
 from harmony_doctor.watch import run as watch_run
-from harmony_doctor.watch.backlog import Layout, Span, read_backlog, spans
+from harmony_doctor.watch.backlog import Layout, Span, SpanRead, read_backlog, spans
 from harmony_doctor.watch.run import WatchOptions
 from tests.watch.conftest import Driven, scan_by_code
 from tests.watch.vllm_logs import cri, log
@@ -188,3 +190,46 @@ def test_one_job_or_a_small_backlog_is_not_cut(tmp_path: Path) -> None:
         assert spans(fd, 0, len(data), 4, Layout(split=1)) == []  # ranges under `least`
     finally:
         os.close(fd)
+
+
+_READ_SPAN = backlog.read_span
+_READ_HERE: list[Span] = []  # the spans the watch's own process read (not its workers)
+
+
+def _read_once(*args: Any, **kwargs: Any) -> SpanRead:
+    """read_span (in a worker too: it is pickled by name), noting the spans the watch's process
+    reads itself, and failing when it takes one a second time."""
+    if multiprocessing.parent_process() is None:
+        span = args[2]
+        assert span not in _READ_HERE, f"{span} read twice"
+        _READ_HERE.append(span)
+    return _READ_SPAN(*args, **kwargs)
+
+
+def test_the_watchs_own_process_reads_each_span_it_takes_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, joined: list[FileScan | None]
+) -> None:
+    # It took the spans no worker had taken by cancelling their futures; a future it had
+    # cancelled cancels again, so it took the same span for ever (the 95-minute test run).
+    monkeypatch.setattr(backlog, "read_span", _read_once)
+    _READ_HERE.clear()
+    data, truth = log(0, 5000, every=6)
+    live = tmp_path / "vllm.log"
+    live.write_bytes(data)
+    driven = _watched(tmp_path, live, 3, "shared")
+    assert joined and joined[0] is not None
+    assert _READ_HERE  # it read some itself
+    assert len(_READ_HERE) < len(_spans(data))  # and its workers the others
+    assert driven.by_code() == truth
+
+
+def test_one_job_reads_the_backlog_as_one_stream(
+    tmp_path: Path, joined: list[FileScan | None]
+) -> None:
+    data, truth = log(0, 5000, every=7)
+    live = tmp_path / "vllm.log"
+    live.write_bytes(data)
+    driven = _watched(tmp_path, live, 1, "one")
+    assert joined == []  # not shared out: the one-stream read, as before -j
+    assert driven.by_code() == truth
+    assert driven.watcher.counts.lines == data.count(b"\n")
