@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harmony_doctor.inputs.timestamps import HEAD, own_stamp
 from harmony_doctor.models import RequestTally, ScanEvent
@@ -37,6 +37,7 @@ from harmony_doctor.watch.follow import Identity, Piece
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
+    from multiprocessing.sharedctypes import SynchronizedArray as Array
 
 SPLIT_BYTES = 64 * 1024 * 1024  # a backlog smaller than this is read as one stream
 MARGIN = 2 * 1024 * 1024  # context a read holds beyond the failures it keeps
@@ -228,47 +229,50 @@ def _joinable(reads: list[SpanRead]) -> bool:
     return len({read.server for read in reads if read.server is not None}) <= 1
 
 
-def _in_pool(
-    calls: list[tuple[str, Identity, Span, str, ScanOptions, datetime]],
-    jobs: int,
-    stopped: Callable[[], bool],
-) -> list[SpanRead] | None:
+Call = tuple[str, Identity, Span, str, ScanOptions, datetime]  # read_span's arguments
+_CLAIMS: Array[int] | None = None  # in a worker: which spans a process has taken (1) or not (0)
+
+
+def _in_pool(calls: list[Call], jobs: int, stopped: Callable[[], bool]) -> list[SpanRead] | None:
     """Every span read, in order, by `jobs` processes: this one and a pool of `jobs - 1`
-    workers (scan's: scan/pool.py). This process takes the spans no worker has taken yet, last
-    first (a worker started costs a Python start-up and its imports). None when stopped or
-    when a read failed (the workers are ended at once)."""
+    workers (scan's: scan/pool.py). Every span goes to the pool, and whichever process takes it
+    first reads it (a flag each in shared memory): the workers from the first, this process
+    from the last (a worker started costs a Python start-up and its imports). None when stopped
+    or when a read failed (the workers are ended at once)."""
     import multiprocessing
     from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
-    from harmony_doctor.scan.pool import start_tracker, starting, stop, worker_start
+    from harmony_doctor.scan.pool import start_tracker, starting, stop
 
     context = multiprocessing.get_context("spawn")  # as scan's pool: no fork under threads
     start_tracker()
+    claims = context.Array("b", len(calls))
     pool = ProcessPoolExecutor(
-        max_workers=jobs - 1, mp_context=context, initializer=worker_start, initargs=(os.getpid(),)
+        max_workers=jobs - 1,
+        mp_context=context,
+        initializer=_worker_start,
+        initargs=(os.getpid(), claims),
     )
-    futures: list[Future[SpanRead]] = []
+    futures: list[Future[SpanRead | None]] = []
     mine: dict[int, SpanRead] = {}
     failed: list[BaseException] = []
     try:
         with starting():
-            futures = [pool.submit(read_span, *call) for call in calls]
-        pending: set[Future[SpanRead]] = set(futures)
-        taken: set[int] = set()  # the spans this process took (a cancelled future stays so)
-        while pending and not failed and not stopped():
-            index = next((i for i in _untaken(len(calls), taken) if futures[i].cancel()), None)
-            if index is not None:  # no worker took it: read here
-                taken.add(index)
-                pending.discard(futures[index])
+            futures = [pool.submit(_read_claimed, i, *call) for i, call in enumerate(calls)]
+        for index in reversed(range(len(calls))):
+            if stopped() or any(f.done() and f.exception() for f in futures):
+                break
+            if _claim(claims, index):  # no worker took it: read here
                 try:
                     mine[index] = read_span(*calls[index], stopped=stopped)
                 except OSError as exc:
                     failed.append(exc)
-                continue
+                    break
+        pending: set[Future[SpanRead | None]] = set(futures)
+        while pending and not failed and not stopped():
             _, pending = wait(pending, timeout=WAIT, return_when=FIRST_EXCEPTION)
-            ended = [f for f in futures if f.done() and not f.cancelled()]
-            failed += [e for f in ended if (e := f.exception()) is not None]
+            failed += [e for f in futures if f.done() and (e := f.exception()) is not None]
     except BaseException:
         stop(pool)
         raise
@@ -279,13 +283,37 @@ def _in_pool(
             raise bug  # a bug in the reading: shown, not hidden by the one-stream read
         return None
     pool.shutdown()
-    return [mine[i] if i in mine else f.result() for i, f in enumerate(futures)]
+    return [mine.get(i) or _read_by_worker(f) for i, f in enumerate(futures)]
 
 
-def _untaken(count: int, taken: set[int]) -> list[int]:
-    """The spans this process has not taken, last first: Future.cancel() is true again for a
-    future it already cancelled, so asking it alone took the same span for ever."""
-    return [i for i in reversed(range(count)) if i not in taken]
+def _read_by_worker(future: Future[SpanRead | None]) -> SpanRead:
+    found = future.result()
+    assert found is not None, "a span taken by no process"
+    return found
+
+
+def _claim(claims: Array[int], index: int) -> bool:
+    """Take span `index` for the calling process: False when another has taken it."""
+    with claims.get_lock():
+        if claims[index]:
+            return False
+        claims[index] = 1
+        return True
+
+
+def _worker_start(parent: int, claims: Array[int]) -> None:
+    """A worker of the backlog's pool: scan's start (scan/pool.py), and the spans' flags."""
+    from harmony_doctor.scan.pool import worker_start
+
+    global _CLAIMS
+    _CLAIMS = claims
+    worker_start(parent)
+
+
+def _read_claimed(index: int, *call: Any) -> SpanRead | None:
+    """In a worker: span `index` read, or None when the watch's process took it first."""
+    assert _CLAIMS is not None
+    return read_span(*call) if _claim(_CLAIMS, index) else None
 
 
 def _joined(planned: list[Span], reads: list[SpanRead], label: str) -> FileScan:
