@@ -209,8 +209,9 @@ def _read_once(*args: Any, **kwargs: Any) -> SpanRead:
 def test_the_watchs_own_process_reads_each_span_it_takes_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, joined: list[FileScan | None]
 ) -> None:
-    # It took the spans no worker had taken by cancelling their futures; a future it had
+    # It once took the spans no worker had taken by cancelling their futures; a future it had
     # cancelled cancels again, so it took the same span for ever (the 95-minute test run).
+    # Now a flag each in shared memory says who took a span.
     monkeypatch.setattr(backlog, "read_span", _read_once)
     _READ_HERE.clear()
     data, truth = log(0, 5000, every=6)
