@@ -1,15 +1,18 @@
 """`harmony-doctor watch` measured: a 1 GiB backlog against mtail, the latency from a line
 written to its count in /metrics, and the CPU it takes while the logs are idle.
 
-    python benchmarks/watch.py [--mb 1024] [--dir DIR] [--latency 20] [--idle 30] [--json]
+    python benchmarks/watch.py [--mb 1024] [--dir DIR] [--jobs 1 2] [--latency 20] [--idle 30]
+                               [--json]
 
 The log is benchmarks/make_logs.py's (a failure per 500 requests, its truth beside it, cached
 in --dir). Side by side, in one run:
 - backlog: `watch LOG --from-start --listen 127.0.0.1:PORT` until /metrics says every byte is
-  read (wall, CPU user+sys and peak RSS of the process, from /proc), against `mtail --one_shot`
-  (Debian's mtail) with a program counting the same lines (one counter by code, a regex per
-  message, and the access lines) under `/usr/bin/time -v`. Both counts are checked against
-  the truth: a difference prints MISMATCH.
+  read (wall, CPU user+sys of the process and of the backlog's workers, the process's peak
+  RSS, from /proc), against `mtail --one_shot` (Debian's mtail) with a program counting the
+  same lines (one counter by code, a regex per message, and the access lines) under
+  `/usr/bin/time -v`. Both counts are checked against
+  the truth: a difference prints MISMATCH. Watch runs once per --jobs value (its -j; none
+  given: its default, all cores), and `scan -j 1 LOG` beside them (what one core reads).
 - latency: with watch following the log from its end, a failure's lines are appended, and
   /metrics is read every 10 ms until its count shows (median and worst of N).
 - idle: the CPU watch takes over --idle seconds while nothing is written (percent of a core).
@@ -67,8 +70,10 @@ def metrics(port: int) -> dict[str, float]:
 
 
 def cpu_seconds(pid: int) -> float:
+    """User and system CPU of the process and of its children it has waited for (the backlog's
+    worker processes, waited for when their pool shuts down, before the counts are shown)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
+    return sum(int(fields[i]) for i in (11, 12, 13, 14)) / TICK
 
 
 def peak_rss_mb(pid: int) -> float:
@@ -103,10 +108,10 @@ def stop(process: subprocess.Popen[bytes]) -> None:
     process.wait(timeout=30)
 
 
-def backlog_watch(log: Path, truth: dict[str, Any]) -> dict[str, Any]:
+def backlog_watch(log: Path, truth: dict[str, Any], jobs: int | None) -> dict[str, Any]:
     port = free_port()
     started = time.monotonic()
-    process = start_watch(log, port, "--from-start")
+    process = start_watch(log, port, "--from-start", *(("-j", str(jobs)) if jobs else ()))
     size = log.stat().st_size
     wait_for(lambda: metrics(port)["harmony_doctor_watch_read_bytes_total"] >= size, 3600, 0.02)
     wall = time.monotonic() - started
@@ -119,12 +124,47 @@ def backlog_watch(log: Path, truth: dict[str, Any]) -> dict[str, Any]:
     }
     requests = int(seen.get("harmony_doctor_watch_requests_total", 0))
     return {
-        "tool": "watch",
+        "tool": f"watch -j {jobs}" if jobs else "watch",
         "wall": wall,
         "cpu": cpu,
         "rss_mb": rss,
         "failures": counts,
         "requests": requests,
+    }
+
+
+def timed(command: list[str]) -> tuple[subprocess.CompletedProcess[str], float, float, float]:
+    """The command run under `/usr/bin/time -v`: what it gave, its wall, CPU (user + sys, its
+    children included) and peak RSS (MiB)."""
+    started = time.monotonic()
+    done = subprocess.run([TIME, "-v", *command], capture_output=True, text=True, check=False)
+    wall = time.monotonic() - started
+    numbers = dict(re.findall(r"^\s*([^:\n]+):\s*(.+)$", done.stderr, re.M))
+    cpu = float(numbers.get("User time (seconds)", 0)) + float(
+        numbers.get("System time (seconds)", 0)
+    )
+    return done, wall, cpu, int(numbers.get("Maximum resident set size (kbytes)", 0)) / 1024
+
+
+def backlog_scan(log: Path, folder: Path) -> dict[str, Any]:
+    """`harmony-doctor scan -j 1 LOG --events FILE`: the same reading on one core, no watch."""
+    events = folder / "scan-events.jsonl"
+    command = [sys.executable, "-m", "harmony_doctor", "scan", "-j", "1", str(log)]
+    done, wall, cpu, rss = timed([*command, "--events", str(events), "--origin", "bench"])
+    counts: dict[str, int] = {}
+    with events.open() as rows:
+        for row in rows:
+            code = json.loads(row)["code"]
+            counts[code] = counts.get(code, 0) + 1
+    events.unlink()
+    requests = re.search(r"([\d,]+) requests", done.stdout)
+    return {
+        "tool": "scan -j 1",
+        "wall": wall,
+        "cpu": cpu,
+        "rss_mb": rss,
+        "failures": counts,
+        "requests": int(requests.group(1).replace(",", "")) if requests else 0,
     }
 
 
@@ -142,8 +182,6 @@ def backlog_mtail(log: Path, folder: Path) -> dict[str, Any]:
     progs.mkdir(exist_ok=True)
     (progs / "harmony.mtail").write_text(mtail_program())
     command = [
-        TIME,
-        "-v",
         "mtail",
         "--progs",
         str(progs),
@@ -158,12 +196,7 @@ def backlog_mtail(log: Path, folder: Path) -> dict[str, Any]:
         "127.0.0.1",
         "--logtostderr",
     ]
-    started = time.monotonic()
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    wall = time.monotonic() - started
-    timed = dict(re.findall(r"^\s*([^:\n]+):\s*(.+)$", done.stderr, re.M))
-    cpu = float(timed.get("User time (seconds)", 0)) + float(timed.get("System time (seconds)", 0))
-    rss = int(timed.get("Maximum resident set size (kbytes)", 0)) / 1024
+    done, wall, cpu, rss = timed(command)
     counts = {
         code: int(float(n))
         for code, n in re.findall(r'harmony_failures\{code="(\w+)"[^}]*\} (\S+)', done.stdout)
@@ -236,6 +269,13 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "hd-bench")
     parser.add_argument("--latency", type=int, default=20, help="latency samples")
     parser.add_argument("--idle", type=float, default=30.0, help="seconds measured idle")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        nargs="+",
+        help="watch -j for the backlog, a run each (default: all cores)",
+    )
+    parser.add_argument("--no-live", action="store_true", help="the backlog only: no latency, idle")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     folder = args.dir / f"watch-{args.mb}"
@@ -248,9 +288,12 @@ def main() -> None:
         f"{os.cpu_count()} CPUs; log {log.stat().st_size / 2**30:.2f} GiB, "
         f"{truth['failures']} failures, {truth['requests']} requests"
     )
-    rows = [backlog_watch(log, truth)]
+    rows = [backlog_watch(log, truth, jobs) for jobs in args.jobs or [None]]
+    rows.append(backlog_scan(log, folder))
+    mtail = None
     if shutil.which("mtail"):
-        rows.append(backlog_mtail(log, folder))
+        mtail = backlog_mtail(log, folder)
+        rows.append(mtail)
     else:
         print("mtail not installed (Debian: apt-get install mtail): its row is missing")
     for row in rows:
@@ -261,11 +304,17 @@ def main() -> None:
             f"{sum(row['failures'].values())} failures, {row['requests']} requests"
             + ("" if ok else f"  MISMATCH {row['failures']} {row['requests']}")
         )
-    if len(rows) == 2:
-        print(
-            f"watch against mtail: {rows[1]['wall'] / rows[0]['wall']:.1f}x faster (wall), "
-            f"{rows[1]['cpu'] / rows[0]['cpu']:.1f}x less CPU"
-        )
+    for row in rows if mtail is not None else ():
+        if row is not mtail:
+            print(
+                f"{row['tool']} against mtail: {mtail['wall'] / row['wall']:.1f}x faster (wall), "
+                f"{mtail['cpu'] / row['cpu']:.1f}x less CPU"
+            )
+    print(f"load average after the backlogs: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if args.no_live:
+        if args.json:
+            print(json.dumps({"rows": rows}, indent=1))
+        return
     live = latency_and_idle(folder, args.latency, args.idle)
     print(
         f"latency line -> /metrics: median {live['latency_median'] * 1000:.0f} ms, worst "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import signal
 import sys
@@ -65,6 +66,12 @@ def watch(
         float,
         typer.Option("--interval", min=0.05, max=60.0, help="Seconds between looks at the logs."),
     ] = 0.25,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs", "-j", min=1, help="Worker processes for a large backlog (default: all cores)."
+        ),
+    ] = None,
     alert_rules_: Annotated[
         bool,
         typer.Option("--alert-rules", help="Print a Prometheus rules file for watch and exit."),
@@ -104,7 +111,10 @@ def watch(
         address = _address(listen)
         if address is None:
             return fail(f"--listen {listen!r}: give HOST:PORT (127.0.0.1:9464, [::1]:9464)")
-    return _run(paths, address, textfile, state, events, from_start, origin, interval)
+    options = advanced.WatchOptions(
+        tuple(paths), from_start, origin, state, events, interval, jobs=jobs or os.cpu_count() or 1
+    )
+    return _run(options, address, textfile)
 
 
 def _address(listen: str) -> tuple[str, int] | None:
@@ -115,16 +125,8 @@ def _address(listen: str) -> tuple[str, int] | None:
 
 
 def _run(
-    paths: list[str],
-    address: tuple[str, int] | None,
-    textfile: Path | None,
-    state: Path | None,
-    events: Path | None,
-    from_start: bool,
-    origin: str | None,
-    interval: float,
+    options: advanced.WatchOptions, address: tuple[str, int] | None, textfile: Path | None
 ) -> int:
-    options = advanced.WatchOptions(tuple(paths), from_start, origin, state, events, interval)
     try:
         watcher = advanced.Watcher(options, note)
     except OSError as exc:

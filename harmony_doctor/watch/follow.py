@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import os
 import stat
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -83,6 +84,7 @@ class Followed:
         self.fresh = 0  # bytes noted since the last read
         self.grew_at = 0.0  # monotonic seconds of the last poll that noted bytes
         self.since: float | None = None  # when the oldest fresh bytes were noted
+        self.unchanged = 0.0  # seconds the file just opened had not been written (its mtime)
         self.errors = 0  # read errors met (open, stat, read)
         self.lost_place: tuple[Identity, int] | None = None  # a saved place the name lost
 
@@ -101,7 +103,8 @@ class Followed:
         notice = self._look()
         if self.gained:
             self.fresh += self.gained
-            self.grew_at = now
+            # A file found already at rest (a backlog) has paused: read at once, not a look later.
+            self.grew_at, self.unchanged = now - self.unchanged, 0.0
             self.since = now if self.since is None else self.since
         return notice
 
@@ -165,7 +168,9 @@ class Followed:
         except OSError as exc:
             self.errors += 1
             return _why(exc)
-        size = os.fstat(fd).st_size
+        info = os.fstat(fd)
+        size = info.st_size
+        self.unchanged = max(0.0, time.time() - info.st_mtime)
         identity = identity_of(fd, size)
         pos = 0 if self.pending or self.start == "start" else last_line_end(fd, size)
         if isinstance(self.start, tuple):

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import io
 import os
+import socket
 from collections.abc import Callable, Sequence
+from datetime import datetime
 
-from harmony_doctor.inputs.files import MAX_LINE
+from harmony_doctor.inputs.files import MAX_LINE, Source
+from harmony_doctor.scan.found import SourceScan
 from harmony_doctor.scan.records import FileScan, ScanOptions
-from harmony_doctor.scan.run import scan_stream
+from harmony_doctor.scan.run import Unit, file_scan, scan_stream, scan_unit
 from harmony_doctor.watch.follow import Piece, last_line_end
 
 UNENDED = 2 * MAX_LINE  # bytes without a newline at the live file's end that are read anyway
@@ -53,7 +56,7 @@ class PieceStream(io.RawIOBase):
             piece = self.pieces[self.index]
             if piece.live and self.ends is None:
                 try:  # read the live file to its last newline: the rest is being written
-                    self.ends = _whole_lines_end(piece)
+                    self.ends = whole_lines_end(piece)
                 except OSError as exc:
                     self.failed = exc.strerror or type(exc).__name__
                     return b""
@@ -82,7 +85,7 @@ class PieceStream(io.RawIOBase):
         return b""
 
 
-def _whole_lines_end(piece: Piece) -> int:
+def whole_lines_end(piece: Piece) -> int:
     """Where the live piece's last newline ends; its end if the last UNENDED bytes (no newline
     in them) are many: a line that long is cut by scan anyway, and is not searched again."""
     floor = max(piece.pos, piece.end - UNENDED)
@@ -91,12 +94,32 @@ def _whole_lines_end(piece: Piece) -> int:
 
 
 def read_pieces(
-    pieces: Sequence[Piece], label: str, options: ScanOptions, stopped: Callable[[], bool]
+    pieces: Sequence[Piece],
+    label: str,
+    options: ScanOptions,
+    stopped: Callable[[], bool],
+    now: datetime | None = None,
 ) -> tuple[FileScan, str | None]:
-    """Read the pieces through scan: what they held, and a read error if one ended it."""
+    """Read the pieces through scan: what they held, and a read error if one ended it; `now`
+    dates year-less stamps (default: the current time)."""
+    found, _, failed = read_source(pieces, label, options, stopped, now)
+    return found, failed
+
+
+def read_source(
+    pieces: Sequence[Piece],
+    label: str,
+    options: ScanOptions,
+    stopped: Callable[[], bool],
+    now: datetime | None = None,
+) -> tuple[FileScan, SourceScan | None, str | None]:
+    """read_pieces, with what scan found in the source before it became a FileScan (its
+    server, its completions; None when it could not be read)."""
     stream = PieceStream(pieces, stopped)
-    found = scan_stream(stream, label, options)  # type: ignore[arg-type]
-    return found, stream.failed
+    origin = options.origin or socket.gethostname()
+    source = Source(label, None, stream)  # type: ignore[arg-type]
+    result = scan_unit(Unit((source,)), options, now)[0]
+    return file_scan(result, options, origin), result.found, stream.failed
 
 
 def read_bytes(data: bytes, label: str, options: ScanOptions) -> FileScan:

@@ -15,12 +15,13 @@ from pathlib import Path
 
 from harmony_doctor.scan.names import rotation_rank
 from harmony_doctor.scan.records import FileScan, ScanOptions
+from harmony_doctor.watch.backlog import DEFAULT_LAYOUT, Layout, read_backlog
 from harmony_doctor.watch.counts import Counts
 from harmony_doctor.watch.events import EventLog
 from harmony_doctor.watch.follow import Followed, Identity, Start, adopt, starts_with
 from harmony_doctor.watch.metrics import Snapshot
 from harmony_doctor.watch.paths import STDIN, expand, parts_of
-from harmony_doctor.watch.reading import read_bytes, read_pieces
+from harmony_doctor.watch.reading import read_bytes, read_pieces, whole_lines_end
 from harmony_doctor.watch.state import Saved, load_state, save_state
 
 PIPE_HELD = 8 * 1024 * 1024  # bytes of a pipe held before they are read, paused or not
@@ -38,6 +39,8 @@ class WatchOptions:
     longest: float = 2.0  # a log growing without a pause is read at least this often
     save_every: float = 5.0  # seconds between state saves while bytes are read
     rescan_every: float = 2.0  # seconds between looks for new files (globs, folders)
+    jobs: int = 1  # worker processes for a large backlog (watch/backlog.py)
+    layout: Layout = DEFAULT_LAYOUT  # how a large backlog is cut for them
 
 
 class _Pipe:
@@ -80,7 +83,7 @@ class Watcher:
         self.options = options
         self.say = say
         origin = options.origin or socket.gethostname()
-        self.scan_options = ScanOptions(origin=origin, jobs=1)
+        self.scan_options = ScanOptions(origin=origin, jobs=max(1, options.jobs))
         saved = load_state(options.state) if options.state is not None else None
         self.counts = saved.counts if saved is not None else Counts()
         self.places: dict[str, tuple[Identity, int]] = dict(saved.places) if saved else {}
@@ -218,6 +221,14 @@ class Watcher:
     # -- reading -----------------------------------------------------------------------------
 
     def _read(self, followed: Followed) -> None:
+        if self._shared(followed):
+            found = self._read_backlog(followed)
+            if found is not None:
+                followed.read_done()
+                self._fold(found)
+                return
+            if self.stopped():
+                return  # stopped in a backlog: nothing read, the place stays at its start
         found, failed = read_pieces(
             followed.pending, followed.label, self.scan_options, self.stopped
         )
@@ -226,6 +237,39 @@ class Watcher:
             self.say(f"{followed.label}: {failed}")
         followed.read_done()
         self._fold(found)
+
+    def _shared(self, followed: Followed) -> bool:
+        """Whether what is to read is a large backlog of the live file alone (a first read from
+        its start, or a place far behind), to be shared out over the jobs."""
+        pending = followed.pending
+        return (
+            self.options.jobs > 1
+            and len(pending) == 1
+            and pending[0].live
+            and pending[0].end - pending[0].pos >= self.options.layout.split
+        )
+
+    def _read_backlog(self, followed: Followed) -> FileScan | None:
+        """The live file's backlog read on every core (watch/backlog.py), up to its last whole
+        line; None when it is read as one stream after all (a read failed, or every cut would
+        fall in one long line) or the watch was stopped meanwhile."""
+        piece = followed.pending[0]
+        try:
+            end = whole_lines_end(piece)
+        except OSError:
+            return None  # the one-stream read says what is wrong
+        full, piece.end = piece.end, end
+        try:
+            return read_backlog(
+                piece,
+                followed.path,
+                followed.label,
+                self.scan_options,
+                self.stopped,
+                self.options.layout,
+            )
+        finally:
+            piece.end = full
 
     def _fold(self, found: FileScan, pipe_only: bool = False) -> None:
         self.counts.add(found, time.time())

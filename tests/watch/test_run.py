@@ -3,8 +3,10 @@ rotations by rename and by copy-truncate) gives scan's totals by code, each fail
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -150,3 +152,20 @@ def test_files_of_a_folder_that_go_are_forgotten(tmp_path: Path) -> None:
     assert driven.watcher.followed == {}
     assert driven.notes == []
     assert driven.by_code() == truth
+
+
+def test_a_backlog_at_rest_is_read_at_the_first_look(tmp_path: Path) -> None:
+    # A log not written for a while has paused already: its backlog is read at once, not a
+    # look later (`--from-start` began a quarter second late); one being written still waits.
+    data, truth = log(0, 300, every=5)
+    rested, written = tmp_path / "rested.log", tmp_path / "written.log"
+    rested.write_bytes(data)
+    os.utime(rested, (1e9, 1e9))
+    written.write_bytes(data)
+    os.utime(written, (time.time() + 3600,) * 2)  # written now, however slow this machine is
+    for path, read in ((rested, True), (written, False)):
+        driven = Driven(WatchOptions((str(path),), from_start=True, origin="test"))
+        driven.watcher.step(driven.now)  # one look, no time after it
+        assert (driven.watcher.counts.lines == data.count(b"\n")) is read
+        driven.look()
+        assert driven.by_code() == truth
