@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harmony_doctor.logs.describe import HEAD_WORDS, TAIL_WORDS
+from harmony_doctor.logs.messages import HEAD_WORDS, TAIL_WORDS
 from tests.peak import BOUND_MIB, peak_of
 from tests.scan.test_memory_bound import _ERROR, _SHAPES
 
