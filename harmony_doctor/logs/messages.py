@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache, partial
@@ -20,6 +19,8 @@ from harmony_doctor.faults.catalogue import (
 from harmony_doctor.harmony.vocab import START, harmony_special_tokens
 from harmony_doctor.logs.lazy import Pattern
 from harmony_doctor.logs.lines import MAX_MESSAGE_CHARS, clip
+from harmony_doctor.logs.words import Remainder as Remainder
+from harmony_doctor.logs.words import Words
 from harmony_doctor.native import native_for, new_hits
 
 if TYPE_CHECKING:
@@ -60,51 +61,6 @@ class MessageHit:
     token: int | None
     role_word: str | None
     context: str | None
-
-
-@dataclass(frozen=True)
-class Remainder:
-    words: tuple[str, ...]  # at most HEAD_WORDS first and TAIL_WORDS last
-    closed: bool
-    form: str  # list, some, none, text, absent
-    unread: int = 0  # the words between the head and the tail, counted, not kept
-
-
-# A header remainder is held as its first and last words: a line of a million leftover words
-# (ten such lines took 2.7 GB in `explain`, 204 MiB in `scan` while split whole) is read in this
-# window, the words between counted.
-HEAD_WORDS = 192
-TAIL_WORDS = 64
-_WORD = re.compile(r"\S+")
-
-
-class _Words:
-    """The words of a remainder as they are read: the first HEAD_WORDS and the last TAIL_WORDS
-    kept, the ones between counted."""
-
-    __slots__ = ("head", "tail", "unread")
-
-    def __init__(self) -> None:
-        self.head: list[str] = []
-        self.tail: deque[str] = deque(maxlen=TAIL_WORDS)
-        self.unread = 0
-
-    def add(self, word: str) -> None:
-        if len(self.head) < HEAD_WORDS:
-            self.head.append(word)
-            return
-        if len(self.tail) == TAIL_WORDS:
-            self.unread += 1
-        self.tail.append(word)
-
-    def split(self, text: str) -> _Words:
-        """Each whitespace-separated word of `text` added (`str.split()`'s words, none listed)."""
-        for match in _WORD.finditer(text):
-            self.add(match.group())
-        return self
-
-    def remainder(self, closed: bool, form: str) -> Remainder:
-        return Remainder((*self.head, *self.tail), closed, form, self.unread)
 
 
 # Every form holds one of these words whole, so a line without them holds no message.
@@ -569,33 +525,35 @@ def _parse_remainder(rest: str) -> tuple[Remainder, int]:
             return Remainder((), False, "some"), len(rest)
         value, closed, after = _rust_string(rest, inner + 1)
         closed = closed and rest.startswith(")", after)
-        return _Words().split(value).remainder(closed, "some"), after + (1 if closed else 0)
+        words = Words().split(value)
+        return Remainder(words.kept(), closed, "some", words.unread), after + (1 if closed else 0)
     if rest.startswith("[", index):
         return _parse_list(rest, index)
     if rest.startswith("None", index):
         return Remainder((), True, "none"), index + 4
-    return _Words().split(_strip_unbalanced(rest[index:])).remainder(True, "text"), len(rest)
+    words = Words().split(_strip_unbalanced(rest[index:]))
+    return Remainder(words.kept(), True, "text", words.unread), len(rest)
 
 
 def _parse_list(text: str, index: int) -> tuple[Remainder, int]:
     """A Rust Debug list of strings `["a", "b"]` from `text[index] == "["`."""
-    words = _Words()
+    words = Words()
     index += 1
     while True:
         while index < len(text) and text[index] in " \t\r\n,":
             index += 1
         if index >= len(text):
-            return words.remainder(False, "list"), index
+            return Remainder(words.kept(), False, "list", words.unread), index
         char = text[index]
         if char == "]":
-            return words.remainder(True, "list"), index + 1
+            return Remainder(words.kept(), True, "list", words.unread), index + 1
         if char != '"':  # an elision or damage: the rest is unknown
-            return words.remainder(False, "list"), index
+            return Remainder(words.kept(), False, "list", words.unread), index
         word, closed, index = _rust_string(text, index + 1)
         if word:
             words.add(word)
         if not closed:
-            return words.remainder(False, "list"), index
+            return Remainder(words.kept(), False, "list", words.unread), index
 
 
 def _rust_string(text: str, index: int) -> tuple[str, bool, int]:

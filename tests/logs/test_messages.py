@@ -114,7 +114,8 @@ def test_markup_leaked_into_content() -> None:
 def test_a_long_remainder_is_read_as_its_head_and_tail_the_middle_counted(header: str) -> None:
     """A remainder was split into all its words before it was cut to a head and a tail (ten
     lines of a mebibyte: a million words held at once); now only the window is kept."""
-    from harmony_doctor.logs.messages import HEAD_WORDS, TAIL_WORDS, find_hit
+    from harmony_doctor.logs.messages import find_hit
+    from harmony_doctor.logs.words import HEAD_WORDS, TAIL_WORDS
 
     count = 5_000
     names = [f"w{n}" for n in range(count)]
