@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harmony_doctor.logs.describe import HEAD_WORDS, TAIL_WORDS
+from harmony_doctor.logs.words import HEAD_WORDS, TAIL_WORDS
 from tests.peak import BOUND_MIB, peak_of
 from tests.scan.test_memory_bound import _ERROR, _SHAPES
 
@@ -66,3 +66,19 @@ def test_a_line_of_megabytes_of_letters_is_read_in_linear_time(tmp_path: Path) -
     assert run.exit_code == 0, run.stderr
     assert json.loads(run.stdout)["input"]["harmony_related"] is False
     assert run.mib < BOUND_MIB, f"{run.mib} MiB peak"
+
+
+def test_a_paste_of_many_id_runs_is_read_in_linear_time(tmp_path: Path) -> None:
+    """Each id run counted its line from the top of the paste and was checked against every run
+    kept before it (evidence/ids.py): 40,000 runs took 45 s, 200,000 would take about 20
+    minutes; now seconds (the limit only catches that hang)."""
+    path = tmp_path / "runs.txt"
+    path.write_text(
+        "".join(
+            f"run {n}: [200006, 173781, 200008, {1000 + n % 500}, 1001, 200002]\n"
+            for n in range(200_000)
+        )
+    )
+    run = peak_of(["explain", str(path), "--format", "json"], tmp_path, hang=_HANG)
+    assert run.exit_code in (0, 1), run.stderr
+    assert json.loads(run.stdout)["completions"], run.stdout[:2000]  # the runs were read as ids

@@ -59,34 +59,65 @@ class IdRun:
 def id_runs(text: str) -> tuple[IdRun, ...]:
     """The runs of token ids in `text` that hold Harmony's special tokens, in order, once each."""
     runs: dict[int, IdRun] = {}
+    seen: set[tuple[int, tuple[int, ...]]] = set()
+    lines = _Lines(text)
     for match in _BRACKETED.finditer(text):
-        head = text[text.rfind("\n", 0, match.start()) + 1 : match.start()]
-        key = _KEY_BEFORE.search(head)
-        _keep(
-            runs,
-            text,
-            match.start(),
-            match.group(1),
-            key["key"] if key else None,
-            match.group(2) is not None,
-        )
+        start = match.start()
+        key = _KEY_BEFORE.search(text, lines.at(start)[1], start)
+        found = key["key"] if key else None
+        _keep(runs, seen, lines, start, match.group(1), found, match.group(2) is not None)
+    lines = _Lines(text)  # each pass reads forward: its own count from the top
     for match in _KEYED.finditer(text):
-        _keep(runs, text, match.start("ids"), match["ids"], match["key"], match["more"] is not None)
+        start = match.start("ids")
+        _keep(runs, seen, lines, start, match["ids"], match["key"], match["more"] is not None)
     return tuple(runs[start] for start in sorted(runs))
 
 
+class _Lines:
+    """Where a position of `text` lies, asked in increasing order: (line number, line start,
+    line end), counted on from the last position asked, so a pass over a paste with many runs
+    reads it once (counting from the top for each run was quadratic)."""
+
+    __slots__ = ("_end", "_number", "_position", "_start", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._position = 0
+        self._number = 1
+        self._start = 0
+        self._end = -1  # the end of the line at `_position`, once looked for
+
+    def at(self, index: int) -> tuple[int, int, int]:
+        text = self.text
+        if index < self._position:
+            raise ValueError("positions are asked for in increasing order")
+        newlines = text.count("\n", self._position, index)
+        if newlines:
+            self._number += newlines
+            self._start = text.rfind("\n", self._position, index) + 1
+            self._end = -1
+        self._position = index
+        if self._end < index:
+            end = text.find("\n", index)
+            self._end = len(text) if end < 0 else end
+        return self._number, self._start, self._end
+
+
 def _keep(
-    runs: dict[int, IdRun], text: str, start: int, digits: str, key: str | None, elided: bool
+    runs: dict[int, IdRun],
+    seen: set[tuple[int, tuple[int, ...]]],
+    lines: _Lines,
+    start: int,
+    digits: str,
+    key: str | None,
+    elided: bool,
 ) -> None:
-    line_start = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", start)
-    line = text[line_start : len(text) if line_end < 0 else line_end]
+    number, line_start, line_end = lines.at(start)
+    line = lines.text[line_start:line_end]
     if LISTS_SPECIALS.search(line) or (key is not None and LISTS_SPECIALS.search(key)):
         return  # a tokenizer's or a loader's listing of its special tokens
     ids = tuple(int(d) for d in re.findall(r"\d+", digits))
-    if not harmony_run(ids, 4):
+    if not harmony_run(ids, 4) or (number, ids) in seen:
         return
-    number = text.count("\n", 0, start) + 1
-    if any(r.line == number and r.ids == ids for r in runs.values()):
-        return
+    seen.add((number, ids))
     runs[start] = IdRun(number, ids, key, elided)

@@ -15,18 +15,6 @@ from harmony_doctor.logs.process import ProcessState
 from harmony_doctor.logs.servers import version_label
 from harmony_doctor.models import Kind, LogError
 
-# A header remainder is held as its first and last words: a line of a million leftover words
-# (ten such lines took 2.7 GB in `explain`) is read in this window, the words between counted.
-HEAD_WORDS = 192
-TAIL_WORDS = 64
-
-
-def bounded_words(words: tuple[str, ...]) -> tuple[tuple[str, ...], int]:
-    """The words a LogError holds (a bounded head and tail) and how many between it leaves out."""
-    if len(words) <= HEAD_WORDS + TAIL_WORDS:
-        return words, 0
-    return (*words[:HEAD_WORDS], *words[-TAIL_WORDS:]), len(words) - HEAD_WORDS - TAIL_WORDS
-
 
 def describe(
     line: Line, hit: MessageHit, last_line: int, lead: Line | None, state: ProcessState
@@ -62,7 +50,8 @@ def describe(
     if in_traceback and state.traceback_start is not None:
         start = min(start, max(state.traceback_start, state.episode_start))
     remainder = hit.remainder
-    words, unread = bounded_words(remainder.words if remainder is not None else ())
+    words = remainder.words if remainder is not None else ()
+    unread = remainder.unread if remainder is not None else 0
     truncated = remainder is not None and not remainder.closed
     expected, found = _expected_found(form, hit, rule)
     return LogError(

@@ -19,6 +19,8 @@ from harmony_doctor.faults.catalogue import (
 from harmony_doctor.harmony.vocab import START, harmony_special_tokens
 from harmony_doctor.logs.lazy import Pattern
 from harmony_doctor.logs.lines import MAX_MESSAGE_CHARS, clip
+from harmony_doctor.logs.words import Remainder as Remainder
+from harmony_doctor.logs.words import Words
 from harmony_doctor.native import native_for, new_hits
 
 if TYPE_CHECKING:
@@ -59,13 +61,6 @@ class MessageHit:
     token: int | None
     role_word: str | None
     context: str | None
-
-
-@dataclass(frozen=True)
-class Remainder:
-    words: tuple[str, ...]
-    closed: bool
-    form: str  # list, some, none, text, absent
 
 
 # Every form holds one of these words whole, so a line without them holds no message.
@@ -530,34 +525,35 @@ def _parse_remainder(rest: str) -> tuple[Remainder, int]:
             return Remainder((), False, "some"), len(rest)
         value, closed, after = _rust_string(rest, inner + 1)
         closed = closed and rest.startswith(")", after)
-        return Remainder(tuple(value.split()), closed, "some"), after + (1 if closed else 0)
+        words = Words().split(value)
+        return Remainder(words.kept(), closed, "some", words.unread), after + (1 if closed else 0)
     if rest.startswith("[", index):
         return _parse_list(rest, index)
     if rest.startswith("None", index):
         return Remainder((), True, "none"), index + 4
-    words = tuple(_strip_unbalanced(rest[index:]).split())
-    return Remainder(words, True, "text"), len(rest)
+    words = Words().split(_strip_unbalanced(rest[index:]))
+    return Remainder(words.kept(), True, "text", words.unread), len(rest)
 
 
 def _parse_list(text: str, index: int) -> tuple[Remainder, int]:
     """A Rust Debug list of strings `["a", "b"]` from `text[index] == "["`."""
-    words: list[str] = []
+    words = Words()
     index += 1
     while True:
         while index < len(text) and text[index] in " \t\r\n,":
             index += 1
         if index >= len(text):
-            return Remainder(tuple(words), False, "list"), index
+            return Remainder(words.kept(), False, "list", words.unread), index
         char = text[index]
         if char == "]":
-            return Remainder(tuple(words), True, "list"), index + 1
+            return Remainder(words.kept(), True, "list", words.unread), index + 1
         if char != '"':  # an elision or damage: the rest is unknown
-            return Remainder(tuple(words), False, "list"), index
+            return Remainder(words.kept(), False, "list", words.unread), index
         word, closed, index = _rust_string(text, index + 1)
         if word:
-            words.append(word)
+            words.add(word)
         if not closed:
-            return Remainder(tuple(words), False, "list"), index
+            return Remainder(words.kept(), False, "list", words.unread), index
 
 
 def _rust_string(text: str, index: int) -> tuple[str, bool, int]:

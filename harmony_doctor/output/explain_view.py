@@ -375,7 +375,7 @@ def _header_words(e: LogError, head: int = 24, tail: int = 8, elide: bool = True
     shown: list[str | None] = list(words)
     if e.words_unread or (elide and len(words) > head + tail):
         if not elide:  # every word held, the unread ones marked where they were
-            from harmony_doctor.logs.describe import TAIL_WORDS
+            from harmony_doctor.logs.words import TAIL_WORDS
 
             head, tail = len(words) - TAIL_WORDS, TAIL_WORDS
         shown = [*words[:head], None, *words[-tail:]]

@@ -43,3 +43,29 @@ def test_a_large_log_is_explained_holding_about_two_copies(tmp_path: Path) -> No
     ]
     assert explained.explanation.lines == filler.count("\n") + TRACEBACK.read_text().count("\n")
     assert peak < 2.5 * size, f"peak {peak / size:.2f} times the input"
+
+
+def test_an_input_is_read_holding_one_copy_of_its_text(tmp_path: Path) -> None:
+    """The unwrapped bytes and their decoded text were held whole at once (a 100 MB log: 208 MiB
+    to read it); now each chunk is decoded onto the text, which grows in place."""
+    log = tmp_path / "big.log"
+    line = '(APIServer pid=3817) INFO:     10.1.4.9:50000 - "POST /v1/chat/completions" 200 OK\n'
+    log.write_text(line * 200_000)
+    size = log.stat().st_size
+    tracemalloc.start()
+    try:
+        read = hd.read_input(str(log))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(read.text) == size
+    assert peak < 1.3 * size, f"peak {peak / size:.2f} times the input"
+
+
+def test_a_character_split_between_chunks_is_read_whole(tmp_path: Path) -> None:
+    from harmony_doctor.inputs.files import CHUNK
+
+    text = "a" * (CHUNK - 1) + "é—𝄞 <|start|>\n" + "ü" * CHUNK + "\n"
+    path = tmp_path / "split.log"
+    path.write_text(text, encoding="utf-8")
+    assert hd.read_input(str(path)).text == text

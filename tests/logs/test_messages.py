@@ -101,3 +101,31 @@ def test_markup_leaked_into_content() -> None:
         2,
     )
     assert extract_text('{"content": "plain answer", "text": "a <b> c"}') == ()
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        'Some("to=f {words}")',  # Rust Debug Some(...)
+        "[{listed}]",  # Rust Debug list
+        "to=f {words}",  # plain text
+    ],
+)
+def test_a_long_remainder_is_read_as_its_head_and_tail_the_middle_counted(header: str) -> None:
+    """A remainder was split into all its words before it was cut to a head and a tail (ten
+    lines of a mebibyte: a million words held at once); now only the window is kept."""
+    from harmony_doctor.logs.messages import find_hit
+    from harmony_doctor.logs.words import HEAD_WORDS, TAIL_WORDS
+
+    count = 5_000
+    names = [f"w{n}" for n in range(count)]
+    text = header.format(words=" ".join(names), listed=", ".join(f'"{n}"' for n in names))
+    line = "openai_harmony.HarmonyError: unexpected tokens remaining in message header: " + text
+    hit = find_hit(line)
+    assert hit is not None and hit.remainder is not None
+    words = hit.remainder.words
+    extra = 1 if "to=f" in header else 0
+    assert len(words) == HEAD_WORDS + TAIL_WORDS
+    assert words[-1] == names[-1] and words[HEAD_WORDS] == names[-TAIL_WORDS]
+    assert words[:2] == (("to=f", "w0") if extra else ("w0", "w1"))
+    assert hit.remainder.unread == count + extra - HEAD_WORDS - TAIL_WORDS
