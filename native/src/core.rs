@@ -4,7 +4,7 @@
 //! equal to it. Offsets are in the "cut stream" (every line cut to max_line bytes).
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock, Mutex};
 
 use crate::anchors::{Prefilter, Shape};
 use crate::lines::{count_nl, find_nl, CutStream, Taken};
@@ -77,6 +77,32 @@ pub struct Core {
     helper_mode: u8,
 }
 
+/// The prefilters made in this process, by what each was made of: a scan of many small files
+/// makes a core per file, and building the search each time cost about 0.45 ms a file (a
+/// quarter of a small file's scan). A few are kept: a process uses one or two.
+type Made = Vec<(String, Arc<Prefilter>)>;
+static PREFILTERS: LazyLock<Mutex<Made>> = LazyLock::new(Mutex::default);
+
+fn prefilter<A: AsRef<[u8]>>(
+    anchors: &[A],
+    markup_line: &str,
+    shapes: &[Shape],
+) -> Result<Arc<Prefilter>, String> {
+    let given: Vec<&[u8]> = anchors.iter().map(AsRef::as_ref).collect();
+    let key = format!("{given:?}\n{markup_line}\n{shapes:?}");
+    let mut made = PREFILTERS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((_, found)) = made.iter().find(|(k, _)| *k == key) {
+        return Ok(Arc::clone(found));
+    }
+    let new = Arc::new(Prefilter::new(anchors, markup_line, shapes)?);
+    if made.len() < 8 {
+        made.push((key, Arc::clone(&new)));
+    }
+    Ok(new)
+}
+
 impl Core {
     /// A core finding the lines that hold one of the error `anchors` (failure text: the
     /// caller's, see `Prefilter::new` for the ones it refuses).
@@ -95,7 +121,7 @@ impl Core {
             return Err("before/after must be >= 0, max_line/max_window >= 1".into());
         }
         Ok(Core {
-            prefilter: Arc::new(Prefilter::new(anchors, markup_line, shapes)?),
+            prefilter: prefilter(anchors, markup_line, shapes)?,
             ids,
             split: Some(SPLIT),
             stream: CutStream::new(max_line),
@@ -303,6 +329,15 @@ openai_harmony.HarmonyError: unexpected tokens remaining in message header: Some
 [2026-11-27 10:00:05] Received request r1 pid=3\n\
 Generated response r1: output: 'x', output_token_ids: [1, 2], finish_reason: stop\n\
 tail";
+
+    #[test]
+    fn cores_of_the_same_catalogue_share_one_prefilter() {
+        // a scan of many small files makes a core per file: the search is built once
+        let (a, b) = (core(20, 60, 1 << 20), core(3072, 1024, 1 << 22));
+        assert!(Arc::ptr_eq(&a.prefilter, &b.prefilter));
+        let other = Core::new(&[b"zebrafish"], "x", &[], 1, 1, 1, 1, true).unwrap();
+        assert!(!Arc::ptr_eq(&a.prefilter, &other.prefilter));
+    }
 
     #[test]
     fn scan_a_log_in_any_chunking() {
