@@ -8,7 +8,6 @@ request); and raw Harmony text with special-token strings. Every error names whe
 
 from __future__ import annotations
 
-import functools
 import itertools
 import json
 import re
@@ -18,7 +17,7 @@ from typing import Any, Literal
 
 from harmony_doctor.choices import InputFormat
 from harmony_doctor.errors import InputError
-from harmony_doctor.harmony.vocab import STOP_TOKENS, VOCAB_SIZE, harmony_token_limit
+from harmony_doctor.harmony.vocab import STOP_TOKENS, VOCAB_SIZE, harmony_token_limit, id_objects
 from harmony_doctor.models import TokenInput
 from harmony_doctor.native import native_for, vllm_output_line
 
@@ -257,25 +256,16 @@ def _position(text: str, offset: int, line: int, column: int) -> tuple[int, int]
     return line, column + offset
 
 
-@functools.cache
-def _id_objects() -> tuple[int, ...]:
-    """One int object per id of the vocabulary (7 MiB, made once). A parsed list refers to
-    these, 8 bytes an id, not to an int made for each (36 bytes): explain holds every logged
-    completion and prompt of a vLLM log at once, about 40 MiB of ids per 20 MB of log."""
-    return tuple(range(VOCAB_SIZE))
-
-
 def _parse_id_list(text: str, line: int, column: int) -> list[int]:
     """Ints separated by commas/whitespace, brackets optional; errors give line and column."""
     if _PLAIN_IDS.fullmatch(text) is not None:
         # The common shape (a logged list): no sign, no stray text. Anything out of range takes
-        # the loop below, which names the offending token.
+        # the loop below, which names the offending token; each id is the shared object.
         parts = text.replace(",", " ").split()
         if all(len(digits) <= 9 for digits in parts):
             plain = [int(digits) for digits in parts]
             if not plain or max(plain) < VOCAB_SIZE:
-                shared = _id_objects()
-                return [shared[value] for value in plain]
+                return list(map(id_objects().__getitem__, plain))
     tokens: list[int] = []
     for match in _INT_RE.finditer(text):
         digits = match.group()
