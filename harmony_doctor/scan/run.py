@@ -254,9 +254,20 @@ def scan_stream(
 ) -> FileScan:
     """An open binary stream scanned in this process; `now` dates year-less stamps (default:
     the current time). The stream is closed."""
+    return scanned_stream(stream, label, options, now)[0]
+
+
+def scanned_stream(
+    stream: IO[bytes],
+    label: str,
+    options: ScanOptions = DEFAULT_OPTIONS,
+    now: datetime | None = None,
+) -> tuple[FileScan, SourceScan | None]:
+    """scan_stream, with what scan found in the source before it became a FileScan (its
+    server, its completions; None when it could not be read)."""
     origin = options.origin or socket.gethostname()
-    source = Source(label, None, stream)
-    return file_scan(scan_unit(Unit((source,)), options, now)[0], options, origin)
+    result = scan_unit(Unit((Source(label, None, stream),)), options, now)[0]
+    return file_scan(result, options, origin), result.found
 
 
 def _in_pool(

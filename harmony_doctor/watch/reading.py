@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import io
 import os
-import socket
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from harmony_doctor.inputs.files import MAX_LINE, Source
+from harmony_doctor.inputs.files import MAX_LINE
 from harmony_doctor.scan.found import SourceScan
 from harmony_doctor.scan.records import FileScan, ScanOptions
-from harmony_doctor.scan.run import Unit, file_scan, scan_stream, scan_unit
+from harmony_doctor.scan.run import scan_stream, scanned_stream
 from harmony_doctor.watch.follow import Piece, last_line_end
 
 UNENDED = 2 * MAX_LINE  # bytes without a newline at the live file's end that are read anyway
@@ -116,10 +115,8 @@ def read_source(
     """read_pieces, with what scan found in the source before it became a FileScan (its
     server, its completions; None when it could not be read)."""
     stream = PieceStream(pieces, stopped)
-    origin = options.origin or socket.gethostname()
-    source = Source(label, None, stream)  # type: ignore[arg-type]
-    result = scan_unit(Unit((source,)), options, now)[0]
-    return file_scan(result, options, origin), result.found, stream.failed
+    found, source = scanned_stream(stream, label, options, now)  # type: ignore[arg-type]
+    return found, source, stream.failed
 
 
 def read_bytes(data: bytes, label: str, options: ScanOptions) -> FileScan:
