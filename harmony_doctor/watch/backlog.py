@@ -187,13 +187,13 @@ def _joins(whole: FileScan, before: FileScan, after: FileScan) -> tuple[RequestT
     """The completions a cut's two sides count differently read as one (a stream of deltas
     open at the cut counts once, not in each range; vLLM's later line for a request finished
     before it is not a second one): the whole read's completion tallies less its halves'."""
-    cells: dict[RequestTally, int] = {}
-    for scan, sign in ((whole, 1), (before, -1), (after, -1)):
-        for tally in scan.tallies:
-            if tally.kind == COMPLETIONS:
-                cell = replace(tally, count=0, server=None)
-                cells[cell] = cells.get(cell, 0) + sign * tally.count
-    return tuple(replace(cell, count=n) for cell, n in cells.items() if n)
+    signed = [
+        replace(tally, count=sign * tally.count, server=None)
+        for scan, sign in ((whole, 1), (before, -1), (after, -1))
+        for tally in scan.tallies
+        if tally.kind == COMPLETIONS
+    ]
+    return tuple(_summed(signed))
 
 
 def read_backlog(
