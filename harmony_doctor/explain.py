@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -461,7 +462,7 @@ def _raw_prompt(inp: TokenInput, text: str) -> bool:
 
 
 def _first_failing(
-    pieces: tuple[Piece, ...], vocab: Vocab, role: ParseRole, strict: bool
+    pieces: Iterable[Piece], vocab: Vocab, role: ParseRole, strict: bool
 ) -> Diagnosis | None:
     """The diagnosis of the first piece that shows an error, replayed as the fragment it is
     (a piece a person cut short is not judged where it stops); None when none does. Token ids
@@ -564,7 +565,12 @@ def explain_log(
         )
     elif not found:  # ids an engine printed under its own key, or none
         pieces = combine.id_pieces(text)
-        failing = _first_failing(pieces, vocab(), role, strict) if pieces else None
+        first = next(pieces, None)  # the vocabulary is loaded only for ids to replay
+        failing = (
+            None
+            if first is None
+            else _first_failing(chain((first,), pieces), vocab(), role, strict)
+        )
         completions = () if failing is None else (failing,)
     related = bool(found or completions) or mentions_harmony(text)
     described = None if found or completions else combine.description(text)
