@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from harmony_doctor.choices import InputFormat, ParseRole
 from harmony_doctor.errors import InputError
 from harmony_doctor.inputs import tokens as token_input
+from harmony_doctor.inputs.lengths import one_completion, refuse_long_lists
 from harmony_doctor.inputs.paste import Paste, Piece, lines_of, opens_as_log, read_paste
 
 if TYPE_CHECKING:
@@ -384,6 +385,7 @@ def explain_input(
     refuse_empty_json(text)
     loaded = _loader(vocab)
     checking = check_grammar or grammar_file is not None
+    refuse_long_lists(text)
     reading = read_as(text, input_format, request)
     found = reading.errors
     result: Diagnosis | None = None
@@ -398,7 +400,9 @@ def explain_input(
         from harmony_doctor.streams.diagnose import diagnose
 
         known = loaded()
-        inp = token_input.parse_tokens(reading.stream, known.encode, input_format, request)
+        inp = one_completion(
+            token_input.parse_tokens(reading.stream, known.encode, input_format, request)
+        )
         opened = open_stream or reading.prompt
         if _raw_prompt(inp, reading.stream):
             found = ()  # no Harmony stream: nothing to replay
@@ -475,7 +479,7 @@ def _first_failing(
     known = vocab.ready_to_judge()
     for piece in pieces:
         try:
-            inp = token_input.parse_tokens(piece.text, vocab.encode)
+            inp = one_completion(token_input.parse_tokens(piece.text, vocab.encode))
         except InputError:
             continue
         # A fragment that opens with <|start|> quotes whole messages, not a completion.
@@ -561,7 +565,8 @@ def explain_log(
 
         known = vocab().ready_to_judge()
         completions = tuple(
-            diagnose(inp, known, role, strict=strict, open_stream=open_stream) for inp in logged
+            diagnose(one_completion(inp), known, role, strict=strict, open_stream=open_stream)
+            for inp in logged
         )
     elif not found:  # ids an engine printed under its own key, or none
         pieces = combine.id_pieces(text)
