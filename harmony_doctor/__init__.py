@@ -138,7 +138,7 @@ def load_vocab(path: Path | None = None) -> Vocab:
 def read_input(source: str | Path = "-") -> TextInput:
     """One input read whole, as every command that takes one input reads it: a path, or `-`
     (or "") for standard input; decompressed (gzip, bzip2, xz, zstd), decoded, and unwrapped
-    from Docker, CRI, journald or Loki lines. InputError past 256 MiB or for a folder."""
+    from Docker, CRI, journald or Loki lines. InputError past 32 MiB or for a folder."""
     from harmony_doctor import advanced
 
     return advanced.read_input(source)

@@ -166,7 +166,7 @@ def read_input(source: str | Path = "-") -> TextInput:
     """One input read whole, as every command that takes one input reads it: a path, or `-`
     (or "") for standard input; decompressed (gzip, bzip2, xz, zstd), decoded, and unwrapped
     from Docker, CRI, journald or Loki lines, with what the wrapper said of each line (for
-    `explain_input` to place failures in the input as given). InputError past 256 MiB."""
+    `explain_input` to place failures in the input as given). InputError past 32 MiB."""
     from harmony_doctor.inputs.reader import read_input as read
 
     return read(str(source))

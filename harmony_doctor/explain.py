@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harmony_doctor.choices import InputFormat, ParseRole
 from harmony_doctor.errors import InputError
 from harmony_doctor.inputs import tokens as token_input
+from harmony_doctor.inputs.lengths import one_completion, refuse_long_lists
 from harmony_doctor.inputs.paste import Paste, Piece, lines_of, opens_as_log, read_paste
 
 if TYPE_CHECKING:
@@ -383,6 +385,7 @@ def explain_input(
     refuse_empty_json(text)
     loaded = _loader(vocab)
     checking = check_grammar or grammar_file is not None
+    refuse_long_lists(text)
     reading = read_as(text, input_format, request)
     found = reading.errors
     result: Diagnosis | None = None
@@ -397,7 +400,9 @@ def explain_input(
         from harmony_doctor.streams.diagnose import diagnose
 
         known = loaded()
-        inp = token_input.parse_tokens(reading.stream, known.encode, input_format, request)
+        inp = one_completion(
+            token_input.parse_tokens(reading.stream, known.encode, input_format, request)
+        )
         opened = open_stream or reading.prompt
         if _raw_prompt(inp, reading.stream):
             found = ()  # no Harmony stream: nothing to replay
@@ -461,7 +466,7 @@ def _raw_prompt(inp: TokenInput, text: str) -> bool:
 
 
 def _first_failing(
-    pieces: tuple[Piece, ...], vocab: Vocab, role: ParseRole, strict: bool
+    pieces: Iterable[Piece], vocab: Vocab, role: ParseRole, strict: bool
 ) -> Diagnosis | None:
     """The diagnosis of the first piece that shows an error, replayed as the fragment it is
     (a piece a person cut short is not judged where it stops); None when none does. Token ids
@@ -474,7 +479,7 @@ def _first_failing(
     known = vocab.ready_to_judge()
     for piece in pieces:
         try:
-            inp = token_input.parse_tokens(piece.text, vocab.encode)
+            inp = one_completion(token_input.parse_tokens(piece.text, vocab.encode))
         except InputError:
             continue
         # A fragment that opens with <|start|> quotes whole messages, not a completion.
@@ -560,11 +565,17 @@ def explain_log(
 
         known = vocab().ready_to_judge()
         completions = tuple(
-            diagnose(inp, known, role, strict=strict, open_stream=open_stream) for inp in logged
+            diagnose(one_completion(inp), known, role, strict=strict, open_stream=open_stream)
+            for inp in logged
         )
     elif not found:  # ids an engine printed under its own key, or none
         pieces = combine.id_pieces(text)
-        failing = _first_failing(pieces, vocab(), role, strict) if pieces else None
+        first = next(pieces, None)  # the vocabulary is loaded only for ids to replay
+        failing = (
+            None
+            if first is None
+            else _first_failing(chain((first,), pieces), vocab(), role, strict)
+        )
         completions = () if failing is None else (failing,)
     related = bool(found or completions) or mentions_harmony(text)
     described = None if found or completions else combine.description(text)

@@ -82,3 +82,46 @@ def test_a_paste_of_many_id_runs_is_read_in_linear_time(tmp_path: Path) -> None:
     run = peak_of(["explain", str(path), "--format", "json"], tmp_path, hang=_HANG)
     assert run.exit_code in (0, 1), run.stderr
     assert json.loads(run.stdout)["completions"], run.stdout[:2000]  # the runs were read as ids
+    # Every run was held with a set of all seen (240 MiB); now a line's runs at a time.
+    assert run.mib < BOUND_MIB, f"{run.mib} MiB peak"
+
+
+def _vllm_log(size: int) -> bytes:
+    """A vLLM log with --enable-log-requests/outputs: every request's prompt ids, one in 20
+    answered with output ids, one in 200 failing; `size` bytes or a little more."""
+    prompt = ", ".join(str(1000 + n * 7) for n in range(100))
+    lines: list[bytes] = []
+    written, kept, n = 0, 0, 0
+    while written < size:
+        head = f"(APIServer pid=7) INFO 11-28 10:{n // 60 % 60:02d}:{n % 60:02d} [logger.py:43] "
+        lines.append(
+            f"{head}Received request chatcmpl-{n}: prompt: None, prompt_token_ids: "
+            f"[200006, 17360, 200008, {prompt}, 200007].\n".encode()
+        )
+        if n % 20 == 0:
+            lines.append(
+                f"{head}Generated response chatcmpl-{n}: output: 'x', output_token_ids: "
+                "[200005, 35644, 200008, 1844, 200007, 200006, 173781, 200005, 17196, 200008, "
+                "525, 200002], finish_reason: stop\n".encode()
+            )
+        if n % 200 == 0:
+            lines.append((_ERROR.format(n % 60) + "Unknown role: assistantassistant\n").encode())
+        written += sum(map(len, lines[kept:]))
+        kept, n = len(lines), n + 1
+    return b"".join(lines)
+
+
+def test_explain_of_the_largest_log_it_reads_stays_under_the_bound(tmp_path: Path) -> None:
+    """A 117 MB vLLM log took 339 MiB (the text, a copy of it as a list of lines, every
+    request's prompt ids, openai-harmony's tables): inputs read whole stop at 32 MiB now, and
+    one of that size stays under the bound."""
+    path = tmp_path / "vllm.log"
+    path.write_bytes(_vllm_log(31 << 20))
+    run = peak_of(["explain", str(path), "--format", "json"], tmp_path, hang=_HANG)
+    assert run.exit_code == 1, run.stderr
+    assert json.loads(run.stdout)["completions"]  # the logged completions were replayed
+    assert run.mib < BOUND_MIB, f"{run.mib} MiB peak"
+    with path.open("ab") as more:
+        more.write(_vllm_log(2 << 20))
+    past = peak_of(["explain", str(path)], tmp_path, hang=_HANG)
+    assert past.exit_code == 2 and "is larger than 32 MiB" in past.stderr

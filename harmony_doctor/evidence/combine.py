@@ -8,6 +8,8 @@ from harmony_doctor.evidence import context, frames, ids, markup, prose
 from harmony_doctor.inputs.paste import Piece
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from harmony_doctor.models import LogError
 
 
@@ -42,13 +44,11 @@ def cut_traceback(text: str) -> LogError | None:
     return frames.cut_render(text)
 
 
-def id_pieces(text: str) -> tuple[Piece, ...]:
-    """The runs of token ids a paste prints under any key or none, as pieces to replay: a
-    prompt's as messages left open, a completion's as the fragment it is."""
-    return tuple(
-        Piece("ids", run.text, run.line, elided=run.elided or run.prompt)
-        for run in ids.id_runs(text)
-    )
+def id_pieces(text: str) -> Iterator[Piece]:
+    """The runs of token ids a paste prints under any key or none, as pieces to replay (a
+    prompt's as messages left open, a completion's as the fragment it is), as they are read."""
+    for run in ids.id_runs(text):
+        yield Piece("ids", run.text, run.line, elided=run.elided or run.prompt)
 
 
 def described_leak(text: str, pieces: tuple[Piece, ...]) -> LogError | None:

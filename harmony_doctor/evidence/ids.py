@@ -11,22 +11,25 @@ as a completion (cut short where a person elided its end).
 
 from __future__ import annotations
 
+import heapq
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
 from harmony_doctor.inputs.paste import LISTS_SPECIALS, harmony_run
 
-# A run of at least four integers, comma- or space-separated, maybe in brackets over lines.
+# A run of at least four integers, comma- or space-separated, maybe in brackets over lines
+# (possessive: a run of millions of ids keeps no backtracking stack, which took 400 MB).
 _BRACKETED: Final = re.compile(
-    r"[\[(]\s*(\d{1,9}(?:\s*,\s*\d{1,9}|\s+\d{1,9}){3,})\s*,?\s*(\.\.\.|…)?"
+    r"[\[(]\s*(\d{1,9}(?:\s*,\s*\d{1,9}|\s+\d{1,9}){3,}+)\s*,?\s*(\.\.\.|…)?"
 )
 # A key is tried once per run of word characters (at its first letter, after any digits, dots
 # or dashes): from any later letter of the run it would fail the same way, and trying each made
 # a line of 6 MB of letters quadratic (more than 15 minutes).
 _KEYED: Final = re.compile(
     r"(?<![\w.-])(?:(?![A-Za-z_])[\w.-])*+(?P<key>[A-Za-z_][\w.-]*+)[\"']?\s*[:=]\s*"
-    r"(?P<ids>\d{1,9}(?:[ \t]*,[ \t]*\d{1,9}|[ \t]+\d{1,9}){3,})"
+    r"(?P<ids>\d{1,9}(?:[ \t]*,[ \t]*\d{1,9}|[ \t]+\d{1,9}){3,}+)"
     r"[ \t]*,?[ \t]*(?P<more>\.\.\.|…)?"
 )
 _KEY_BEFORE: Final = re.compile(
@@ -56,21 +59,56 @@ class IdRun:
         return "[" + ", ".join(map(str, self.ids)) + "]"
 
 
-def id_runs(text: str) -> tuple[IdRun, ...]:
-    """The runs of token ids in `text` that hold Harmony's special tokens, in order, once each."""
-    runs: dict[int, IdRun] = {}
-    seen: set[tuple[int, tuple[int, ...]]] = set()
+def id_runs(text: str) -> Iterator[IdRun]:
+    """The runs of token ids in `text` that hold Harmony's special tokens, in order, once each,
+    as they are read: a line's runs are held until the next line's, never the whole paste's (a
+    paste of 200,000 id runs held them all, with a set of every one seen)."""
     lines = _Lines(text)
+    held: list[_Found] = []
+    place = (0, 0, 0)
+    for found in heapq.merge(_bracketed(text), _keyed(text)):
+        at = lines.at(found[0])
+        if at[0] != place[0]:
+            yield from _kept(held, text, place)
+            held, place = [], at
+        held.append(found)
+    yield from _kept(held, text, place)
+
+
+# A run as a pass finds it: where its ids start, the pass (0 bracketed, 1 keyed: the bracketed
+# reading of a line's ids is kept before a keyed one of the same ids), the digits, its key,
+# and whether its end was elided.
+_Found = tuple[int, int, str, str | None, bool]
+
+
+def _bracketed(text: str) -> Iterator[_Found]:
     for match in _BRACKETED.finditer(text):
         start = match.start()
-        key = _KEY_BEFORE.search(text, lines.at(start)[1], start)
-        found = key["key"] if key else None
-        _keep(runs, seen, lines, start, match.group(1), found, match.group(2) is not None)
-    lines = _Lines(text)  # each pass reads forward: its own count from the top
+        key = _KEY_BEFORE.search(text, text.rfind("\n", 0, start) + 1, start)
+        yield start, 0, match.group(1), key["key"] if key else None, match.group(2) is not None
+
+
+def _keyed(text: str) -> Iterator[_Found]:
     for match in _KEYED.finditer(text):
-        start = match.start("ids")
-        _keep(runs, seen, lines, start, match["ids"], match["key"], match["more"] is not None)
-    return tuple(runs[start] for start in sorted(runs))
+        yield match.start("ids"), 1, match["ids"], match["key"], match["more"] is not None
+
+
+def _kept(held: list[_Found], text: str, place: tuple[int, int, int]) -> list[IdRun]:
+    """The runs of one line (`place`: its number, start and end) worth replaying, in order: not a
+    tokenizer's or a loader's listing of its special tokens, each list of ids once."""
+    number, line_start, line_end = place
+    line = text[line_start:line_end]
+    runs: dict[int, IdRun] = {}
+    seen: set[tuple[int, ...]] = set()
+    for start, _, digits, key, elided in sorted(held, key=lambda found: found[1]):
+        if LISTS_SPECIALS.search(line) or (key is not None and LISTS_SPECIALS.search(key)):
+            continue
+        ids = tuple(int(d) for d in re.findall(r"\d+", digits))
+        if not harmony_run(ids, 4) or ids in seen:
+            continue
+        seen.add(ids)
+        runs[start] = IdRun(number, ids, key, elided)
+    return [runs[start] for start in sorted(runs)]
 
 
 class _Lines:
@@ -101,23 +139,3 @@ class _Lines:
             end = text.find("\n", index)
             self._end = len(text) if end < 0 else end
         return self._number, self._start, self._end
-
-
-def _keep(
-    runs: dict[int, IdRun],
-    seen: set[tuple[int, tuple[int, ...]]],
-    lines: _Lines,
-    start: int,
-    digits: str,
-    key: str | None,
-    elided: bool,
-) -> None:
-    number, line_start, line_end = lines.at(start)
-    line = lines.text[line_start:line_end]
-    if LISTS_SPECIALS.search(line) or (key is not None and LISTS_SPECIALS.search(key)):
-        return  # a tokenizer's or a loader's listing of its special tokens
-    ids = tuple(int(d) for d in re.findall(r"\d+", digits))
-    if not harmony_run(ids, 4) or (number, ids) in seen:
-        return
-    seen.add((number, ids))
-    runs[start] = IdRun(number, ids, key, elided)

@@ -25,6 +25,8 @@ def document_start(data: bytes) -> bool:
 
 def loki_lines(document: bytes) -> list[tuple[int, bytes, int, dict[str, Any]]] | None:
     """(ns time, line, line of the document, stream labels) of each value, in time order."""
+    if b'"result"' not in document or not document.lstrip().startswith(b"{"):
+        return None  # no Loki answer: not parsed (a list of millions of ids took 200 MB)
     try:
         parsed = json.loads(document)
     except (ValueError, RecursionError):

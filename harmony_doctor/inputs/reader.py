@@ -3,7 +3,7 @@
 A path, `-` or "" (standard input), /dev/stdin or a process substitution `<(...)` (a pipe: never
 stat-sized, never seeked), compressed or not (gzip, bzip2, xz, zstd by magic bytes: sources.py),
 in any encoding encodings.py detects, inside any wrapper wrappers.py removes. Memory is bounded:
-an input larger than `limit` bytes once decompressed and decoded (DEFAULT_LIMIT, 256 MiB) ends
+an input larger than `limit` bytes once decompressed and decoded (DEFAULT_LIMIT, 32 MiB) ends
 with one InputError; `scan` reads logs of any size.
 """
 
@@ -19,7 +19,7 @@ from harmony_doctor.errors import InputError
 from harmony_doctor.inputs.files import CHUNK, Readable, Source, open_binary
 from harmony_doctor.inputs.wrappers import LineMeta, Unwrapper
 
-DEFAULT_LIMIT = 256 * 1024 * 1024  # bytes of decoded text one input may hold
+DEFAULT_LIMIT = 32 * 1024 * 1024  # bytes of decoded text one input may hold (issue 34: 200 MiB)
 
 
 @dataclass(frozen=True)

@@ -18,13 +18,14 @@ from typing import Any, Literal
 from harmony_doctor.choices import InputFormat
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import STOP_TOKENS, VOCAB_SIZE, harmony_token_limit, id_objects
+from harmony_doctor.inputs.text_lines import LINE_BREAKS, numbered_lines, stripped_bounds
 from harmony_doctor.models import TokenInput
 from harmony_doctor.native import native_for, vllm_output_line
 
 OUTPUT_KEYS = ("output_token_ids", "token_ids", "output_ids", "completion_token_ids")
 PROMPT_KEYS = ("prompt_token_ids", "input_ids", "prompt_ids")
 
-_IDS_RE = re.compile(r"[\[\(]?\s*-?\d+(?:\s*[,\s]\s*-?\d+)*\s*,?\s*[\]\)]?")
+_IDS_RE = re.compile(r"[\[\(]?\s*-?\d+(?:\s*[,\s]\s*-?\d+)*+\s*,?\s*[\]\)]?")  # *+: no stack
 _INT_RE = re.compile(r"-?\d+")
 _LONE_SIGN_RE = re.compile(r"-(?!\d)")
 _PLAIN_IDS = re.compile(r"[0-9, ]*")  # digits, commas and spaces only (ASCII: no other digits)
@@ -37,9 +38,7 @@ _GENERATED_RE = re.compile(
 _SSE_LINE = re.compile(r"(?m)^[ \t]*(?:data|event|id):")
 _SPACE = re.compile(r"\s*")
 _PROMPT_LINE_RE = re.compile(r"(?:Received request|Request) (?P<id>[^\s:]+)")
-# The first line as str.splitlines() cuts it, found without cutting the others (no copy).
-_LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
-_FIRST_LINE = re.compile(f"[^{_LINE_BREAKS}]*")
+_FIRST_LINE = re.compile(f"[^{LINE_BREAKS}]*")  # the first line as splitlines() cuts it
 _FINISH_RE = re.compile(r"finish_reason[:=]\s*'?(?P<reason>\w+)")
 
 
@@ -106,12 +105,13 @@ def token_streams(text: str) -> list[tuple[TokenInput, int]]:
 
 def detect_format(text: str) -> InputFormat:
     """Guess the shape of `text`; raises InputError when nothing looks like tokens."""
-    stripped = text.strip()
-    if _IDS_RE.fullmatch(stripped) and not stripped.startswith("["):
+    lo, hi = stripped_bounds(text)  # text.strip(), not copied: a log may be 100 MB
+    if _IDS_RE.fullmatch(text, lo, hi) and not text.startswith("[", lo):
         return "ids"
-    if _has_vllm_record(text) and not stripped.startswith(("{", "[", "<|")):
+    if _has_vllm_record(text) and not text.startswith(("{", "[", "<|"), lo):
         return "vllm-log"  # a stream that starts with a special token is Harmony text
-    if stripped.startswith(("{", "[")):
+    if text.startswith(("{", "["), lo):
+        stripped = text[lo:hi]
         try:
             json.loads(stripped, parse_int=_parse_int)
             return "json"
@@ -123,13 +123,13 @@ def detect_format(text: str) -> InputFormat:
             return "jsonl"
         if _looks_like_cut_list(stripped) or _IDS_RE.fullmatch(stripped):
             return "ids"
-    if stripped.startswith("data:"):
+    if text.startswith("data:", lo):
         return "jsonl"
     if _SPECIAL_TEXT_RE.search(text):
         return "text"
     if _LOG_MARKER_RE.search(text):
         return "vllm-log"
-    first = _FIRST_LINE.match(stripped).group()[:60]  # type: ignore[union-attr]  # matches ""
+    first = _FIRST_LINE.match(text, lo).group()[:60]  # type: ignore[union-attr]  # matches ""
     raise InputError(f"no token ids or Harmony text found (line 1 starts {first!r})")
 
 
@@ -236,7 +236,7 @@ def _opened_not_closed(text: str) -> bool:
 
 def _looks_like_cut_list(text: str) -> bool:
     """`[1, 2, 3` with no closing bracket: a list a log cut short."""
-    return bool(re.fullmatch(r"\[\s*-?\d+(?:\s*,\s*-?\d+)*\s*,?", text))
+    return bool(re.fullmatch(r"\[\s*-?\d+(?:\s*,\s*-?\d+)*+\s*,?", text))
 
 
 def _from_text(text: str, encode: Callable[[str], list[int]]) -> TokenInput:
@@ -312,7 +312,7 @@ def _in_range(value: int) -> bool:
 
 
 def _jsonl_docs(text: str) -> Iterator[tuple[int, Any]]:
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in numbered_lines(text):
         line = raw.strip()
         if line.startswith("data:"):
             line = line[5:].strip()
@@ -514,7 +514,7 @@ class RequestStreams:
 def _vllm_streams(text: str) -> list[_Stream]:
     """Per request: the prompt ids, and the output ids (streaming deltas joined in order)."""
     gathered = RequestStreams()
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in numbered_lines(text):
         record = parse_vllm_line(line, number)
         if record is not None:
             gathered.add(record)
@@ -571,8 +571,7 @@ def _finish(stream: _Stream, fmt: str, detected: Literal["tokens", "log"]) -> To
     tokens = stream.tokens
     prompt = tuple(stream.prompt) if stream.prompt is not None else None
     if not tokens and prompt:
-        tokens = list(prompt)
-        prompt = None
+        tokens, prompt = list(prompt), None
         notes.append("only prompt token ids were found; they are replayed as the stream")
     if not tokens:
         raise InputError("input is empty: the token list has no ids")

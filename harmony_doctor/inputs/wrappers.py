@@ -215,7 +215,7 @@ class Unwrapper:
                 return self._concat(self._feed_lines(data), self._flush())
             self._document.append(data)
         if self._document is not None:
-            document, self._document = b"".join(self._document) + self._tail, None
+            document, self._document = b"".join([*self._document, self._tail]), None
             self._tail = b""
             loki = loki_lines(document)
             if loki is not None:

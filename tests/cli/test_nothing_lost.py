@@ -687,7 +687,7 @@ def test_an_input_past_the_limit_exits_2_naming_the_limit() -> None:
     result = run(["decode", "/dev/zero"])  # endless, and one line: read to the limit, no further
     assert result.exit_code == 2 and result.stdout == ""
     assert result.stderr == (
-        "harmony-doctor: error: /dev/zero is larger than 256 MiB, the most one input is read "
+        "harmony-doctor: error: /dev/zero is larger than 32 MiB, the most one input is read "
         "for this command (scan reads logs of any size)\n"
     )
 

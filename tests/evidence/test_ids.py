@@ -46,7 +46,7 @@ def test_a_bracketed_run_over_several_lines_is_one_run() -> None:
     ],
 )
 def test_ports_sizes_stop_lists_and_listings_stay_quiet(text: str) -> None:
-    assert id_runs(text) == ()
+    assert tuple(id_runs(text)) == ()
 
 
 def test_the_key_says_a_prompt_and_an_ellipsis_a_cut() -> None:
@@ -54,3 +54,12 @@ def test_the_key_says_a_prompt_and_an_ellipsis_a_cut() -> None:
     assert run.prompt
     (cut,) = id_runs(f"out = [{STREAM}, ...]")
     assert cut.elided and not cut.prompt
+
+
+def test_runs_are_read_a_line_at_a_time_in_order_and_once_per_line() -> None:
+    """Ids shown twice on a line are one run, its bracketed reading kept (its key); the same ids
+    on the next line are a run of their own; runs come as they are read."""
+    ids = "200005, 35644, 200008, 976, 200007"
+    runs = id_runs(f"out ids: {ids.replace(',', '')} again [{ids}]\nnext [{ids}]\n")
+    assert not isinstance(runs, tuple)  # read lazily: nothing held for lines already given
+    assert [(r.line, r.key) for r in runs] == [(1, "again"), (2, "next")]

@@ -1,0 +1,45 @@
+"""A text's lines as `str.splitlines()` cuts them, numbered from 1, a block at a time: a reader
+of a whole log never holds a second copy of it as a list of lines (a 117 MB log: about 130 MB
+more at once)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Final
+
+# The characters str.splitlines() ends a line at ("\r\n" is one end).
+LINE_BREAKS: Final = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+_BLOCK: Final = 1 << 20  # characters split at once (then on to the next "\n")
+_LEADING: Final = re.compile(r"\s*")  # what str.strip() takes: the characters str.isspace() is
+
+
+def numbered_lines(text: str, block: int = _BLOCK) -> Iterator[tuple[int, str]]:
+    """(number, line) for each line of `text`, exactly as `enumerate(text.splitlines(), 1)`.
+
+    A block ends just after a "\\n", where splitlines ends a line whatever comes next (the "\\r"
+    of a "\\r\\n" stays before it), so the blocks' lines are the whole text's."""
+    number = 1
+    start = 0
+    while start < len(text):
+        cut = text.find("\n", start + block)
+        end = len(text) if cut < 0 else cut + 1
+        for line in text[start:end].splitlines():
+            yield number, line
+            number += 1
+        start = end
+
+
+def stripped_bounds(text: str, block: int = 4096) -> tuple[int, int]:
+    """(start, end) with text[start:end] == text.strip(), found without copying the text (a
+    117 MB log ending in a newline was copied whole to be looked at)."""
+    start = _LEADING.match(text).end()  # type: ignore[union-attr]  # matches ""
+    end = len(text)
+    while end > start:
+        piece = text[max(start, end - block) : end]
+        kept = len(piece.rstrip())
+        end -= len(piece) - kept
+        if kept:
+            break
+    return start, end
