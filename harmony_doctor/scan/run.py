@@ -173,21 +173,25 @@ def scan(
     result reads them back from there (ScanResult.spill): memory does not grow with them."""
     units, ignored = plan(sources)
     origin = options.origin or socket.gethostname()
-    results: dict[int, list[UnitResult]] = {}
+    # Each unit's results as the FileScans they give, made as they come: a source's whole
+    # reading state (SourceScan) is never held for every file of a large folder.
+    results: dict[int, list[FileScan]] = {}
+
+    def done(index: int, parts: list[UnitResult]) -> None:
+        _told(progress, parts)
+        results[index] = [file_scan(part, options, origin) for part in parts]
+
     pooled = [i for i, u in enumerate(units) if not _in_process(u)]
     if options.jobs <= 1 or len(pooled) <= 1 or _total_size(units) < POOL_BYTES:
         pooled = []
     if pooled:
-        results.update(_in_pool([(i, units[i]) for i in pooled], options, now, progress, spill))
+        _in_pool([(i, units[i]) for i in pooled], options, now, done, spill)
     for index, unit in enumerate(units):
         if index not in results:
-            results[index] = scan_unit(unit, options, now, spill)
-            _told(progress, results[index])
+            done(index, scan_unit(unit, options, now, spill))
     reports = [FileReport(s.label, "skipped", s.reason, 0, 0, 0) for s in skipped]
     scans = [FileScan((), (), report) for report in [*reports, *ignored]]
-    scans.extend(
-        file_scan(part, options, origin) for index in range(len(units)) for part in results[index]
-    )
+    scans.extend(found for index in range(len(units)) for found in results.pop(index))
     return merge(scans)
 
 
@@ -274,26 +278,20 @@ def _in_pool(
     units: list[tuple[int, Unit]],
     options: ScanOptions,
     now: datetime | None,
-    progress: Callable[[UnitResult], None] | None,
+    done: Callable[[int, list[UnitResult]], None],
     spill: Path | None,
-) -> dict[int, list[UnitResult]]:
+) -> None:
+    """Each unit read by a worker process, handed to `done` as it comes back."""
     import multiprocessing  # a pool only for large scans: small ones never load it
 
     # spawn, not fork: the parent may already run polars' or openai-harmony's threads.
     context = multiprocessing.get_context("spawn")
     start_tracker()
-    results: dict[int, list[UnitResult]] = {}
-
-    def done(index: int, parts: list[UnitResult]) -> None:
-        results[index] = parts
-        _told(progress, parts)
-
     calls = [(i, (unit, options, now, spill)) for i, unit in units]
     died = gather(scan_unit, calls, min(options.jobs, len(units)), context, done)
     for index, unit in units:  # a worker killed under it (the out-of-memory killer): skipped
         if index in died:
             done(index, [UnitResult(part, [], None, died[index]) for part in unit.parts])
-    return results
 
 
 def scan_unit(
