@@ -322,7 +322,7 @@ def _scan_one(
     reference = _reference_time(source, now)
     before = _state(source)
     vocab = _vocab_loader(options.vocab_path)
-    opened = _open(source, vocab, options)
+    opened = _open(source, vocab, options, spill)
     if not isinstance(opened, tuple):
         return opened
     stream, checks = opened
@@ -357,7 +357,7 @@ def _diagnosis(
 
 
 def _open(
-    source: Source, vocab: Callable[[], Vocab], options: ScanOptions
+    source: Source, vocab: Callable[[], Vocab], options: ScanOptions, spill: Path | None
 ) -> UnitResult | tuple[Readable, Checks]:
     """A source opened for reading as a log, with its data's checks; or what it yielded
     already: the reason it could not be opened, or the diagnosis of a whole token-stream
@@ -380,7 +380,7 @@ def _open(
     if document is None:
         return stream, checks
     stream.close()
-    return _document_result(source, document, whole or b"", vocab, options)
+    return _document_result(source, document, whole or b"", vocab, options, spill)
 
 
 def _scan_parts(
@@ -492,22 +492,31 @@ def _document_result(
     data: bytes,
     vocab: Callable[[], Vocab],
     options: ScanOptions,
+    spill: Path | None = None,
 ) -> UnitResult:
     """A whole token-stream input: explain's diagnosis of each stream as events at the line
-    it starts on (held: a document is small)."""
+    it starts on; with a `spill`, written out a batch at a time as they are made (a JSONL of
+    60,000 id lists held them all: 344 MiB)."""
     from harmony_doctor.scan.findings import diagnosis_events
+    from harmony_doctor.scan.spill import BATCH, write_batch
 
     label = source.label
     final = EventSink([label], options, None, vocab, None).final
-    events = final(
-        event
-        for diagnosis, line in document.diagnoses
-        for event in diagnosis_events(
-            diagnosis.input, diagnosis, vocab(), label, Place(line, None, None), None
-        )
-    )
+    events: list[ScanEvent] = []
+    written: list[tuple[str, str | None]] = []
+    count = 0
+    for diagnosis, line in document.diagnoses:
+        place = Place(line, None, None)
+        events += final(diagnosis_events(diagnosis.input, diagnosis, vocab(), label, place, None))
+        if spill is not None and len(events) >= BATCH:
+            written.append((write_batch(events, spill), None))
+            count, events = count + len(events), []
     found = SourceScan(label, datetime.now(), lines=document.lines, bytes=len(data))
-    return UnitResult(source, events, found)
+    if spill is None or not written:
+        return UnitResult(source, events, found)  # held (few): scan_unit writes them out
+    if events:
+        written.append((write_batch(events, spill), None))
+    return UnitResult(source, [], found, spill=EventSpill(tuple(written), count + len(events)))
 
 
 def _vocab_loader(path: Path | None) -> Callable[[], Vocab]:

@@ -178,3 +178,22 @@ def test_blank_lines_cost_no_memory_per_line(tmp_path: Path, compressed: bool) -
     assert report["status"] == "ok" and report["lines"] == lines, report
     assert report["python_lines"] == 0, report  # none read one by one in Python
     assert peak < 150, f"{peak} MiB peak for {lines:,} blank lines"
+
+
+def test_a_document_of_many_streams_is_diagnosed_and_written_out_as_it_is_read(
+    tmp_path: Path,
+) -> None:
+    """A JSONL of 60,000 id lists (4 MB) held a Diagnosis per stream and every event: 344 MiB
+    (40,000 here, to keep the test short: 279 MiB before).
+    The streams are diagnosed one at a time and their events written out a batch at a time."""
+    from tests.peak import BOUND_MIB, peak_of
+
+    path = tmp_path / "ids.jsonl"
+    with path.open("w") as out:
+        for n in range(40_000):
+            ids = [200005, 35644, 200008, 1000 + n % 300, 200007, 12606 + n % 50, 200008, 525]
+            out.write(f"{[*ids, 200002]}\n")
+    run = peak_of(["scan", "-j", "1", "--format", "json", str(path)], tmp_path, hang=600)
+    assert run.exit_code == 1, run.stderr
+    assert '"failures": 40000' in run.stdout
+    assert run.mib < BOUND_MIB, f"{run.mib} MiB peak"
