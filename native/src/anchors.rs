@@ -10,6 +10,7 @@ use std::sync::LazyLock;
 use memchr::{memchr, memmem};
 use regex::bytes::Regex;
 
+use crate::lines::same;
 use crate::pieces::{self, Piece, Search};
 use crate::rules::Rule;
 pub use crate::rules::{Counts, Kinds, Shape};
@@ -188,7 +189,7 @@ impl Prefilter {
             let after = at + p.literal.len() - p.offset;
             if at >= ls + p.offset
                 && after <= le
-                && (before.is_empty() || hay[at - p.offset..at] == *before)
+                && (before.is_empty() || same(&hay[at - p.offset..at], before))
             {
                 match p.kind {
                     Of::Anchor => anchor = true,

@@ -19,6 +19,20 @@ pub(crate) fn skip_ws(h: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// Whether `a` and `b` are equal, compared byte by byte inline: the slices compared per line
+/// (a literal's bytes before its piece, a shape's word) are a few bytes long, and `==` calls
+/// libc's memcmp for each (its call and dispatch were ~5% of a sparse scan in perf).
+#[inline]
+pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
+/// Whether `h` starts with `prefix` (see `same`).
+#[inline]
+pub(crate) fn starts(h: &[u8], prefix: &[u8]) -> bool {
+    h.len() >= prefix.len() && same(&h[..prefix.len()], prefix)
+}
+
 /// The first `\n` of `h`, which is mostly a line's length away: SSE2's memchr directly
 /// spares the generic one's per-call dispatch (x86_64).
 pub(crate) fn find_nl(h: &[u8]) -> Option<usize> {
@@ -219,5 +233,30 @@ mod tests {
             (6, 0, 4)
         );
         assert_eq!(skip_ws(b" \t\x0b\x0cx", 0), 4);
+    }
+
+    #[test]
+    fn same_and_starts_agree_with_slice_equality() {
+        // every pair of slices up to 3 bytes long over two letters, and long ones differing
+        // at each end: `same` is `==` and `starts` is `starts_with`
+        let mut slices: Vec<Vec<u8>> = vec![Vec::new()];
+        for n in 1..=3u32 {
+            for bits in 0..(1u32 << n) {
+                slices.push((0..n).map(|i| b"ab"[((bits >> i) & 1) as usize]).collect());
+            }
+        }
+        let long = b"output_token_ids: [".to_vec();
+        for at in [0, long.len() / 2, long.len() - 1] {
+            let mut other = long.clone();
+            other[at] ^= 1;
+            slices.push(other);
+        }
+        slices.push(long);
+        for a in &slices {
+            for b in &slices {
+                assert_eq!(same(a, b), a == b, "{a:?} {b:?}");
+                assert_eq!(starts(a, b), a.starts_with(b), "{a:?} {b:?}");
+            }
+        }
     }
 }

@@ -4,7 +4,7 @@
 
 use regex::bytes::Regex;
 
-use crate::lines::skip_ws;
+use crate::lines::{skip_ws, starts};
 
 /// What a line of a shape counts as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,7 +60,7 @@ impl Rule {
     pub(crate) fn follows(&self, r: &[u8]) -> bool {
         let r = if self.blanks { &r[skip_ws(r, 0)..] } else { r };
         self.words.iter().any(|w| {
-            r.starts_with(w)
+            starts(r, w)
                 && (self.then.is_empty() || r.get(w.len()).is_some_and(|b| self.then.contains(b)))
         })
     }
