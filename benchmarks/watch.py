@@ -1,8 +1,8 @@
 """`harmony-doctor watch` measured: a 1 GiB backlog against mtail, the latency from a line
 written to its count in /metrics, and the CPU it takes while the logs are idle.
 
-    python benchmarks/watch.py [--mb 1024] [--dir DIR] [--jobs 1 2] [--latency 20] [--idle 30]
-                               [--json]
+    python benchmarks/watch.py [--mb 1024] [--dir DIR] [--jobs 1 2] [--repeat 3] [--latency 20]
+                               [--idle 30] [--no-live] [--json]
 
 The log is benchmarks/make_logs.py's (a failure per 500 requests, its truth beside it, cached
 in --dir). Side by side, in one run:
@@ -13,6 +13,10 @@ in --dir). Side by side, in one run:
   `/usr/bin/time -v`. Both counts are checked against
   the truth: a difference prints MISMATCH. Watch runs once per --jobs value (its -j; none
   given: its default, all cores), and `scan -j 1 LOG` beside them (what one core reads).
+  The log is read once before any of them (so none pays for filling the page cache: the first
+  run used to, 0.6-1.6 s of a 2-3 s backlog), and the tools run --repeat times in turn (each
+  round runs every tool once, so load falls on all alike); each row is the median of its runs,
+  and the ratios are of medians.
 - latency: with watch following the log from its end, a failure's lines are appended, and
   /metrics is read every 10 ms until its count shows (median and worst of N).
 - idle: the CPU watch takes over --idle seconds while nothing is written (percent of a core).
@@ -23,6 +27,7 @@ A benchmark, not a test: wall times depend on the machine and its load (printed)
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -160,6 +165,7 @@ def backlog_scan(log: Path, folder: Path) -> dict[str, Any]:
             code = json.loads(row)["code"]
             counts[code] = counts.get(code, 0) + 1
     events.unlink()
+    events.with_suffix(".requests.jsonl").unlink(missing_ok=True)  # its requests sidecar
     requests = re.search(r"([\d,]+) requests", done.stdout)
     return {
         "tool": "scan -j 1",
@@ -266,6 +272,36 @@ def latency_and_idle(folder: Path, samples: int, idle: float) -> dict[str, Any]:
     }
 
 
+def warm(log: Path) -> None:
+    """Read the log once, so that every timed run finds it in the page cache."""
+    with log.open("rb", buffering=0) as handle:
+        while handle.read(8 << 20):
+            pass
+
+
+def median_row(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One tool's runs as one row: median wall, CPU and peak RSS; the counts of its first run
+    (every run's counts are checked, a run that differs is the row's counts)."""
+    first = runs[0]
+    odd = next(
+        (
+            r
+            for r in runs
+            if (r["failures"], r["requests"]) != (first["failures"], first["requests"])
+        ),
+        first,
+    )
+    return {
+        "tool": first["tool"],
+        "wall": statistics.median(r["wall"] for r in runs),
+        "cpu": statistics.median(r["cpu"] for r in runs),
+        "rss_mb": statistics.median(r["rss_mb"] for r in runs),
+        "walls": [round(r["wall"], 2) for r in runs],
+        "failures": odd["failures"],
+        "requests": odd["requests"],
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--mb", type=int, default=1024)
@@ -278,6 +314,7 @@ def main() -> None:
         nargs="+",
         help="watch -j for the backlog, a run each (default: all cores)",
     )
+    parser.add_argument("--repeat", type=int, default=3, help="rounds of the backlog runs")
     parser.add_argument("--no-live", action="store_true", help="the backlog only: no latency, idle")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -291,28 +328,35 @@ def main() -> None:
         f"{os.cpu_count()} CPUs; log {log.stat().st_size / 2**30:.2f} GiB, "
         f"{truth['failures']} failures, {truth['requests']} requests"
     )
-    rows = [backlog_watch(log, truth, jobs) for jobs in args.jobs or [None]]
-    rows.append(backlog_scan(log, folder))
-    mtail = None
+    tools: list[Any] = [
+        functools.partial(backlog_watch, log, truth, jobs) for jobs in args.jobs or [None]
+    ]
+    tools.append(functools.partial(backlog_scan, log, folder))
     if shutil.which("mtail"):
-        mtail = backlog_mtail(log, folder)
-        rows.append(mtail)
+        tools.append(functools.partial(backlog_mtail, log, folder))
     else:
         print("mtail not installed (Debian: apt-get install mtail): its row is missing")
+    warm(log)
+    runs: list[list[dict[str, Any]]] = [[] for _ in tools]
+    for _ in range(max(1, args.repeat)):
+        for tool, done in zip(tools, runs, strict=True):
+            done.append(tool())
+    rows = [median_row(done) for done in runs]
+    mtail = rows[-1] if rows[-1]["tool"] == "mtail" else None
     for row in rows:
         ok = row["failures"] == truth["failures_by_code"] and row["requests"] == truth["requests"]
         print(
             f"backlog {row['tool']:6} wall {row['wall']:7.2f} s  cpu {row['cpu']:7.2f} s  "
-            f"peak rss {row['rss_mb']:6.0f} MiB  "
+            f"peak rss {row['rss_mb']:6.0f} MiB  runs {row['walls']}  "
             f"{sum(row['failures'].values())} failures, {row['requests']} requests"
             + ("" if ok else f"  MISMATCH {row['failures']} {row['requests']}")
         )
-    for row in rows if mtail is not None else ():
-        if row is not mtail:
-            print(
-                f"{row['tool']} against mtail: {mtail['wall'] / row['wall']:.1f}x faster (wall), "
-                f"{mtail['cpu'] / row['cpu']:.1f}x less CPU"
-            )
+    for row in rows[:-1] if mtail is not None else ():
+        assert mtail is not None
+        print(
+            f"{row['tool']} against mtail: {mtail['wall'] / row['wall']:.1f}x faster (wall), "
+            f"{mtail['cpu'] / row['cpu']:.1f}x less CPU"
+        )
     print(f"load average after the backlogs: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if args.no_live:
         if args.json:
