@@ -279,26 +279,24 @@ def warm(log: Path) -> None:
             pass
 
 
-def median_row(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """One tool's runs as one row: median wall, CPU and peak RSS; the counts of its first run
-    (every run's counts are checked, a run that differs is the row's counts)."""
-    first = runs[0]
-    odd = next(
-        (
-            r
-            for r in runs
-            if (r["failures"], r["requests"]) != (first["failures"], first["requests"])
-        ),
-        first,
+def counted_right(row: dict[str, Any], truth: dict[str, Any]) -> bool:
+    return bool(
+        row["failures"] == truth["failures_by_code"] and row["requests"] == truth["requests"]
     )
+
+
+def median_row(runs: list[dict[str, Any]], truth: dict[str, Any]) -> dict[str, Any]:
+    """One tool's runs as one row: median wall, CPU and peak RSS; the counts of its first run
+    that missed the truth (so the row says MISMATCH), else of its first run."""
+    counted = next((r for r in runs if not counted_right(r, truth)), runs[0])
     return {
-        "tool": first["tool"],
+        "tool": runs[0]["tool"],
         "wall": statistics.median(r["wall"] for r in runs),
         "cpu": statistics.median(r["cpu"] for r in runs),
         "rss_mb": statistics.median(r["rss_mb"] for r in runs),
         "walls": [round(r["wall"], 2) for r in runs],
-        "failures": odd["failures"],
-        "requests": odd["requests"],
+        "failures": counted["failures"],
+        "requests": counted["requests"],
     }
 
 
@@ -341,22 +339,22 @@ def main() -> None:
     for _ in range(max(1, args.repeat)):
         for tool, done in zip(tools, runs, strict=True):
             done.append(tool())
-    rows = [median_row(done) for done in runs]
+    rows = [median_row(done, truth) for done in runs]
     mtail = rows[-1] if rows[-1]["tool"] == "mtail" else None
     for row in rows:
-        ok = row["failures"] == truth["failures_by_code"] and row["requests"] == truth["requests"]
+        ok = counted_right(row, truth)
         print(
             f"backlog {row['tool']:6} wall {row['wall']:7.2f} s  cpu {row['cpu']:7.2f} s  "
             f"peak rss {row['rss_mb']:6.0f} MiB  runs {row['walls']}  "
             f"{sum(row['failures'].values())} failures, {row['requests']} requests"
             + ("" if ok else f"  MISMATCH {row['failures']} {row['requests']}")
         )
-    for row in rows[:-1] if mtail is not None else ():
-        assert mtail is not None
-        print(
-            f"{row['tool']} against mtail: {mtail['wall'] / row['wall']:.1f}x faster (wall), "
-            f"{mtail['cpu'] / row['cpu']:.1f}x less CPU"
-        )
+    if mtail is not None:
+        for row in rows[:-1]:
+            print(
+                f"{row['tool']} against mtail: {mtail['wall'] / row['wall']:.1f}x faster "
+                f"(wall), {mtail['cpu'] / row['cpu']:.1f}x less CPU"
+            )
     print(f"load average after the backlogs: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if args.no_live:
         if args.json:
