@@ -256,7 +256,8 @@ class _Extractor:
         if self.open is not None:
             consumed = self._continue(line)
         if not consumed:
-            self.state(line.key).observe(line)
+            # a line the first pass calls QUIET holds no form (its search found none there)
+            self.state(line.key).observe(line, formless=fed == QUIET)
             if fed == QUIET:
                 self.previous_hit = False  # what `_detect` finds on a line no message is on
             else:

@@ -109,8 +109,10 @@ class ProcessState:
         """The last line before `number` that is neither blank nor part of a traceback."""
         return self.earlier_record_line if self.record_line >= number else self.record_line
 
-    def observe(self, line: Line) -> None:
-        """Keep what later errors need from this line: tracebacks, versions, time, server."""
+    def observe(self, line: Line, formless: bool = False) -> None:
+        """Keep what later errors need from this line: tracebacks, versions, time, server.
+        `formless`: the caller knows no message form matches in the line's text (the first
+        pass read it: logs/firstpass.py QUIET), so `holds_form` need not be asked."""
         number = line.number
         self.seen += 1
         if line.timestamp is not None:
@@ -122,7 +124,7 @@ class ProcessState:
         text = line.text
         if _ANY_REQUEST_WORD.search(text) and _REQUEST_START.search(text):
             self.request_line = number
-        in_traceback = self._follow_traceback(line)
+        in_traceback = self._follow_traceback(line, formless)
         if text and not in_traceback and not line.rest[:1].isspace():
             self.earlier_record_line, self.record_line = self.record_line, number
 
@@ -154,15 +156,16 @@ class ProcessState:
             earlier = self.record_line if earlier_record_line is None else earlier_record_line
             self.earlier_record_line, self.record_line = earlier, record_line
 
-    def _follow_traceback(self, line: Line) -> bool:
-        """Follow the traceback `line` may belong to; whether it does."""
+    def _follow_traceback(self, line: Line, formless: bool = False) -> bool:
+        """Follow the traceback `line` may belong to; whether it does (`formless`: see
+        `observe`)."""
         number, text = line.number, line.text
         if (
             not line.gutter
             and _ANY_TRACEBACK_SHAPE.match(text) is None
             and not (FRAME_SOURCE in text and text.startswith((FRAME_START, "│")))
         ):
-            return self._source_line(line)  # what the tests below come to for such a line
+            return self._source_line(line, formless)  # what the tests below come to for such a line
         if TRACEBACK_START.match(text):
             chained = number - self.chain_line <= 4 or line.gutter
             if not chained:
@@ -178,7 +181,11 @@ class ProcessState:
             self.handled_line = self.error_line if recent else _LONG_AGO
             self._mark(number)
             return True
-        if _EXCEPTION_LINE.match(text) and self.ends_traceback(line) and not holds_form(text):
+        if (
+            _EXCEPTION_LINE.match(text)
+            and self.ends_traceback(line)
+            and (formless or not holds_form(text))
+        ):
             self.close_traceback()  # an exception of its own ended it: the next line is not its
             return True
         frame = FRAME.match(text)
@@ -189,15 +196,15 @@ class ProcessState:
         elif line.gutter or CARETS.match(text) or TRACEBACK_FURNITURE.match(text):
             self._mark(number)
         else:
-            return self._source_line(line)
+            return self._source_line(line, formless)
         return True
 
-    def _source_line(self, line: Line) -> bool:
+    def _source_line(self, line: Line, formless: bool = False) -> bool:
         """Whether `line` is the source line under a frame (indented, right after it): mark it."""
         if (
             line.rest.startswith((" ", "\t"))
             and self.traceback_distance(line.number, bool(line.key)) <= 1
-            and not holds_form(line.text)
+            and (formless or not holds_form(line.text))
         ):
             self._mark(line.number)
             return True
