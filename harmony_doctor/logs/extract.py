@@ -41,14 +41,9 @@ from harmony_doctor.logs.families import javascript_syntax_error
 from harmony_doctor.logs.firstpass import NOT_READ, QUIET, Absorbed, first_pass
 from harmony_doctor.logs.lines import FRAME, Line, line_reader, native_counts, structural
 from harmony_doctor.logs.lines import MODEL_OUTPUT as _MODEL_OUTPUT
-from harmony_doctor.logs.messages import (
-    find_leak,
-    hit_finder,
-    holds_message,
-    is_generic,
-    native_hit_counts,
-)
+from harmony_doctor.logs.messages import find_leak, holds_message, is_generic, native_hit_counts
 from harmony_doctor.logs.process import TRACEBACK_REACH, ProcessState
+from harmony_doctor.logs.recall import hit_finder
 from harmony_doctor.logs.servers import raise_server
 from harmony_doctor.models import LogError
 from harmony_doctor.models.core import with_facts
@@ -136,7 +131,7 @@ class _Extractor:
         self.number: int | None = None  # the last line fed
         self.unread_from: int | None = None  # first line of the last run of lines not fed
         self.anatomize = line_reader()  # Rust or Python, decided once
-        self.find_hit = hit_finder()  # the same
+        self.find_hit = hit_finder()  # the same, remembering the texts it settled
         # Rust sums the ordinary lines (logs/firstpass.py) until Python next reads one; the
         # last of them is read (`previous`) only if asked for.
         self.first_pass = first_pass()
