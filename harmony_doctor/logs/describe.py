@@ -27,7 +27,7 @@ def describe(
     since = (state.traceback_start or line.number) - 2  # its record line comes just before
     form = FORM[hit.name]
     kind = form.kind
-    rule = _rule_for(hit, form)
+    rule, expected, found = _worded(hit, form)
     server = (
         form.server
         or line.evidence
@@ -53,7 +53,6 @@ def describe(
     words = remainder.words if remainder is not None else ()
     unread = remainder.unread if remainder is not None else 0
     truncated = remainder is not None and not remainder.closed
-    expected, found = _expected_found(form, hit, rule)
     return LogError(
         line=line.number,
         span=(start, last_line),
@@ -79,6 +78,26 @@ def describe(
         fix=rule.fix,
         words_unread=unread,
     )
+
+
+# The rule and expected/found wording of hits read lately, pure functions of the hit: a failure
+# that recurs is the same hit each time (logs/recall.py). Bounded: so many hits, each short.
+_WORDED: dict[MessageHit, tuple[Rule, str, str]] = {}
+_MAX_WORDED = 4096
+_MAX_WORDED_MESSAGE = 2048
+
+
+def _worded(hit: MessageHit, form: Form) -> tuple[Rule, str, str]:
+    """`hit`'s rule, and what it expected and found (`_rule_for`, `_expected_found`)."""
+    worded = _WORDED.get(hit)
+    if worded is None:
+        rule = _rule_for(hit, form)
+        worded = (rule, *_expected_found(form, hit, rule))
+        if len(hit.message) <= _MAX_WORDED_MESSAGE:
+            if len(_WORDED) >= _MAX_WORDED:
+                _WORDED.clear()
+            _WORDED[hit] = worded
+    return worded
 
 
 def _form_versions(hit: MessageHit, form: Form) -> frozenset[int] | None:
