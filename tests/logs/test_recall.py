@@ -15,10 +15,11 @@ ERROR = "openai_harmony.HarmonyError: Unexpected token 200002 while expecting st
 
 
 def _searched() -> tuple[int, int]:
-    """(texts Rust searched, texts it handed to Python) so far in this process."""
-    assert hits is not None
-    read, declined = hits.counts()
-    return read, declined
+    """(texts Rust searched, texts it handed to Python) so far, by the search the finders are
+    made with now (a test elsewhere may have made it anew)."""
+    counts = messages.native_hit_counts()
+    assert counts is not None
+    return counts
 
 
 @needs_native
