@@ -122,9 +122,10 @@ class ProcessState:
         if line.evidence is not None:
             self.server, self.server_line = line.evidence, number
         text = line.text
-        if _ANY_REQUEST_WORD.search(text) and _REQUEST_START.search(text):
+        shape = _shaped(text, line.gutter)
+        if shape.request:
             self.request_line = number
-        in_traceback = self._follow_traceback(line, formless)
+        in_traceback = self._follow_traceback(line, shape, formless)
         if text and not in_traceback and not line.rest[:1].isspace():
             self.earlier_record_line, self.record_line = self.record_line, number
 
@@ -156,17 +157,13 @@ class ProcessState:
             earlier = self.record_line if earlier_record_line is None else earlier_record_line
             self.earlier_record_line, self.record_line = earlier, record_line
 
-    def _follow_traceback(self, line: Line, formless: bool = False) -> bool:
-        """Follow the traceback `line` may belong to; whether it does (`formless`: see
-        `observe`)."""
-        number, text = line.number, line.text
-        if (
-            not line.gutter
-            and _ANY_TRACEBACK_SHAPE.match(text) is None
-            and not (FRAME_SOURCE in text and text.startswith((FRAME_START, "│")))
-        ):
+    def _follow_traceback(self, line: Line, shape: Shape, formless: bool = False) -> bool:
+        """Follow the traceback `line` (whose text has `shape`) may belong to; whether it does
+        (`formless`: see `observe`)."""
+        number, kind = line.number, shape.kind
+        if kind == OTHER:
             return self._source_line(line, formless)  # what the tests below come to for such a line
-        if TRACEBACK_START.match(text):
+        if kind == START:
             chained = number - self.chain_line <= 4 or line.gutter
             if not chained:
                 self.episode_start = number
@@ -175,25 +172,22 @@ class ProcessState:
                 self._new_traceback(number)
             self._mark(number)
             return True
-        if CHAIN.match(text):
+        if kind == CHAINED:
             self.chain_line = number
             recent = number - self.error_line <= TRACEBACK_REACH
             self.handled_line = self.error_line if recent else _LONG_AGO
             self._mark(number)
             return True
         if (
-            _EXCEPTION_LINE.match(text)
+            shape.exception
             and self.ends_traceback(line)
-            and (formless or not holds_form(text))
+            and (formless or not holds_form(line.text))
         ):
             self.close_traceback()  # an exception of its own ended it: the next line is not its
             return True
-        frame = FRAME.match(text)
-        if frame is None and FRAME_SOURCE in text and text.startswith((FRAME_START, "│")):
-            frame = FRAME_SHORT.match(text.lstrip("│ "))
-        if frame is not None:
-            self._enter_frame(number, frame)
-        elif line.gutter or CARETS.match(text) or TRACEBACK_FURNITURE.match(text):
+        if kind == FRAMED:
+            self._enter_frame(number, shape)
+        elif kind == MARKED:
             self._mark(number)
         else:
             return self._source_line(line, formless)
@@ -210,16 +204,14 @@ class ProcessState:
             return True
         return False
 
-    def _enter_frame(self, number: int, frame: re.Match[str]) -> None:
+    def _enter_frame(self, number: int, frame: Shape) -> None:
         if number - self.last_traceback_line > TRACEBACK_REACH:
             self._new_traceback(number)  # its head was cut or elided
         self._mark(number)
-        server = path_server(frame["path"])
-        if server is not None and self.traceback_server is None:
-            self.traceback_server = server
-        versions = frame_versions(frame["path"], int(frame["line"]), frame["func"])
-        if versions is not None:
-            self.versions = versions
+        if frame.server is not None and self.traceback_server is None:
+            self.traceback_server = frame.server
+        if frame.versions is not None:
+            self.versions = frame.versions
 
     def _mark(self, number: int) -> None:
         self.last_traceback_line = number
@@ -229,6 +221,67 @@ class ProcessState:
         self.traceback_start = number
         self.versions = None
         self.traceback_server = None
+
+
+# What `_follow_traceback` makes of a line, by its text and gutter alone (the tests in the order
+# it makes them): no traceback shape; a traceback's head; a chain marker; else, after asking
+# whether an exception line ends the traceback, a frame, a line marked as the traceback's (a
+# gutter, carets, IPython's or rich's furniture), or a candidate source line.
+OTHER, START, CHAINED, FRAMED, MARKED, SOURCE = range(6)
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """A line's text as `observe` reads it: pure, so a text seen again is not read again."""
+
+    request: bool  # a request's record begins on it (`_REQUEST_START`)
+    kind: int  # OTHER .. SOURCE
+    exception: bool = False  # `_EXCEPTION_LINE` (asked for FRAMED, MARKED and SOURCE)
+    server: Server | None = None  # a frame's: its path's server, the releases it is from
+    versions: frozenset[int] | None = None
+
+
+def shape_of(text: str, gutter: bool) -> Shape:
+    """What `_follow_traceback` and `observe` find in a line's `text` with `gutter`."""
+    request = bool(_ANY_REQUEST_WORD.search(text) and _REQUEST_START.search(text))
+    short = FRAME_SOURCE in text and text.startswith((FRAME_START, "│"))
+    if not gutter and _ANY_TRACEBACK_SHAPE.match(text) is None and not short:
+        return Shape(request, OTHER)
+    if TRACEBACK_START.match(text):
+        return Shape(request, START)
+    if CHAIN.match(text):
+        return Shape(request, CHAINED)
+    exception = _EXCEPTION_LINE.match(text) is not None
+    frame = FRAME.match(text)
+    if frame is None and short:
+        frame = FRAME_SHORT.match(text.lstrip("│ "))
+    if frame is not None:
+        path = frame["path"]
+        versions = frame_versions(path, int(frame["line"]), frame["func"])
+        return Shape(request, FRAMED, exception, path_server(path), versions)
+    if gutter or CARETS.match(text) or TRACEBACK_FURNITURE.match(text):
+        return Shape(request, MARKED, exception)
+    return Shape(request, SOURCE, exception)
+
+
+# The shapes of the texts read lately: a failure that recurs writes the same traceback lines.
+# Bounded: so many texts, each at most so long.
+_SHAPES: dict[tuple[str, bool], Shape] = {}
+_MAX_SHAPES: Final = 4096
+_MAX_SHAPED_TEXT: Final = 2048
+
+
+def _shaped(text: str, gutter: bool) -> Shape:
+    """`shape_of`, remembered for short texts."""
+    key = (text, gutter)
+    shape = _SHAPES.get(key)
+    if shape is None:
+        shape = shape_of(text, gutter)
+        if len(text) <= _MAX_SHAPED_TEXT:
+            if len(_SHAPES) >= _MAX_SHAPES:
+                _SHAPES.clear()
+            _SHAPES[key] = shape
+    return shape
 
 
 def ordinary_shapes() -> tuple[Pattern, Pattern]:
