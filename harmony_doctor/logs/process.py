@@ -109,10 +109,11 @@ class ProcessState:
         """The last line before `number` that is neither blank nor part of a traceback."""
         return self.earlier_record_line if self.record_line >= number else self.record_line
 
-    def observe(self, line: Line, formless: bool = False) -> None:
+    def observe(self, line: Line, formless: bool = False, shape: Shape | None = None) -> None:
         """Keep what later errors need from this line: tracebacks, versions, time, server.
         `formless`: the caller knows no message form matches in the line's text (the first
-        pass read it: logs/firstpass.py QUIET), so `holds_form` need not be asked."""
+        pass read it: logs/firstpass.py QUIET), so `holds_form` need not be asked; `shape`:
+        the text's `shape_of`, when the caller has it (`Shapes`)."""
         number = line.number
         self.seen += 1
         if line.timestamp is not None:
@@ -122,7 +123,8 @@ class ProcessState:
         if line.evidence is not None:
             self.server, self.server_line = line.evidence, number
         text = line.text
-        shape = _shaped(text, line.gutter)
+        if shape is None:
+            shape = shape_of(text, line.gutter)
         if shape.request:
             self.request_line = number
         in_traceback = self._follow_traceback(line, shape, formless)
@@ -264,24 +266,26 @@ def shape_of(text: str, gutter: bool) -> Shape:
     return Shape(request, SOURCE, exception)
 
 
-# The shapes of the texts read lately: a failure that recurs writes the same traceback lines.
-# Bounded: so many texts, each at most so long.
-_SHAPES: dict[tuple[str, bool], Shape] = {}
-_MAX_SHAPES: Final = 4096
-_MAX_SHAPED_TEXT: Final = 2048
+class Shapes:
+    """`shape_of`, remembered for the short texts one reader saw lately (a failure that recurs
+    writes the same traceback lines). Bounded: so many texts, each at most so long."""
 
+    MAX_KEPT: Final = 4096
+    MAX_TEXT: Final = 2048
 
-def _shaped(text: str, gutter: bool) -> Shape:
-    """`shape_of`, remembered for short texts."""
-    key = (text, gutter)
-    shape = _SHAPES.get(key)
-    if shape is None:
-        shape = shape_of(text, gutter)
-        if len(text) <= _MAX_SHAPED_TEXT:
-            if len(_SHAPES) >= _MAX_SHAPES:
-                _SHAPES.clear()
-            _SHAPES[key] = shape
-    return shape
+    def __init__(self) -> None:
+        self.known: dict[tuple[str, bool], Shape] = {}
+
+    def of(self, text: str, gutter: bool) -> Shape:
+        key = (text, gutter)
+        shape = self.known.get(key)
+        if shape is None:
+            shape = shape_of(text, gutter)
+            if len(text) <= self.MAX_TEXT:
+                if len(self.known) >= self.MAX_KEPT:
+                    self.known.clear()
+                self.known[key] = shape
+        return shape
 
 
 def ordinary_shapes() -> tuple[Pattern, Pattern]:

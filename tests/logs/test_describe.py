@@ -89,7 +89,6 @@ def test_a_recurring_hit_is_worded_once(monkeypatch: pytest.MonkeyPatch) -> None
         return real(hit, form)
 
     monkeypatch.setattr(describe, "_rule_for", rule_for)
-    monkeypatch.setattr(describe, "_WORDED", {})
     three = "\n".join(
         api.format(second) + line for second in (2, 3, 4) for line in traceback_lines(error)
     )
@@ -102,6 +101,8 @@ def test_a_recurring_hit_is_worded_once(monkeypatch: pytest.MonkeyPatch) -> None
     found = find_hit(error)
     assert found is not None
     hit = replace(found, message=long)
-    describe._worded(hit, FORM[hit.name])
-    describe._worded(hit, FORM[hit.name])
+    known: describe.Worded = {}
+    describe._worded(hit, FORM[hit.name], known)
+    describe._worded(hit, FORM[hit.name], known)
+    assert known == {}
     assert ruled == [error, long, long]  # too long to keep

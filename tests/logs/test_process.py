@@ -143,8 +143,8 @@ def test_the_extractor_tells_the_first_pass_quiet_lines_formless(
 
 
 def test_a_recurring_traceback_line_is_shaped_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`observe` reads a text's shape once (a failure that recurs writes the same traceback
-    lines); the shape remembered is the one read, and the states are the same."""
+    """A reader's `Shapes` reads a text's shape once (a failure that recurs writes the same
+    traceback lines); the shape remembered is the one read, and the states are the same."""
     shaped: list[str] = []
     real = process.shape_of
 
@@ -153,18 +153,16 @@ def test_a_recurring_traceback_line_is_shaped_once(monkeypatch: pytest.MonkeyPat
         return real(text, gutter)
 
     monkeypatch.setattr(process, "shape_of", shape_of)
-    monkeypatch.setattr(process, "_SHAPES", {})
     api = "(APIServer pid=11) ERROR 03-14 08:09:10 [serving.py:830] "
     body = traceback_lines(LEFTOVER_LIST, 627)
     twice = [anatomize(n, api + t) for n, t in enumerate(body + body, 1)]
-    remembering, reading = ProcessState(), ProcessState()
+    shapes, remembering, reading = process.Shapes(), ProcessState(), ProcessState()
     for line in twice:
-        remembering.observe(line)
+        remembering.observe(line, shape=shapes.of(line.text, line.gutter))
     assert shaped == [line.text for line in twice[: len(body)]]
-    monkeypatch.setattr(process, "_shaped", real)
     for line in twice:
         reading.observe(line)
     assert remembering == reading
     assert remembering.versions == frozenset({3, 4})  # the frames' release (0.0.3-0.0.4)
     for line in twice:
-        assert process._SHAPES[(line.text, line.gutter)] == real(line.text, line.gutter)
+        assert shapes.known[(line.text, line.gutter)] == real(line.text, line.gutter)
