@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 JOBS ?= auto
 
-.PHONY: install demo test lint bench wheel clean
+.PHONY: install demo test test-python-core lint bench wheel clean
 
 NATIVE := native/Cargo.toml native/Cargo.lock $(wildcard native/src/*.rs)
 
@@ -44,6 +44,15 @@ test: lint
 	@if command -v cargo >/dev/null; then cd native && cargo test --locked --quiet; fi
 	$(BIN)/harmony-doctor --version
 	$(BIN)/python -m pytest -q -n $(JOBS)
+
+# The Python core (the reference, and the fallback where no Rust build exists) on its own:
+# `make test` runs the Rust core, with Python's beside it only where a differential test
+# compares them; this runs everything that reads logs (scan, logs, watch) and every golden
+# with HARMONY_DOCTOR_NATIVE=0, as a user without cargo gets it (about 2.5 min on 2 cores).
+# The rest of the suite tests what has no Rust path (token streams, output, the CLI's manners)
+# or reads logs through the same code tested here. .ci/run calls it.
+test-python-core: $(STAMP)
+	HARMONY_DOCTOR_NATIVE=0 $(BIN)/python -m pytest -q -n $(JOBS) tests/scan tests/logs tests/watch tests/cli/test_golden.py
 
 # What .pre-commit-config.yaml runs too; the Rust checks where cargo is installed.
 lint: $(STAMP)

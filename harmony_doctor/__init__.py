@@ -153,7 +153,7 @@ def parse_tokens(
 ) -> TokenInput:
     """Token ids in any shape `explain` reads (JSON arrays, lists, JSON/JSONL/SSE documents,
     vLLM request logs, Harmony text); `request` picks one stream of several. InputError for
-    ids out of range or text that holds none."""
+    ids out of range, text that holds none, or a stream longer than one gpt-oss context."""
     from harmony_doctor import advanced
 
     return advanced.parse_tokens(text, vocab, input_format=input_format, request=request)

@@ -186,10 +186,13 @@ def parse_tokens(
     input_format: InputFormat = "auto",
     request: str | None = None,
 ) -> TokenInput:
-    """Token ids in any shape `explain` reads (JSON, lists, vLLM logs, Harmony text)."""
+    """Token ids in any shape `explain` reads (JSON, lists, vLLM logs, Harmony text); a stream
+    longer than one gpt-oss context is refused (InputError), a plain list before it is parsed."""
+    from harmony_doctor.inputs.lengths import one_completion, refuse_long_lists
     from harmony_doctor.inputs.tokens import parse_tokens as parse
 
-    return parse(text, _vocab(vocab).encode, input_format, request)
+    refuse_long_lists(text)
+    return one_completion(parse(text, _vocab(vocab).encode, input_format, request))
 
 
 def explain_tokens(

@@ -86,9 +86,21 @@ def show(console: Console, renderable: RenderableType, soft_wrap: bool = False) 
 
 
 def print_json(record: dict[str, Any]) -> None:
+    """`record` as indented JSON, written in pieces of about 64 KiB: json.dumps would hold the
+    encoder's millions of small strings and their join at once (a decode of one context's
+    131,072 tokens peaked at 213 MB so)."""
     import json  # not for --help
 
-    sys.stdout.write(json.dumps(record, indent=2, ensure_ascii=True) + "\n")
+    pieces: list[str] = []
+    held = 0
+    for piece in json.JSONEncoder(indent=2, ensure_ascii=True).iterencode(record):
+        pieces.append(piece)
+        held += len(piece)
+        if held >= 1 << 16:
+            sys.stdout.write("".join(pieces))
+            pieces.clear()
+            held = 0
+    sys.stdout.write("".join(pieces) + "\n")
 
 
 def present(

@@ -14,6 +14,7 @@ use std::sync::{Arc, OnceLock};
 
 pub use crate::evidence::Evidence;
 use crate::evidence::Servers;
+use crate::lines::is_blank;
 use crate::patterns;
 use crate::prefixes::Prefixes;
 pub use crate::prefixes::{ShapeGroups, ShapeNames};
@@ -131,12 +132,6 @@ struct Compiled {
     gutter: crate::gutter::Gutter,
 }
 
-/// A blank as Python's `isspace`/`strip` see it on the lines read here (no other control
-/// character gets this far).
-pub(crate) fn is_blank(c: u8) -> bool {
-    c == b' ' || c == b'\t'
-}
-
 const PADDING: &[u8] = b"        ";
 /// PADDING's searcher, built once: `memmem::find` builds one per call, on every line read.
 static PADDING_FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
@@ -151,7 +146,11 @@ impl Compiled {
             key_pid: Translated::new(&spec.key_pid, false)?,
             entity: Translated::new(&spec.entity, false)?,
             frame_start: spec.frame_start.as_bytes().to_vec(),
-            servers: Servers::new(spec)?,
+            servers: Servers::new(
+                (&spec.frame, &spec.frame_path, &spec.frame_start),
+                &spec.servers,
+                &spec.server_groups,
+            )?,
             gutter: crate::gutter::Gutter::new(&spec.gutter)?,
         })
     }

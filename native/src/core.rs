@@ -8,23 +8,12 @@ use std::sync::{Arc, LazyLock, Mutex};
 
 use crate::anchors::{Prefilter, Shape};
 use crate::lines::{count_nl, find_nl, CutStream, Taken};
+pub use crate::runs::IdLine;
 use crate::runs::{Helper, Lines};
 use crate::stamps::{KnownStamps, MetaLines};
 use crate::tallies::{Tallies, TallyKey};
 pub use crate::windows::Window;
 use crate::windows::Windows;
-
-/// A line holding output token ids (`output_token_ids` then `:` or `=`; vLLM's prompt ids
-/// are not completions), with its effective stamp and pid.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IdLine {
-    pub line: u64,
-    pub text: Vec<u8>,
-    pub stamp: Option<Vec<u8>>,
-    pub pid: Option<i64>,
-    /// Whether the line was cut to max_line bytes.
-    pub cut: bool,
-}
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Stats {

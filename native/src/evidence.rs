@@ -2,7 +2,7 @@
 //! the path of the traceback frame it shows (Python names that path's server), else the
 //! server shape its words match first.
 
-use crate::anatomy::{is_blank, Spec};
+use crate::lines::is_blank;
 use crate::patterns;
 use crate::pyre::Translated;
 
@@ -20,8 +20,8 @@ pub enum Evidence {
 pub(crate) struct Servers {
     frame: Translated,
     frame_path: usize,
-    /// `frame_start` with the `"` before a frame's path
-    /// `File "` found with a searcher built once (memmem::find builds one per call)
+    /// `frame_start` with the `"` before a frame's path, found with a searcher built once
+    /// (`memmem::find` builds one per call)
     frame_quoted: memchr::memmem::Finder<'static>,
     servers: Translated,
     /// per branch of `servers`, in order: the branch alone, and its server shape (an index
@@ -30,29 +30,34 @@ pub(crate) struct Servers {
 }
 
 impl Servers {
-    pub(crate) fn new(spec: &Spec) -> Result<Servers, String> {
-        let frame = Translated::new(&spec.frame, false)?;
-        let frame_path = frame.group(&spec.frame_path)?;
-        let servers = Translated::new(&spec.servers, false)?;
+    /// From the anatomy's Spec: `frame` is (`FRAME`, its path group's name, `FRAME_START`),
+    /// `servers` `_ANY_SERVER` and `groups` the names of its groups, one per server shape.
+    pub(crate) fn new(
+        frame: (&str, &str, &str),
+        servers: &str,
+        groups: &[String],
+    ) -> Result<Servers, String> {
+        let (frame, frame_path, frame_start) = frame;
+        let frame_regex = Translated::new(frame, false)?;
+        let frame_path = frame_regex.group(frame_path)?;
+        let servers_regex = Translated::new(servers, false)?;
         // each branch of the alternation is one server shape's group (servers.py `_ANY_SERVER`)
-        let server_branches = patterns::branches(&spec.servers)?
+        let server_branches = patterns::branches(servers)?
             .iter()
             .map(|branch| {
                 let regex = Translated::new(branch, false)?;
-                let index = (spec.server_groups.iter())
+                let index = (groups.iter())
                     .position(|n| regex.group(n).is_ok())
                     .ok_or_else(|| format!("{branch:?}: no server shape's group"))?;
                 Ok((regex, index))
             })
             .collect::<Result<Vec<_>, String>>()?;
         Ok(Servers {
-            frame,
+            frame: frame_regex,
             frame_path,
-            frame_quoted: memchr::memmem::Finder::new(
-                &[spec.frame_start.as_bytes(), b"\""].concat(),
-            )
-            .into_owned(),
-            servers,
+            frame_quoted: memchr::memmem::Finder::new(&[frame_start.as_bytes(), b"\""].concat())
+                .into_owned(),
+            servers: servers_regex,
             server_branches,
         })
     }

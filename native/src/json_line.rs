@@ -3,8 +3,6 @@
 //! it does not read exactly as Python does (NaN, deep nesting, a lone surrogate, an array of
 //! anything but small integers), which Python then reads itself.
 
-use crate::unwrap::json_string;
-
 /// A field's value, as far as the unwrapper needs it.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Value {
@@ -167,6 +165,71 @@ fn object(mut s: &[u8], depth: usize) -> Option<&[u8]> {
         }
         return s.strip_prefix(b"}");
     }
+}
+
+/// The JSON string at the start of `s` (after its opening quote) decoded into `out`, as
+/// Python's json decodes it; the rest of `s` after the closing quote.
+pub(crate) fn json_string<'a>(s: &'a [u8], out: &mut Vec<u8>) -> Option<&'a [u8]> {
+    let mut i = 0;
+    loop {
+        let run = s[i..]
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+        out.extend_from_slice(&s[i..i + run]);
+        i += run;
+        match s[i] {
+            b'"' => return Some(&s[i + 1..]),
+            b'\\' => {
+                let escape = *s.get(i + 1)?;
+                i += 2;
+                let byte = match escape {
+                    b'"' => b'"',
+                    b'\\' => b'\\',
+                    b'/' => b'/',
+                    b'b' => 0x08,
+                    b'f' => 0x0c,
+                    b'n' => b'\n',
+                    b'r' => b'\r',
+                    b't' => b'\t',
+                    b'u' => {
+                        let (c, used) = unicode_escape(&s[i..])?;
+                        i += used;
+                        let mut buf = [0u8; 4];
+                        out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                        continue;
+                    }
+                    _ => return None,
+                };
+                out.push(byte);
+            }
+            _ => return None, // a raw control character: Python's json refuses the line
+        }
+    }
+}
+
+/// The character of `\uXXXX` (after `\u`), a surrogate pair joined; None for a lone surrogate
+/// (Python keeps it and writes it as `?`: left to Python); and the bytes it took.
+fn unicode_escape(s: &[u8]) -> Option<(char, usize)> {
+    let first = hex4(s)?;
+    if !(0xD800..0xE000).contains(&first) {
+        return Some((char::from_u32(first)?, 4));
+    }
+    if first >= 0xDC00 {
+        return None;
+    }
+    let low = hex4(s.get(4..)?.strip_prefix(b"\\u")?)?;
+    if !(0xDC00..0xE000).contains(&low) {
+        return None;
+    }
+    let c = 0x10000 + ((first - 0xD800) << 10) + (low - 0xDC00);
+    Some((char::from_u32(c)?, 10))
+}
+
+fn hex4(s: &[u8]) -> Option<u32> {
+    let digits = s.get(..4)?;
+    digits.iter().try_fold(0u32, |value, &b| {
+        Some(value * 16 + char::from(b).to_digit(16)?)
+    })
 }
 
 #[cfg(test)]

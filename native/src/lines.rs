@@ -3,6 +3,12 @@
 use memchr::{memchr, memchr_iter, memrchr};
 
 /// Python's `\s` on bytes, as a regex class (the reference's `_WS`).
+/// A blank as Python's `isspace`/`strip` see it on the lines read here (no other control
+/// character gets this far).
+pub(crate) fn is_blank(c: u8) -> bool {
+    c == b' ' || c == b'\t'
+}
+
 #[cfg(test)]
 pub(crate) const WS: &str = r"[ \t\n\r\x0C\x0B]";
 

@@ -7,10 +7,21 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
 use crate::anchors::{find_markup, Prefilter};
-use crate::core::IdLine;
 use crate::lines::{count_nl, find_nl, line_start, CutStream};
 use crate::stamps::{own_pid, stamp_vec, KnownStamps, MetaLines, Stamp, HEAD};
 use crate::tallies::Tallies;
+
+/// A line holding output token ids (`output_token_ids` then `:` or `=`; vLLM's prompt ids
+/// are not completions), with its effective stamp and pid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdLine {
+    pub line: u64,
+    pub text: Vec<u8>,
+    pub stamp: Option<Vec<u8>>,
+    pub pid: Option<i64>,
+    /// Whether the line was cut to max_line bytes.
+    pub cut: bool,
+}
 
 /// What the scan of a run of lines reads: the buffer and the rules.
 pub(crate) struct Lines<'a> {

@@ -154,6 +154,7 @@ def test_real_logs_under_a_prefix_equal_the_reference(prefix: str) -> None:
 
 
 @needs_native
+@pytest.mark.skipif(not accel.use_native(), reason="HARMONY_DOCTOR_NATIVE=0: no Rust to count")
 def test_a_dense_log_is_mostly_summed_in_rust_and_equals_the_reference() -> None:
     lines = _dense(40)
     _same(lines, looks=5)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import harmony_doctor as hd
-from harmony_doctor.native import NATIVE_ENV, native_available
+from harmony_doctor.native import NATIVE_ENV, use_native
 
 ERROR = (
     "2026-11-12 14:02:{s:02d} ERROR [serving_chat.py:1001] openai_harmony.HarmonyError: "
@@ -21,7 +21,9 @@ def _log(path: Path, words: list[str]) -> Path:
     return path
 
 
-@pytest.mark.skipif(not native_available(), reason="the Rust extension is not built")
+@pytest.mark.skipif(
+    not use_native(), reason="the Rust extension is not built (or HARMONY_DOCTOR_NATIVE=0)"
+)
 def test_non_ascii_window_lines_are_counted_ascii_ones_are_not(tmp_path: Path) -> None:
     plain = _log(tmp_path / "plain.log", ["analysis", "commentary"])
     accented = _log(tmp_path / "accented.log", ["analysis", "analyse réponse", "final"])
