@@ -24,7 +24,7 @@ def _searched() -> tuple[int, int]:
 
 @needs_native
 def test_a_remembered_text_gives_the_reference_hit_without_a_second_search() -> None:
-    find = recall.hit_finder()
+    find = recall.hit_finder(True)
     for text in [*REAL_LINES[:300], ERROR]:
         for position in {0, len(text) // 2}:
             expected = messages.find_hit_reference(text, position)
@@ -39,20 +39,20 @@ def test_a_remembered_text_gives_the_reference_hit_without_a_second_search() -> 
 
 @needs_native
 def test_the_second_sighting_of_an_error_line_is_not_searched_again() -> None:
-    find = recall.hit_finder()
+    find = recall.hit_finder(True)
     first = find(ERROR, 0)
     before = _searched()
     again = find(ERROR, 0)
     assert again is first
     assert _searched() == before
-    other = recall.hit_finder()  # each extractor remembers on its own
+    other = recall.hit_finder(True)  # each extractor remembers on its own
     assert other(ERROR, 0) == first
     assert _searched()[0] == before[0] + 1
 
 
 @needs_native
 def test_a_declined_text_goes_to_python_every_time() -> None:
-    find = recall.hit_finder()
+    find = recall.hit_finder(True)
     text = "lone \udcff surrogate: Unexpected token 200002 while expecting start token 200006"
     for _ in range(3):
         before = _searched()
@@ -63,7 +63,7 @@ def test_a_declined_text_goes_to_python_every_time() -> None:
 @needs_native
 def test_the_memory_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(recall, "MAX_KEPT", 2)
-    find = recall.hit_finder()
+    find = recall.hit_finder(True)
     texts = [ERROR.replace("200002", str(n)) for n in (1, 2, 3)]
     for text in texts:
         find(text, 0)
