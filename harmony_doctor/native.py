@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # the extension's records, for the package's annotations
     from harmony_doctor._native import Anatomy as Anatomy
     from harmony_doctor._native import Batch as Batch
     from harmony_doctor._native import Core as Core
+    from harmony_doctor._native import FormFound as FormFound
     from harmony_doctor._native import Hits as Hits
     from harmony_doctor._native import OutputKey as OutputKey
     from harmony_doctor._native import OutputLine as OutputLine

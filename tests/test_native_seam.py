@@ -23,5 +23,6 @@ def test_a_scan_calls_no_python_back_from_rust(tmp_path: Path) -> None:
     failures = sum(truth.values())
     assert failures == 80
     assert len(result.events) == failures
-    assert crossings.calls["Hits.find"] >= failures  # the forms are searched in Rust
+    # the forms are searched in Rust, each recurring error line once (logs/recall.py)
+    assert 0 < crossings.calls["Hits.find"] < failures
     assert dict(crossings.callbacks) == {}

@@ -17,17 +17,23 @@ from harmony_doctor.models import Kind, LogError
 
 
 def describe(
-    line: Line, hit: MessageHit, last_line: int, lead: Line | None, state: ProcessState
+    line: Line,
+    hit: MessageHit,
+    last_line: int,
+    lead: Line | None,
+    state: ProcessState,
+    worded: Worded | None = None,
 ) -> LogError:
     """The record of the failure `hit` reports on `line`, its evidence taken from `state`.
 
-    `last_line` is the last line the message spans; `lead` a prefix-only line just before it.
+    `last_line` is the last line the message spans; `lead` a prefix-only line just before it;
+    `worded`: the caller's memory of the hits it worded lately (see `_worded`).
     """
     in_traceback = state.ends_traceback(line)
     since = (state.traceback_start or line.number) - 2  # its record line comes just before
     form = FORM[hit.name]
     kind = form.kind
-    rule = _rule_for(hit, form)
+    rule, expected, found = _worded(hit, form, {} if worded is None else worded)
     server = (
         form.server
         or line.evidence
@@ -53,7 +59,6 @@ def describe(
     words = remainder.words if remainder is not None else ()
     unread = remainder.unread if remainder is not None else 0
     truncated = remainder is not None and not remainder.closed
-    expected, found = _expected_found(form, hit, rule)
     return LogError(
         line=line.number,
         span=(start, last_line),
@@ -79,6 +84,27 @@ def describe(
         fix=rule.fix,
         words_unread=unread,
     )
+
+
+# A hit's rule and what it expected and found, by hit: pure functions of the hit, and a failure
+# that recurs is the same hit each time (logs/recall.py). Bounded: so many hits, each short.
+Worded = dict[MessageHit, tuple[Rule, str, str]]
+_MAX_WORDED = 4096
+_MAX_WORDED_MESSAGE = 2048
+
+
+def _worded(hit: MessageHit, form: Form, known: Worded) -> tuple[Rule, str, str]:
+    """`hit`'s rule, and what it expected and found (`_rule_for`, `_expected_found`), kept in
+    `known` for the next time."""
+    worded = known.get(hit)
+    if worded is None:
+        rule = _rule_for(hit, form)
+        worded = (rule, *_expected_found(form, hit, rule))
+        if len(hit.message) <= _MAX_WORDED_MESSAGE:
+            if len(known) >= _MAX_WORDED:
+                known.clear()
+            known[hit] = worded
+    return worded
 
 
 def _form_versions(hit: MessageHit, form: Form) -> frozenset[int] | None:

@@ -36,19 +36,14 @@ from typing import Final
 from harmony_doctor.faults.catalogue import FORM, FormName
 from harmony_doctor.faults.generic import stated
 from harmony_doctor.logs.candidate import Candidate, is_mention, may_close, request_id_of, reread
-from harmony_doctor.logs.describe import describe, lmstudio_found
+from harmony_doctor.logs.describe import Worded, describe, lmstudio_found
 from harmony_doctor.logs.families import javascript_syntax_error
 from harmony_doctor.logs.firstpass import NOT_READ, QUIET, Absorbed, first_pass
 from harmony_doctor.logs.lines import FRAME, Line, line_reader, native_counts, structural
 from harmony_doctor.logs.lines import MODEL_OUTPUT as _MODEL_OUTPUT
-from harmony_doctor.logs.messages import (
-    find_leak,
-    hit_finder,
-    holds_message,
-    is_generic,
-    native_hit_counts,
-)
-from harmony_doctor.logs.process import TRACEBACK_REACH, ProcessState
+from harmony_doctor.logs.messages import find_leak, holds_message, is_generic, native_hit_counts
+from harmony_doctor.logs.process import TRACEBACK_REACH, ProcessState, Shapes
+from harmony_doctor.logs.recall import hit_finder
 from harmony_doctor.logs.servers import raise_server
 from harmony_doctor.models import LogError
 from harmony_doctor.models.core import with_facts
@@ -136,7 +131,10 @@ class _Extractor:
         self.number: int | None = None  # the last line fed
         self.unread_from: int | None = None  # first line of the last run of lines not fed
         self.anatomize = line_reader()  # Rust or Python, decided once
-        self.find_hit = hit_finder()  # the same
+        self.find_hit = hit_finder()  # the same, remembering the texts it settled
+        # what a recurring failure's lines are, read once: their traceback shapes, its wording
+        self.shapes = Shapes()
+        self.worded: Worded = {}
         # Rust sums the ordinary lines (logs/firstpass.py) until Python next reads one; the
         # last of them is read (`previous`) only if asked for.
         self.first_pass = first_pass()
@@ -256,7 +254,9 @@ class _Extractor:
         if self.open is not None:
             consumed = self._continue(line)
         if not consumed:
-            self.state(line.key).observe(line)
+            # a line the first pass calls QUIET holds no form (its search found none there)
+            shape = self.shapes.of(line.text, line.gutter)
+            self.state(line.key).observe(line, fed == QUIET, shape)
             if fed == QUIET:
                 self.previous_hit = False  # what `_detect` finds on a line no message is on
             else:
@@ -423,7 +423,9 @@ class _Extractor:
             return  # a character JavaScript's parser stopped at: no Harmony token
         line = candidate.line
         state = self.state(line.key)
-        error = describe(line, candidate.hit, candidate.last_line, candidate.lead, state)
+        error = describe(
+            line, candidate.hit, candidate.last_line, candidate.lead, state, self.worded
+        )
         ended = state.ends_traceback(line)
         if ended:
             server = raise_server(error.server, state.traceback_server, error.raw)

@@ -24,7 +24,7 @@ from harmony_doctor.logs.words import Words
 from harmony_doctor.native import native_for, new_hits
 
 if TYPE_CHECKING:
-    from harmony_doctor.native import Hits
+    from harmony_doctor.native import FormFound, Hits
 
 OPENER_REACH: Final = 4096  # characters before a message its opening quote may sit
 
@@ -148,8 +148,11 @@ def _find_settled(hits: Hits, text: str, position: int = 0) -> MessageHit | None
     """`find_hit` with the form found and settled in Rust (no form's regex runs again here):
     Python reads the message out of its quoting, or a bare remainder where markup is."""
     found = hits.find(text, position)
-    if found is None:  # declined: Python searches
-        return find_hit(text, position)
+    return find_hit(text, position) if found is None else read_found(text, position, found)
+
+
+def read_found(text: str, position: int, found: FormFound) -> MessageHit | None:
+    """The hit Rust found and settled (`Hits.find`'s answer, not None) in `text`, read."""
     if found.form is None:
         return _find_bare(text, position) if "<|" in text else None
     bare = _find_bare(text, position, found.start)

@@ -109,8 +109,11 @@ class ProcessState:
         """The last line before `number` that is neither blank nor part of a traceback."""
         return self.earlier_record_line if self.record_line >= number else self.record_line
 
-    def observe(self, line: Line) -> None:
-        """Keep what later errors need from this line: tracebacks, versions, time, server."""
+    def observe(self, line: Line, formless: bool = False, shape: Shape | None = None) -> None:
+        """Keep what later errors need from this line: tracebacks, versions, time, server.
+        `formless`: the caller knows no message form matches in the line's text (the first
+        pass read it: logs/firstpass.py QUIET), so `holds_form` need not be asked; `shape`:
+        the text's `shape_of`, when the caller has it (`Shapes`)."""
         number = line.number
         self.seen += 1
         if line.timestamp is not None:
@@ -120,9 +123,11 @@ class ProcessState:
         if line.evidence is not None:
             self.server, self.server_line = line.evidence, number
         text = line.text
-        if _ANY_REQUEST_WORD.search(text) and _REQUEST_START.search(text):
+        if shape is None:
+            shape = shape_of(text, line.gutter)
+        if shape.request:
             self.request_line = number
-        in_traceback = self._follow_traceback(line)
+        in_traceback = self._follow_traceback(line, shape, formless)
         if text and not in_traceback and not line.rest[:1].isspace():
             self.earlier_record_line, self.record_line = self.record_line, number
 
@@ -154,16 +159,13 @@ class ProcessState:
             earlier = self.record_line if earlier_record_line is None else earlier_record_line
             self.earlier_record_line, self.record_line = earlier, record_line
 
-    def _follow_traceback(self, line: Line) -> bool:
-        """Follow the traceback `line` may belong to; whether it does."""
-        number, text = line.number, line.text
-        if (
-            not line.gutter
-            and _ANY_TRACEBACK_SHAPE.match(text) is None
-            and not (FRAME_SOURCE in text and text.startswith((FRAME_START, "│")))
-        ):
-            return self._source_line(line)  # what the tests below come to for such a line
-        if TRACEBACK_START.match(text):
+    def _follow_traceback(self, line: Line, shape: Shape, formless: bool = False) -> bool:
+        """Follow the traceback `line` (whose text has `shape`) may belong to; whether it does
+        (`formless`: see `observe`)."""
+        number, kind = line.number, shape.kind
+        if kind == OTHER:
+            return self._source_line(line, formless)  # what the tests below come to for such a line
+        if kind == START:
             chained = number - self.chain_line <= 4 or line.gutter
             if not chained:
                 self.episode_start = number
@@ -172,47 +174,46 @@ class ProcessState:
                 self._new_traceback(number)
             self._mark(number)
             return True
-        if CHAIN.match(text):
+        if kind == CHAINED:
             self.chain_line = number
             recent = number - self.error_line <= TRACEBACK_REACH
             self.handled_line = self.error_line if recent else _LONG_AGO
             self._mark(number)
             return True
-        if _EXCEPTION_LINE.match(text) and self.ends_traceback(line) and not holds_form(text):
+        if (
+            shape.exception
+            and self.ends_traceback(line)
+            and (formless or not holds_form(line.text))
+        ):
             self.close_traceback()  # an exception of its own ended it: the next line is not its
             return True
-        frame = FRAME.match(text)
-        if frame is None and FRAME_SOURCE in text and text.startswith((FRAME_START, "│")):
-            frame = FRAME_SHORT.match(text.lstrip("│ "))
-        if frame is not None:
-            self._enter_frame(number, frame)
-        elif line.gutter or CARETS.match(text) or TRACEBACK_FURNITURE.match(text):
+        if kind == FRAMED:
+            self._enter_frame(number, shape)
+        elif kind == MARKED:
             self._mark(number)
         else:
-            return self._source_line(line)
+            return self._source_line(line, formless)
         return True
 
-    def _source_line(self, line: Line) -> bool:
+    def _source_line(self, line: Line, formless: bool = False) -> bool:
         """Whether `line` is the source line under a frame (indented, right after it): mark it."""
         if (
             line.rest.startswith((" ", "\t"))
             and self.traceback_distance(line.number, bool(line.key)) <= 1
-            and not holds_form(line.text)
+            and (formless or not holds_form(line.text))
         ):
             self._mark(line.number)
             return True
         return False
 
-    def _enter_frame(self, number: int, frame: re.Match[str]) -> None:
+    def _enter_frame(self, number: int, frame: Shape) -> None:
         if number - self.last_traceback_line > TRACEBACK_REACH:
             self._new_traceback(number)  # its head was cut or elided
         self._mark(number)
-        server = path_server(frame["path"])
-        if server is not None and self.traceback_server is None:
-            self.traceback_server = server
-        versions = frame_versions(frame["path"], int(frame["line"]), frame["func"])
-        if versions is not None:
-            self.versions = versions
+        if frame.server is not None and self.traceback_server is None:
+            self.traceback_server = frame.server
+        if frame.versions is not None:
+            self.versions = frame.versions
 
     def _mark(self, number: int) -> None:
         self.last_traceback_line = number
@@ -222,6 +223,69 @@ class ProcessState:
         self.traceback_start = number
         self.versions = None
         self.traceback_server = None
+
+
+# What `_follow_traceback` makes of a line, by its text and gutter alone (the tests in the order
+# it makes them): no traceback shape; a traceback's head; a chain marker; else, after asking
+# whether an exception line ends the traceback, a frame, a line marked as the traceback's (a
+# gutter, carets, IPython's or rich's furniture), or a candidate source line.
+OTHER, START, CHAINED, FRAMED, MARKED, SOURCE = range(6)
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """A line's text as `observe` reads it: pure, so a text seen again is not read again."""
+
+    request: bool  # a request's record begins on it (`_REQUEST_START`)
+    kind: int  # OTHER .. SOURCE
+    exception: bool = False  # `_EXCEPTION_LINE` (asked for FRAMED, MARKED and SOURCE)
+    server: Server | None = None  # a frame's: its path's server, the releases it is from
+    versions: frozenset[int] | None = None
+
+
+def shape_of(text: str, gutter: bool) -> Shape:
+    """What `_follow_traceback` and `observe` find in a line's `text` with `gutter`."""
+    request = bool(_ANY_REQUEST_WORD.search(text) and _REQUEST_START.search(text))
+    short = FRAME_SOURCE in text and text.startswith((FRAME_START, "│"))
+    if not gutter and _ANY_TRACEBACK_SHAPE.match(text) is None and not short:
+        return Shape(request, OTHER)
+    if TRACEBACK_START.match(text):
+        return Shape(request, START)
+    if CHAIN.match(text):
+        return Shape(request, CHAINED)
+    exception = _EXCEPTION_LINE.match(text) is not None
+    frame = FRAME.match(text)
+    if frame is None and short:
+        frame = FRAME_SHORT.match(text.lstrip("│ "))
+    if frame is not None:
+        path = frame["path"]
+        versions = frame_versions(path, int(frame["line"]), frame["func"])
+        return Shape(request, FRAMED, exception, path_server(path), versions)
+    if gutter or CARETS.match(text) or TRACEBACK_FURNITURE.match(text):
+        return Shape(request, MARKED, exception)
+    return Shape(request, SOURCE, exception)
+
+
+class Shapes:
+    """`shape_of`, remembered for the short texts one reader saw lately (a failure that recurs
+    writes the same traceback lines). Bounded: so many texts, each at most so long."""
+
+    MAX_KEPT: Final = 4096
+    MAX_TEXT: Final = 2048
+
+    def __init__(self) -> None:
+        self.known: dict[tuple[str, bool], Shape] = {}
+
+    def of(self, text: str, gutter: bool) -> Shape:
+        key = (text, gutter)
+        shape = self.known.get(key)
+        if shape is None:
+            shape = shape_of(text, gutter)
+            if len(text) <= self.MAX_TEXT:
+                if len(self.known) >= self.MAX_KEPT:
+                    self.known.clear()
+                self.known[key] = shape
+        return shape
 
 
 def ordinary_shapes() -> tuple[Pattern, Pattern]:

@@ -18,7 +18,7 @@ import re
 import threading
 from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -283,14 +283,16 @@ class _ErrorReader:
                 self.seen = {k for k in self.seen if k[0] >= error.line - 1000}
             place = self._place(error.line) or self._late_place(error.line)
             line = unwrapper.source_line(error.line)
-            self.out.errors.append((LoggedFailure.of(error, line), replace(place, line=line)))
+            placed = Place(line, place.timestamp, place.pid)
+            self.out.errors.append((LoggedFailure.of(error, line), placed))
 
     def _in_reach(self, line: int) -> bool:
         """Whether `line` lies between a window's first hit and its end (errors the extractor
         finds in the context before a window's first hit belong to no hit)."""
         while len(self.reach) > 64:
             self.reach.popleft()
-        return any(first <= line <= last for first, last in self.reach)
+        # newest first: an error is most often in the window just read
+        return any(first <= line <= last for first, last in reversed(self.reach))
 
 
 class _SourceScanner:

@@ -133,6 +133,9 @@ struct Compiled {
 }
 
 const PADDING: &[u8] = b"        ";
+/// PADDING's searcher, built once: `memmem::find` builds one per call, on every line read.
+static PADDING_FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(PADDING));
 
 impl Compiled {
     fn new(spec: &Spec) -> Result<Compiled, String> {
@@ -325,7 +328,7 @@ fn plain(b: &[u8]) -> bool {
         return false;
     }
     let first = b.iter().position(|&c| !is_blank(c)).unwrap_or(b.len());
-    memchr::memmem::find(&b[first..], PADDING).is_none()
+    PADDING_FINDER.find(&b[first..]).is_none()
 }
 
 #[cfg(test)]

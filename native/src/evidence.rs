@@ -20,8 +20,9 @@ pub enum Evidence {
 pub(crate) struct Servers {
     frame: Translated,
     frame_path: usize,
-    /// `frame_start` with the `"` before a frame's path
-    frame_quoted: Vec<u8>,
+    /// `frame_start` with the `"` before a frame's path, found with a searcher built once
+    /// (`memmem::find` builds one per call)
+    frame_quoted: memchr::memmem::Finder<'static>,
     servers: Translated,
     /// per branch of `servers`, in order: the branch alone, and its server shape (an index
     /// into `Spec::server_groups`)
@@ -54,7 +55,8 @@ impl Servers {
         Ok(Servers {
             frame: frame_regex,
             frame_path,
-            frame_quoted: [frame_start.as_bytes(), b"\""].concat(),
+            frame_quoted: memchr::memmem::Finder::new(&[frame_start.as_bytes(), b"\""].concat())
+                .into_owned(),
             servers: servers_regex,
             server_branches,
         })
@@ -62,7 +64,7 @@ impl Servers {
 
     /// `_server_evidence`: the path of a frame the line shows, else the server its words name.
     pub(crate) fn evidence(&self, b: &[u8]) -> Evidence {
-        if memchr::memmem::find(b, &self.frame_quoted).is_some() {
+        if self.frame_quoted.find(b).is_some() {
             let spaced: Vec<u8> = b
                 .iter()
                 .map(|&c| if c == b'|' { b' ' } else { c })

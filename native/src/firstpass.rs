@@ -98,7 +98,9 @@ pub struct Absorbed {
 pub struct Reader {
     model_output: Vec<u8>,
     frame_start: Vec<u8>,
-    frame_source: Vec<u8>,
+    /// searchers built once (memmem::find builds one per call, on every line classified)
+    frame_source: memchr::memmem::Finder<'static>,
+    markup: memchr::memmem::Finder<'static>,
     anatomy: Anatomy,
     hits: Hits,
     traceback: Translated,
@@ -125,7 +127,8 @@ impl Reader {
         Ok(Reader {
             model_output: spec.model_output.into_bytes(),
             frame_start,
-            frame_source: spec.frame_source.into_bytes(),
+            frame_source: memchr::memmem::Finder::new(spec.frame_source.as_bytes()).into_owned(),
+            markup: memchr::memmem::Finder::new(MARKUP).into_owned(),
             anatomy,
             hits,
             traceback,
@@ -152,7 +155,7 @@ impl Reader {
         let head = &b[..b.len().min(self.model_output.len())];
         if r.gutter_asked
             || (r.prefix == 0 && !text.is_empty())
-            || memchr::memmem::find(b, MARKUP).is_some()
+            || self.markup.find(b).is_some()
             || head.eq_ignore_ascii_case(&self.model_output)
             || (!text.is_empty() && self.hits.first(text, 0) != Found::Nothing)
         {
@@ -162,8 +165,7 @@ impl Reader {
         if matches!(r.evidence, Evidence::Frame(_))
             || rest.starts_with([' ', '\t'])
             || self.traceback.regex.is_match(b)
-            || (memchr::memmem::find(b, &self.frame_source).is_some()
-                && b.starts_with(&self.frame_start))
+            || (self.frame_source.find(b).is_some() && b.starts_with(&self.frame_start))
         {
             return Class::Quiet;
         }

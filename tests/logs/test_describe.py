@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from harmony_doctor.logs import extract_text
-from tests.logs.helpers import HARMONY_INIT, LEFTOVER_LIST, LEFTOVER_SOME, only
+from dataclasses import replace
+
+import pytest
+
+from harmony_doctor.faults.catalogue import FORM, Form
+from harmony_doctor.faults.rules import Rule
+from harmony_doctor.logs import describe, extract_text
+from harmony_doctor.logs.messages import MessageHit, find_hit
+from tests.logs.helpers import HARMONY_INIT, LEFTOVER_LIST, LEFTOVER_SOME, only, traceback_lines
 
 
 def test_message_forms_across_versions() -> None:
@@ -65,3 +72,37 @@ def test_other_engines() -> None:
     assert lmstudio.timestamp == "2026-03-14 08:09:11"
     assert lmstudio.context == "<|channel|>commentary to=functions.f<|message|>{"
     assert (llamacpp.code, llamacpp.kind, llamacpp.server) == ("HD183", "input_parse", "llama.cpp")
+
+
+def test_a_recurring_hit_is_worded_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failure that recurs is the same hit: its rule and expected/found are worked out once,
+    and every record of it is what a first reading gives."""
+    error = "Unexpected token 200002 while expecting start token 200006"
+    api = "(APIServer pid=11) ERROR 03-14 08:09:{:02} [serving.py:830] "
+    one = "\n".join(api.format(1) + line for line in traceback_lines(error))
+    first = only(one)
+    ruled: list[str] = []
+    real = describe._rule_for
+
+    def rule_for(hit: MessageHit, form: Form) -> Rule:
+        ruled.append(hit.message)
+        return real(hit, form)
+
+    monkeypatch.setattr(describe, "_rule_for", rule_for)
+    three = "\n".join(
+        api.format(second) + line for second in (2, 3, 4) for line in traceback_lines(error)
+    )
+    errors = extract_text(three)
+    assert ruled == [error]
+    assert [(e.code, e.expected, e.found, e.title) for e in errors] == [
+        (first.code, first.expected, first.found, first.title)
+    ] * 3
+    long = (describe._MAX_WORDED_MESSAGE + 1) * "x"
+    found = find_hit(error)
+    assert found is not None
+    hit = replace(found, message=long)
+    known: describe.Worded = {}
+    describe._worded(hit, FORM[hit.name], known)
+    describe._worded(hit, FORM[hit.name], known)
+    assert known == {}
+    assert ruled == [error, long, long]  # too long to keep

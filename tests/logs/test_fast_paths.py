@@ -146,6 +146,8 @@ def _both(
         patch.setattr(process, "holds_form", lambda t: messages.ANY_FORM.search(t) is not None)
         patch.setattr(process, "_ANY_TRACEBACK_SHAPE", _EVERYTHING)
         patch.setattr(process, "_ANY_REQUEST_WORD", _EVERYTHING)
+        # each line's shape read anew, none remembered
+        patch.setattr(process.Shapes, "of", lambda _, text, gutter: process.shape_of(text, gutter))
         slow = extract_text(text)
     return fast, slow
 
