@@ -99,7 +99,7 @@ def new_anatomy(
 
 def new_hits(*, patterns: Sequence[str], generic: Sequence[bool]) -> Hits:
     """The Rust search for the catalogue's message forms, made of their patterns (see
-    harmony_doctor/logs/messages.py `_native_hits`); `generic`: per pattern, whether its form
+    harmony_doctor/logs/messages.py `native_hits`); `generic`: per pattern, whether its form
     is generic. ImportError when the extension is not built, ValueError when a pattern has no
     translation, exact or loose."""
     if native_module() is None:

@@ -140,7 +140,7 @@ def find_hit(text: str, position: int = 0) -> MessageHit | None:
 def hit_finder(native: bool | None = None) -> Callable[[str, int], MessageHit | None]:
     """`find_hit`, decided once: the Rust search where it is built and allowed
     (`native_for(native)`), which settles the form (`_find_settled`); else Python's."""
-    hits = _native_hits() if native_for(native) else None
+    hits = native_hits() if native_for(native) else None
     return find_hit if hits is None else partial(_find_settled, hits)
 
 
@@ -161,7 +161,7 @@ def read_found(text: str, position: int, found: FormFound) -> MessageHit | None:
 
 
 @cache
-def _native_hits() -> Hits | None:
+def native_hits() -> Hits | None:
     """The Rust search made of the forms' patterns, or None: not built, or a pattern it cannot
     translate even loosely (then Python searches every text)."""
     patterns = form_patterns()
@@ -184,7 +184,7 @@ def form_patterns() -> list[str] | None:
 def native_hit_counts() -> tuple[int, int] | None:
     """(texts the Rust search read, texts it handed to Python) in this process, or None when
     it is not made."""
-    hits = _native_hits() if _native_hits.cache_info().currsize else None
+    hits = native_hits() if native_hits.cache_info().currsize else None
     return None if hits is None else hits.counts()
 
 

@@ -15,8 +15,8 @@ from typing import Final
 
 from harmony_doctor.logs.messages import (
     MessageHit,
-    _native_hits,
     find_hit,
+    native_hits,
     read_found,
 )
 from harmony_doctor.native import native_for
@@ -32,7 +32,7 @@ Finder = Callable[[str, int], MessageHit | None]
 def hit_finder(native: bool | None = None) -> Finder:
     """`messages.hit_finder` with a memory of its own: the Rust search where it is built and
     allowed (`native_for(native)`), each text it settles read once; else Python's."""
-    hits = _native_hits() if native_for(native) else None
+    hits = native_hits() if native_for(native) else None
     if hits is None:
         return find_hit
     known: dict[tuple[str, int], MessageHit | None] = {}

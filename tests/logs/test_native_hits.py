@@ -24,7 +24,7 @@ from harmony_doctor.logs.messages import MessageHit
 from tests.logs.test_fast_paths import EXAMPLES, ODD, REAL_LINES, WORDS
 from tests.logs.test_lines import _PREFIX_PIECES
 
-hits = messages._native_hits() if accel.native_available() else None
+hits = messages.native_hits() if accel.native_available() else None
 needs_native = pytest.mark.skipif(hits is None, reason="the Rust extension is not built")
 
 # The forms Rust holds loosely: a lookaround it has no exact translation of.
@@ -225,11 +225,11 @@ def test_the_python_search_when_native_is_turned_off(monkeypatch: pytest.MonkeyP
 @pytest.mark.skipif(not accel.native_available(), reason="the Rust extension is not built")
 def test_every_form_of_the_catalogue_is_searched_in_rust_where_rust_is_built() -> None:
     """One form the Rust translator refuses turns the Rust search off for the whole catalogue
-    (`_native_hits` falls back to None and Python searches every text): counts stay right, but
+    (`native_hits` falls back to None and Python searches every text): counts stay right, but
     the scan is slower and nothing else says so. A new form must translate."""
-    messages._native_hits.cache_clear()
+    messages.native_hits.cache_clear()
     assert messages.form_patterns() is not None, "a form compiled with flags other than re.I"
-    assert messages._native_hits() is not None, "a form's pattern the Rust search refuses"
+    assert messages.native_hits() is not None, "a form's pattern the Rust search refuses"
 
 
 @needs_native
@@ -242,7 +242,7 @@ def test_a_loose_form_with_a_character_past_ascii_makes_a_search_or_is_refused(
 ) -> None:
     """A form with a lookaround and a character past ASCII (a form in another language) has its
     lookaround cut on a character's boundary (the Rust translator panicked there): the search
-    is made when what is left is ASCII, else refused with the ValueError `_native_hits` falls
+    is made when what is left is ASCII, else refused with the ValueError `native_hits` falls
     back to Python on."""
 
     def make() -> object:

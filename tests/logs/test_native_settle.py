@@ -16,7 +16,7 @@ from harmony_doctor.faults.catalogue import MESSAGE_FORMS
 from harmony_doctor.logs import messages
 from tests.logs.test_fast_paths import REAL_LINES
 
-hits = messages._native_hits() if accel.native_available() else None
+hits = messages.native_hits() if accel.native_available() else None
 needs_native = pytest.mark.skipif(hits is None, reason="the Rust extension is not built")
 
 TEXTS = [example for form in MESSAGE_FORMS for example in form.examples] + REAL_LINES

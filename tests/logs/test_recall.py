@@ -8,7 +8,7 @@ from harmony_doctor import native as accel
 from harmony_doctor.logs import messages, recall
 from tests.logs.test_fast_paths import REAL_LINES
 
-hits = messages._native_hits() if accel.native_available() else None
+hits = messages.native_hits() if accel.native_available() else None
 needs_native = pytest.mark.skipif(hits is None, reason="the Rust extension is not built")
 
 ERROR = "openai_harmony.HarmonyError: Unexpected token 200002 while expecting start token 200006"
