@@ -25,7 +25,6 @@ particular excerpt: prefixes, wrappers and message forms are recognised by shape
 
 from __future__ import annotations
 
-import re
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -436,7 +435,7 @@ class _Extractor:
             error=error,
             form=hit.name,
             key=line.key,
-            norm=re.sub(r"\s+", "", error.message).lower(),
+            norm="".join(error.message.split()).lower(),  # re.sub: 170 MB on 1 MiB
             last_line=candidate.last_line,
             rank=1 if hit.name == "bare_remainder" else _SHAPE_RANK.get(hit.shape, 1),
             traceback_start=error.span[0] if ended else None,
