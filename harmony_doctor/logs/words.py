@@ -13,12 +13,6 @@ from dataclasses import dataclass
 HEAD_WORDS = 192
 TAIL_WORDS = 64
 _WORD = re.compile(r"\S+")
-# A word is at most MAX_WORD characters: a longer one (a list element of a remainder is a token's
-# text, but a log can hold anything: one element of 1 MiB took ten lines' scan to 246 MiB) is
-# kept as its first WORD_HEAD and last WORD_TAIL characters around an ellipsis.
-MAX_WORD = 1024
-WORD_HEAD = 768
-WORD_TAIL = 255
 
 
 @dataclass(frozen=True)
@@ -41,8 +35,6 @@ class Words:
         self.unread = 0
 
     def add(self, word: str) -> None:
-        if len(word) > MAX_WORD:  # one list element of a million characters: its ends
-            word = f"{word[:WORD_HEAD]}…{word[-WORD_TAIL:]}"
         if len(self.head) < HEAD_WORDS:
             self.head.append(word)
             return

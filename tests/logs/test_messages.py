@@ -103,26 +103,6 @@ def test_markup_leaked_into_content() -> None:
     assert extract_text('{"content": "plain answer", "text": "a <b> c"}') == ()
 
 
-@pytest.mark.parametrize("header", ['["{word}"]', 'Some("{word}")', "{word}"])
-def test_a_word_of_a_mebibyte_is_kept_as_its_ends(header: str) -> None:
-    """One list element of 1 MiB was kept whole and judged whole (ten such lines: 246 MiB in
-    scan); a word is kept as its first and last characters around an ellipsis."""
-    from harmony_doctor.logs.messages import find_hit
-    from harmony_doctor.logs.words import MAX_WORD, WORD_HEAD, WORD_TAIL
-
-    word = "to=functions.a" + "b" * (1 << 20) + "commentary"
-    line = "openai_harmony.HarmonyError: unexpected tokens remaining in message header: "
-    hit = find_hit(line + header.format(word=word))
-    assert hit is not None and hit.remainder is not None
-    (kept,) = hit.remainder.words
-    assert len(kept) == WORD_HEAD + 1 + WORD_TAIL <= MAX_WORD
-    assert kept.startswith("to=functions.abbb") and kept.endswith("bbbcommentary")
-    assert "…" in kept
-    short = "to=functions." + "b" * (MAX_WORD - 13)
-    hit = find_hit(line + header.format(word=short))
-    assert hit is not None and hit.remainder is not None and hit.remainder.words == (short,)
-
-
 @pytest.mark.parametrize(
     "header",
     [
