@@ -12,6 +12,7 @@ from harmony_doctor.harmony.vocab import FIRST_SPECIAL, special_token_name
 from harmony_doctor.logs.lines import MAX_MESSAGE_CHARS, MAX_RAW_CHARS, Line, clip
 from harmony_doctor.logs.messages import SPECIAL_TEXT, MessageHit
 from harmony_doctor.logs.process import ProcessState
+from harmony_doctor.logs.recall import Recent
 from harmony_doctor.logs.servers import version_label
 from harmony_doctor.models import Kind, LogError
 
@@ -33,7 +34,7 @@ def describe(
     since = (state.traceback_start or line.number) - 2  # its record line comes just before
     form = FORM[hit.name]
     kind = form.kind
-    rule, expected, found = _worded(hit, form, {} if worded is None else worded)
+    rule, expected, found = _worded(hit, form, Recent() if worded is None else worded)
     server = (
         form.server
         or line.evidence
@@ -88,9 +89,7 @@ def describe(
 
 # A hit's rule and what it expected and found, by hit: pure functions of the hit, and a failure
 # that recurs is the same hit each time (logs/recall.py). Bounded: so many hits, each short.
-Worded = dict[MessageHit, tuple[Rule, str, str]]
-_MAX_WORDED = 4096
-_MAX_WORDED_MESSAGE = 2048
+Worded = Recent[MessageHit, tuple[Rule, str, str]]
 
 
 def _worded(hit: MessageHit, form: Form, known: Worded) -> tuple[Rule, str, str]:
@@ -100,10 +99,7 @@ def _worded(hit: MessageHit, form: Form, known: Worded) -> tuple[Rule, str, str]
     if worded is None:
         rule = _rule_for(hit, form)
         worded = (rule, *_expected_found(form, hit, rule))
-        if len(hit.message) <= _MAX_WORDED_MESSAGE:
-            if len(known) >= _MAX_WORDED:
-                known.clear()
-            known[hit] = worded
+        known.keep(hit, worded, len(hit.message))
     return worded
 
 

@@ -133,7 +133,7 @@ class _Extractor:
         self.find_hit = hit_finder()  # the same, remembering the texts it settled
         # what a recurring failure's lines are, read once: their traceback shapes, its wording
         self.shapes = Shapes()
-        self.worded: Worded = {}
+        self.worded: Worded = Worded()
         # Rust sums the ordinary lines (logs/firstpass.py) until Python next reads one; the
         # last of them is read (`previous`) only if asked for.
         self.first_pass = first_pass()

@@ -20,6 +20,7 @@ from harmony_doctor.logs.lines import (
     Line,
 )
 from harmony_doctor.logs.messages import holds_form
+from harmony_doctor.logs.recall import Recent
 from harmony_doctor.logs.servers import frame_versions, path_server
 from harmony_doctor.models import Server
 
@@ -268,23 +269,17 @@ def shape_of(text: str, gutter: bool) -> Shape:
 
 class Shapes:
     """`shape_of`, remembered for the short texts one reader saw lately (a failure that recurs
-    writes the same traceback lines). Bounded: so many texts, each at most so long."""
-
-    MAX_KEPT: Final = 4096
-    MAX_TEXT: Final = 2048
+    writes the same traceback lines), within `Recent`'s bound."""
 
     def __init__(self) -> None:
-        self.known: dict[tuple[str, bool], Shape] = {}
+        self.known: Recent[tuple[str, bool], Shape] = Recent()
 
     def of(self, text: str, gutter: bool) -> Shape:
         key = (text, gutter)
         shape = self.known.get(key)
         if shape is None:
             shape = shape_of(text, gutter)
-            if len(text) <= self.MAX_TEXT:
-                if len(self.known) >= self.MAX_KEPT:
-                    self.known.clear()
-                self.known[key] = shape
+            self.known.keep(key, shape, len(text))
         return shape
 
 

@@ -10,8 +10,8 @@ texts (`messages.native_hit_counts`, the scan's `rust_declined`) is what it was.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Final
+from collections.abc import Callable, Hashable
+from typing import Final, TypeVar
 
 from harmony_doctor.logs.messages import (
     MessageHit,
@@ -28,6 +28,22 @@ MAX_TEXT: Final = 2048
 
 Finder = Callable[[str, int], MessageHit | None]
 
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class Recent(dict[K, V]):
+    """What a reader worked out for the short texts it saw lately, by key: one bound for every
+    such memory of the extractor (the hits here, a line's shape, a hit's wording)."""
+
+    def keep(self, key: K, value: V, size: int) -> None:
+        """Remember `value` for `key`, whose text is `size` characters long: not past MAX_TEXT;
+        past MAX_KEPT keys, everything is forgotten and the memory starts again."""
+        if size <= MAX_TEXT:
+            if len(self) >= MAX_KEPT:
+                self.clear()
+            self[key] = value
+
 
 def hit_finder(native: bool | None = None) -> Finder:
     """`messages.hit_finder` with a memory of its own: the Rust search where it is built and
@@ -35,7 +51,7 @@ def hit_finder(native: bool | None = None) -> Finder:
     hits = native_hits() if native_for(native) else None
     if hits is None:
         return find_hit
-    known: dict[tuple[str, int], MessageHit | None] = {}
+    known: Recent[tuple[str, int], MessageHit | None] = Recent()
 
     def find(text: str, position: int = 0) -> MessageHit | None:
         key = (text, position)
@@ -45,10 +61,7 @@ def hit_finder(native: bool | None = None) -> Finder:
         if found is None:  # declined: Python searches, and is asked again next time
             return find_hit(text, position)
         hit = read_found(text, position, found)
-        if len(text) <= MAX_TEXT:
-            if len(known) >= MAX_KEPT:
-                known.clear()
-            known[key] = hit
+        known.keep(key, hit, len(text))
         return hit
 
     return find

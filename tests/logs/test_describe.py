@@ -8,7 +8,7 @@ import pytest
 
 from harmony_doctor.faults.catalogue import FORM, Form
 from harmony_doctor.faults.rules import Rule
-from harmony_doctor.logs import describe, extract_text
+from harmony_doctor.logs import describe, extract_text, recall
 from harmony_doctor.logs.messages import MessageHit, find_hit
 from tests.logs.helpers import HARMONY_INIT, LEFTOVER_LIST, LEFTOVER_SOME, only, traceback_lines
 
@@ -97,11 +97,11 @@ def test_a_recurring_hit_is_worded_once(monkeypatch: pytest.MonkeyPatch) -> None
     assert [(e.code, e.expected, e.found, e.title) for e in errors] == [
         (first.code, first.expected, first.found, first.title)
     ] * 3
-    long = (describe._MAX_WORDED_MESSAGE + 1) * "x"
+    long = (recall.MAX_TEXT + 1) * "x"
     found = find_hit(error)
     assert found is not None
     hit = replace(found, message=long)
-    known: describe.Worded = {}
+    known: describe.Worded = recall.Recent()
     describe._worded(hit, FORM[hit.name], known)
     describe._worded(hit, FORM[hit.name], known)
     assert known == {}
