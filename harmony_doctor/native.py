@@ -10,14 +10,23 @@ from functools import cache
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from harmony_doctor.inputs.log_words import (
+    MONTHS,
+    completion_words,
+    stamp_words,
+    wrapper_words,
+)
+
 if TYPE_CHECKING:  # the extension's records, for the package's annotations
     from harmony_doctor._native import Anatomy as Anatomy
     from harmony_doctor._native import Batch as Batch
+    from harmony_doctor._native import Completions as Completions
     from harmony_doctor._native import Core as Core
     from harmony_doctor._native import FormFound as FormFound
     from harmony_doctor._native import Hits as Hits
     from harmony_doctor._native import OutputKey as OutputKey
     from harmony_doctor._native import OutputLine as OutputLine
+    from harmony_doctor._native import Wrappers as Wrappers
     from harmony_doctor.faults.shapes import LineShape
 
 _Line = TypeVar("_Line")
@@ -80,7 +89,15 @@ def new_core(
     from harmony_doctor import _native
 
     return _native.Core(
-        list(anchors), markup_line, list(shapes), before, after, max_line, max_window, ids
+        list(anchors),
+        markup_line,
+        list(shapes),
+        before,
+        after,
+        max_line,
+        max_window,
+        ids,
+        **stamp_words(),
     )
 
 
@@ -116,13 +133,27 @@ _output_key: Callable[[bytes, int, int, int], OutputKey | None] | None = None
 _clean_key: Callable[[Sequence[int], int, int], tuple[int, ...]] | None = None
 
 
+@cache
+def _completions() -> Completions:
+    """The Rust reader of vLLM's `Generated response` lines, made of their words."""
+    from harmony_doctor import _native
+
+    return _native.Completions(**completion_words())
+
+
+@cache
+def _wrappers() -> Wrappers:
+    """The Rust reader of wrapped lines, made of the wrappers' words."""
+    from harmony_doctor import _native
+
+    return _native.Wrappers(**wrapper_words())
+
+
 def vllm_output_line(line: bytes, vocab_size: int) -> OutputLine | None:
     """The Rust reading of a vLLM `Generated response` line (the extension must be built)."""
     global _output_line
     if _output_line is None:
-        from harmony_doctor import _native
-
-        _output_line = _native.vllm_output_line
+        _output_line = _completions().output_line
     return _output_line(line, vocab_size)
 
 
@@ -132,9 +163,7 @@ def vllm_output_key(
     """The Rust reading of a one-line completion, as far as its clean key (built extension)."""
     global _output_key
     if _output_key is None:
-        from harmony_doctor import _native
-
-        _output_key = _native.vllm_output_key
+        _output_key = _completions().output_key
     return _output_key(line, vocab_size, first_special, message)
 
 
@@ -152,8 +181,7 @@ def clean_key(tokens: Sequence[int], first_special: int, message: int) -> tuple[
 # Searched as "a newline, then a start" (a literal first byte the regex engine skips to) plus a
 # match at the chunk's start: a multiline `^` would be tried at every byte.
 _CANDIDATE_START = (
-    rb"(?:\{|\d{4}-\d\d-\d\dT|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d "
-    rb"\d\d:|-- )"
+    rb"(?:\{|\d{4}-\d\d-\d\dT|(?:" + "|".join(MONTHS).encode() + rb") [ \d]\d \d\d:|-- )"
 )
 _CANDIDATE_AT_START = re.compile(_CANDIDATE_START)
 _CANDIDATE_AFTER_NEWLINE = re.compile(rb"\n" + _CANDIDATE_START)
@@ -166,9 +194,7 @@ def chunk_lines(data: bytes) -> tuple[int, bool]:
     chunk's end and is not looked at (ask `starts_like_wrapped` once it is whole); nor is the
     first line, which may have begun in the chunk before."""
     if native_for():
-        from harmony_doctor import _native
-
-        return _native.chunk_lines(data)
+        return _wrappers().chunk_lines(data)
     return chunk_lines_reference(data)
 
 
@@ -190,9 +216,7 @@ def unwrap_records(
     reads the lines one by one (the reference: `Unwrapper._lines_into`, tested equal)."""
     if not native_for():
         return None
-    from harmony_doctor import _native
-
-    return _native.unwrap_records(body)
+    return _wrappers().unwrap_records(body)
 
 
 def starts_like_wrapped(line: bytes) -> bool:

@@ -18,6 +18,15 @@ from typing import Any, Literal
 from harmony_doctor.choices import InputFormat
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import STOP_TOKENS, VOCAB_SIZE, harmony_token_limit, id_objects
+from harmony_doctor.inputs.log_words import (
+    VLLM_COMPLETE,
+    VLLM_DELTA,
+    VLLM_FINISH_KEY,
+    VLLM_GENERATED,
+    VLLM_NO_IDS,
+    VLLM_NO_REASONS,
+    VLLM_OUTPUT_KEY,
+)
 from harmony_doctor.inputs.text_lines import LINE_BREAKS, numbered_lines, stripped_bounds
 from harmony_doctor.models import TokenInput
 from harmony_doctor.native import native_for, vllm_output_line
@@ -33,13 +42,16 @@ _SPECIAL_TEXT_RE = re.compile(r"<\|(?:start|end|message|channel|return|call|cons
 _LOGPROB_ID_RE = re.compile(r"token_id:(\d+)")
 _LOG_MARKER_RE = re.compile(r"\b(?:output_token_ids|prompt_token_ids)\s*[:=]\s*(?:\[|None)")
 _GENERATED_RE = re.compile(
-    r"Generated response (?P<id>[^\s:]+)(?P<mode> \(streaming (?:delta|complete)\))?"
+    re.escape(VLLM_GENERATED)
+    + r"(?P<id>[^\s:]+)(?P<mode>"
+    + "|".join(map(re.escape, (VLLM_DELTA, VLLM_COMPLETE)))
+    + ")?"
 )
 _SSE_LINE = re.compile(r"(?m)^[ \t]*(?:data|event|id):")
 _SPACE = re.compile(r"\s*")
 _PROMPT_LINE_RE = re.compile(r"(?:Received request|Request) (?P<id>[^\s:]+)")
 _FIRST_LINE = re.compile(f"[^{LINE_BREAKS}]*")  # the first line as splitlines() cuts it
-_FINISH_RE = re.compile(r"finish_reason[:=]\s*'?(?P<reason>\w+)")
+_FINISH_RE = re.compile(re.escape(VLLM_FINISH_KEY) + r"[:=]\s*'?(?P<reason>\w+)")
 
 
 @dataclass
@@ -446,14 +458,14 @@ def parse_vllm_line(line: str, number: int) -> VllmRecord | None:
         return None
     generated = _GENERATED_RE.search(line)
     if generated is not None:
-        ids, cut = _ids_after(line, "output_token_ids", number)
-        finish = _FINISH_RE.search(line[line.rfind("finish_reason") :])
+        ids, cut = _ids_after(line, VLLM_OUTPUT_KEY, number)
+        finish = _FINISH_RE.search(line[line.rfind(VLLM_FINISH_KEY) :])
         reason = finish["reason"] if finish else None
-        if reason in ("None", "streaming_complete"):
+        if reason in VLLM_NO_REASONS:
             reason = None
-        mode = generated["mode"] or ""
-        kind: Literal["output", "complete"] = "complete" if "complete" in mode else "output"
-        return VllmRecord(generated["id"], kind, ids, cut, reason, delta="delta" in mode)
+        mode = generated["mode"]
+        kind: Literal["output", "complete"] = "complete" if mode == VLLM_COMPLETE else "output"
+        return VllmRecord(generated["id"], kind, ids, cut, reason, delta=mode == VLLM_DELTA)
     prompt_line = _PROMPT_LINE_RE.search(line)
     if prompt_line is not None and "prompt_token_ids" in line:
         ids, cut = _ids_after(line, "prompt_token_ids", number)
@@ -537,7 +549,7 @@ def _ids_after(line: str, key: str, number: int) -> tuple[tuple[int, ...] | None
     """The id list after the last `key: [` in a log line, and whether its `]` is missing."""
     at = line.rfind(key)
     rest = line[at + len(key) :].lstrip(" :=")
-    if rest.startswith("None"):
+    if rest.startswith(VLLM_NO_IDS):
         return None, False
     if not rest.startswith("["):
         raise InputError(f"line {number}: {key} is not followed by a list")
