@@ -10,13 +10,6 @@ from functools import cache
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from harmony_doctor.inputs.log_words import (
-    MONTHS,
-    completion_words,
-    stamp_words,
-    wrapper_words,
-)
-
 if TYPE_CHECKING:  # the extension's records, for the package's annotations
     from harmony_doctor._native import Anatomy as Anatomy
     from harmony_doctor._native import Batch as Batch
@@ -87,6 +80,7 @@ def new_core(
     if native_module() is None:
         raise ImportError("harmony_doctor._native is not built (see README: Building)")
     from harmony_doctor import _native
+    from harmony_doctor.inputs.log_words import stamp_words  # here: --version loads no reader
 
     return _native.Core(
         list(anchors),
@@ -137,6 +131,7 @@ _clean_key: Callable[[Sequence[int], int, int], tuple[int, ...]] | None = None
 def _completions() -> Completions:
     """The Rust reader of vLLM's `Generated response` lines, made of their words."""
     from harmony_doctor import _native
+    from harmony_doctor.inputs.log_words import completion_words
 
     return _native.Completions(**completion_words())
 
@@ -145,6 +140,7 @@ def _completions() -> Completions:
 def _wrappers() -> Wrappers:
     """The Rust reader of wrapped lines, made of the wrappers' words."""
     from harmony_doctor import _native
+    from harmony_doctor.inputs.log_words import wrapper_words
 
     return _native.Wrappers(**wrapper_words())
 
@@ -180,11 +176,14 @@ def clean_key(tokens: Sequence[int], first_special: int, message: int) -> tuple[
 # A line that may be wrapped starts like one of these; chunks without any pass through whole.
 # Searched as "a newline, then a start" (a literal first byte the regex engine skips to) plus a
 # match at the chunk's start: a multiline `^` would be tried at every byte.
-_CANDIDATE_START = (
-    rb"(?:\{|\d{4}-\d\d-\d\dT|(?:" + "|".join(MONTHS).encode() + rb") [ \d]\d \d\d:|-- )"
-)
-_CANDIDATE_AT_START = re.compile(_CANDIDATE_START)
-_CANDIDATE_AFTER_NEWLINE = re.compile(rb"\n" + _CANDIDATE_START)
+@cache
+def _candidate_starts() -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
+    """The starts of a line that may be wrapped, at a text's start and after a newline."""
+    from harmony_doctor.inputs.log_words import MONTHS, either
+
+    months = either(MONTHS).encode()
+    start = rb"(?:\{|\d{4}-\d\d-\d\dT|(?:" + months + rb") [ \d]\d \d\d:|-- )"
+    return re.compile(start), re.compile(rb"\n" + start)
 
 
 def chunk_lines(data: bytes) -> tuple[int, bool]:
@@ -201,7 +200,7 @@ def chunk_lines(data: bytes) -> tuple[int, bool]:
 def chunk_lines_reference(data: bytes) -> tuple[int, bool]:
     """`chunk_lines` in Python (the Rust version is tested equal to it)."""
     last = data.rfind(b"\n")
-    wrapped = last > 0 and _CANDIDATE_AFTER_NEWLINE.search(data, 0, last) is not None
+    wrapped = last > 0 and _candidate_starts()[1].search(data, 0, last) is not None
     return data.count(b"\n"), wrapped
 
 
@@ -221,7 +220,7 @@ def unwrap_records(
 
 def starts_like_wrapped(line: bytes) -> bool:
     """Whether `line` (a whole line, or whole lines) starts like a wrapped one."""
-    return _CANDIDATE_AT_START.match(line) is not None
+    return _candidate_starts()[0].match(line) is not None
 
 
 # glibc's mallopt parameters (malloc.h)

@@ -9,6 +9,8 @@ made (`wrapper_words`, `completion_words`): it holds no log's wording of its own
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from typing import Final, TypedDict
 
 # A syslog stamp's months (`Nov 12 10:41:19`), as journalctl -o short writes them.
@@ -50,8 +52,14 @@ VLLM_OUTPUT_KEY: Final = "output_token_ids"
 VLLM_FINISH_KEY: Final = "finish_reason"
 VLLM_DELTA: Final = " (streaming delta)"
 VLLM_COMPLETE: Final = " (streaming complete)"
+VLLM_MODES: Final = (VLLM_DELTA, VLLM_COMPLETE)
 VLLM_NO_IDS: Final = "None"  # the ids of a line that logs none (Python's repr of None)
 VLLM_NO_REASONS: Final = ("None", "streaming_complete")  # finish reasons that are none
+
+
+def either(words: Iterable[str]) -> str:
+    """A regex alternation of `words`, each escaped."""
+    return "|".join(map(re.escape, words))
 
 
 class StampWords(TypedDict):
@@ -118,7 +126,7 @@ def completion_words() -> CompletionWords:
         "generated": VLLM_GENERATED,
         "output_key": VLLM_OUTPUT_KEY,
         "finish_key": VLLM_FINISH_KEY,
-        "modes": [VLLM_DELTA, VLLM_COMPLETE],
+        "modes": list(VLLM_MODES),
         "no_ids": VLLM_NO_IDS,
         "no_reasons": list(VLLM_NO_REASONS),
     }

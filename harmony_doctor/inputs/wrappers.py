@@ -48,7 +48,7 @@ from typing import Any
 
 from harmony_doctor.inputs.json_records import Record, json_record, pid_of, text_or_none
 from harmony_doctor.inputs.line_map import LineMap
-from harmony_doctor.inputs.log_words import CRI_PIECE, CRI_STREAMS, CRI_WHOLE, MONTHS
+from harmony_doctor.inputs.log_words import CRI_PIECE, CRI_STREAMS, CRI_WHOLE, MONTHS, either
 from harmony_doctor.inputs.loki import document_start, loki_lines
 from harmony_doctor.inputs.timestamps import (
     HEAD,
@@ -106,23 +106,12 @@ class Unwrapped:
         return [m.core() for m in self.meta if m.stamp is not None or m.pid is not None]
 
 
-def _either(words: Iterable[str]) -> bytes:
-    """A regex alternation of `words`, each escaped."""
-    return b"|".join(re.escape(word.encode()) for word in words)
-
-
 _ISO = rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)"
-_CRI = re.compile(
-    rb"^("
-    + _ISO
-    + rb") ("
-    + _either(CRI_STREAMS)
-    + rb") ("
-    + _either((CRI_PIECE, CRI_WHOLE))
-    + rb")(?: |$)"
-)
+_CRI_STREAMS = either(CRI_STREAMS).encode()
+_CRI_TAGS = either((CRI_PIECE, CRI_WHOLE)).encode()
+_CRI = re.compile(rb"^(" + _ISO + rb") (" + _CRI_STREAMS + rb") (" + _CRI_TAGS + rb")(?: |$)")
 _SHORT = re.compile(
-    rb"^(?:(" + _either(MONTHS) + rb") ([ \d]\d) (\d\d:\d\d:\d\d)(?:\.\d+)?"
+    rb"^(?:(" + either(MONTHS).encode() + rb") ([ \d]\d) (\d\d:\d\d:\d\d)(?:\.\d+)?"
     rb"|(" + _ISO + rb")) (\S+) ([^\s:\[]+)(?:\[(\d+)\])?: ?"
 )
 _LOGCLI = re.compile(rb"^(" + _ISO + rb") (\{[^{}]*\}) ")
