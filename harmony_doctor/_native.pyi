@@ -25,6 +25,7 @@ _Absorbed = tuple[
 __all__ = [
     "Anatomy",
     "Batch",
+    "Completions",
     "Core",
     "FirstPass",
     "FormFound",
@@ -34,11 +35,8 @@ __all__ = [
     "OutputLine",
     "Stats",
     "Window",
-    "chunk_lines",
+    "Wrappers",
     "clean_key",
-    "unwrap_records",
-    "vllm_output_key",
-    "vllm_output_line",
 ]
 
 @final
@@ -111,6 +109,9 @@ class Core:
         max_line: int = 4194304,
         max_window: int = 1048576,
         ids: bool = True,
+        *,
+        levels: Sequence[str],
+        pid_key: str,
     ) -> Core: ...
     @property
     def anchors(self) -> list[bytes]: ...
@@ -212,7 +213,7 @@ class Hits:
 
 @final
 class OutputLine:
-    """A vLLM `Generated response` line in its common shape (see vllm_output_line)."""
+    """A vLLM `Generated response` line in its common shape (see Completions.output_line)."""
 
     @property
     def request_id(self) -> str: ...
@@ -227,7 +228,7 @@ class OutputLine:
 
 @final
 class OutputKey:
-    """What settles a `Generated response` line (see vllm_output_key)."""
+    """What settles a `Generated response` line (see Completions.output_key)."""
 
     @property
     def request_id(self) -> str: ...
@@ -238,12 +239,49 @@ class OutputKey:
     @property
     def key(self) -> tuple[int, ...] | None: ...
 
-def vllm_output_line(line: bytes, vocab_size: int) -> OutputLine | None: ...
-def vllm_output_key(
-    line: bytes, vocab_size: int, first_special: int, message: int
-) -> OutputKey | None: ...
-def chunk_lines(data: bytes) -> tuple[int, bool]: ...
+@final
+class Completions:
+    """vLLM's `Generated response` lines read, made of their words (inputs/log_words.py)."""
+
+    def __new__(
+        cls,
+        *,
+        generated: str,
+        output_key: str,
+        finish_key: str,
+        modes: Sequence[str],
+        no_ids: str,
+        no_reasons: Sequence[str],
+    ) -> Completions: ...
+    def output_line(self, line: bytes, vocab_size: int) -> OutputLine | None: ...
+    def output_key(
+        self, line: bytes, vocab_size: int, first_special: int, message: int
+    ) -> OutputKey | None: ...
+
+@final
+class Wrappers:
+    """The wrapped-line questions of every chunk read, made of the wrappers' words."""
+
+    def __new__(
+        cls,
+        *,
+        months: Sequence[str],
+        cri_streams: Sequence[str],
+        cri_whole: str,
+        docker: Sequence[str],
+        docker_attrs: str,
+        journal_message: str,
+        journal_marks: Sequence[str],
+        journal_pid: str,
+        json_fields: Sequence[str],
+        meta_keys: Sequence[str],
+        pid_keys: Sequence[str],
+        levels: Sequence[str],
+        pid_key: str,
+    ) -> Wrappers: ...
+    def chunk_lines(self, data: bytes) -> tuple[int, bool]: ...
+    def unwrap_records(
+        self, body: bytes
+    ) -> tuple[bytes, tuple[int, int, int, int], list[tuple[int, int, str]]] | None: ...
+
 def clean_key(tokens: Sequence[int], first_special: int, message: int) -> tuple[int, ...]: ...
-def unwrap_records(
-    body: bytes,
-) -> tuple[bytes, tuple[int, int, int, int], list[tuple[int, int, str]]] | None: ...

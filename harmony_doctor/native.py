@@ -13,11 +13,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:  # the extension's records, for the package's annotations
     from harmony_doctor._native import Anatomy as Anatomy
     from harmony_doctor._native import Batch as Batch
+    from harmony_doctor._native import Completions as Completions
     from harmony_doctor._native import Core as Core
     from harmony_doctor._native import FormFound as FormFound
     from harmony_doctor._native import Hits as Hits
     from harmony_doctor._native import OutputKey as OutputKey
     from harmony_doctor._native import OutputLine as OutputLine
+    from harmony_doctor._native import Wrappers as Wrappers
     from harmony_doctor.faults.shapes import LineShape
 
 _Line = TypeVar("_Line")
@@ -78,9 +80,18 @@ def new_core(
     if native_module() is None:
         raise ImportError("harmony_doctor._native is not built (see README: Building)")
     from harmony_doctor import _native
+    from harmony_doctor.inputs.log_words import stamp_words  # here: --version loads no reader
 
     return _native.Core(
-        list(anchors), markup_line, list(shapes), before, after, max_line, max_window, ids
+        list(anchors),
+        markup_line,
+        list(shapes),
+        before,
+        after,
+        max_line,
+        max_window,
+        ids,
+        **stamp_words(),
     )
 
 
@@ -116,13 +127,29 @@ _output_key: Callable[[bytes, int, int, int], OutputKey | None] | None = None
 _clean_key: Callable[[Sequence[int], int, int], tuple[int, ...]] | None = None
 
 
+@cache
+def _completions() -> Completions:
+    """The Rust reader of vLLM's `Generated response` lines, made of their words."""
+    from harmony_doctor import _native
+    from harmony_doctor.inputs.log_words import completion_words
+
+    return _native.Completions(**completion_words())
+
+
+@cache
+def _wrappers() -> Wrappers:
+    """The Rust reader of wrapped lines, made of the wrappers' words."""
+    from harmony_doctor import _native
+    from harmony_doctor.inputs.log_words import wrapper_words
+
+    return _native.Wrappers(**wrapper_words())
+
+
 def vllm_output_line(line: bytes, vocab_size: int) -> OutputLine | None:
     """The Rust reading of a vLLM `Generated response` line (the extension must be built)."""
     global _output_line
     if _output_line is None:
-        from harmony_doctor import _native
-
-        _output_line = _native.vllm_output_line
+        _output_line = _completions().output_line
     return _output_line(line, vocab_size)
 
 
@@ -132,9 +159,7 @@ def vllm_output_key(
     """The Rust reading of a one-line completion, as far as its clean key (built extension)."""
     global _output_key
     if _output_key is None:
-        from harmony_doctor import _native
-
-        _output_key = _native.vllm_output_key
+        _output_key = _completions().output_key
     return _output_key(line, vocab_size, first_special, message)
 
 
@@ -151,12 +176,14 @@ def clean_key(tokens: Sequence[int], first_special: int, message: int) -> tuple[
 # A line that may be wrapped starts like one of these; chunks without any pass through whole.
 # Searched as "a newline, then a start" (a literal first byte the regex engine skips to) plus a
 # match at the chunk's start: a multiline `^` would be tried at every byte.
-_CANDIDATE_START = (
-    rb"(?:\{|\d{4}-\d\d-\d\dT|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d "
-    rb"\d\d:|-- )"
-)
-_CANDIDATE_AT_START = re.compile(_CANDIDATE_START)
-_CANDIDATE_AFTER_NEWLINE = re.compile(rb"\n" + _CANDIDATE_START)
+@cache
+def _candidate_starts() -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
+    """The starts of a line that may be wrapped, at a text's start and after a newline."""
+    from harmony_doctor.inputs.log_words import MONTHS, either
+
+    months = either(MONTHS).encode()
+    start = rb"(?:\{|\d{4}-\d\d-\d\dT|(?:" + months + rb") [ \d]\d \d\d:|-- )"
+    return re.compile(start), re.compile(rb"\n" + start)
 
 
 def chunk_lines(data: bytes) -> tuple[int, bool]:
@@ -166,16 +193,14 @@ def chunk_lines(data: bytes) -> tuple[int, bool]:
     chunk's end and is not looked at (ask `starts_like_wrapped` once it is whole); nor is the
     first line, which may have begun in the chunk before."""
     if native_for():
-        from harmony_doctor import _native
-
-        return _native.chunk_lines(data)
+        return _wrappers().chunk_lines(data)
     return chunk_lines_reference(data)
 
 
 def chunk_lines_reference(data: bytes) -> tuple[int, bool]:
     """`chunk_lines` in Python (the Rust version is tested equal to it)."""
     last = data.rfind(b"\n")
-    wrapped = last > 0 and _CANDIDATE_AFTER_NEWLINE.search(data, 0, last) is not None
+    wrapped = last > 0 and _candidate_starts()[1].search(data, 0, last) is not None
     return data.count(b"\n"), wrapped
 
 
@@ -190,14 +215,12 @@ def unwrap_records(
     reads the lines one by one (the reference: `Unwrapper._lines_into`, tested equal)."""
     if not native_for():
         return None
-    from harmony_doctor import _native
-
-    return _native.unwrap_records(body)
+    return _wrappers().unwrap_records(body)
 
 
 def starts_like_wrapped(line: bytes) -> bool:
     """Whether `line` (a whole line, or whole lines) starts like a wrapped one."""
-    return _CANDIDATE_AT_START.match(line) is not None
+    return _candidate_starts()[0].match(line) is not None
 
 
 # glibc's mallopt parameters (malloc.h)

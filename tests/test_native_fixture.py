@@ -4,10 +4,18 @@ out: a test fails when the two differ; `pytest --update-golden` rewrites the fil
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from harmony_doctor.faults import catalogue
 from harmony_doctor.faults.shapes import LINE_SHAPES, LineShape
+from harmony_doctor.inputs.log_words import (
+    LEVELS,
+    MONTHS,
+    PID_KEY,
+    completion_words,
+    wrapper_words,
+)
 
 FIXTURE = Path(__file__).parents[1] / "native" / "src" / "fixture.rs"
 
@@ -40,6 +48,18 @@ def _shape(shape: LineShape) -> str:
     )
 
 
+def _words(words: Mapping[str, object]) -> str:
+    """A Rust struct literal's fields: each word a `&str`, each list a `&[String]`."""
+
+    def value(v: object) -> str:
+        if isinstance(v, str):
+            return _str(v)
+        assert isinstance(v, list)
+        return "&[" + ", ".join(map(_str, v)) + "].map(String::from)"
+
+    return "".join(f"        {name}: {value(v)},\n" for name, v in words.items())
+
+
 def rust_fixture() -> str:
     """native/src/fixture.rs as the catalogue makes it."""
     anchors = "".join(f"    {_bytes(a)},\n" for a in catalogue.ERROR_ANCHORS)
@@ -67,6 +87,41 @@ def rust_fixture() -> str:
         "pub(crate) const SHAPE_REGEXES: &[&str] = &[\n"
         + "".join(f"    {_str(shape.regex().decode())},\n" for shape in LINE_SHAPES)
         + "];\n"
+        "\n"
+        "/// The level words a vLLM stamp may follow, the key a pid follows (`log_words`).\n"
+        "pub(crate) const LEVELS: &[&str] = &[" + ", ".join(map(_str, LEVELS)) + "];\n"
+        f"pub(crate) const PID_KEY: &str = {_str(PID_KEY)};\n"
+        "\n"
+        "/// A stamp's words, as the cores of the tests share them.\n"
+        "pub(crate) static STAMPS: LazyLock<std::sync::Arc<crate::stamps::StampWords>> =\n"
+        '    LazyLock::new(|| std::sync::Arc::new(crate::stamps::StampWords::new(LEVELS, PID_KEY).expect("a stamp\'s words")));\n'
+        "\n"
+        "/// A syslog stamp's months (`log_words.MONTHS`).\n"
+        "pub(crate) const MONTHS: &[&str] = &[" + ", ".join(map(_str, MONTHS)) + "];\n"
+        "\n"
+        "/// The wrappers' words (`log_words.wrapper_words()`).\n"
+        "pub(crate) static WRAPPERS: LazyLock<crate::wrapper_words::Words> = LazyLock::new(|| {\n"
+        "    crate::wrapper_words::Words::new(&crate::wrapper_words::WordList {\n"
+        + _words(wrapper_words())
+        + "    })\n"
+        '    .expect("the wrappers\' words")\n'
+        "});\n"
+        "\n"
+        "/// A `Generated response` line's words (`log_words.completion_words()`).\n"
+        "pub(crate) static COMPLETIONS: LazyLock<crate::vllm::Words> = LazyLock::new(|| {\n"
+        "    let w = CompletionWords {\n" + _words(completion_words()) + "    };\n"
+        "    crate::vllm::Words::new(w.generated, w.output_key, w.finish_key, w.modes, w.no_ids, w.no_reasons)\n"
+        '        .expect("a completion line\'s words")\n'
+        "});\n"
+        "\n"
+        "struct CompletionWords<'a> {\n"
+        "    generated: &'a str,\n"
+        "    output_key: &'a str,\n"
+        "    finish_key: &'a str,\n"
+        "    modes: &'a [String],\n"
+        "    no_ids: &'a str,\n"
+        "    no_reasons: &'a [String],\n"
+        "}\n"
     )
 
 

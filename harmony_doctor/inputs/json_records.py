@@ -10,11 +10,21 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from harmony_doctor.inputs.log_words import (
+    DOCKER_ATTRS,
+    DOCKER_LOG,
+    DOCKER_STREAM,
+    DOCKER_TIME,
+    JOURNAL_MARKS,
+    JOURNAL_MESSAGE,
+    JOURNAL_PID,
+    JSON_FIELDS,
+    META_KEYS,
+    PID_KEYS,
+    TIME_KEYS,
+)
 from harmony_doctor.inputs.loki import utf8
 from harmony_doctor.inputs.timestamps import canonical_epoch, canonical_utc
-
-_TIME_KEYS = ("time", "timestamp", "@timestamp", "ts", "date", "_timestamp")
-_META_KEYS = (*_TIME_KEYS, "labels", "stream", "host", "hostname", "source_type", "kubernetes")
 
 
 @dataclass(frozen=True)
@@ -39,22 +49,24 @@ def json_record(line: bytes) -> Record | None:
         return None
     if not isinstance(record, dict):
         return None
-    if "MESSAGE" in record and (
-        "__REALTIME_TIMESTAMP" in record or "_PID" in record or "__CURSOR" in record
-    ):
+    if JOURNAL_MESSAGE in record and any(mark in record for mark in JOURNAL_MARKS):
         return _journal_json(record)
-    log = record.get("log")
-    if isinstance(log, str) and "stream" in record and ("time" in record or "attrs" in record):
+    log = record.get(DOCKER_LOG)
+    if (
+        isinstance(log, str)
+        and DOCKER_STREAM in record
+        and (DOCKER_TIME in record or DOCKER_ATTRS in record)
+    ):
         complete = log.endswith("\n")  # the engine splits lines at 16 KiB: no "\n" = more follows
         text = utf8(log[:-1] if complete else log)
-        stream = record.get("stream")
-        stamp = _stamp(record.get("time"))
+        stream = record.get(DOCKER_STREAM)
+        stamp = _stamp(record.get(DOCKER_TIME))
         return Record(text, complete, f"docker:{stream}", stamp, None, None, "docker")
-    for field in ("message", "line", "log"):
+    for field in JSON_FIELDS:
         value = record.get(field)
-        if isinstance(value, str) and any(k in record for k in _META_KEYS if k != field):
+        if isinstance(value, str) and any(k in record for k in META_KEYS if k != field):
             inner = value[:-1] if value.endswith("\n") else value
-            stamp = next((_stamp(record[k]) for k in _TIME_KEYS if k in record), None)
+            stamp = next((_stamp(record[k]) for k in TIME_KEYS if k in record), None)
             labels = record.get("labels")
             labels = labels if isinstance(labels, dict) else record
             host = record.get("host") or record.get("hostname") or labels.get("host")
@@ -65,7 +77,7 @@ def json_record(line: bytes) -> Record | None:
 
 
 def _journal_json(record: dict[str, Any]) -> Record | None:
-    message = record.get("MESSAGE")
+    message = record.get(JOURNAL_MESSAGE)
     if isinstance(message, str):
         text = utf8(message)
     elif isinstance(message, list) and all(isinstance(b, int) and 0 <= b < 256 for b in message):
@@ -78,7 +90,7 @@ def _journal_json(record: dict[str, Any]) -> Record | None:
     realtime = record.get("__REALTIME_TIMESTAMP")
     if isinstance(realtime, str) and realtime.isdigit():
         stamp = canonical_epoch(int(realtime), 1_000_000)
-    pid = pid_of({"pid": record.get("_PID")})
+    pid = pid_of({JOURNAL_PID: record.get(JOURNAL_PID)})
     return Record(text, True, None, stamp, pid, text_or_none(record.get("_HOSTNAME")), "journal")
 
 
@@ -103,7 +115,8 @@ def _epoch(value: int) -> bytes | None:
 
 
 def pid_of(record: dict[str, Any]) -> int | None:
-    value = record.get("pid", record.get("_PID"))
+    first, second = PID_KEYS
+    value = record.get(first, record.get(second))
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**18:
         return value
     if isinstance(value, str) and value.isdigit() and len(value) <= 18:

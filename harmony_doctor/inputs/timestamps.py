@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
+from harmony_doctor.inputs.log_words import LEVELS
+
 HEAD = 200  # stamps and pids are looked for in a line's first HEAD bytes
 _WS = rb"[ \t\n\r\f\v]"
 
@@ -22,7 +24,7 @@ _ISO = re.compile(
     r"(?P<H>[0-2]\d):(?P<M>[0-5]\d):(?P<S>[0-6]\d)"
 )
 _VLLM = re.compile(
-    r"(?:(?:INFO|ERROR|WARNING|DEBUG|CRITICAL|WARN)\s+|^\s*)(?P<m>[01]\d)-(?P<d>[0-3]\d)\s+"
+    r"(?:(?:" + "|".join(LEVELS) + r")\s+|^\s*)(?P<m>[01]\d)-(?P<d>[0-3]\d)\s+"
     r"(?P<H>[0-2]\d):(?P<M>[0-5]\d):(?P<S>[0-6]\d)"
 )
 
@@ -121,7 +123,9 @@ _ISO_STAMP = re.compile(
     rb"((?:19|20)(?<!\d..)\d\d)-([01]\d)-([0-3]\d)[ T]([0-2]\d):([0-5]\d):([0-6]\d)"
 )
 _VLLM_STAMP = re.compile(
-    rb"(?:(?:INFO|ERROR|WARNING|DEBUG|CRITICAL|WARN)"
+    rb"(?:(?:"
+    + "|".join(LEVELS).encode()
+    + rb")"
     + _WS
     + rb"+|^"
     + _WS

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from harmony_doctor.choices import InputFormat
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import STOP_TOKENS, VOCAB_SIZE, harmony_token_limit, id_objects
+from harmony_doctor.inputs import log_words as words
 from harmony_doctor.inputs.text_lines import LINE_BREAKS, numbered_lines, stripped_bounds
 from harmony_doctor.models import TokenInput
 from harmony_doctor.native import native_for, vllm_output_line
@@ -32,14 +33,14 @@ _PLAIN_IDS = re.compile(r"[0-9, ]*")  # digits, commas and spaces only (ASCII: n
 _SPECIAL_TEXT_RE = re.compile(r"<\|(?:start|end|message|channel|return|call|constrain)\|>")
 _LOGPROB_ID_RE = re.compile(r"token_id:(\d+)")
 _LOG_MARKER_RE = re.compile(r"\b(?:output_token_ids|prompt_token_ids)\s*[:=]\s*(?:\[|None)")
-_GENERATED_RE = re.compile(
-    r"Generated response (?P<id>[^\s:]+)(?P<mode> \(streaming (?:delta|complete)\))?"
+_GENERATED_RE = re.compile(  # vLLM's `Generated response <id>[ (streaming delta|complete)]`
+    rf"{re.escape(words.VLLM_GENERATED)}(?P<id>[^\s:]+)(?P<mode>{words.either(words.VLLM_MODES)})?"
 )
 _SSE_LINE = re.compile(r"(?m)^[ \t]*(?:data|event|id):")
 _SPACE = re.compile(r"\s*")
 _PROMPT_LINE_RE = re.compile(r"(?:Received request|Request) (?P<id>[^\s:]+)")
 _FIRST_LINE = re.compile(f"[^{LINE_BREAKS}]*")  # the first line as splitlines() cuts it
-_FINISH_RE = re.compile(r"finish_reason[:=]\s*'?(?P<reason>\w+)")
+_FINISH_RE = re.compile(re.escape(words.VLLM_FINISH_KEY) + r"[:=]\s*'?(?P<reason>\w+)")
 
 
 @dataclass
@@ -446,14 +447,15 @@ def parse_vllm_line(line: str, number: int) -> VllmRecord | None:
         return None
     generated = _GENERATED_RE.search(line)
     if generated is not None:
-        ids, cut = _ids_after(line, "output_token_ids", number)
-        finish = _FINISH_RE.search(line[line.rfind("finish_reason") :])
+        ids, cut = _ids_after(line, words.VLLM_OUTPUT_KEY, number)
+        finish = _FINISH_RE.search(line[line.rfind(words.VLLM_FINISH_KEY) :])
         reason = finish["reason"] if finish else None
-        if reason in ("None", "streaming_complete"):
+        if reason in words.VLLM_NO_REASONS:
             reason = None
-        mode = generated["mode"] or ""
-        kind: Literal["output", "complete"] = "complete" if "complete" in mode else "output"
-        return VllmRecord(generated["id"], kind, ids, cut, reason, delta="delta" in mode)
+        mode = generated["mode"]
+        complete = mode == words.VLLM_COMPLETE
+        kind: Literal["output", "complete"] = "complete" if complete else "output"
+        return VllmRecord(generated["id"], kind, ids, cut, reason, delta=mode == words.VLLM_DELTA)
     prompt_line = _PROMPT_LINE_RE.search(line)
     if prompt_line is not None and "prompt_token_ids" in line:
         ids, cut = _ids_after(line, "prompt_token_ids", number)
@@ -462,11 +464,10 @@ def parse_vllm_line(line: str, number: int) -> VllmRecord | None:
 
 
 def parse_vllm_bytes(raw: bytes, number: int, native: bool | None = None) -> VllmRecord | None:
-    """`parse_vllm_line` of the line's bytes decoded as UTF-8 (with replacement): the Rust
-    extension reads the common `Generated response` line and hands every other or doubtful line
-    to `parse_vllm_line`, the reference it is tested equal to. `native`: whether to try the
-    extension; None asks `use_native()`, which reads the environment (~1 us) at every call, so
-    a caller deciding once per scan passes its answer."""
+    """`parse_vllm_line` of the line's bytes decoded as UTF-8 (with replacement): Rust reads the
+    common `Generated response` line and hands any other or doubtful one to `parse_vllm_line`,
+    the reference it is tested equal to. `native`: whether to try Rust; None asks `use_native()`,
+    which reads the environment (~1 us) at each call: a caller deciding once passes its answer."""
     if native_for(native):
         parsed = vllm_output_line(raw, VOCAB_SIZE)
         if parsed is not None:
@@ -537,7 +538,7 @@ def _ids_after(line: str, key: str, number: int) -> tuple[tuple[int, ...] | None
     """The id list after the last `key: [` in a log line, and whether its `]` is missing."""
     at = line.rfind(key)
     rest = line[at + len(key) :].lstrip(" :=")
-    if rest.startswith("None"):
+    if rest.startswith(words.VLLM_NO_IDS):
         return None, False
     if not rest.startswith("["):
         raise InputError(f"line {number}: {key} is not followed by a list")

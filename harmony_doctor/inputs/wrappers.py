@@ -48,6 +48,7 @@ from typing import Any
 
 from harmony_doctor.inputs.json_records import Record, json_record, pid_of, text_or_none
 from harmony_doctor.inputs.line_map import LineMap
+from harmony_doctor.inputs.log_words import CRI_PIECE, CRI_STREAMS, CRI_WHOLE, MONTHS, either
 from harmony_doctor.inputs.loki import document_start, loki_lines
 from harmony_doctor.inputs.timestamps import (
     HEAD,
@@ -71,7 +72,7 @@ DECIDED = 11
 # starts on its first stamped line, within these as a rule
 CLOCK_LINES = 64
 CLOCK_BYTES = 16 * 1024  # a smaller chunk is read one line at a time, as a whole
-FIRST_BYTES = frozenset(b"{-0123456789JFMASOND")
+FIRST_BYTES = frozenset(b"{-0123456789" + bytes(ord(month[0]) for month in MONTHS))
 
 
 @dataclass(frozen=True)
@@ -106,9 +107,11 @@ class Unwrapped:
 
 
 _ISO = rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)"
-_CRI = re.compile(rb"^(" + _ISO + rb") (stdout|stderr) ([PF])(?: |$)")
+_CRI_STREAMS = either(CRI_STREAMS).encode()
+_CRI_TAGS = either((CRI_PIECE, CRI_WHOLE)).encode()
+_CRI = re.compile(rb"^(" + _ISO + rb") (" + _CRI_STREAMS + rb") (" + _CRI_TAGS + rb")(?: |$)")
 _SHORT = re.compile(
-    rb"^(?:(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ([ \d]\d) (\d\d:\d\d:\d\d)(?:\.\d+)?"
+    rb"^(?:(" + either(MONTHS).encode() + rb") ([ \d]\d) (\d\d:\d\d:\d\d)(?:\.\d+)?"
     rb"|(" + _ISO + rb")) (\S+) ([^\s:\[]+)(?:\[(\d+)\])?: ?"
 )
 _LOGCLI = re.compile(rb"^(" + _ISO + rb") (\{[^{}]*\}) ")
@@ -506,7 +509,7 @@ class Unwrapper:
                 text = line[match.end() :]
                 stamp = canonical_utc(match[1].decode())
                 key = "cri:" + match[2].decode()
-                return Record(text, match[3] == b"F", key, stamp, None, None, "cri")
+                return Record(text, match[3] == CRI_WHOLE.encode(), key, stamp, None, None, "cri")
             match = _LOGCLI.match(line)
             if match is not None:
                 stamp = canonical_utc(match[1].decode())

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from harmony_doctor.faults import catalogue, shapes
 from harmony_doctor.faults.shapes import LineShape
+from harmony_doctor.inputs.log_words import PID_KEY
 from harmony_doctor.inputs.timestamps import HEAD, own_stamp
 from harmony_doctor.native import native_available, new_core
 
@@ -28,7 +29,7 @@ THREADS_ENV = "HARMONY_DOCTOR_CORE_THREADS"
 
 
 _WS = rb"[ \t\n\r\f\v]"
-_PID = re.compile(rb"\bpid[=:]" + _WS + rb"*(\d+)")
+_PID = re.compile(rb"\b" + re.escape(PID_KEY.encode()) + rb"[=:]" + _WS + rb"*(\d+)")
 # The failure forms' anchors (faults/catalogue.py): a line holding none holds no message; and
 # what a line holding markup must show besides.
 ERROR_ANCHORS = catalogue.ERROR_ANCHORS

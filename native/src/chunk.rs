@@ -4,14 +4,46 @@
 
 use memchr::memchr_iter;
 
-const MONTHS: [&[u8; 3]; 12] = [
-    b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec",
-];
+/// The month names a syslog stamp starts with, three bytes each (`MONTHS` in
+/// harmony_doctor/inputs/log_words.py, handed over when the reader is made).
+#[derive(Debug, Clone)]
+pub struct Months {
+    names: Vec<[u8; 3]>,
+    initials: [bool; 256],
+}
+
+impl Months {
+    /// Months of three ASCII letters each; Err names the first that is not.
+    pub fn new<N: AsRef<[u8]>>(names: &[N]) -> Result<Months, String> {
+        let mut made = Months {
+            names: Vec::with_capacity(names.len()),
+            initials: [false; 256],
+        };
+        for name in names {
+            let name = name.as_ref();
+            let three: [u8; 3] = name
+                .try_into()
+                .ok()
+                .filter(|n: &[u8; 3]| n.iter().all(u8::is_ascii_alphabetic))
+                .ok_or_else(|| format!("a month is three ASCII letters: {name:?}"))?;
+            made.initials[usize::from(three[0])] = true;
+            made.names.push(three);
+        }
+        Ok(made)
+    }
+
+    /// Whether `s` starts with a month's name.
+    pub fn starts(&self, s: &[u8]) -> bool {
+        s.len() >= 3
+            && self.initials[usize::from(s[0])]
+            && self.names.iter().any(|m| s[..3] == m[..])
+    }
+}
 
 /// Whether the line starting at `s` begins like a wrapped one: `{`, an ISO date with `T`,
 /// a syslog `Mon DD HH:` stamp, or `-- ` (the reference: `_CANDIDATE_START` in
 /// harmony_doctor/native.py).
-fn candidate(s: &[u8]) -> bool {
+fn candidate(s: &[u8], months: &Months) -> bool {
     let digit = |i: usize| s.get(i).is_some_and(u8::is_ascii_digit);
     let byte = |i: usize, b: u8| s.get(i) == Some(&b);
     match s.first() {
@@ -28,9 +60,9 @@ fn candidate(s: &[u8]) -> bool {
                 && byte(10, b'T')
         }
         // a syslog month's first letter: most lines start otherwise, and are ruled out here
-        Some(b'A' | b'D' | b'F' | b'J' | b'M' | b'N' | b'O' | b'S') => {
+        Some(&first) if months.initials[usize::from(first)] => {
             s.len() >= 10
-                && MONTHS.iter().any(|m| s[..3] == m[..])
+                && months.starts(s)
                 && s[3] == b' '
                 && (s[4] == b' ' || s[4].is_ascii_digit())
                 && s[5].is_ascii_digit()
@@ -48,7 +80,7 @@ fn candidate(s: &[u8]) -> bool {
 /// harmony_doctor/native.py). The first line (begun in the chunk before, maybe) and the one
 /// after the last `\n` (maybe cut by the chunk's end) are not looked at. Once a line is found
 /// the rest of the chunk is only counted.
-pub fn chunk_lines(data: &[u8]) -> (usize, bool) {
+pub fn chunk_lines(data: &[u8], months: &Months) -> (usize, bool) {
     let mut count = 0;
     let mut start = None;
     // SSE2's memchr directly: a line is short, and the generic iterator's per-call dispatch
@@ -61,7 +93,7 @@ pub fn chunk_lines(data: &[u8]) -> (usize, bool) {
     let newlines = memchr_iter(b'\n', data);
     for at in newlines {
         count += 1;
-        if start.is_some_and(|s| candidate(&data[s..])) {
+        if start.is_some_and(|s| candidate(&data[s..], months)) {
             return (count + memchr_iter(b'\n', &data[at + 1..]).count(), true);
         }
         start = Some(at + 1);
@@ -72,6 +104,19 @@ pub fn chunk_lines(data: &[u8]) -> (usize, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixture::MONTHS;
+
+    fn chunk_lines(data: &[u8]) -> (usize, bool) {
+        super::chunk_lines(data, &Months::new(MONTHS).unwrap())
+    }
+
+    #[test]
+    fn months_are_three_letters() {
+        assert!(Months::new(&[b"Janu"]).is_err());
+        assert!(Months::new(&[b"J1n"]).is_err());
+        assert!(Months::new(&[b"Jan"]).unwrap().starts(b"Jan 1"));
+        assert!(!Months::new(&[b"Jan"]).unwrap().starts(b"Feb 1"));
+    }
 
     #[test]
     fn counts_newlines() {

@@ -10,7 +10,7 @@ use crate::anchors::{Prefilter, Shape};
 use crate::lines::{count_nl, find_nl, CutStream, Taken};
 pub use crate::runs::IdLine;
 use crate::runs::{Helper, Lines};
-use crate::stamps::{KnownStamps, MetaLines};
+use crate::stamps::{KnownStamps, MetaLines, StampWords};
 use crate::tallies::{Tallies, TallyKey};
 pub use crate::windows::Window;
 use crate::windows::Windows;
@@ -105,6 +105,7 @@ impl Core {
         max_line: usize,
         max_window: usize,
         ids: bool,
+        stamps: StampWords,
     ) -> Result<Core, String> {
         if max_line < 1 || max_window < 1 {
             return Err("before/after must be >= 0, max_line/max_window >= 1".into());
@@ -114,7 +115,7 @@ impl Core {
             ids,
             split: Some(SPLIT),
             stream: CutStream::new(max_line),
-            known: KnownStamps::new(),
+            known: KnownStamps::new(Arc::new(stamps)),
             meta: Arc::default(),
             helper: None,
             windows: Windows::new(before, after, max_window),
@@ -324,7 +325,8 @@ tail";
         // a scan of many small files makes a core per file: the search is built once
         let (a, b) = (core(20, 60, 1 << 20), core(3072, 1024, 1 << 22));
         assert!(Arc::ptr_eq(&a.prefilter, &b.prefilter));
-        let other = Core::new(&[b"zebrafish"], "x", &[], 1, 1, 1, 1, true).unwrap();
+        let stamps = StampWords::new(crate::fixture::LEVELS, crate::fixture::PID_KEY).unwrap();
+        let other = Core::new(&[b"zebrafish"], "x", &[], 1, 1, 1, 1, true, stamps).unwrap();
         assert!(!Arc::ptr_eq(&a.prefilter, &other.prefilter));
     }
 

@@ -136,3 +136,57 @@ pub(crate) const SHAPE_REGEXES: &[&str] = &[
     "(?:Received request )",
     "(?:request: POST /|request: POST to /)(?:v1/chat/completions|chat/completions|v1/completions|completions|completion|v1/responses|responses|v1/messages|infill|api/chat)[ ]",
 ];
+
+/// The level words a vLLM stamp may follow, the key a pid follows (`log_words`).
+pub(crate) const LEVELS: &[&str] = &["INFO", "ERROR", "WARNING", "DEBUG", "CRITICAL", "WARN"];
+pub(crate) const PID_KEY: &str = "pid";
+
+/// A stamp's words, as the cores of the tests share them.
+pub(crate) static STAMPS: LazyLock<std::sync::Arc<crate::stamps::StampWords>> =
+    LazyLock::new(|| std::sync::Arc::new(crate::stamps::StampWords::new(LEVELS, PID_KEY).expect("a stamp's words")));
+
+/// A syslog stamp's months (`log_words.MONTHS`).
+pub(crate) const MONTHS: &[&str] = &["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+/// The wrappers' words (`log_words.wrapper_words()`).
+pub(crate) static WRAPPERS: LazyLock<crate::wrapper_words::Words> = LazyLock::new(|| {
+    crate::wrapper_words::Words::new(&crate::wrapper_words::WordList {
+        levels: &["INFO", "ERROR", "WARNING", "DEBUG", "CRITICAL", "WARN"].map(String::from),
+        pid_key: "pid",
+        months: &["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"].map(String::from),
+        cri_streams: &["stdout", "stderr"].map(String::from),
+        cri_whole: "F",
+        docker: &["log", "stream", "time"].map(String::from),
+        docker_attrs: "attrs",
+        journal_message: "MESSAGE",
+        journal_marks: &["__REALTIME_TIMESTAMP", "_PID", "__CURSOR"].map(String::from),
+        journal_pid: "_PID",
+        json_fields: &["message", "line", "log"].map(String::from),
+        meta_keys: &["time", "timestamp", "@timestamp", "ts", "date", "_timestamp", "labels", "stream", "host", "hostname", "source_type", "kubernetes"].map(String::from),
+        pid_keys: &["pid", "_PID"].map(String::from),
+    })
+    .expect("the wrappers' words")
+});
+
+/// A `Generated response` line's words (`log_words.completion_words()`).
+pub(crate) static COMPLETIONS: LazyLock<crate::vllm::Words> = LazyLock::new(|| {
+    let w = CompletionWords {
+        generated: "Generated response ",
+        output_key: "output_token_ids",
+        finish_key: "finish_reason",
+        modes: &[" (streaming delta)", " (streaming complete)"].map(String::from),
+        no_ids: "None",
+        no_reasons: &["None", "streaming_complete"].map(String::from),
+    };
+    crate::vllm::Words::new(w.generated, w.output_key, w.finish_key, w.modes, w.no_ids, w.no_reasons)
+        .expect("a completion line's words")
+});
+
+struct CompletionWords<'a> {
+    generated: &'a str,
+    output_key: &'a str,
+    finish_key: &'a str,
+    modes: &'a [String],
+    no_ids: &'a str,
+    no_reasons: &'a [String],
+}

@@ -28,6 +28,7 @@ mod testing;
 pub mod unwrap;
 pub mod vllm;
 pub mod windows;
+pub mod wrapper_words;
 
 #[cfg(feature = "python")]
 // PyO3 0.22's #[pymethods] expansion converts PyErr into PyErr (a false positive, fixed in 0.23)
@@ -81,25 +82,6 @@ mod python {
         received_lines: PyObject,
         tallies: PyObject,
         first_access_line: PyObject,
-    }
-
-    /// A vLLM `Generated response` line in its common shape (see vllm_output_line).
-    #[pyclass(frozen, get_all, module = "harmony_doctor._native")]
-    struct OutputLine {
-        request_id: PyObject,
-        complete: PyObject,
-        delta: PyObject,
-        ids: PyObject,
-        finish_reason: PyObject,
-    }
-
-    /// What settles a `Generated response` line (see vllm_output_key).
-    #[pyclass(frozen, get_all, module = "harmony_doctor._native")]
-    struct OutputKey {
-        request_id: PyObject,
-        complete: PyObject,
-        finish_reason: PyObject,
-        key: PyObject,
     }
 
     fn bytes(py: Python<'_>, b: &[u8]) -> PyObject {
@@ -189,7 +171,8 @@ mod python {
         /// `shapes`: the lines counted besides (harmony_doctor/faults/shapes.py `LineShape`s).
         #[new]
         // max_line 4 MiB, max_window 1 MiB (literals: Python's signature of the class shows them)
-        #[pyo3(signature = (anchors, markup_line, shapes, before=3072, after=1024, max_line=4194304, max_window=1048576, ids=true))]
+        /// `levels`, `pid_key`: the words of a line's stamp and pid (inputs/log_words.py).
+        #[pyo3(signature = (anchors, markup_line, shapes, before=3072, after=1024, max_line=4194304, max_window=1048576, ids=true, *, levels, pid_key))]
         #[allow(clippy::too_many_arguments)]
         fn new(
             anchors: Vec<PyBackedBytes>,
@@ -200,7 +183,11 @@ mod python {
             max_line: i64,
             max_window: i64,
             ids: bool,
+            levels: Vec<String>,
+            pid_key: &str,
         ) -> PyResult<Self> {
+            let stamps =
+                crate::stamps::StampWords::new(&levels, pid_key).map_err(PyValueError::new_err)?;
             let bad =
                 || PyValueError::new_err("before/after must be >= 0, max_line/max_window >= 1");
             let u = |v: i64| usize::try_from(v).map_err(|_| bad());
@@ -219,6 +206,7 @@ mod python {
                 max_line,
                 max_window,
                 ids,
+                stamps,
             )
             .map_err(PyValueError::new_err)?;
             Ok(Core { inner })
@@ -300,85 +288,6 @@ mod python {
                 first_access_line: opt_bytes(py, &s.first_access_line),
             })
         }
-    }
-
-    /// The number of newlines in `data`, and whether a line between two of them starts like a
-    /// wrapped one (the reference: harmony_doctor/native.py). The GIL stays held: a 1 MiB
-    /// chunk takes about 0.1 ms, and a thread that lets the GIL go waits up to the switch
-    /// interval (5 ms) to get it back while the others run Python (measured: 6x the call's own
-    /// time in a scan).
-    #[pyfunction]
-    fn chunk_lines(data: &[u8]) -> (usize, bool) {
-        crate::chunk::chunk_lines(data)
-    }
-
-    /// A chunk of whole Docker, CRI, journald and JSON records unwrapped: (text, (docker, cri,
-    /// journal, json), [(line of the chunk, pid)] where a line names no pid itself), or None
-    /// for Python to read line by line (the reference: Unwrapper._lines_into in
-    /// harmony_doctor/inputs/wrappers.py). The GIL stays held, as for chunk_lines.
-    #[pyfunction]
-    #[allow(clippy::type_complexity)]
-    fn unwrap_records<'py>(
-        py: Python<'py>,
-        body: &[u8],
-    ) -> Option<(
-        Bound<'py, PyBytes>,
-        (usize, usize, usize, usize),
-        Vec<(usize, i64, &'static str)>,
-    )> {
-        let r = crate::unwrap::unwrap_records(body)?;
-        let counts = (r.docker, r.cri, r.journal, r.json);
-        Some((PyBytes::new_bound(py, &r.text), counts, r.pids))
-    }
-
-    /// A vLLM `Generated response` line in its common shape, or None: then Python's
-    /// `parse_vllm_line` decides (harmony_doctor/inputs/tokens.py).
-    #[pyfunction]
-    fn vllm_output_line(py: Python<'_>, line: &[u8], vocab_size: u32) -> Option<OutputLine> {
-        // Most lines take a microsecond: releasing the GIL would cost more than it frees (and
-        // may hand it to a waiting thread). Long lines (huge id lists) release it.
-        let parse = || crate::vllm::output_line(line, vocab_size);
-        let parsed = if line.len() >= LONG_LINE {
-            py.allow_threads(parse)
-        } else {
-            parse()
-        };
-        // The ids as a tuple: what the record holds (a list would be copied into one).
-        parsed.map(|p| OutputLine {
-            request_id: p.request_id.into_py(py),
-            complete: p.complete.into_py(py),
-            delta: p.delta.into_py(py),
-            ids: p
-                .ids
-                .map(|ids| PyTuple::new_bound(py, ids).into_any().unbind())
-                .into_py(py),
-            finish_reason: p.finish_reason.into_py(py),
-        })
-    }
-
-    /// What the scan needs to settle a `Generated response` line without building its
-    /// tokens: the ids' `clean_key` (None when the line logs `None`) instead of the ids; None
-    /// where `vllm_output_line` would be None (harmony_doctor/scan/source.py).
-    #[pyfunction]
-    fn vllm_output_key(
-        py: Python<'_>,
-        line: &[u8],
-        vocab_size: u32,
-        first_special: i64,
-        message: i64,
-    ) -> Option<OutputKey> {
-        let parsed = crate::vllm::output_line(line, vocab_size)?;
-        let key = parsed.ids.as_ref().map(|ids| {
-            let wide: Vec<i64> = ids.iter().map(|&t| i64::from(t)).collect();
-            let key = crate::harmony::clean_key(&wide, first_special, message);
-            PyTuple::new_bound(py, key).into_any().unbind()
-        });
-        Some(OutputKey {
-            request_id: parsed.request_id.into_py(py),
-            complete: parsed.complete.into_py(py),
-            finish_reason: parsed.finish_reason.into_py(py),
-            key: key.into_py(py),
-        })
     }
 
     /// A log line taken apart (harmony_doctor/logs/lines.py `anatomize`): made of lines.py's
@@ -552,9 +461,6 @@ mod python {
         }
     }
 
-    /// Lines at least this long are parsed with the GIL released.
-    const LONG_LINE: usize = 64 * 1024;
-
     /// harmony_doctor/streams/diagnose.py `clean_key`: the stream with each run of content tokens cut
     /// to one 0.
     #[pyfunction]
@@ -573,21 +479,19 @@ mod python {
     #[pymodule]
     fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_function(wrap_pyfunction!(clean_key, m)?)?;
-        m.add_function(wrap_pyfunction!(vllm_output_key, m)?)?;
         m.add_class::<Core>()?;
         m.add_class::<Anatomy>()?;
         m.add_class::<crate::hits::python::Hits>()?;
         m.add_class::<crate::hits::python::FormFound>()?;
         m.add_class::<crate::firstpass::python::FirstPass>()?;
+        m.add_class::<crate::unwrap::python::Wrappers>()?;
         m.add_class::<Window>()?;
         m.add_class::<IdLine>()?;
         m.add_class::<Batch>()?;
         m.add_class::<Stats>()?;
-        m.add_class::<OutputLine>()?;
-        m.add_class::<OutputKey>()?;
-        m.add_function(wrap_pyfunction!(chunk_lines, m)?)?;
-        m.add_function(wrap_pyfunction!(unwrap_records, m)?)?;
-        m.add_function(wrap_pyfunction!(vllm_output_line, m)?)?;
+        m.add_class::<crate::vllm::python::OutputLine>()?;
+        m.add_class::<crate::vllm::python::OutputKey>()?;
+        m.add_class::<crate::vllm::python::Completions>()?;
         Ok(())
     }
 }

@@ -8,7 +8,7 @@ use std::thread::JoinHandle;
 
 use crate::anchors::{find_markup, Prefilter};
 use crate::lines::{count_nl, find_nl, line_start, CutStream};
-use crate::stamps::{own_pid, stamp_vec, KnownStamps, MetaLines, Stamp, HEAD};
+use crate::stamps::{own_pid, stamp_vec, KnownStamps, MetaLines, Stamp, StampWords, HEAD};
 use crate::tallies::Tallies;
 
 /// A line holding output token ids (`output_token_ids` then `:` or `=`; vLLM's prompt ids
@@ -61,6 +61,8 @@ pub(crate) type Part = (Found, KnownStamps, Tallies);
 /// thread when the helper has not taken it by the time the first part is scanned.
 pub(crate) struct Job {
     prefilter: Arc<Prefilter>,
+    /// the words a line's stamp and pid are read with
+    stamps: Arc<StampWords>,
     ids: bool,
     meta: Arc<MetaLines>,
     /// the part's lines (their offsets are the stream's)
@@ -92,7 +94,7 @@ impl Job {
             (0, self.line0),
             &self.cuts,
         );
-        let mut known = KnownStamps::carried_from(self.stream.off);
+        let mut known = KnownStamps::carried_from(self.stream.off, Arc::clone(&self.stamps));
         let mut tallies = Tallies::new();
         let end = self.stream.buf.len();
         let found = lines.scan(0, end, (0, self.line0), &mut known, &mut tallies);
@@ -245,6 +247,7 @@ impl<'a> Lines<'a> {
         let skip = s - self.base;
         let job = Arc::new(Job {
             prefilter: Arc::clone(self.prefilter),
+            stamps: Arc::clone(known.words()),
             ids: self.ids,
             meta: Arc::clone(self.meta),
             stream: CutStream::part(self.stream.buf[s..end].to_vec(), self.stream.off + s),
@@ -371,7 +374,7 @@ impl<'a> Lines<'a> {
                 let si = known.eff(self.stream, self.meta, line, le, ls);
                 let carried = known.is_carried(si);
                 let text = &buf[ls..le];
-                let pid = own_pid(&text[..text.len().min(HEAD)])
+                let pid = own_pid(&text[..text.len().min(HEAD)], known.words())
                     .or_else(|| self.with_meta.then(|| self.meta.pid(line))?);
                 if k.access || k.received {
                     if carried {

@@ -1,7 +1,7 @@
 //! Stamps and pids: a line's own stamp and pid, hour keys, and every line's effective stamp.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 
 #[cfg(not(target_arch = "x86_64"))]
 use memchr::memchr_iter;
@@ -46,7 +46,32 @@ pub(crate) fn stamp_vec(s: &Stamp) -> Option<Vec<u8>> {
     s.as_ref().map(|s| s.bytes().to_vec())
 }
 
-static PID_FINDER: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new("pid"));
+/// The words of a line's stamp and pid (harmony_doctor/inputs/log_words.py `LEVELS`,
+/// `PID_KEY`), handed over when a core or a reader is made.
+#[derive(Debug, Clone)]
+pub struct StampWords {
+    /// the level words a vLLM stamp may follow (`INFO 11-27 10:00:01`)
+    levels: Vec<Vec<u8>>,
+    /// the word a pid follows (`pid=42`), searched (boxed: a `Finder` holds SIMD state that
+    /// must stay aligned, and a Python object's storage is not aligned for it)
+    pid: Box<memmem::Finder<'static>>,
+}
+
+impl StampWords {
+    /// Err on an empty word (it would match everywhere).
+    pub fn new<W: AsRef<str>>(levels: &[W], pid_key: &str) -> Result<StampWords, String> {
+        if pid_key.is_empty() || levels.iter().any(|l| l.as_ref().is_empty()) {
+            return Err("a stamp's level word or pid key is empty".into());
+        }
+        Ok(StampWords {
+            levels: levels
+                .iter()
+                .map(|l| l.as_ref().as_bytes().to_vec())
+                .collect(),
+            pid: Box::new(memmem::Finder::new(pid_key.as_bytes()).into_owned()),
+        })
+    }
+}
 
 fn two(b: &[u8]) -> u32 {
     (b[0] - b'0') as u32 * 10 + (b[1] - b'0') as u32
@@ -112,34 +137,25 @@ fn vllm_core(h: &[u8], q: usize) -> Option<(usize, usize)> {
     (i > q + 5 && hms_at(&h[i..])).then_some((q, i))
 }
 
-const LEVELS: [&[u8]; 6] = [
-    b"INFO",
-    b"ERROR",
-    b"WARNING",
-    b"DEBUG",
-    b"CRITICAL",
-    b"WARN",
-];
-
 /// Whether a vLLM core `MM-DD\s+HH:MM:SS` at `q` is a match of
 /// `(?:(?:LEVELS)\s+|^\s*)MM-DD...`: only blanks before it, or a level word then blanks.
-fn vllm_prefix(h: &[u8], q: usize) -> bool {
+fn vllm_prefix(h: &[u8], q: usize, levels: &[Vec<u8>]) -> bool {
     let mut j = q;
     while j > 0 && is_ws(h[j - 1]) {
         j -= 1;
     }
-    j == 0 || (j < q && LEVELS.iter().any(|w| h[..j].ends_with(w)))
+    j == 0 || (j < q && levels.iter().any(|w| h[..j].ends_with(w)))
 }
 
 /// The canonical stamp a line carries in `head` (its first HEAD bytes), if a valid one.
-pub fn own_stamp(head: &[u8]) -> Option<Vec<u8>> {
-    own_st(head).map(|s| s.bytes().to_vec())
+pub fn own_stamp(head: &[u8], words: &StampWords) -> Option<Vec<u8>> {
+    own_st(head, words).map(|s| s.bytes().to_vec())
 }
 
 /// One pass over the `-` of `head`: the leftmost ISO match decides; else the leftmost vLLM
 /// match. (The vLLM match whose MM-DD comes first starts first: a level word and its blanks
 /// hold no digit, so they cannot reach back over an earlier MM-DD.)
-pub(crate) fn own_st(head: &[u8]) -> Option<St> {
+pub(crate) fn own_st(head: &[u8], words: &StampWords) -> Option<St> {
     // SSE2's memchr directly: a head is short, and the generic memchr_iter dispatches each
     // call through AVX2 detection (three calls per `-`, ~60% of the stamp search)
     #[cfg(target_arch = "x86_64")]
@@ -165,7 +181,7 @@ pub(crate) fn own_st(head: &[u8]) -> Option<St> {
             }
         }
         if vllm.is_none() && k >= 2 {
-            vllm = vllm_core(head, k - 2).filter(|&(q, _)| vllm_prefix(head, q));
+            vllm = vllm_core(head, k - 2).filter(|&(q, _)| vllm_prefix(head, q, &words.levels));
         }
     }
     let (md, t) = vllm?;
@@ -200,23 +216,17 @@ fn pid_digits(d: &[u8]) -> Result<Option<i64>, ()> {
     }
 }
 
-/// `\bpid[=:]\s*(\d+)`, first match; None past 18 digits.
-pub fn own_pid(head: &[u8]) -> Option<i64> {
-    // vLLM's prefix: "(APIServer " holds no "pid", so this one is the first candidate
-    const VLLM: &[u8] = b"(APIServer pid=";
-    if head.starts_with(VLLM) {
-        if let Ok(pid) = pid_digits(&head[VLLM.len()..]) {
-            return pid;
-        }
-    }
-    for i in PID_FINDER.find_iter(head) {
+/// `\bpid[=:]\s*(\d+)` (the pid key `words` hold), first match; None past 18 digits.
+pub fn own_pid(head: &[u8], words: &StampWords) -> Option<i64> {
+    let key = words.pid.needle().len();
+    for i in words.pid.find_iter(head) {
         if i > 0 && (head[i - 1].is_ascii_alphanumeric() || head[i - 1] == b'_') {
             continue;
         }
-        if !matches!(head.get(i + 3), Some(b'=' | b':')) {
+        if !matches!(head.get(i + key), Some(b'=' | b':')) {
             continue;
         }
-        if let Ok(pid) = pid_digits(&head[skip_ws(head, i + 4)..]) {
+        if let Ok(pid) = pid_digits(&head[skip_ws(head, i + key + 1)..]) {
             return pid;
         }
     }
@@ -261,8 +271,8 @@ impl MetaLines {
 }
 
 /// A line's own stamp, else its wrapper's from meta.
-fn line_stamp(meta: &MetaLines, line: u64, text: &[u8]) -> Stamp {
-    match own_st(&text[..text.len().min(HEAD)]) {
+fn line_stamp(meta: &MetaLines, line: u64, text: &[u8], words: &StampWords) -> Stamp {
+    match own_st(&text[..text.len().min(HEAD)], words) {
         Some(st) => Some(st),
         None if meta.is_empty() => None,
         None => meta.stamp(line),
@@ -281,22 +291,31 @@ pub(crate) struct KnownStamps {
     /// 0 for a stream's own points). They always come first: the stamp of a point is that of
     /// the last stamped line at or before it.
     carried: usize,
+    /// the words a line's own stamp is read with
+    words: Arc<StampWords>,
 }
 
 impl KnownStamps {
-    pub(crate) fn new() -> KnownStamps {
+    pub(crate) fn new(words: Arc<StampWords>) -> KnownStamps {
         KnownStamps {
             points: vec![(0, None)],
             carried: 0,
+            words,
         }
+    }
+
+    /// The words a line's stamp and pid are read with.
+    pub(crate) fn words(&self) -> &Arc<StampWords> {
+        &self.words
     }
 
     /// The points of a part of the stream whose lines start at stream offset `key`: the
     /// effective stamp of the line before it is carried in later (see `append`).
-    pub(crate) fn carried_from(key: usize) -> KnownStamps {
+    pub(crate) fn carried_from(key: usize, words: Arc<StampWords>) -> KnownStamps {
         KnownStamps {
             points: vec![(key, None)],
             carried: 1,
+            words,
         }
     }
 
@@ -343,7 +362,7 @@ impl KnownStamps {
             if st == usize::MAX {
                 st = line_start(&s.buf, 0, end);
             }
-            found = line_stamp(meta, cur, &s.buf[st..end]);
+            found = line_stamp(meta, cur, &s.buf[st..end], &self.words);
             if found.is_some() {
                 break;
             }
@@ -403,6 +422,14 @@ mod tests {
     use crate::anchors::re;
     use crate::lines::WS;
     use crate::testing::soup;
+
+    fn own_stamp(head: &[u8]) -> Option<Vec<u8>> {
+        super::own_stamp(head, &crate::fixture::STAMPS)
+    }
+
+    fn own_pid(head: &[u8]) -> Option<i64> {
+        super::own_pid(head, &crate::fixture::STAMPS)
+    }
 
     #[test]
     fn stamps() {
@@ -506,17 +533,17 @@ mod tests {
         let meta = MetaLines::default();
         let bytes = |k: &KnownStamps, i: usize| stamp_vec(k.stamp(i));
         // the part: lines 3.. ("c" starts at 24)
-        let mut part = KnownStamps::carried_from(24);
+        let mut part = KnownStamps::carried_from(24, crate::fixture::STAMPS.clone());
         let c = part.eff(&s, &meta, 3, 25, 24);
         assert!(part.is_carried(c) && part.carries());
         let e = part.eff(&s, &meta, 5, 49, usize::MAX);
         assert!(!part.is_carried(e));
         assert_eq!(bytes(&part, e), Some(b"11-27 11:00:00".to_vec()));
-        let mut known = KnownStamps::new();
+        let mut known = KnownStamps::new(crate::fixture::STAMPS.clone());
         let b = known.eff(&s, &meta, 2, 23, usize::MAX);
         let carried = known.stamp(b).clone();
         known.append(part, &carried);
-        let mut whole = KnownStamps::new();
+        let mut whole = KnownStamps::new(crate::fixture::STAMPS.clone());
         for (line, end) in [(3, 25), (4, 47), (5, 49)] {
             let (k, w) = (
                 known.eff(&s, &meta, line, end, usize::MAX),

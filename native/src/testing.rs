@@ -58,6 +58,7 @@ pub(crate) fn bounded(before: usize, after: usize, max_line: usize, max_window: 
         max_line,
         max_window,
         true,
+        crate::stamps::StampWords::new(crate::fixture::LEVELS, crate::fixture::PID_KEY).unwrap(),
     )
     .unwrap()
 }

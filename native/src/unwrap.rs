@@ -10,10 +10,13 @@
 //!   journal  `journalctl -o short` / `-o short-iso`: `<time> <host> <ident>[<pid>]: <text>`
 //! and declines (None) anything else (a plain line, a split record, an indented continuation,
 //! JSON written some other way, escapes it does not decode exactly as Python's json does),
-//! which Python then reads line by line.
+//! which Python then reads line by line. The wrappers' words (their keys, stream names, month
+//! names) are `Words`, made of harmony_doctor/inputs/log_words.py's: none is written here.
 
+use crate::chunk::Months;
 use crate::json_line::{fields, get, json_string, Value};
 use crate::stamps::{own_pid, HEAD};
+pub use crate::wrapper_words::{WordList, Words};
 
 /// The unwrapped text of a chunk's records (each inner line ending with `\n`), and how many
 /// records of each wrapper it held.
@@ -29,7 +32,7 @@ pub struct Records {
 }
 
 /// `body`: whole lines, each ending with `\n`.
-pub fn unwrap_records(body: &[u8]) -> Option<Records> {
+pub fn unwrap_records(body: &[u8], words: &Words) -> Option<Records> {
     let (last, lines) = body.split_last()?;
     if *last != b'\n' {
         return None;
@@ -46,11 +49,11 @@ pub fn unwrap_records(body: &[u8]) -> Option<Records> {
         let line = raw.strip_suffix(b"\r").unwrap_or(raw);
         if line.first() == Some(&b'{') {
             let start = out.text.len();
-            if docker_text(line, &mut out.text).is_some() {
+            if docker_text(line, words, &mut out.text).is_some() {
                 out.docker += 1;
             } else {
                 out.text.truncate(start);
-                let (text, pid, wrapper) = json_record(line)?;
+                let (text, pid, wrapper) = json_record(line, words)?;
                 let name = match wrapper {
                     Wrapper::Docker => {
                         out.docker += 1;
@@ -65,15 +68,15 @@ pub fn unwrap_records(body: &[u8]) -> Option<Records> {
                         "json"
                     }
                 };
-                keep_pid(&text, pid, (index, name), &mut out.pids);
+                keep_pid(&text, pid, (index, name), words, &mut out.pids);
                 out.text.extend_from_slice(&text);
             }
-        } else if let Some(text) = cri_text(line) {
+        } else if let Some(text) = cri_text(line, words) {
             out.text.extend_from_slice(text);
             out.cri += 1;
         } else {
-            let (text, pid) = journal_short(line)?;
-            keep_pid(text, pid, (index, "journal"), &mut out.pids);
+            let (text, pid) = journal_short(line, &words.months)?;
+            keep_pid(text, pid, (index, "journal"), words, &mut out.pids);
             out.text.extend_from_slice(text);
             out.journal += 1;
         }
@@ -87,10 +90,11 @@ fn keep_pid(
     text: &[u8],
     pid: Option<i64>,
     (index, wrapper): (usize, &'static str),
+    words: &Words,
     pids: &mut Vec<(usize, i64, &'static str)>,
 ) {
     if let Some(pid) = pid {
-        if own_pid(&text[..text.len().min(HEAD)]).is_none() {
+        if own_pid(&text[..text.len().min(HEAD)], &words.stamps).is_none() {
             pids.push((index, pid, wrapper));
         }
     }
@@ -102,58 +106,41 @@ enum Wrapper {
     Json,
 }
 
-const TIME_KEYS: [&str; 6] = [
-    "time",
-    "timestamp",
-    "@timestamp",
-    "ts",
-    "date",
-    "_timestamp",
-];
-const META_KEYS: [&str; 6] = [
-    "labels",
-    "stream",
-    "host",
-    "hostname",
-    "source_type",
-    "kubernetes",
-];
-
 /// A JSON record's one inner line and pid, as `json_record` (inputs/json_records.py) reads
 /// it; None where it reads none (the line is plain), several lines, or a piece of one.
-fn json_record(line: &[u8]) -> Option<(Vec<u8>, Option<i64>, Wrapper)> {
+fn json_record(line: &[u8], words: &Words) -> Option<(Vec<u8>, Option<i64>, Wrapper)> {
     let record = fields(line)?;
     let has = |key: &str| get(&record, key).is_some();
     let text = |value: Option<&Value>| match value {
         Some(Value::Text(text)) => Some(text.clone()),
         _ => None,
     };
-    if has("MESSAGE") && (has("__REALTIME_TIMESTAMP") || has("_PID") || has("__CURSOR")) {
-        let message = match get(&record, "MESSAGE")? {
+    let message = words.journal_message.as_str();
+    if has(message) && words.journal_marks.iter().any(|k| has(k)) {
+        let message = match get(&record, message)? {
             Value::Text(text) => text.clone(),
             Value::Bytes(Some(bytes)) => bytes.clone(),
             _ => return None,
         };
-        return one_line(message, pid(get(&record, "_PID"))?, Wrapper::Journal);
+        let given = get(&record, &words.journal_pid);
+        return one_line(message, pid(given)?, Wrapper::Journal);
     }
-    if let Some(log) = text(get(&record, "log")) {
-        if has("stream") && (has("time") || has("attrs")) {
+    let [log, stream, time] = &words.docker;
+    if let Some(log) = text(get(&record, log)) {
+        if has(stream) && (has(time) || has(&words.docker_attrs)) {
             if log.last() != Some(&b'\n') {
                 return None; // a piece of a split line: Python joins the pieces
             }
             return one_line(log, None, Wrapper::Docker);
         }
     }
-    for field in ["message", "line", "log"] {
+    for field in &words.json_fields {
         let Some(value) = text(get(&record, field)) else {
             continue;
         };
-        if TIME_KEYS
-            .iter()
-            .chain(&META_KEYS)
-            .any(|&k| k != field && has(k))
-        {
-            let given = get(&record, "pid").or_else(|| get(&record, "_PID"));
+        if words.meta_keys.iter().any(|k| k != field && has(k)) {
+            // `record.get("pid", record.get("_PID"))`: the first key present
+            let given = words.pid_keys.iter().find_map(|k| get(&record, k));
             return one_line(value, pid(given)?, Wrapper::Json);
         }
     }
@@ -195,14 +182,10 @@ fn space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
 }
 
-const MONTHS: [&[u8]; 12] = [
-    b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec",
-];
-
 /// A `journalctl -o short`/`short-iso` line's text and pid, as `_SHORT` in wrappers.py reads
 /// it: `^(?:(Mon) ([ \d]\d) (\d\d:\d\d:\d\d)(?:\.\d+)?|(ISO)) (\S+) ([^\s:\[]+)(?:\[(\d+)\])?: ?`;
 /// None for a line Python reads as something else first (a logcli line) or not at all.
-fn journal_short(line: &[u8]) -> Option<(&[u8], Option<i64>)> {
+fn journal_short<'a>(line: &'a [u8], months: &Months) -> Option<(&'a [u8], Option<i64>)> {
     let rest = if line.first().is_some_and(u8::is_ascii_digit) {
         let rest = rfc3339(line)?;
         if rest.starts_with(b" {") {
@@ -210,7 +193,7 @@ fn journal_short(line: &[u8]) -> Option<(&[u8], Option<i64>)> {
         }
         rest
     } else {
-        syslog_stamp(line)?
+        syslog_stamp(line, months)?
     };
     let rest = rest.strip_prefix(b" ")?;
     let host = rest.iter().position(|&b| space(b)).filter(|&n| n > 0)?;
@@ -237,10 +220,10 @@ fn journal_short(line: &[u8]) -> Option<(&[u8], Option<i64>)> {
 
 /// The rest of `s` after a syslog time, `Mon DD HH:MM:SS` (`DD` may start with a space), and
 /// any fraction of a second.
-fn syslog_stamp(s: &[u8]) -> Option<&[u8]> {
+fn syslog_stamp<'a>(s: &'a [u8], months: &Months) -> Option<&'a [u8]> {
     const SHAPE: &[u8] = b"Mmm dd dd:dd:dd";
     let head = s.get(..SHAPE.len())?;
-    if !MONTHS.contains(&&head[..3]) {
+    if !months.starts(head) {
         return None;
     }
     let fits = SHAPE
@@ -269,9 +252,10 @@ fn syslog_stamp(s: &[u8]) -> Option<&[u8]> {
 /// A Docker json-file record's `log` text, without its final newline, appended to `out`; None
 /// unless the record is whole (its text ends with a newline, and holds no other) and written
 /// exactly as Docker writes it.
-fn docker_text(line: &[u8], out: &mut Vec<u8>) -> Option<()> {
+fn docker_text(line: &[u8], words: &Words, out: &mut Vec<u8>) -> Option<()> {
     std::str::from_utf8(line).ok()?; // Python's json reads the line as UTF-8, or not at all
-    let rest = line.strip_prefix(b"{\"log\":\"")?;
+    let [head, stream, time] = &words.docker_shape;
+    let rest = line.strip_prefix(&head[..])?;
     let start = out.len();
     let rest = json_string(rest, out)?;
     let text = &out[start..];
@@ -280,9 +264,9 @@ fn docker_text(line: &[u8], out: &mut Vec<u8>) -> Option<()> {
         return None;
     }
     out.pop();
-    let rest = rest.strip_prefix(b",\"stream\":\"")?;
+    let rest = rest.strip_prefix(&stream[..])?;
     let rest = plain_string(rest)?;
-    let rest = rest.strip_prefix(b",\"time\":\"")?;
+    let rest = rest.strip_prefix(&time[..])?;
     let rest = plain_string(rest)?;
     (rest == b"}").then_some(())
 }
@@ -298,12 +282,13 @@ fn plain_string(s: &[u8]) -> Option<&[u8]> {
 
 /// The text of a whole CRI line (`F`), as `_CRI` in wrappers.py reads it:
 /// `^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)) (stdout|stderr) ([PF])(?: |$)`.
-fn cri_text(line: &[u8]) -> Option<&[u8]> {
+fn cri_text<'a>(line: &'a [u8], words: &Words) -> Option<&'a [u8]> {
     let rest = rfc3339(line)?;
-    let rest = rest
-        .strip_prefix(b" stdout ")
-        .or_else(|| rest.strip_prefix(b" stderr "))?;
-    let rest = rest.strip_prefix(b"F")?;
+    let rest = words
+        .cri_streams
+        .iter()
+        .find_map(|name| rest.strip_prefix(&name[..]))?;
+    let rest = rest.strip_prefix(&words.cri_whole[..])?;
     if rest.is_empty() {
         return Some(rest);
     }
@@ -346,9 +331,103 @@ fn rfc3339(s: &[u8]) -> Option<&[u8]> {
     two(minutes).then(|| &minutes[2..])
 }
 
+#[cfg(feature = "python")]
+// PyO3 0.22's #[pymethods] expansion converts PyErr into PyErr (a false positive, fixed in 0.23)
+#[allow(clippy::useless_conversion)]
+pub mod python {
+    use pyo3::exceptions::PyValueError;
+    use pyo3::prelude::*;
+    use pyo3::types::PyBytes;
+
+    use super::{WordList, Words};
+
+    /// The wrapped-line questions asked of every chunk read (harmony_doctor/native.py), made
+    /// of the wrappers' words (harmony_doctor/inputs/log_words.py). The GIL stays held: a 1
+    /// MiB chunk takes about 0.1 ms, and a thread that lets the GIL go waits up to the switch
+    /// interval (5 ms) to get it back while the others run Python (measured: 6x the call's
+    /// own time in a scan).
+    #[pyclass(frozen, module = "harmony_doctor._native")]
+    pub struct Wrappers {
+        words: Words,
+    }
+
+    #[pymethods]
+    impl Wrappers {
+        /// ValueError when a word cannot be read as given (see `Words::new`).
+        #[new]
+        #[pyo3(signature = (*, months, cri_streams, cri_whole, docker, docker_attrs,
+            journal_message, journal_marks, journal_pid, json_fields, meta_keys, pid_keys, levels,
+            pid_key))]
+        #[allow(clippy::too_many_arguments)]
+        fn new(
+            months: Vec<String>,
+            cri_streams: Vec<String>,
+            cri_whole: String,
+            docker: Vec<String>,
+            docker_attrs: String,
+            journal_message: String,
+            journal_marks: Vec<String>,
+            journal_pid: String,
+            json_fields: Vec<String>,
+            meta_keys: Vec<String>,
+            pid_keys: Vec<String>,
+            levels: Vec<String>,
+            pid_key: String,
+        ) -> PyResult<Self> {
+            let words = Words::new(&WordList {
+                months: &months,
+                cri_streams: &cri_streams,
+                cri_whole: &cri_whole,
+                docker: &docker,
+                docker_attrs: &docker_attrs,
+                journal_message: &journal_message,
+                journal_marks: &journal_marks,
+                journal_pid: &journal_pid,
+                json_fields: &json_fields,
+                meta_keys: &meta_keys,
+                pid_keys: &pid_keys,
+                levels: &levels,
+                pid_key: &pid_key,
+            })
+            .map_err(PyValueError::new_err)?;
+            Ok(Wrappers { words })
+        }
+
+        /// The number of newlines in `data`, and whether a line between two of them starts
+        /// like a wrapped one (the reference: harmony_doctor/native.py).
+        fn chunk_lines(&self, data: &[u8]) -> (usize, bool) {
+            crate::chunk::chunk_lines(data, &self.words.months)
+        }
+
+        /// A chunk of whole Docker, CRI, journald and JSON records unwrapped: (text, (docker,
+        /// cri, journal, json), [(line of the chunk, pid)] where a line names no pid itself),
+        /// or None for Python to read line by line (the reference: Unwrapper._lines_into in
+        /// harmony_doctor/inputs/wrappers.py).
+        #[allow(clippy::type_complexity)]
+        fn unwrap_records<'py>(
+            &self,
+            py: Python<'py>,
+            body: &[u8],
+        ) -> Option<(
+            Bound<'py, PyBytes>,
+            (usize, usize, usize, usize),
+            Vec<(usize, i64, &'static str)>,
+        )> {
+            let r = super::unwrap_records(body, &self.words)?;
+            let counts = (r.docker, r.cri, r.journal, r.json);
+            Some((PyBytes::new_bound(py, &r.text), counts, r.pids))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixture::WRAPPERS;
+
+    fn unwrap_records(body: &[u8]) -> Option<Records> {
+        super::unwrap_records(body, &WRAPPERS)
+    }
 
     fn text(body: &[u8]) -> Option<Vec<u8>> {
         unwrap_records(body).map(|r| r.text)

@@ -3,14 +3,55 @@
 //! applied to the line decoded as UTF-8 with replacement: whatever this parser cannot prove it
 //! answers the same way (Unicode whitespace or word characters, a cut or unusual id list, an id
 //! Python range-checks against openai-harmony) yields `None`, and the caller takes Python's path.
+//! The line's words are `Words`, made of harmony_doctor/inputs/log_words.py's.
 
 use memchr::memmem;
 
-const GENERATED: &[u8] = b"Generated response ";
-const OUTPUT_KEY: &[u8] = b"output_token_ids";
-const FINISH_KEY: &[u8] = b"finish_reason";
-const DELTA: &[u8] = b" (streaming delta)";
-const COMPLETE: &[u8] = b" (streaming complete)";
+/// The words of a `Generated response` line (harmony_doctor/inputs/log_words.py `VLLM_*`).
+#[derive(Debug, Clone)]
+pub struct Words {
+    /// (bytes, not a `memmem::Finder`: a pyclass holding one crashed, its AVX2 state unaligned)
+    generated: Vec<u8>,
+    output_key: Vec<u8>,
+    finish_key: Vec<u8>,
+    delta: Vec<u8>,
+    complete: Vec<u8>,
+    /// what the line logs for no ids (Python's `None`), and the finish reasons that are none
+    no_ids: Vec<u8>,
+    no_reasons: Vec<Vec<u8>>,
+}
+
+impl Words {
+    /// `modes`: the delta's mark, then the complete stream's. Err on an empty word (it would
+    /// match everywhere).
+    pub fn new(
+        generated: &str,
+        output_key: &str,
+        finish_key: &str,
+        modes: &[String],
+        no_ids: &str,
+        no_reasons: &[String],
+    ) -> Result<Words, String> {
+        let [delta, complete] = modes else {
+            return Err("the streaming modes are two: delta, complete".into());
+        };
+        if [generated, output_key, finish_key, delta, complete, no_ids]
+            .iter()
+            .any(|w| w.is_empty())
+        {
+            return Err("a completion line's word is empty".into());
+        }
+        Ok(Words {
+            generated: generated.as_bytes().to_vec(),
+            output_key: output_key.as_bytes().to_vec(),
+            finish_key: finish_key.as_bytes().to_vec(),
+            delta: delta.as_bytes().to_vec(),
+            complete: complete.as_bytes().to_vec(),
+            no_ids: no_ids.as_bytes().to_vec(),
+            no_reasons: no_reasons.iter().map(|r| r.as_bytes().to_vec()).collect(),
+        })
+    }
+}
 /// Python's fast path takes numbers of at most 9 digits (zero padding counts); longer ones
 /// take its error path.
 const MAX_DIGITS: usize = 9;
@@ -41,8 +82,8 @@ fn is_word(b: u8) -> bool {
 
 /// `_GENERATED_RE.search`: (request id, mode) after the first `Generated response `, or None
 /// when Python could match elsewhere or read a non-ASCII character differently.
-fn generated(line: &[u8]) -> Option<(&[u8], &[u8])> {
-    let start = memmem::find(line, GENERATED)? + GENERATED.len();
+fn generated<'a>(line: &'a [u8], words: &Words) -> Option<(&'a [u8], Mode)> {
+    let start = memmem::find(line, &words.generated)? + words.generated.len();
     let rest = &line[start..];
     // `[^\s:]+`: a byte >= 0x80 may decode to Unicode whitespace (U+00A0, U+2028, ...).
     let end = rest
@@ -53,22 +94,33 @@ fn generated(line: &[u8]) -> Option<(&[u8], &[u8])> {
         return None; // no id here (Python searches on) or a doubtful end
     }
     let after = &rest[end..];
-    let mode = [DELTA, COMPLETE]
-        .into_iter()
-        .find(|m| after.starts_with(m))
-        .unwrap_or(b"");
+    let mode = if after.starts_with(&words.delta) {
+        Mode::Delta
+    } else if after.starts_with(&words.complete) {
+        Mode::Complete
+    } else {
+        Mode::Whole
+    };
     Some((&rest[..end], mode))
+}
+
+/// A `Generated response` line's mode: a streamed response's part, all of it, or neither.
+#[derive(PartialEq, Eq)]
+enum Mode {
+    Delta,
+    Complete,
+    Whole,
 }
 
 /// `_ids_after(line, "output_token_ids", n)` when the list is whole and plain: `Some(None)` for
 /// `None`, `Some(Some(ids))` for `[...]`, `None` for anything Python's loop or errors decide.
-fn output_ids(line: &[u8], vocab_size: u32) -> Option<Option<Vec<u32>>> {
-    let at = memmem::rfind(line, OUTPUT_KEY)? + OUTPUT_KEY.len();
+fn output_ids(line: &[u8], vocab_size: u32, words: &Words) -> Option<Option<Vec<u32>>> {
+    let at = memmem::rfind(line, &words.output_key)? + words.output_key.len();
     let mut rest = &line[at..];
     while let [b' ' | b':' | b'=', tail @ ..] = rest {
         rest = tail;
     }
-    if rest.starts_with(b"None") {
+    if rest.starts_with(&words.no_ids) {
         return Some(None);
     }
     let inner = rest.strip_prefix(b"[")?;
@@ -109,11 +161,11 @@ fn output_ids(line: &[u8], vocab_size: u32) -> Option<Option<Vec<u32>>> {
 
 /// `_FINISH_RE.search(line[line.rfind("finish_reason"):])`: `Some(None)` when it does not
 /// match, `None` when a non-ASCII byte could change Python's answer.
-fn finish_reason(line: &[u8]) -> Option<Option<&[u8]>> {
-    let Some(at) = memmem::rfind(line, FINISH_KEY) else {
+fn finish_reason<'a>(line: &'a [u8], words: &Words) -> Option<Option<&'a [u8]>> {
+    let Some(at) = memmem::rfind(line, &words.finish_key) else {
         return Some(None); // Python searches the last character alone: no match
     };
-    let rest = &line[at + FINISH_KEY.len()..];
+    let rest = &line[at + words.finish_key.len()..];
     let Some((b':' | b'=', rest)) = rest.split_first() else {
         return Some(None);
     };
@@ -134,20 +186,135 @@ fn finish_reason(line: &[u8]) -> Option<Option<&[u8]>> {
 
 /// The line as `parse_vllm_line(line.decode("utf-8", "replace"), n)` reads it, when that is
 /// certain without Python; `None` means "ask Python" (also for lines of any other kind).
-pub fn output_line(line: &[u8], vocab_size: u32) -> Option<OutputLine> {
-    let (id, mode) = generated(line)?;
-    let ids = output_ids(line, vocab_size)?;
-    let reason = finish_reason(line)?
-        .filter(|r| !matches!(*r, b"None" | b"streaming_complete"))
+pub fn output_line(line: &[u8], vocab_size: u32, words: &Words) -> Option<OutputLine> {
+    let (id, mode) = generated(line, words)?;
+    let ids = output_ids(line, vocab_size, words)?;
+    let reason = finish_reason(line, words)?
+        .filter(|r| !words.no_reasons.iter().any(|none| none == r))
         .map(|r| String::from_utf8_lossy(r).into_owned());
     Some(OutputLine {
         // ASCII only (checked above), so the conversion never replaces anything.
         request_id: String::from_utf8_lossy(id).into_owned(),
-        complete: mode == COMPLETE,
-        delta: mode == DELTA,
+        complete: mode == Mode::Complete,
+        delta: mode == Mode::Delta,
         ids,
         finish_reason: reason,
     })
+}
+
+#[cfg(feature = "python")]
+// PyO3 0.22's #[pymethods] expansion converts PyErr into PyErr (a false positive, fixed in 0.23)
+#[allow(clippy::useless_conversion)]
+pub mod python {
+    use pyo3::exceptions::PyValueError;
+    use pyo3::prelude::*;
+    use pyo3::types::PyTuple;
+
+    use super::Words;
+
+    /// Lines at least this long are parsed with the GIL released.
+    const LONG_LINE: usize = 64 * 1024;
+
+    /// A vLLM `Generated response` line in its common shape (see `Completions.output_line`).
+    #[pyclass(frozen, get_all, module = "harmony_doctor._native")]
+    pub struct OutputLine {
+        request_id: PyObject,
+        complete: PyObject,
+        delta: PyObject,
+        ids: PyObject,
+        finish_reason: PyObject,
+    }
+
+    /// What settles a `Generated response` line (see `Completions.output_key`).
+    #[pyclass(frozen, get_all, module = "harmony_doctor._native")]
+    pub struct OutputKey {
+        request_id: PyObject,
+        complete: PyObject,
+        finish_reason: PyObject,
+        key: PyObject,
+    }
+
+    /// vLLM's `Generated response` lines read, made of their words
+    /// (harmony_doctor/inputs/log_words.py).
+    #[pyclass(frozen, module = "harmony_doctor._native")]
+    pub struct Completions {
+        words: Words,
+    }
+
+    #[pymethods]
+    impl Completions {
+        /// ValueError when a word cannot be read as given (see `Words::new`).
+        #[new]
+        #[pyo3(signature = (*, generated, output_key, finish_key, modes, no_ids, no_reasons))]
+        fn new(
+            generated: String,
+            output_key: String,
+            finish_key: String,
+            modes: Vec<String>,
+            no_ids: String,
+            no_reasons: Vec<String>,
+        ) -> PyResult<Self> {
+            let words = Words::new(
+                &generated,
+                &output_key,
+                &finish_key,
+                &modes,
+                &no_ids,
+                &no_reasons,
+            )
+            .map_err(PyValueError::new_err)?;
+            Ok(Completions { words })
+        }
+
+        /// A vLLM `Generated response` line in its common shape, or None: then Python's
+        /// `parse_vllm_line` decides (harmony_doctor/inputs/tokens.py).
+        fn output_line(&self, py: Python<'_>, line: &[u8], vocab_size: u32) -> Option<OutputLine> {
+            // Most lines take a microsecond: releasing the GIL would cost more than it frees (and
+            // may hand it to a waiting thread). Long lines (huge id lists) release it.
+            let parse = || super::output_line(line, vocab_size, &self.words);
+            let parsed = if line.len() >= LONG_LINE {
+                py.allow_threads(parse)
+            } else {
+                parse()
+            };
+            // The ids as a tuple: what the record holds (a list would be copied into one).
+            parsed.map(|p| OutputLine {
+                request_id: p.request_id.into_py(py),
+                complete: p.complete.into_py(py),
+                delta: p.delta.into_py(py),
+                ids: p
+                    .ids
+                    .map(|ids| PyTuple::new_bound(py, ids).into_any().unbind())
+                    .into_py(py),
+                finish_reason: p.finish_reason.into_py(py),
+            })
+        }
+
+        /// What the scan needs to settle a `Generated response` line without building its
+        /// tokens: the ids' `clean_key` (None when the line logs `None`) instead of the ids; None
+        /// where `vllm_output_line` would be None (harmony_doctor/scan/source.py).
+        fn output_key(
+            &self,
+            py: Python<'_>,
+            line: &[u8],
+            vocab_size: u32,
+            first_special: i64,
+            message: i64,
+        ) -> Option<OutputKey> {
+            let parsed = super::output_line(line, vocab_size, &self.words)?;
+            let key = parsed.ids.as_ref().map(|ids| {
+                let wide: Vec<i64> = ids.iter().map(|&t| i64::from(t)).collect();
+                let key = crate::harmony::clean_key(&wide, first_special, message);
+                PyTuple::new_bound(py, key).into_any().unbind()
+            });
+            Some(OutputKey {
+                request_id: parsed.request_id.into_py(py),
+                complete: parsed.complete.into_py(py),
+                finish_reason: parsed.finish_reason.into_py(py),
+                key: key.into_py(py),
+            })
+        }
+    }
 }
 
 #[cfg(test)]
@@ -155,6 +322,10 @@ mod tests {
     use super::*;
 
     const VOCAB: u32 = 201_088;
+
+    fn output_line(line: &[u8], vocab_size: u32) -> Option<OutputLine> {
+        super::output_line(line, vocab_size, &crate::fixture::COMPLETIONS)
+    }
     const LINE: &[u8] = b"(APIServer pid=1000) INFO 11-01 00:00:00 [logger.py:71] Generated \
         response chatcmpl-00000000: output: 'analysis...', output_token_ids: [200005, 35644, \
         200008, 1844, 200002], finish_reason: stop";

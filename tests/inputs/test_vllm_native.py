@@ -9,10 +9,13 @@ from hypothesis import strategies as st
 from harmony_doctor import native as accel
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import VOCAB_SIZE
+from harmony_doctor.inputs.log_words import completion_words
 from harmony_doctor.inputs.tokens import VllmRecord, parse_vllm_bytes, parse_vllm_line
 
 native = accel.native_module()
 needs_native = pytest.mark.skipif(native is None, reason="the Rust extension is not built")
+# the Rust reader of `Generated response` lines, made of their words as the package makes it
+completions = None if native is None else native.Completions(**completion_words())
 
 COMMON = (
     b"(APIServer pid=1000) INFO 11-01 00:00:00 [logger.py:71] Generated response "
@@ -168,9 +171,9 @@ lines = (
 def test_native_reading_equals_parse_vllm_line(raw: bytes, number: int) -> None:
     """Whatever the extension answers is Python's answer: the same record, or the same error
     when Python raises (the extension then hands the line over)."""
-    assert native is not None
+    assert completions is not None
     expected = reference(raw, number)
-    found = native.vllm_output_line(raw, VOCAB_SIZE)
+    found = completions.output_line(raw, VOCAB_SIZE)
     if found is not None:
         assert isinstance(expected, VllmRecord), (raw, expected)
     assert through_bytes(raw, number, True) == expected
@@ -208,8 +211,8 @@ common_lines = st.builds(
 @given(common_lines)
 def test_common_generated_lines_take_the_native_path(raw: bytes) -> None:
     """Every common line is read by the extension (else the test above proves nothing)."""
-    assert native is not None
-    found = native.vllm_output_line(raw, VOCAB_SIZE)
+    assert completions is not None
+    found = completions.output_line(raw, VOCAB_SIZE)
     assert found is not None, raw
     expected = reference(raw)
     assert isinstance(expected, VllmRecord)
@@ -240,8 +243,8 @@ def test_common_generated_lines_take_the_native_path(raw: bytes) -> None:
     ],
 )
 def test_doubtful_lines_are_left_to_python(raw: bytes, taken: bool) -> None:
-    assert native is not None
-    assert (native.vllm_output_line(raw, VOCAB_SIZE) is not None) == taken
+    assert completions is not None
+    assert (completions.output_line(raw, VOCAB_SIZE) is not None) == taken
     assert through_bytes(raw, 3, True) == reference(raw, 3)
 
 

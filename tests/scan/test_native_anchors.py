@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harmony_doctor.faults.shapes import LINE_SHAPES, LineShape
+from harmony_doctor.inputs.log_words import stamp_words
 from harmony_doctor.native import native_module
 from harmony_doctor.scan.core import ERROR_ANCHORS, MARKUP_LINE, Core, NativeCore, make_core
 from tests.scan.test_core import PARAMS, chunkings, run
@@ -25,9 +26,11 @@ SHAPES = list(LINE_SHAPES)
 
 def test_the_native_core_uses_the_anchors_python_hands_it() -> None:
     assert native is not None
-    assert native.Core(list(ERROR_ANCHORS), RULE, SHAPES).anchors == list(ERROR_ANCHORS)
+    assert native.Core(list(ERROR_ANCHORS), RULE, SHAPES, **stamp_words()).anchors == list(
+        ERROR_ANCHORS
+    )
     assert NativeCore()._core.anchors == list(ERROR_ANCHORS)
-    assert native.Core(list(OTHER), RULE, SHAPES).anchors == list(OTHER)
+    assert native.Core(list(OTHER), RULE, SHAPES, **stamp_words()).anchors == list(OTHER)
     assert make_core(native=True)._core.anchors == list(ERROR_ANCHORS)  # type: ignore[attr-defined]
     assert NativeCore()._core.markup_line == RULE
 
