@@ -1,6 +1,7 @@
 """A text's lines as `str.splitlines()` cuts them, numbered from 1, a block at a time: a reader
 of a whole log never holds a second copy of it as a list of lines (a 117 MB log: about 130 MB
-more at once)."""
+more at once); and a text bounded to its ends, with the count of what is left out between them
+(`bounded`: what explain echoes of a log, what scan writes in an event's cell)."""
 
 from __future__ import annotations
 
@@ -43,3 +44,15 @@ def stripped_bounds(text: str, block: int = 4096) -> tuple[int, int]:
         if kept:
             break
     return start, end
+
+
+def bounded(value: str, limit: int, cut: int = 0) -> str:
+    """`value` whole up to `limit` characters; past it, its head and tail with how much is
+    left out between them (`… 299,600 characters …`): long, yet never silently short. `cut`:
+    the characters a reader left out of `value`'s middle already, each such place marked with
+    one character (logs/words.py): counted in, so the count is the text's as logged."""
+    if len(value) <= limit and not cut:
+        return value
+    half = max(1, min(limit, len(value)) // 2)
+    left = len(value) - 2 * half + cut - (1 if cut else 0)
+    return f"{value[:half]}… {left:,} characters …{value[-half:]}"

@@ -59,6 +59,7 @@ def describe(
     remainder = hit.remainder
     words = remainder.words if remainder is not None else ()
     unread = remainder.unread if remainder is not None else 0
+    cut = remainder.cut if remainder is not None else ()
     truncated = remainder is not None and not remainder.closed
     return LogError(
         line=line.number,
@@ -84,6 +85,7 @@ def describe(
         cause=rule.cause,
         fix=rule.fix,
         words_unread=unread,
+        words_cut=cut,
     )
 
 

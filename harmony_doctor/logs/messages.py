@@ -529,13 +529,13 @@ def _parse_remainder(rest: str) -> tuple[Remainder, int]:
         value, closed, after = _rust_string(rest, inner + 1)
         closed = closed and rest.startswith(")", after)
         words = Words().split(value)
-        return Remainder(words.kept(), closed, "some", words.unread), after + (1 if closed else 0)
+        return words.remainder(closed, "some"), after + (1 if closed else 0)
     if rest.startswith("[", index):
         return _parse_list(rest, index)
     if rest.startswith("None", index):
         return Remainder((), True, "none"), index + 4
     words = Words().split(_strip_unbalanced(rest[index:]))
-    return Remainder(words.kept(), True, "text", words.unread), len(rest)
+    return words.remainder(True, "text"), len(rest)
 
 
 def _parse_list(text: str, index: int) -> tuple[Remainder, int]:
@@ -546,17 +546,17 @@ def _parse_list(text: str, index: int) -> tuple[Remainder, int]:
         while index < len(text) and text[index] in " \t\r\n,":
             index += 1
         if index >= len(text):
-            return Remainder(words.kept(), False, "list", words.unread), index
+            return words.remainder(False, "list"), index
         char = text[index]
         if char == "]":
-            return Remainder(words.kept(), True, "list", words.unread), index + 1
+            return words.remainder(True, "list"), index + 1
         if char != '"':  # an elision or damage: the rest is unknown
-            return Remainder(words.kept(), False, "list", words.unread), index
+            return words.remainder(False, "list"), index
         word, closed, index = _rust_string(text, index + 1)
         if word:
             words.add(word)
         if not closed:
-            return Remainder(words.kept(), False, "list", words.unread), index
+            return words.remainder(False, "list"), index
 
 
 def _rust_string(text: str, index: int) -> tuple[str, bool, int]:

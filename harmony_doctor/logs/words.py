@@ -1,5 +1,6 @@
 """The window a header remainder's words are read into: its head and tail kept, the middle
-counted (one rule for scan and explain)."""
+counted (one rule for scan and explain); a word past MAX_WORD characters kept as its ends, the
+characters between counted."""
 
 from __future__ import annotations
 
@@ -12,6 +13,12 @@ from dataclasses import dataclass
 # window, the words between counted.
 HEAD_WORDS = 192
 TAIL_WORDS = 64
+# A word is held to its first and last MAX_WORD // 2 characters, an ellipsis between: ten lines
+# whose remainder is one list element of a mebibyte took 246 MiB in `scan`, each element kept
+# and classified whole.
+MAX_WORD = 1_024
+CUT = "…"  # where a word's middle was left out (what was, `Remainder.cut` counts)
+_HALF = MAX_WORD // 2
 _WORD = re.compile(r"\S+")
 
 
@@ -21,11 +28,28 @@ class Remainder:
     closed: bool
     form: str  # list, some, none, text, absent
     unread: int = 0  # the words between the head and the tail, counted, not kept
+    # per word of `words`, the characters left out of its middle (at CUT); () when none was
+    cut: tuple[int, ...] = ()
+
+
+class _Cut(str):
+    """A word held as its ends: `left_out` characters of its middle were cut at CUT."""
+
+    left_out: int
+
+
+def _cut(word: str) -> str:
+    """`word`, or its ends past MAX_WORD characters (a `_Cut` saying how many were left out)."""
+    if len(word) <= MAX_WORD:
+        return word
+    held = _Cut(word[:_HALF] + CUT + word[-_HALF:])
+    held.left_out = len(word) - 2 * _HALF
+    return held
 
 
 class Words:
     """The words of a remainder as they are read: the first HEAD_WORDS and the last TAIL_WORDS
-    kept, the ones between counted."""
+    kept (each to its ends past MAX_WORD characters), the ones between counted."""
 
     __slots__ = ("head", "tail", "unread")
 
@@ -35,6 +59,8 @@ class Words:
         self.unread = 0
 
     def add(self, word: str) -> None:
+        if len(word) > MAX_WORD:
+            word = _cut(word)
         if len(self.head) < HEAD_WORDS:
             self.head.append(word)
             return
@@ -48,5 +74,9 @@ class Words:
             self.add(match.group())
         return self
 
-    def kept(self) -> tuple[str, ...]:
-        return (*self.head, *self.tail)
+    def remainder(self, closed: bool, form: str) -> Remainder:
+        """The words read, as the remainder of the `form` they were read in."""
+        kept = (*self.head, *self.tail)
+        cut = tuple(getattr(word, "left_out", 0) for word in kept)
+        plain = tuple(str(word) if isinstance(word, _Cut) else word for word in kept)
+        return Remainder(plain, closed, form, self.unread, cut if any(cut) else ())

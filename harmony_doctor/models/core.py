@@ -98,6 +98,9 @@ class LogError:
     # header words in the middle of a very long remainder, past the bounded head and tail kept
     # (logs/describe.py): counted, not held
     words_unread: int = 0
+    # per header word, the characters left out of its middle (logs/words.py MAX_WORD: a word of
+    # a mebibyte is held as its ends); () when no word was cut
+    words_cut: tuple[int, ...] = ()
 
 
 class Sighting(Protocol):

@@ -197,6 +197,8 @@ def log_finding_record(e: LogError, vocab: Vocab | None) -> dict[str, Any]:
         }
         if e.words_unread:  # words in the middle of a remainder over the bound, not read
             header["unread_words"] = e.words_unread
+        if e.words_cut:  # characters left out of the middle of words over the bound (at …)
+            header["cut_characters"] = sum(e.words_cut)
     return {
         "kind": e.kind,
         "code": e.code,

@@ -100,16 +100,6 @@ def unsafe(text: str) -> bool:
     return _UNSAFE.search(text) is not None
 
 
-def bounded(value: str, limit: int) -> str:
-    """`value` whole up to `limit` characters; past it, its head and tail with how much is
-    left out between them (`… 299,600 characters …`): long, yet never silently short."""
-    if len(value) <= limit:
-        return value
-    half = max(1, limit // 2)
-    left = len(value) - 2 * half
-    return f"{value[:half]}… {left:,} characters …{value[-half:]}"
-
-
 def shorten(value: str, limit: int) -> str:
     """`value` cut to at most `limit` characters, the middle elided."""
     if len(value) <= limit:

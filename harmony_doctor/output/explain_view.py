@@ -13,7 +13,8 @@ from rich.text import Text
 from harmony_doctor.explain import LogExplanation
 from harmony_doctor.faults.rules import RULES
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, Vocab, special_token_name
-from harmony_doctor.output.escape import bounded, safe_text, shorten
+from harmony_doctor.inputs.text_lines import bounded
+from harmony_doctor.output.escape import safe_text, shorten
 from harmony_doctor.output.layout import Fitted, capped, facts_grid, header_summary, separator
 from harmony_doctor.output.styles import DIM, ERROR, LABEL, OK, SPECIAL, WARNING
 from harmony_doctor.output.tokens import token_label, token_ref, token_window
@@ -35,9 +36,10 @@ HEADER_ECHO = 2_000
 HEADER_WORD = 200
 
 
-def _echo(value: str, limit: int, elide: bool) -> str:
-    """A text that holds a log's header: `_cut` on a terminal, else bounded (`bounded`)."""
-    return shorten(value, limit) if elide else bounded(value, HEADER_ECHO)
+def _echo(value: str, limit: int, elide: bool, cut: int = 0) -> str:
+    """A text that holds a log's header: `_cut` on a terminal, else bounded (`bounded`; `cut`:
+    the characters left out of it already)."""
+    return shorten(value, limit) if elide else bounded(value, HEADER_ECHO, cut)
 
 
 # --- token streams ---------------------------------------------------------------------------
@@ -343,7 +345,7 @@ def _log_error_view(e: LogError, vocab: Vocab | None, elide: bool = True) -> Ren
     if e.header_words:
         facts.add_row("header words", _header_words(e, elide=elide))
         if e.reconstructed:
-            reconstructed = _echo(e.reconstructed, 300, elide)
+            reconstructed = _echo(e.reconstructed, 300, elide, sum(e.words_cut))
             facts.add_row("reconstructed", safe_text(reconstructed, keep_newlines=False))
     if e.context:
         facts.add_row("context", safe_text(_echo(e.context, 300, elide), keep_newlines=False))
@@ -371,8 +373,9 @@ def _log_token(token: int, vocab: Vocab | None) -> Text:
 
 def _header_words(e: LogError, head: int = 24, tail: int = 8, elide: bool = True) -> Text:
     """The leftover words, long lists elided in the middle, the last word marked."""
-    words = list(e.header_words)
-    shown: list[str | None] = list(words)
+    # each word with the characters a reader left out of its middle (logs/words.py MAX_WORD)
+    words = list(zip(e.header_words, e.words_cut or [0] * len(e.header_words), strict=True))
+    shown: list[tuple[str, int] | None] = list(words)
     if e.words_unread or (elide and len(words) > head + tail):
         if not elide:  # every word held, the unread ones marked where they were
             from harmony_doctor.logs.words import TAIL_WORDS
@@ -380,16 +383,18 @@ def _header_words(e: LogError, head: int = 24, tail: int = 8, elide: bool = True
             head, tail = len(words) - TAIL_WORDS, TAIL_WORDS
         shown = [*words[:head], None, *words[-tail:]]
     out = Text()
-    for index, word in enumerate(shown):
+    for index, item in enumerate(shown):
         if index:
             out.append(" ")
-        if word is None:
+        if item is None:
             more = len(words) - head - tail
             out.append(f"… {more + e.words_unread:,} more …", DIM)
-        elif index == len(shown) - 1:
-            out.append_text(safe_text(bounded(word, HEADER_WORD), "underline", keep_newlines=False))
+            continue
+        word = bounded(item[0], HEADER_WORD, item[1])
+        if index == len(shown) - 1:
+            out.append_text(safe_text(word, "underline", keep_newlines=False))
         else:
-            out.append_text(safe_text(bounded(word, HEADER_WORD), keep_newlines=False))
+            out.append_text(safe_text(word, keep_newlines=False))
     if e.words_unread:
         out.append(f"  ({e.words_unread:,} words in the middle not read: over the bound)", WARNING)
     if e.remainder_truncated:

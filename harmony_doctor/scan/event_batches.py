@@ -145,7 +145,8 @@ def _keep(
 
 
 # Characters of one text cell kept when an events file is read back: a longer cell (a file
-# scan did not write: scan clips what it writes far below this) is cut to it and counted.
+# scan did not write: scan bounds an event's message to scan/findings.py MAX_EVENT_TEXT, its
+# header remainder's words to logs/words.py MAX_WORD each) is cut to it and counted.
 MAX_CELL = 64 * 1024
 
 

@@ -13,6 +13,7 @@ from harmony_doctor.choices import ParseRole
 from harmony_doctor.faults.catalogue import FORM, QUOTING_KINDS
 from harmony_doctor.faults.rules import RULES
 from harmony_doctor.harmony.vocab import Vocab
+from harmony_doctor.inputs.text_lines import bounded
 from harmony_doctor.inputs.timestamps import parse_timestamp
 from harmony_doctor.logs.families import ENGINE_KINDS, shows_another_family
 from harmony_doctor.models import Diagnosis, LoggedFailure, ScanEvent, Server, TokenInput
@@ -467,6 +468,12 @@ def _iso(stamp: datetime | None) -> str | None:
     return stamp.isoformat() if stamp is not None else None
 
 
+# An event's message is written whole up to this many characters, past it as its head and tail
+# with the count between (a line of a mebibyte held ten times in every table took 60 MiB):
+# event files are read back cut to event_batches.MAX_CELL, which this keeps under.
+MAX_EVENT_TEXT = 16 * 1024
+
+
 def _log_event(
     error: LoggedFailure, hit: Place, found: SourceScan, vocab: Callable[[], Vocab]
 ) -> ScanEvent:
@@ -487,7 +494,7 @@ def _log_event(
         token_id=error.token,
         token_text=vocab().decode([error.token]) if error.token is not None else None,
         header_remainder=error.header_remainder,
-        message=error.message,
+        message=bounded(error.message, MAX_EVENT_TEXT),
         source="log",
         traceback_line=error.traceback_line,
     )

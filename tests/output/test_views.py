@@ -268,3 +268,30 @@ def test_a_long_header_is_echoed_bounded_with_what_is_left_out(tmp_path: Any) ->
         int(n.replace(",", "")) for n in re.findall(r"… ([\d,]+) characters …", result.stdout)
     ]
     assert left_out and all(200_000 < n < 300_000 for n in left_out)
+
+
+def test_a_word_of_a_mebibyte_is_echoed_with_its_true_length_left_out(tmp_path: Any) -> None:
+    """A remainder word is held to its ends past logs/words.py MAX_WORD (a list element of a
+    mebibyte was kept and classified whole); what explain says is left out of it is counted
+    from the word as logged, not from the ends held."""
+    from tests.helpers import run
+
+    word = "a" * 300 + "m" * (1 << 20) + "z" * 300
+    log = tmp_path / "word.log"
+    log.write_text(
+        "(APIServer pid=9) ERROR 03-14 08:09:10 [serving.py:830] openai_harmony.HarmonyError: "
+        f'unexpected tokens remaining in message header: ["{word}", "json"]\n'
+    )
+    result = run(["explain", str(log)])
+    assert result.exit_code == 1, result.stderr
+    assert len(result.stdout) < 20_000
+    left_out = [
+        int(n.replace(",", "")) for n in re.findall(r"… ([\d,]+) characters …", result.stdout)
+    ]
+    # the header words' echo: the word less the 100 characters shown of each end
+    assert len(word) - 200 in left_out, left_out
+    assert all(n > (1 << 20) - 4_000 for n in left_out), left_out  # every echo: the true length
+    as_json = run(["explain", str(log), "--format", "json"])
+    header = json.loads(as_json.stdout)["findings"][0]["header"]
+    assert header["cut_characters"] == len(word) - 1024
+    assert header["words"][0].startswith("a" * 300) and header["words"][-1] == "json"

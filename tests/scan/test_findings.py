@@ -179,3 +179,32 @@ def test_a_parse_failure_over_another_familys_markup_is_no_event(tmp_path: Path)
     assert [code for _, code in _codes(tmp_path, lines)] == ["HD183"]
     lines = [*_llama_server("Failed to parse input at pos 7: to=functions.f"), *filler]
     assert [code for _, code in _codes(tmp_path, lines)] == ["HD183"]
+
+
+def test_an_events_message_is_bounded_with_what_is_left_out(tmp_path: Path) -> None:
+    """A failing line of a mebibyte was written whole into every events table and held so by
+    polars (ten such lines: 60 MiB of the scan's peak); an event's message is now its head and
+    tail past findings.MAX_EVENT_TEXT, with the count of characters between."""
+    import csv
+
+    from harmony_doctor.scan.findings import MAX_EVENT_TEXT
+
+    element = "x" * (1 << 20)
+    log = tmp_path / "long.log"
+    log.write_text(
+        "(APIServer pid=9) ERROR 03-14 08:09:10 [serving.py:830] openai_harmony.HarmonyError: "
+        f'unexpected tokens remaining in message header: ["{element}"]\n'
+    )
+    events = tmp_path / "events.csv"
+    result = run(["scan", str(log), "--events", str(events)])
+    assert result.exit_code == 1, result.stderr
+    csv.field_size_limit(1 << 24)
+    with events.open(newline="") as f:
+        (row,) = list(csv.DictReader(f))
+    message = row["message"]
+    assert len(message) < MAX_EVENT_TEXT + 100
+    assert message.startswith("unexpected tokens remaining in message header")
+    left = int(message.split("… ")[1].split(" characters")[0].replace(",", ""))
+    assert left == len(element) + len('unexpected tokens remaining in message header: [""]') - (
+        len(message) - len(f"… {left:,} characters …")
+    )
