@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harmony_doctor.faults import rules
-from harmony_doctor.faults.catalogue import FORM, FORMS, Form, is_parser_kind
+from harmony_doctor.faults.catalogue import FORM, FORMS, Form, is_parser_kind, kind_of_error
 from harmony_doctor.faults.classify import FaultContext, classify
 from harmony_doctor.faults.rules import Rule
 from harmony_doctor.faults.wording import Said, Wording
@@ -34,7 +34,7 @@ def describe(
     since = (state.traceback_start or line.number) - 2  # its record line comes just before
     form = FORM[hit.name]
     kind = form.kind
-    rule, expected, found = _worded(hit, form, Recent() if worded is None else worded)
+    rule, expected, found, harmony = _worded(hit, form, Recent() if worded is None else worded)
     server = (
         form.server
         or line.evidence
@@ -86,21 +86,23 @@ def describe(
         fix=rule.fix,
         words_unread=unread,
         words_cut=cut,
+        harmony_error=harmony,
     )
 
 
 # A hit's rule and what it expected and found, by hit: pure functions of the hit, and a failure
 # that recurs is the same hit each time (logs/recall.py). Bounded: so many hits, each short.
-Worded = Recent[MessageHit, tuple[Rule, str, str]]
+Worded = Recent[MessageHit, tuple[Rule, str, str, bool]]
 
 
-def _worded(hit: MessageHit, form: Form, known: Worded) -> tuple[Rule, str, str]:
-    """`hit`'s rule, and what it expected and found (`_rule_for`, `_expected_found`), kept in
-    `known` for the next time."""
+def _worded(hit: MessageHit, form: Form, known: Worded) -> tuple[Rule, str, str, bool]:
+    """`hit`'s rule, what it expected and found (`_rule_for`, `_expected_found`) and whether
+    its message is an openai-harmony parser error's, kept in `known` for the next time."""
     worded = known.get(hit)
     if worded is None:
         rule = _rule_for(hit, form)
-        worded = (rule, *_expected_found(form, hit, rule))
+        harmony = kind_of_error(hit.message) is not None
+        worded = (rule, *_expected_found(form, hit, rule), harmony)
         known.keep(hit, worded, len(hit.message))
     return worded
 
@@ -216,7 +218,7 @@ def unparsed(
         code=rule.code,
         severity=rule.severity,
         title=rule.title,
-        message=clip(shown, MAX_MESSAGE_CHARS),
+        message=(message := clip(shown, MAX_MESSAGE_CHARS)),
         raw=clip(raw, MAX_RAW_CHARS),
         server=prefix.evidence if prefix is not None else None,
         harmony_version=None,
@@ -232,4 +234,5 @@ def unparsed(
         found=found,
         cause=rule.cause,
         fix=rule.fix,
+        harmony_error=kind_of_error(message) is not None,
     )

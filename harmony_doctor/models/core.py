@@ -101,6 +101,9 @@ class LogError:
     # per header word, the characters left out of its middle (logs/words.py MAX_WORD: a word of
     # a mebibyte is held as its ends); () when no word was cut
     words_cut: tuple[int, ...] = ()
+    # the message is an openai-harmony parser error's (faults/catalogue.py `kind_of_error`),
+    # read where the record is made: what explain's JSON gives as `harmony_error`
+    harmony_error: bool = False
 
 
 class Sighting(Protocol):

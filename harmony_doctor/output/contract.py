@@ -7,7 +7,6 @@ from dataclasses import asdict
 from typing import Any
 
 from harmony_doctor.explain import LogExplanation
-from harmony_doctor.faults.catalogue import kind_of_error
 from harmony_doctor.faults.rules import RULES, Rule
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, Vocab, harmony_version
 from harmony_doctor.models import (
@@ -208,7 +207,7 @@ def log_finding_record(e: LogError, vocab: Vocab | None) -> dict[str, Any]:
         "raise_index": None,
         "origin_index": None,
         "message_index": None,
-        "harmony_error": e.message if kind_of_error(e.message) else None,
+        "harmony_error": e.message if e.harmony_error else None,
         "line": e.line,
         "span": list(e.span),
         "message": e.message,
