@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -248,25 +249,30 @@ def test_scan_table_measures_keys_as_they_are_shown(width: int) -> None:
     assert len({cell_len(row[: row.index(" 1 ") + 2]) for row in rows}) == 1, rows
 
 
-def test_a_long_header_is_echoed_bounded_with_what_is_left_out(tmp_path: Any) -> None:
-    """The rule: a header a log carries is shown bounded wherever explain echoes it (the
-    message, the header words, the header rebuilt), even off a terminal: head and tail, with
-    the count of characters left out. A 300 KB header was written three times whole."""
+def _explained(tmp_path: Any, remainder: str) -> tuple[Path, str, list[int]]:
+    """A vLLM error line with this header remainder, explained: the log, what explain printed,
+    and each count of characters it said it left out."""
     from tests.helpers import run
 
-    word = "x" * 300_000
-    log = tmp_path / "big.log"
+    log = tmp_path / "header.log"
     log.write_text(
         "(APIServer pid=9) ERROR 03-14 08:09:10 [serving.py:830] openai_harmony.HarmonyError: "
-        f'unexpected tokens remaining in message header: Some("{word} to=functions.a")\n'
+        f"unexpected tokens remaining in message header: {remainder}\n"
     )
     result = run(["explain", str(log)])
     assert result.exit_code == 1, result.stderr
     assert len(result.stdout) < 20_000
-    assert "characters …" in result.stdout and "to=functions.a" in result.stdout
-    left_out = [
-        int(n.replace(",", "")) for n in re.findall(r"… ([\d,]+) characters …", result.stdout)
-    ]
+    counts = re.findall(r"… ([\d,]+) characters …", result.stdout)
+    return log, result.stdout, [int(n.replace(",", "")) for n in counts]
+
+
+def test_a_long_header_is_echoed_bounded_with_what_is_left_out(tmp_path: Any) -> None:
+    """The rule: a header a log carries is shown bounded wherever explain echoes it (the
+    message, the header words, the header rebuilt), even off a terminal: head and tail, with
+    the count of characters left out. A 300 KB header was written three times whole."""
+    word = "x" * 300_000
+    _, shown, left_out = _explained(tmp_path, f'Some("{word} to=functions.a")')
+    assert "characters …" in shown and "to=functions.a" in shown
     assert left_out and all(200_000 < n < 300_000 for n in left_out)
 
 
@@ -277,17 +283,7 @@ def test_a_word_of_a_mebibyte_is_echoed_with_its_true_length_left_out(tmp_path: 
     from tests.helpers import run
 
     word = "a" * 300 + "m" * (1 << 20) + "z" * 300
-    log = tmp_path / "word.log"
-    log.write_text(
-        "(APIServer pid=9) ERROR 03-14 08:09:10 [serving.py:830] openai_harmony.HarmonyError: "
-        f'unexpected tokens remaining in message header: ["{word}", "json"]\n'
-    )
-    result = run(["explain", str(log)])
-    assert result.exit_code == 1, result.stderr
-    assert len(result.stdout) < 20_000
-    left_out = [
-        int(n.replace(",", "")) for n in re.findall(r"… ([\d,]+) characters …", result.stdout)
-    ]
+    log, _, left_out = _explained(tmp_path, f'["{word}", "json"]')
     # the header words' echo: the word less the 100 characters shown of each end
     assert len(word) - 200 in left_out, left_out
     assert all(n > (1 << 20) - 4_000 for n in left_out), left_out  # every echo: the true length
