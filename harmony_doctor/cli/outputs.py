@@ -63,7 +63,7 @@ def show_summary(
         if groups:  # the rate per hour is drawn under the groups, when there are some
             from harmony_doctor.output.rate_view import hourly_rates_view
 
-            hourly = hourly_rates_view(summary.folded, summary.requests)
+            hourly = hourly_rates_view(summary.rates)
         view = scan_view(groups, keys, totals, summary.days, files, top, title, hourly)
         show(console, view)
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import polars as pl
 
-    from harmony_doctor.scan.service import Summary
+    from harmony_doctor.scan.service import Rates, Summary
 
 # Where a row has no origin (files scanned before the origin column existed, or a frame
 # without it), its failures and requests still count, under an empty origin.
@@ -31,6 +31,7 @@ class OperatorSummary:
     folded: pl.DataFrame
     first: pl.DataFrame
     requests: pl.DataFrame
+    rates: Rates  # what scan computed of them: scopes, rates per origin, per server, per hour
 
 
 def operator_summary(title: str, summary: Summary) -> OperatorSummary:
@@ -45,6 +46,7 @@ def operator_summary(title: str, summary: Summary) -> OperatorSummary:
         summary.folded,
         summary.first,
         summary.requests,
+        summary.rates,
     )
 
 
@@ -90,9 +92,7 @@ class OriginRow:
 def per_origin(summary: OperatorSummary) -> list[OriginRow]:
     """Failures, requests and rate per origin, by the rule of the totals: a failure counts in
     a rate only in its scope (its process and hour's requests), otherwise it is unrated."""
-    from harmony_doctor.scan.summary import origin_rates
-
     return [
         OriginRow(text(r.origin), r.failures, r.requests, r.rate, r.unrated)
-        for r in origin_rates(summary.folded, summary.requests)
+        for r in summary.rates.origins
     ]

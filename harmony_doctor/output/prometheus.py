@@ -90,17 +90,10 @@ def prometheus_registry(summary: OperatorSummary, now: float) -> CollectorRegist
 def requests_by_server(summary: OperatorSummary) -> dict[tuple[str, str], int]:
     """Requests per (server, origin) as the totals count them (scan/scopes.py `scoped`): they
     add up to the totals' `requests`."""
-    if not summary.requests.height:
-        return {}
-    from harmony_doctor.scan.scopes import scoped
-
-    scopes = scoped(summary.folded, summary.requests).counted
     asked: dict[tuple[str, str], int] = {}
-    zipped = zip(
-        scopes["server"].to_list(), origins(scopes), scopes["requests"].to_list(), strict=True
-    )
-    for server, origin, count in zipped:
-        asked[(text(server), origin)] = asked.get((text(server), origin), 0) + int(count or 0)
+    for (server, origin), count in summary.rates.by_server.items():
+        key = (text(server), text(origin))
+        asked[key] = asked.get(key, 0) + count
     return asked
 
 

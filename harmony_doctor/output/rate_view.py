@@ -24,9 +24,8 @@ from harmony_doctor.output.styles import DIM, LABEL, WARNING
 from harmony_doctor.output.words import counted
 
 if TYPE_CHECKING:
-    import polars as pl
-
-    from harmony_doctor.scan.hourly import HourlyRates, ScopeRates
+    from harmony_doctor.scan.records import HourlyRates, ScopeRates
+    from harmony_doctor.scan.service import Rates
 
 # No request logged in the cell; then rate 0; then rising rates, relative to the highest.
 GAP = "·"
@@ -173,9 +172,7 @@ def _spark(row: list[tuple[int, int]], highest: float) -> Text:
     return spark
 
 
-def hourly_rates_view(events: pl.DataFrame, requests: pl.DataFrame) -> OnTerminal:
-    """The sparkline of a summary's frames (events as a frame or folded), computed only when
-    shown on a terminal."""
-    from harmony_doctor.scan.hourly import hourly_rates
-
-    return OnTerminal(lambda width: rate_view(hourly_rates(events, requests), width))
+def hourly_rates_view(rates: Rates) -> OnTerminal:
+    """The sparkline of a summary's hourly rates, computed (by scan) only when shown on a
+    terminal."""
+    return OnTerminal(lambda width: rate_view(rates.hourly, width))

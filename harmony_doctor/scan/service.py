@@ -19,7 +19,10 @@ from harmony_doctor.scan.summary import file_size
 if TYPE_CHECKING:
     import polars as pl
 
+    from harmony_doctor.scan.records import HourlyRates
     from harmony_doctor.scan.run import UnitResult
+    from harmony_doctor.scan.scopes import Scoped
+    from harmony_doctor.scan.summary import OriginRate
 
 
 @dataclass(frozen=True)
@@ -194,6 +197,67 @@ class Summary:
     def groups(self) -> list[dict[str, Any]]:
         """The table's rows as dicts (none, and no frame built, when nothing was found)."""
         return self.table.to_dicts() if self.aggregated else []
+
+    @cached_property
+    def rates(self) -> Rates:
+        """The rates behind the outputs, by the rule of the totals (computed on first use)."""
+        return Rates(self.folded, self.requests)
+
+
+class Rates:
+    """The rates the outputs show of a summary's frames (the events folded, the request
+    tallies), by the rule of the totals (scan/scopes.py: a failure counts in the rate of its
+    scope, its process and hour, or in none): computed here, on first use, and read by
+    output/, which computes none of them."""
+
+    def __init__(self, folded: pl.DataFrame, requests: pl.DataFrame) -> None:
+        self.folded, self.requests = folded, requests
+
+    @cached_property
+    def scoped(self) -> Scoped:
+        from harmony_doctor.scan.scopes import scoped
+
+        return scoped(self.folded, self.requests)
+
+    @cached_property
+    def origins(self) -> list[OriginRate]:
+        """Failures, requests and rate per origin (origins with requests and no failure too)."""
+        from harmony_doctor.scan.summary import origin_rates
+
+        return origin_rates(self.folded, self.requests)
+
+    @cached_property
+    def hourly(self) -> HourlyRates:
+        """Per origin and process, each hour's requests and rated failures."""
+        from harmony_doctor.scan.hourly import hourly_rates
+
+        return hourly_rates(self.folded, self.requests)
+
+    @cached_property
+    def by_server(self) -> dict[tuple[str | None, str | None], int]:
+        """Requests per (server, origin) as the totals count them: they add up to them."""
+        if not self.requests.height:
+            return {}
+        counted = self.scoped.counted
+        origin = counted["origin"] if "origin" in counted.columns else [None] * counted.height
+        asked: dict[tuple[str | None, str | None], int] = {}
+        for key in zip(counted["server"], origin, counted["requests"], strict=True):
+            asked[key[:2]] = asked.get(key[:2], 0) + int(key[2] or 0)
+        return asked
+
+    @cached_property
+    def in_hours(self) -> tuple[pl.DataFrame, pl.DataFrame, int]:
+        """The scopes whose hour is known, the rated failures counted in them, and how many
+        failures are in neither (in no rate, or in a scope without a time)."""
+        from harmony_doctor.scan.fold import failures_of
+        from harmony_doctor.scan.scopes import SCOPE
+
+        found = self.scoped
+        scopes = found.scopes.filter(found.scopes["hour"].is_not_null())
+        drawn = found.events.filter(found.events["rated"]).join(
+            scopes.select(list(SCOPE)), on=list(SCOPE), how="semi", nulls_equal=True
+        )
+        return scopes, drawn, failures_of(found.events) - failures_of(drawn)
 
 
 def summary_of(

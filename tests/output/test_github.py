@@ -11,6 +11,7 @@ import harmony_doctor as hd
 from harmony_doctor.output.github import escape_data, escape_property, workflow_commands
 from harmony_doctor.output.operator import OperatorSummary
 from harmony_doctor.scan.fold import fold
+from harmony_doctor.scan.service import Rates
 from harmony_doctor.scan.summary import events_frame, requests_frame
 from tests.helpers import run
 from tests.output.operator_logs import HOSTILE_NAME, HOSTILE_REMAINDER, operator_logs
@@ -62,10 +63,10 @@ def test_hostile_file_names_and_messages_stay_one_command(logs: Path) -> None:
 def test_annotations_are_capped_with_a_notice(tmp_path: Path) -> None:
     logs = operator_logs(tmp_path / "logs")
     result = scan_folder(logs)
+    folded, requests = fold(events_frame(result.events)), requests_frame(result.requests)
     summary = OperatorSummary(
         "scan", ("code",), hd.summarize_scan(result).totals, [], [],
-        fold(events_frame(result.events)), events_frame(result.events),
-        requests_frame(result.requests),
+        folded, events_frame(result.events), requests, Rates(folded, requests),
     )  # fmt: skip
     lines = workflow_commands(summary, limit=1).splitlines()
     assert [line.split(" ", 1)[0].split("::")[1] for line in lines] == ["error", "notice", "notice"]

@@ -258,7 +258,7 @@ def test_sparkline_on_a_terminal_shows_gaps_peak_and_unrated(
     monkeypatch.setenv("TERM", "xterm")  # rich lays a dumb terminal out at 80 columns
     result = hd.scan_paths([gap_logs], hd.ScanOptions(jobs=1, origin="host"))
     summary = hd.summarize_scan(result, ["code"])
-    hourly = hourly_rates_view(summary.folded, summary.requests)
+    hourly = hourly_rates_view(summary.rates)
     out = _shown(hourly, 100, terminal=True)
     lines = out.splitlines()
     assert lines[0].startswith("failure rate over time  2026-11-27 10:00 → 2026-11-27 13:00")

@@ -16,6 +16,7 @@ from harmony_doctor.output.operator_files import write_textfile
 from harmony_doctor.output.prometheus import prometheus_registry, prometheus_text
 from harmony_doctor.output.words import stated
 from harmony_doctor.scan.fold import fold
+from harmony_doctor.scan.service import Rates
 from harmony_doctor.scan.summary import events_frame, requests_frame
 from tests.helpers import run
 from tests.output.operator_logs import operator_logs
@@ -77,7 +78,10 @@ def test_textfile_name_must_end_in_prom(logs: Path, tmp_path: Path) -> None:
 
 def test_unwritable_textfile_is_absent_not_partial(tmp_path: Path) -> None:
     empty = events_frame(())
-    summary = OperatorSummary("scan", ("code",), {}, [], [], fold(empty), empty, requests_frame(()))
+    folded, requests = fold(empty), requests_frame(())
+    summary = OperatorSummary(
+        "scan", ("code",), {}, [], [], folded, empty, requests, Rates(folded, requests)
+    )
     target = tmp_path / "gone" / "x.prom"
     with pytest.raises(OutputError, match="cannot write"):
         write_textfile(target, prometheus_registry(summary, 0.0))
@@ -101,8 +105,9 @@ def test_label_values_are_escaped_by_the_library() -> None:
             schema=events_frame(()).schema,
         )
     )
+    folded, requests = fold(events), requests_frame(())
     summary = OperatorSummary(
-        "scan", ("code",), {}, [], [], fold(events), events, requests_frame(())
+        "scan", ("code",), {}, [], [], folded, events, requests, Rates(folded, requests)
     )
     text = prometheus_text(summary, 1.0)
     [(labels, value)] = _samples(text)["harmony_doctor_failures"]

@@ -80,14 +80,8 @@ def rates(summary: OperatorSummary, unit: timedelta, key: str) -> Series:
     of the scopes they were counted in. By code, each code's share of a bucket's requests (they
     add up to the bucket's rate); by origin, each origin's own rate. Failures in no rate, or in
     a scope without a time, are left out (counted in `left_out`)."""
-    from harmony_doctor.scan.fold import failures_of
-    from harmony_doctor.scan.scopes import SCOPE, scoped
-
-    found = scoped(summary.folded, summary.requests)
-    scopes = found.scopes.filter(found.scopes["hour"].is_not_null())
-    drawn = found.events.filter(found.events["rated"]).join(
-        scopes.select(list(SCOPE)), on=list(SCOPE), how="semi", nulls_equal=True
-    )
+    found = summary.rates.scoped
+    scopes, drawn, left_out = summary.rates.in_hours
     asked: Counter[tuple[str, datetime]] = Counter()
     for origin, hour, n in scopes.select("origin", "hour", "requests").iter_rows():
         moment = hour_of(hour)
@@ -113,5 +107,4 @@ def rates(summary: OperatorSummary, unit: timedelta, key: str) -> Series:
         every[_origin_name(value) if key == "origin" else text(value)] += n
     for name in values:  # an origin with requests and no failure is drawn at 0%
         every.setdefault(name, 0)
-    left_out = failures_of(found.events) - failures_of(drawn)
     return Series(unit, values, _ranked(every), dict(every), left_out)
