@@ -77,8 +77,7 @@ class LogError:
     span: tuple[int, int]  # first and last line of the evidence (traceback ... error), inclusive
     kind: Kind
     code: str
-    severity: Severity
-    title: str
+    severity: Severity  # the code's (faults/rules.py); its title, cause and fix are looked up
     message: str  # the error text without wrapper or class prefix, unescaped
     raw: str  # the error line as found
     server: Server | None
@@ -93,8 +92,6 @@ class LogError:
     context: str | None  # other engines' evidence: the raw tool call, the model output...
     expected: str
     found: str
-    cause: str
-    fix: str
     # header words in the middle of a very long remainder, past the bounded head and tail kept
     # (logs/describe.py): counted, not held
     words_unread: int = 0

@@ -202,7 +202,7 @@ def log_finding_record(e: LogError, vocab: Vocab | None) -> dict[str, Any]:
         "kind": e.kind,
         "code": e.code,
         "severity": e.severity,
-        "title": e.title,
+        "title": RULES[e.code].title,
         # The token-stream keys, for consumers that read both: no token positions in a log.
         "raise_index": None,
         "origin_index": None,
@@ -220,8 +220,8 @@ def log_finding_record(e: LogError, vocab: Vocab | None) -> dict[str, Any]:
         "context": e.context,
         "expected": e.expected,
         "found": e.found,
-        "cause": e.cause,
-        "fix": e.fix,
+        "cause": RULES[e.code].cause,
+        "fix": RULES[e.code].fix,
         "refs": list(RULES[e.code].refs),
         "raw": e.raw,
     }

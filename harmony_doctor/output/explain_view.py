@@ -328,7 +328,8 @@ def _finding_place(f: Finding) -> str:
 
 
 def _log_error_view(e: LogError, vocab: Vocab | None, elide: bool = True) -> RenderableType:
-    head = finding_head(e.severity, e.code, e.kind, e.title)
+    rule = RULES[e.code]  # the code's title, cause and fix, looked up here (not in the record)
+    head = finding_head(e.severity, e.code, e.kind, rule.title)
     facts = facts_grid()
     where = f"{e.line}" if e.span[0] == e.span[1] else f"{e.line} (lines {e.span[0]}-{e.span[1]})"
     facts.add_row("line", where)
@@ -351,8 +352,7 @@ def _log_error_view(e: LogError, vocab: Vocab | None, elide: bool = True) -> Ren
         facts.add_row("context", safe_text(_echo(e.context, 300, elide), keep_newlines=False))
     facts.add_row("expected", safe_text(e.expected, keep_newlines=False))
     facts.add_row("found", safe_text(_echo(e.found, 400, elide), keep_newlines=False))
-    rule = RULES.get(e.code)
-    advice = _advice(e.cause, e.fix, rule.refs if rule is not None else ())
+    advice = _advice(rule.cause, rule.fix, rule.refs)
     return Group(
         head,
         Padding(facts, (1, 0, 0, 2), expand=False),

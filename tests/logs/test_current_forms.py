@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from harmony_doctor.faults.rules import RULES
 from harmony_doctor.logs import extract_text
 
 RECOVERED = "Harmony parser ended in a non-terminal state; returning the recovered raw output."
@@ -96,7 +97,7 @@ def test_text_with_special_tokens_stripped_is_recognised(text: str) -> None:
     (error,) = found.errors
     assert (error.code, error.kind) == ("HD206", "stripped_markup")
     assert "cannot be replayed" in error.found
-    assert "token ids" in error.fix
+    assert "token ids" in RULES[error.code].fix
 
 
 @pytest.mark.parametrize(

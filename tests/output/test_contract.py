@@ -30,3 +30,18 @@ def test_a_message_of_another_writer_is_no_harmony_error() -> None:
     )
     assert not error.harmony_error
     assert log_finding_record(error, None)["harmony_error"] is None
+
+
+def test_the_rule_text_is_looked_up_at_rendering_not_copied_into_the_record() -> None:
+    """A failure's title, cause and fix are its code's (faults/rules.py): the record holds the
+    code, and what shows it looks the text up (issue 35: each LogError held a copy)."""
+    from dataclasses import fields
+
+    from harmony_doctor.faults.rules import RULES
+    from harmony_doctor.models import LogError
+
+    assert not {"title", "cause", "fix"} & {f.name for f in fields(LogError)}
+    (error,) = extract_text(_LINE)
+    record = log_finding_record(error, None)
+    rule = RULES[error.code]
+    assert (record["title"], record["cause"], record["fix"]) == (rule.title, rule.cause, rule.fix)
