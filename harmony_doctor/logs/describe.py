@@ -84,6 +84,7 @@ def describe(
         words_unread=unread,
         words_cut=cut,
         harmony_error=harmony,
+        role_word=hit.role_word,
     )
 
 

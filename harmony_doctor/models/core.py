@@ -101,6 +101,8 @@ class LogError:
     # the message is an openai-harmony parser error's (faults/catalogue.py `kind_of_error`),
     # read where the record is made: what explain's JSON gives as `harmony_error`
     harmony_error: bool = False
+    # unknown_role: the role word the header held (`Unknown role: X`, `invalid role: 'X'`)
+    role_word: str | None = None
 
 
 class Sighting(Protocol):

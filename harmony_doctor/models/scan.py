@@ -26,6 +26,7 @@ class LoggedFailure:
     header_remainder: str | None
     message: str
     traceback_line: int | None = None  # as ScanEvent.traceback_line
+    role_word: str | None = None  # as LogError.role_word
 
     @classmethod
     def of(cls, error: LogError, line: int) -> LoggedFailure:
@@ -44,6 +45,7 @@ class LoggedFailure:
             error.header_remainder,
             error.message,
             line - (error.line - start) if start < error.line else None,
+            error.role_word,
         )
 
 

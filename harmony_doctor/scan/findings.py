@@ -489,7 +489,7 @@ def _log_event(
         code=error.code,
         severity=error.severity,
         pattern=patterns.pattern_of(
-            error.kind, error.token, error.header_remainder, _role_word(error.message)
+            error.kind, error.token, error.header_remainder, error.role_word
         ),
         token_id=error.token,
         token_text=vocab().decode([error.token]) if error.token is not None else None,
@@ -498,11 +498,6 @@ def _log_event(
         source="log",
         traceback_line=error.traceback_line,
     )
-
-
-def _role_word(message: str) -> str | None:
-    _, found, word = message.partition("Unknown role: ")
-    return word.strip() if found else None
 
 
 # A pattern's parts: special tokens, placeholders (`<name>`, `<prose>`), and other words.

@@ -208,3 +208,22 @@ def test_an_events_message_is_bounded_with_what_is_left_out(tmp_path: Path) -> N
     assert left == len(element) + len('unexpected tokens remaining in message header: [""]') - (
         len(message) - len(f"… {left:,} characters …")
     )
+
+
+def test_a_role_word_travels_as_a_field_and_groups_one_cause_in_any_words(
+    tmp_path: Path,
+) -> None:
+    """The role a header held was found again in each event's message (`Unknown role: X` only):
+    another parser's words for the same fault (`invalid role: 'X'`) made a pattern apart. The
+    reader's role word now travels with the record, and one role is one pattern."""
+    log = tmp_path / "roles.log"
+    log.write_text(
+        "2026-11-27 10:00:01 ERROR openai_harmony.HarmonyError: Unknown role: assistantassistant\n"
+        + "x\n" * 70
+        + "2026-11-27 10:05:01 ERROR [engine] invalid role: 'assistantassistant'\n"
+    )
+    sources, _ = discover([str(log)])
+    found = scan(sources, ScanOptions())
+    assert len(found.events) == 2 and all(e.kind == "unknown_role" for e in found.events)
+    patterns = {e.pattern for e in found.events}
+    assert len(patterns) == 1 and "assistant" in patterns.pop(), found.events
