@@ -39,6 +39,7 @@ def gather(
     not be done ({index: "... was killed by SIGKILL ..."}); a task's own error is raised."""
     from concurrent.futures import ProcessPoolExecutor
 
+    hush_broken_pools()
     pool = ProcessPoolExecutor(
         max_workers=jobs, mp_context=context, initializer=worker_start, initargs=(os.getpid(),)
     )
@@ -166,6 +167,28 @@ def _death(code: int | None) -> str:
         end = f"exited with status {code}" if code is not None else "ended"
     hint = " (the out-of-memory killer sends it)" if code == -signal.SIGKILL else ""
     return f"not read: the worker process reading it {end}{hint}"
+
+
+def hush_broken_pools() -> None:
+    """Drop what a pool's own thread raises while it closes a pool that broke (Python 3.11's
+    ProcessPoolExecutor can fail there when `stop` shuts the pool down as a killed worker
+    breaks it: a traceback on stderr for a failure already handled, since the calls the
+    pool left undone are run again one at a time). Any other thread's exception goes to the
+    hook there was. Installed once."""
+    previous = threading.excepthook
+    if getattr(previous, "hushes_broken_pools", False):
+        return
+
+    def hook(args: threading.ExceptHookArgs) -> None:
+        reference = getattr(args.thread, "executor_reference", None)  # the pool's thread
+        if callable(reference):
+            executor = reference()
+            if executor is None or getattr(executor, "_broken", False):
+                return
+        previous(args)
+
+    hook.hushes_broken_pools = True  # type: ignore[attr-defined]
+    threading.excepthook = hook
 
 
 def stop(pool: ProcessPoolExecutor) -> None:
