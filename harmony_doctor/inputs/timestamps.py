@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-from harmony_doctor.inputs.log_words import LEVELS
+from harmony_doctor.inputs.log_words import LEVELS, either
 
 HEAD = 200  # stamps and pids are looked for in a line's first HEAD bytes
 _WS = rb"[ \t\n\r\f\v]"
@@ -24,7 +24,7 @@ _ISO = re.compile(
     r"(?P<H>[0-2]\d):(?P<M>[0-5]\d):(?P<S>[0-6]\d)"
 )
 _VLLM = re.compile(
-    r"(?:(?:" + "|".join(LEVELS) + r")\s+|^\s*)(?P<m>[01]\d)-(?P<d>[0-3]\d)\s+"
+    r"(?:(?:" + either(LEVELS) + r")\s+|^\s*)(?P<m>[01]\d)-(?P<d>[0-3]\d)\s+"
     r"(?P<H>[0-2]\d):(?P<M>[0-5]\d):(?P<S>[0-6]\d)"
 )
 
@@ -124,7 +124,7 @@ _ISO_STAMP = re.compile(
 )
 _VLLM_STAMP = re.compile(
     rb"(?:(?:"
-    + "|".join(LEVELS).encode()
+    + either(LEVELS).encode()
     + rb")"
     + _WS
     + rb"+|^"

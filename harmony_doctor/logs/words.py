@@ -38,10 +38,8 @@ class _Cut(str):
     left_out: int
 
 
-def _cut(word: str) -> str:
-    """`word`, or its ends past MAX_WORD characters (a `_Cut` saying how many were left out)."""
-    if len(word) <= MAX_WORD:
-        return word
+def _cut(word: str) -> _Cut:
+    """The ends of a `word` past MAX_WORD characters (a `_Cut` saying how many were left out)."""
     held = _Cut(word[:_HALF] + CUT + word[-_HALF:])
     held.left_out = len(word) - 2 * _HALF
     return held
