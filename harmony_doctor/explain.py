@@ -24,6 +24,7 @@ from harmony_doctor.errors import InputError
 from harmony_doctor.inputs import tokens as token_input
 from harmony_doctor.inputs.lengths import one_completion, refuse_long_lists
 from harmony_doctor.inputs.paste import Paste, Piece, lines_of, opens_as_log, read_paste
+from harmony_doctor.inputs.vllm_requests import logged_completions
 
 if TYPE_CHECKING:
     from harmony_doctor.evidence.prose import Description
@@ -559,7 +560,7 @@ def explain_log(
     from harmony_doctor.evidence import combine
 
     completions: tuple[Diagnosis, ...] = ()
-    logged = token_input.logged_completions(text) if _OUTPUT_IDS.search(text) else []
+    logged = logged_completions(text) if _OUTPUT_IDS.search(text) else []
     if logged:
         from harmony_doctor.streams.diagnose import diagnose
 

@@ -11,48 +11,33 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
 
 from harmony_doctor.choices import InputFormat
 from harmony_doctor.errors import InputError
-from harmony_doctor.harmony.vocab import STOP_TOKENS, VOCAB_SIZE, harmony_token_limit, id_objects
-from harmony_doctor.inputs import log_words as words
+from harmony_doctor.inputs.id_lists import (
+    Stream,
+    check_range,
+    finish,
+    parse_id_list,
+    parse_int,
+    select,
+)
 from harmony_doctor.inputs.text_lines import LINE_BREAKS, numbered_lines, stripped_bounds
+from harmony_doctor.inputs.vllm_requests import LOG_MARKER, has_vllm_record, vllm_streams
 from harmony_doctor.models import TokenInput
-from harmony_doctor.native import native_for, vllm_output_line
 
 OUTPUT_KEYS = ("output_token_ids", "token_ids", "output_ids", "completion_token_ids")
 PROMPT_KEYS = ("prompt_token_ids", "input_ids", "prompt_ids")
 
 _IDS_RE = re.compile(r"[\[\(]?\s*-?\d+(?:\s*[,\s]\s*-?\d+)*+\s*,?\s*[\]\)]?")  # *+: no stack
-_INT_RE = re.compile(r"-?\d+")
-_LONE_SIGN_RE = re.compile(r"-(?!\d)")
-_PLAIN_IDS = re.compile(r"[0-9, ]*")  # digits, commas and spaces only (ASCII: no other digits)
 _SPECIAL_TEXT_RE = re.compile(r"<\|(?:start|end|message|channel|return|call|constrain)\|>")
 _LOGPROB_ID_RE = re.compile(r"token_id:(\d+)")
-_LOG_MARKER_RE = re.compile(r"\b(?:output_token_ids|prompt_token_ids)\s*[:=]\s*(?:\[|None)")
-_GENERATED_RE = re.compile(  # vLLM's `Generated response <id>[ (streaming delta|complete)]`
-    rf"{re.escape(words.VLLM_GENERATED)}(?P<id>[^\s:]+)(?P<mode>{words.either(words.VLLM_MODES)})?"
-)
 _SSE_LINE = re.compile(r"(?m)^[ \t]*(?:data|event|id):")
 _SPACE = re.compile(r"\s*")
-_PROMPT_LINE_RE = re.compile(r"(?:Received request|Request) (?P<id>[^\s:]+)")
 _FIRST_LINE = re.compile(f"[^{LINE_BREAKS}]*")  # the first line as splitlines() cuts it
-_FINISH_RE = re.compile(re.escape(words.VLLM_FINISH_KEY) + r"[:=]\s*'?(?P<reason>\w+)")
-
-
-@dataclass
-class _Stream:
-    """Token ids gathered for one request (and choice) while reading."""
-
-    label: str
-    tokens: list[int] = field(default_factory=list)
-    prompt: list[int] | None = None
-    finish_reason: str | None = None
-    cut: bool = False  # a list ended without its closing bracket
-    line: int = 1  # the line it was first seen on
 
 
 def parse_tokens(
@@ -71,37 +56,46 @@ def parse_tokens(
     if fmt == "text":
         return _from_text(body, encode)
     if fmt == "ids":
-        stream = _Stream("", _parse_id_list(body, 1, 1), cut=_opened_not_closed(body))
-        return _finish(_select([stream], request), "ids", "tokens")
+        stream = Stream("", parse_id_list(body, 1, 1), cut=_opened_not_closed(body))
+        return finish(_one([stream], request), "ids", "tokens")
     if fmt == "vllm-log":
-        return _finish(_select(_vllm_streams(body), request), "vllm-log", "log")
-    if fmt == "json":
-        doc = _load_json(body, 1)
-        if isinstance(doc, list) and _is_id_list(doc):
-            _check_range(doc, 1, 1)
-            return _finish(_select([_Stream("", list(doc))], request), "json-array", "tokens")
-        return _finish(_select(_doc_streams([(1, doc)]), request), "json", "tokens")
-    if fmt == "jsonl":
-        return _finish(_select(_doc_streams(_json_docs(body)), request), "jsonl", "tokens")
+        return finish(_one(vllm_streams(body), request), "vllm-log", "log")
+    if fmt in ("json", "jsonl"):
+        docs = _json_streams(body, fmt)
+        if isinstance(docs, Stream):
+            return finish(_one([docs], request), "json-array", "tokens")
+        chosen = select(docs.labels, request)
+        return finish(next(docs.streams(chosen)), fmt, "tokens")
     raise InputError(f"unknown input format {fmt!r}")
 
 
-def token_streams(text: str) -> list[tuple[TokenInput, int]]:
+def token_streams(text: str) -> TokenStreams:
     """Every token stream of a JSON or JSON-lines text (responses, choices, an id list a line),
     each with the line it starts on; raises InputError when the text holds none."""
     body = text.lstrip("\ufeff")
     fmt = detect_format(body)
-    if fmt == "json":
-        doc = _load_json(body, 1)
-        if isinstance(doc, list) and _is_id_list(doc):
-            _check_range(doc, 1, 1)
-            return [(_finish(_Stream("", list(doc)), "json-array", "tokens"), 1)]
-        streams = _doc_streams([(1, doc)])
-    elif fmt == "jsonl":
-        streams = _doc_streams(_json_docs(body))
-    else:
+    if fmt not in ("json", "jsonl"):
         raise InputError(f"not a JSON document of token streams ({fmt})")
-    return [(_finish(s, fmt, "tokens"), s.line) for s in streams]
+    docs = _json_streams(body, fmt)
+    if isinstance(docs, Stream):
+        return TokenStreams(1, iter([(finish(docs, "json-array", "tokens"), 1)]))
+    each = ((finish(s, fmt, "tokens"), s.line) for s in docs.streams())
+    return TokenStreams(len(docs.labels), each)
+
+
+def _one(streams: list[Stream], request: str | None) -> Stream:
+    chosen = select([s.label for s in streams], request)
+    return next(s for s in streams if s.label == chosen)
+
+
+def _json_streams(body: str, fmt: InputFormat) -> Stream | _DocStreams:
+    """A JSON text that is one list of ids as its stream (checked), or the JSON documents'."""
+    if fmt == "jsonl":
+        return _DocStreams(lambda: _json_docs(body))
+    doc = _load_json(body, 1)
+    if isinstance(doc, list) and _is_id_list(doc):
+        return Stream("", check_range(doc))
+    return _DocStreams(lambda: [(1, doc)])
 
 
 def detect_format(text: str) -> InputFormat:
@@ -109,12 +103,12 @@ def detect_format(text: str) -> InputFormat:
     lo, hi = stripped_bounds(text)  # text.strip(), not copied: a log may be 100 MB
     if _IDS_RE.fullmatch(text, lo, hi) and not text.startswith("[", lo):
         return "ids"
-    if _has_vllm_record(text) and not text.startswith(("{", "[", "<|"), lo):
+    if has_vllm_record(text) and not text.startswith(("{", "[", "<|"), lo):
         return "vllm-log"  # a stream that starts with a special token is Harmony text
     if text.startswith(("{", "["), lo):
         stripped = text[lo:hi]
         try:
-            json.loads(stripped, parse_int=_parse_int)
+            json.loads(stripped, parse_int=parse_int)
             return "json"
         except json.JSONDecodeError:
             pass
@@ -128,7 +122,7 @@ def detect_format(text: str) -> InputFormat:
         return "jsonl"
     if _SPECIAL_TEXT_RE.search(text):
         return "text"
-    if _LOG_MARKER_RE.search(text):
+    if LOG_MARKER.search(text):
         return "vllm-log"
     first = _FIRST_LINE.match(text, lo).group()[:60]  # type: ignore[union-attr]  # matches ""
     raise InputError(f"no token ids or Harmony text found (line 1 starts {first!r})")
@@ -174,27 +168,8 @@ def _json_docs(text: str) -> Iterator[tuple[int, Any]]:
     return _json_values(text)
 
 
-class _HugeId(int):
-    """A JSON integer longer than any id (Python refuses past 4,300 digits): its length kept."""
-
-    digits: int
-
-    def __new__(cls, digits: str) -> _HugeId:
-        made = super().__new__(cls, -1)
-        made.digits = len(digits.lstrip("-"))
-        return made
-
-
-def _parse_int(digits: str) -> int:  # a JSON integer: an id, or far too long to be one
-    return int(digits) if len(digits) <= 20 else _HugeId(digits)
-
-
-def _out_of_range(shown: str) -> str:
-    return f"{shown} is outside the range openai-harmony accepts, 0..{harmony_token_limit() - 1}"
-
-
 def _json_values(text: str) -> Iterator[tuple[int, Any]]:
-    decoder = json.JSONDecoder(parse_int=_parse_int)
+    decoder = json.JSONDecoder(parse_int=parse_int)
     position, line, counted = 0, 1, 0
     while True:
         position = _SPACE.match(text, position).end()  # type: ignore[union-attr]
@@ -213,19 +188,6 @@ def _json_values(text: str) -> Iterator[tuple[int, Any]]:
         except ValueError as exc:
             raise InputError(f"invalid JSON at line {line}: {exc}") from None
         yield line, doc
-
-
-def _has_vllm_record(text: str) -> bool:
-    """A line that logs ids the way vLLM does, not only the key (Harmony text may quote it)."""
-    from harmony_doctor.inputs.paste import lines_of  # a line at a time: a log is not copied
-
-    return any(
-        _LOG_MARKER_RE.search(line) and (_GENERATED_RE.search(line) or _PROMPT_LINE_RE.search(line))
-        for part in lines_of(text)
-        if "token_ids" in part
-        for line in part.splitlines()
-        if "token_ids" in line
-    )
 
 
 def _opened_not_closed(text: str) -> bool:
@@ -249,66 +211,6 @@ def _from_text(text: str, encode: Callable[[str], list[int]]) -> TokenInput:
     return TokenInput(tokens=tuple(tokens), detected="text", format="harmony-text")
 
 
-def _position(text: str, offset: int, line: int, column: int) -> tuple[int, int]:
-    before = text[:offset]
-    newlines = before.count("\n")
-    if newlines:
-        return line + newlines, offset - before.rfind("\n")
-    return line, column + offset
-
-
-def _parse_id_list(text: str, line: int, column: int) -> list[int]:
-    """Ints separated by commas/whitespace, brackets optional; errors give line and column."""
-    if _PLAIN_IDS.fullmatch(text) is not None:
-        # The common shape (a logged list): no sign, no stray text. Anything out of range takes
-        # the loop below, which names the offending token; each id is the shared object.
-        parts = text.replace(",", " ").split()
-        if all(len(digits) <= 9 for digits in parts):
-            plain = [int(digits) for digits in parts]
-            if not plain or max(plain) < VOCAB_SIZE:
-                return list(map(id_objects().__getitem__, plain))
-    tokens: list[int] = []
-    for match in _INT_RE.finditer(text):
-        digits = match.group()
-        value = int(digits) if len(digits) <= 9 else -1  # huge: out of range anyway
-        if not _in_range(value):
-            where = _position(text, match.start(), line, column)
-            shown = digits if len(digits) <= 20 else f"an id of {len(digits):,} digits"
-            raise InputError(
-                f"token {len(tokens)} at line {where[0]}, column {where[1]}: "
-                + _out_of_range(shown)
-            )
-        tokens.append(value)
-    leftover = _INT_RE.sub("", text).strip(" \t\r\n,[]()")
-    if leftover.replace(",", "").strip():
-        offset = next((i for i, c in enumerate(text) if c not in " \t\r\n,[]()-0123456789"), -1)
-        if offset < 0:  # all that is stray is a sign without digits (`[1, -, 2]`)
-            lone = _LONE_SIGN_RE.search(text)  # (every `-` followed by a digit starts an id)
-            offset = lone.start() if lone is not None else 0
-        where = _position(text, offset, line, column)
-        raise InputError(f"unexpected {text[offset]!r} at line {where[0]}, column {where[1]}")
-    return tokens
-
-
-def _check_range(values: list[Any], line: int, column: int, where: str = "") -> list[int]:
-    for index, value in enumerate(values):
-        if isinstance(value, _HugeId):
-            shown = f"an id of {value.digits:,} digits"
-            raise InputError(f"{where}token {index}: " + _out_of_range(shown))
-        if type(value) is not int:
-            raise InputError(f"{where}token {index} is {json.dumps(value)[:40]}, not an integer")
-        if not _in_range(value):
-            raise InputError(f"{where}token {index}: " + _out_of_range(str(value)))
-    return values
-
-
-def _in_range(value: int) -> bool:
-    """Whether openai-harmony accepts the id; its own table decides past VOCAB_SIZE."""
-    if 0 <= value < VOCAB_SIZE:
-        return True
-    return VOCAB_SIZE <= value < harmony_token_limit()
-
-
 # --- JSON documents --------------------------------------------------------------------------
 
 
@@ -324,7 +226,7 @@ def _jsonl_docs(text: str) -> Iterator[tuple[int, Any]]:
 
 def _load_json(text: str, number: int) -> Any:
     try:
-        return json.loads(text, parse_int=_parse_int)
+        return json.loads(text, parse_int=parse_int)
     except json.JSONDecodeError as exc:
         line = number + exc.lineno - 1
         raise InputError(f"invalid JSON at line {line}, column {exc.colno}: {exc.msg}") from None
@@ -334,32 +236,108 @@ def _load_json(text: str, number: int) -> Any:
         raise InputError(f"invalid JSON at line {number}: {exc}") from None
 
 
-def _doc_streams(docs: Iterator[tuple[int, Any]] | list[tuple[int, Any]]) -> list[_Stream]:
-    """Streams keyed by (response id, choice index); chunks of one response are joined."""
-    streams: dict[str, _Stream] = {}
-    for number, doc in docs:
-        bare = isinstance(doc, list) and bool(doc) and _is_id_list(doc)  # an id list a line
-        rid = f"line {number}" if bare else _doc_id(doc)
-        for choice, key, values, finish in _walk_ids(doc, top=True):
-            label = rid if choice is None else f"{rid}#{choice}" if rid else f"choice {choice}"
-            stream = streams.setdefault(label, _Stream(label, line=number))
+@dataclass(frozen=True)
+class TokenStreams:
+    """The token streams of a text: how many, and each (with the line it starts on) as it is
+    read, so that a JSON-lines file of 60,000 id lists is not held as 60,000 lists at once."""
+
+    count: int
+    each: Iterator[tuple[TokenInput, int]]
+
+
+@dataclass
+class _Seen:
+    """What the first reading of JSON documents learns of a stream; its ids are not kept."""
+
+    line: int  # the line it starts on
+    last: int  # the last line that adds to it
+    tokens: bool = False
+    prompt: bool = False  # prompt ids found
+    prompt_keyed: bool = False  # a prompt key found, even an empty list
+
+
+class _DocStreams:
+    """Streams keyed by (response id, choice index) across JSON documents; chunks of one
+    response are joined. `docs` gives the documents again each time it is called: they are
+    read once to check every id and learn which lines each stream spans, then again to gather
+    each stream's ids and hand it on once its last line is read."""
+
+    def __init__(self, docs: Callable[[], Iterable[tuple[int, Any]]]) -> None:
+        self._docs = docs
+        seen: dict[str, _Seen] = {}
+        for number, label, key, values, _ in self._items():
             where = f"line {number}: " if number > 1 else ""
-            ids = _check_range(values, number, 1, where)
+            ids = check_range(values, where)
+            mark = seen.setdefault(label, _Seen(number, number))
+            mark.last = number
+            if key == "prompt":
+                mark.prompt_keyed = True
+                mark.prompt = mark.prompt or bool(ids)
+            else:
+                mark.tokens = mark.tokens or bool(ids)
+        found = [label for label, mark in seen.items() if mark.tokens or mark.prompt]
+        if not found:
+            keys = ", ".join(OUTPUT_KEYS + PROMPT_KEYS)
+            raise InputError(f"no token ids found in the JSON (looked for {keys}, token_id:N)")
+        self.labels = [label for label in found if seen[label].tokens] or found
+        # A prompt keyed without a choice belongs to every choice of the same response.
+        self._base = {
+            label: label.split("#")[0]
+            for label in self.labels
+            if not seen[label].prompt_keyed and "#" in label and label.split("#")[0] in seen
+        }
+        self._ready = {
+            label: max(seen[label].last, seen[self._base[label]].last if label in self._base else 0)
+            for label in self.labels
+        }
+        self._users = dict.fromkeys(self.labels, 1)
+        for base in self._base.values():
+            self._users[base] = self._users.get(base, 0) + 1
+
+    def streams(self, chosen: str | None = None) -> Iterator[Stream]:
+        """Each stream (or the one `chosen`) in the order streams start, as soon as it ends."""
+        order = [label for label in self.labels if chosen is None or label == chosen]
+        wanted = None if chosen is None else {chosen, self._base.get(chosen)}
+        users = dict(self._users)
+        held: dict[str, Stream] = {}
+        done = 0
+        for number, label, key, values, finish_reason in self._items():
+            while done < len(order) and self._ready[order[done]] < number:  # its lines all read
+                yield self._handed(order[done], held, users)
+                done += 1
+            if label not in users or (wanted is not None and label not in wanted):
+                continue
+            stream = held.setdefault(label, Stream(label, line=number))
+            ids = check_range(values)
             if key == "prompt":
                 stream.prompt = (stream.prompt or []) + ids
             else:
                 stream.tokens.extend(ids)
-            if finish:
-                stream.finish_reason = finish
-    found = [s for s in streams.values() if s.tokens or s.prompt]
-    if not found:
-        keys = ", ".join(OUTPUT_KEYS + PROMPT_KEYS)
-        raise InputError(f"no token ids found in the JSON (looked for {keys}, token_id:N)")
-    # A prompt keyed without a choice belongs to every choice of the same response.
-    for s in found:
-        if s.prompt is None and "#" in s.label and s.label.split("#")[0] in streams:
-            s.prompt = streams[s.label.split("#")[0]].prompt
-    return [s for s in found if s.tokens] or found
+            if finish_reason:
+                stream.finish_reason = finish_reason
+        for label in order[done:]:
+            yield self._handed(label, held, users)
+
+    def _handed(self, label: str, held: dict[str, Stream], users: dict[str, int]) -> Stream:
+        stream = held[label]
+        base = self._base.get(label)
+        if base is not None:
+            stream.prompt = held[base].prompt
+        for owner in (label, base):
+            if owner is not None:
+                users[owner] -= 1
+                if not users[owner]:
+                    del held[owner]
+        return stream
+
+    def _items(self) -> Iterator[tuple[int, str, str, list[Any], str | None]]:
+        """(line, stream label, "output"|"prompt", ids, finish_reason) of every id list."""
+        for number, doc in self._docs():
+            bare = isinstance(doc, list) and bool(doc) and _is_id_list(doc)  # an id list a line
+            rid = f"line {number}" if bare else _doc_id(doc)
+            for choice, key, values, finish_reason in _walk_ids(doc, top=True):
+                label = rid if choice is None else f"{rid}#{choice}" if rid else f"choice {choice}"
+                yield number, label, key, values, finish_reason
 
 
 def _doc_id(doc: Any) -> str:
@@ -424,177 +402,3 @@ def _logprob_ids(node: Any) -> Iterator[str]:
                     yield match.group(1)
             elif isinstance(value, dict | list):
                 yield from _logprob_ids(value)
-
-
-# --- vLLM request logs -----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class VllmRecord:
-    """One vLLM request-log line that carries token ids."""
-
-    request_id: str
-    kind: Literal["output", "complete", "prompt"]
-    ids: tuple[int, ...] | None  # None when the line logs `None`
-    cut: bool  # the list lost its closing bracket
-    finish_reason: str | None
-    delta: bool = False  # one `(streaming delta)` of a streamed response
-
-
-def parse_vllm_line(line: str, number: int) -> VllmRecord | None:
-    """The token ids a vLLM request-log line carries, or None for any other line."""
-    if "token_ids" not in line:
-        return None
-    generated = _GENERATED_RE.search(line)
-    if generated is not None:
-        ids, cut = _ids_after(line, words.VLLM_OUTPUT_KEY, number)
-        finish = _FINISH_RE.search(line[line.rfind(words.VLLM_FINISH_KEY) :])
-        reason = finish["reason"] if finish else None
-        if reason in words.VLLM_NO_REASONS:
-            reason = None
-        mode = generated["mode"]
-        complete = mode == words.VLLM_COMPLETE
-        kind: Literal["output", "complete"] = "complete" if complete else "output"
-        return VllmRecord(generated["id"], kind, ids, cut, reason, delta=mode == words.VLLM_DELTA)
-    prompt_line = _PROMPT_LINE_RE.search(line)
-    if prompt_line is not None and "prompt_token_ids" in line:
-        ids, cut = _ids_after(line, "prompt_token_ids", number)
-        return VllmRecord(prompt_line["id"], "prompt", ids, cut, None)
-    return None
-
-
-def parse_vllm_bytes(raw: bytes, number: int, native: bool | None = None) -> VllmRecord | None:
-    """`parse_vllm_line` of the line's bytes decoded as UTF-8 (with replacement): Rust reads the
-    common `Generated response` line and hands any other or doubtful one to `parse_vllm_line`,
-    the reference it is tested equal to. `native`: whether to try Rust; None asks `use_native()`,
-    which reads the environment (~1 us) at each call: a caller deciding once passes its answer."""
-    if native_for(native):
-        parsed = vllm_output_line(raw, VOCAB_SIZE)
-        if parsed is not None:
-            return VllmRecord(
-                parsed.request_id,
-                "complete" if parsed.complete else "output",
-                parsed.ids,
-                False,  # the extension only reads lists with their closing bracket
-                parsed.finish_reason,
-                parsed.delta,
-            )
-    return parse_vllm_line(raw.decode("utf-8", "replace"), number)
-
-
-class RequestStreams:
-    """Token ids of vLLM requests, gathered line by line (streaming deltas joined in order)."""
-
-    def __init__(self) -> None:
-        self.streams: dict[str, _Stream] = {}
-
-    def add(self, record: VllmRecord) -> None:
-        stream = self.streams.setdefault(record.request_id, _Stream(record.request_id))
-        if record.kind == "prompt":
-            if record.ids is not None:
-                stream.prompt = list(record.ids)
-            return
-        if record.ids is not None:
-            if record.kind == "complete":
-                if len(record.ids) >= len(stream.tokens):
-                    stream.tokens = list(record.ids)
-            else:
-                stream.tokens.extend(record.ids)
-            stream.cut = stream.cut or record.cut
-        if record.finish_reason is not None:
-            stream.finish_reason = record.finish_reason
-
-    def pop(self, request_id: str) -> TokenInput | None:
-        """The finished request's stream as a TokenInput (None if it holds no output ids)."""
-        stream = self.streams.pop(request_id, None)
-        if stream is None or not stream.tokens:
-            return None
-        return _finish(stream, "vllm-log", "log")
-
-
-def _vllm_streams(text: str) -> list[_Stream]:
-    """Per request: the prompt ids, and the output ids (streaming deltas joined in order)."""
-    gathered = RequestStreams()
-    for number, line in numbered_lines(text):
-        record = parse_vllm_line(line, number)
-        if record is not None:
-            gathered.add(record)
-    found = [s for s in gathered.streams.values() if s.tokens or s.prompt]
-    if not found:
-        raise InputError("no vLLM request-log lines with output_token_ids or prompt_token_ids")
-    return [s for s in found if s.tokens] or found
-
-
-def logged_completions(text: str) -> list[TokenInput]:
-    """Every completion a vLLM request log carries as output token ids, one stream each."""
-    try:
-        streams = _vllm_streams(text)
-    except InputError:
-        return []
-    return [_finish(s, "vllm-log", "log") for s in streams if s.tokens]
-
-
-def _ids_after(line: str, key: str, number: int) -> tuple[tuple[int, ...] | None, bool]:
-    """The id list after the last `key: [` in a log line, and whether its `]` is missing."""
-    at = line.rfind(key)
-    rest = line[at + len(key) :].lstrip(" :=")
-    if rest.startswith(words.VLLM_NO_IDS):
-        return None, False
-    if not rest.startswith("["):
-        raise InputError(f"line {number}: {key} is not followed by a list")
-    close = rest.find("]")
-    inner = rest[1:] if close < 0 else rest[1:close]
-    column = len(line) - len(rest) + 2
-    return tuple(_parse_id_list(inner, number, column)), close < 0
-
-
-# --- selection -------------------------------------------------------------------------------
-
-
-def _select(streams: list[_Stream], request: str | None) -> _Stream:
-    if request is not None:
-        chosen = [s for s in streams if s.label == request or s.label.split("#")[0] == request]
-        if not chosen:
-            known = ", ".join(s.label for s in streams[:5])
-            raise InputError(f"no request {request!r} in the input (found: {known})")
-        streams = chosen
-    if len(streams) > 1:
-        shown = ", ".join(s.label or "(unnamed)" for s in streams[:5])
-        more = f" and {len(streams) - 5} more" if len(streams) > 5 else ""
-        raise InputError(
-            f"input holds {len(streams)} token streams ({shown}{more}); choose one with --request"
-        )
-    return streams[0]
-
-
-def _finish(stream: _Stream, fmt: str, detected: Literal["tokens", "log"]) -> TokenInput:
-    notes: list[str] = []
-    tokens = stream.tokens
-    prompt = tuple(stream.prompt) if stream.prompt is not None else None
-    if not tokens and prompt:
-        tokens, prompt = list(prompt), None
-        notes.append("only prompt token ids were found; they are replayed as the stream")
-    if not tokens:
-        raise InputError("input is empty: the token list has no ids")
-    truncated = stream.cut
-    if stream.cut:
-        notes.append(
-            "the token list ends without its closing bracket: the log cut it (vLLM "
-            "--max-log-len cuts lists without a marker); the ids after the cut are unknown"
-        )
-    if stream.finish_reason == "stop" and tokens[-1] not in STOP_TOKENS:
-        truncated = True
-        notes.append(
-            "finish_reason is stop but the stream does not end with a stop token: the log "
-            "probably cut the list (vLLM --max-log-len); the tokens after the cut are unknown"
-        )
-    return TokenInput(
-        tokens=tuple(tokens),
-        detected=detected,
-        format=fmt,
-        request_id=stream.label or None,
-        finish_reason=stream.finish_reason,
-        truncated=truncated,
-        prompt_tokens=prompt,
-        notes=tuple(notes),
-    )

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, MESSAGE, VOCAB_SIZE
-from harmony_doctor.inputs.tokens import RequestStreams, VllmRecord, parse_vllm_bytes
+from harmony_doctor.inputs.vllm_requests import RequestStreams, VllmRecord, parse_vllm_bytes
 from harmony_doctor.inputs.wrappers import Unwrapper
 from harmony_doctor.models import ScanEvent, TokenInput
 from harmony_doctor.native import native_for, vllm_output_key

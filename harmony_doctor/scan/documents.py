@@ -152,7 +152,7 @@ def _many_streams(text: str, vocab: Callable[[], Vocab], role: ParseRole) -> Doc
         streams = token_streams(text)
     except InputError:
         return None
-    if len(streams) < 2:
+    if streams.count < 2:
         return None
-    found = ((diagnose(inp, vocab(), role), line) for inp, line in streams)
+    found = ((diagnose(inp, vocab(), role), line) for inp, line in streams.each)
     return Document(found, count_lines(text))

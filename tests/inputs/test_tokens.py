@@ -213,7 +213,7 @@ def test_regression_harmony_text_quoting_output_token_ids(vocab: Vocab, quoted: 
 
 
 def test_debug_output_ids_of_newer_vllm_are_read() -> None:
-    from harmony_doctor.inputs.tokens import parse_vllm_line
+    from harmony_doctor.inputs.vllm_requests import parse_vllm_line
 
     line = (
         "(APIServer pid=9) DEBUG 07-01 10:00:00 [request_logger.py:80] Generated response "
@@ -279,13 +279,13 @@ def test_token_range_comes_from_openai_harmony() -> None:
 def test_plain_id_lists_take_the_fast_path_with_the_same_answer(ids: list[int], sep: str) -> None:
     """A logged list (digits, commas, spaces) parses as the general loop parses it (tabs make
     the same list take the loop): same ids, same error (huge ids, zero-padded ids)."""
-    from harmony_doctor.inputs.tokens import _parse_id_list
+    from harmony_doctor.inputs.id_lists import parse_id_list
 
     text = sep.join(str(i) if i % 3 else f"{i:010d}" for i in ids)
 
     def parsed(shown: str) -> list[int] | str:
         try:
-            return _parse_id_list(shown, 1, 1)
+            return parse_id_list(shown, 1, 1)
         except InputError as exc:
             return str(exc)
 
@@ -354,7 +354,7 @@ def test_a_vllm_log_holds_its_ids_at_a_pointer_each() -> None:
     one shared int (8 bytes), not an int made for each (36 bytes: 40 MiB of a 20 MB log)."""
     import tracemalloc
 
-    from harmony_doctor.inputs import tokens
+    from harmony_doctor.inputs import vllm_requests as tokens
 
     ids = [200_000 - (n * 7919) % 150_000 for n in range(100_000)]  # none of Python's small ints
     line = (
@@ -370,3 +370,111 @@ def test_a_vllm_log_holds_its_ids_at_a_pointer_each() -> None:
         tracemalloc.stop()
     assert record is not None and list(record.ids or ()) == ids
     assert held < 12 * len(ids), held  # the tuple's pointers and a little; 36 each before
+
+
+# --- JSON documents of many streams: each handed on once its last line is read ---------------
+
+
+def _gathered(docs: list[dict[str, object]]) -> list[tuple[str, list[int], list[int] | None, int]]:
+    """The streams of `docs` (a line each) gathered all at once, as the rules say: chunks of one
+    (id, choice) joined in order, a prompt keyed without a choice shared by every choice of
+    its response, streams with output ids first in the order they start (else those with a
+    prompt). The reference the reader that holds a stream only while it is read must equal
+    (it agrees with the reader that held every stream, checked when this test was written)."""
+    outputs: dict[str, list[int]] = {}
+    prompts: dict[str, list[int]] = {}
+    first: dict[str, int] = {}
+    for number, doc in enumerate(docs, 1):
+        rid = str(doc["id"])
+        if "prompt_token_ids" in doc:
+            first.setdefault(rid, number)
+            prompts[rid] = prompts.get(rid, []) + list(doc["prompt_token_ids"])  # type: ignore[call-overload]
+        for choice in doc.get("choices", []):  # type: ignore[attr-defined]
+            label = f"{rid}#{choice['index']}"
+            first.setdefault(label, number)
+            outputs.setdefault(label, []).extend(choice["token_ids"])
+    found = [label for label in first if outputs.get(label) or prompts.get(label)]
+    kept = [label for label in found if outputs.get(label)] or found
+    return [
+        (
+            label,
+            outputs.get(label, []),
+            prompts.get(label, prompts.get(label.split("#")[0])),
+            first[label],
+        )
+        for label in kept
+    ]
+
+
+_DOC = st.fixed_dictionaries(
+    {"id": st.sampled_from(["a", "b", "c"])},
+    optional={
+        "prompt_token_ids": st.lists(st.integers(0, 9), max_size=2),
+        "choices": st.lists(
+            st.fixed_dictionaries(
+                {"index": st.integers(0, 1), "token_ids": st.lists(st.integers(10, 99), max_size=3)}
+            ),
+            max_size=2,
+        ),
+    },
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_DOC, min_size=1, max_size=12))
+def test_streams_read_a_line_at_a_time_equal_the_streams_gathered_whole(
+    docs: list[dict[str, object]],
+) -> None:
+    """Interleaved chunks, prompts before, after and between their choices, empty lists: the
+    streams handed on as their last line is read are the streams gathered at once, in order."""
+    from harmony_doctor.inputs.tokens import token_streams
+
+    text = "\n".join(json.dumps(doc) for doc in docs) + "\n"
+    expected = _gathered(docs)
+    if not expected:
+        with pytest.raises(InputError, match="no token ids found"):
+            token_streams(text)
+        return
+    streams = token_streams(text)
+    got = [
+        (inp.request_id or "", list(inp.tokens), list(inp.prompt_tokens or ()) or None, line)
+        for inp, line in streams.each
+    ]
+    assert streams.count == len(expected)
+    want = [
+        (label, tokens or list(prompt or ()), None if not tokens else prompt or None, line)
+        for label, tokens, prompt, line in expected  # a prompt alone is replayed as the stream
+    ]
+    assert got == want
+
+
+def test_a_jsonl_of_many_id_lists_is_not_held_whole() -> None:
+    """60,000 id lists a line held at once were 38 MB of lists and ints and 16 MB of records in
+    a scan (187 MiB peak): each stream is now held from its first line to its last (8,000
+    lists of 48 ids: 2.8 MB traced at the peak, 7.4 MB holding them all)."""
+    import tracemalloc
+
+    from harmony_doctor.harmony.vocab import id_objects
+    from harmony_doctor.inputs.tokens import token_streams
+
+    id_objects()  # made once per process: not this reader's memory
+    text = "".join(
+        f"[{', '.join(str(1000 + (n * 31 + k) % 150_000) for k in range(48))}]\n"
+        for n in range(8_000)
+    )
+
+    def peak(read_all: bool) -> int:
+        tracemalloc.start()
+        try:
+            streams = token_streams(text)
+            if read_all:
+                held = list(streams.each)
+                assert len(held) == 8_000
+            else:
+                assert sum(1 for _ in streams.each) == 8_000
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    whole, one_at_a_time = peak(read_all=True), peak(read_all=False)
+    assert one_at_a_time < whole / 2, (one_at_a_time, whole)

@@ -10,7 +10,7 @@ from harmony_doctor import native as accel
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import VOCAB_SIZE
 from harmony_doctor.inputs.log_words import completion_words
-from harmony_doctor.inputs.tokens import VllmRecord, parse_vllm_bytes, parse_vllm_line
+from harmony_doctor.inputs.vllm_requests import VllmRecord, parse_vllm_bytes, parse_vllm_line
 
 native = accel.native_module()
 needs_native = pytest.mark.skipif(native is None, reason="the Rust extension is not built")
