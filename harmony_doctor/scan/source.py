@@ -119,11 +119,11 @@ def scan_parts(
 
 @dataclass(frozen=True)
 class _Read:
-    """A window as read: its lines (bytes), the time carried into it, its wrapper facts."""
+    """A window as read: its lines' heads (bytes), the time carried into it, its wrapper facts."""
 
     first: int
     last: int
-    lines: list[bytes]
+    lines: list[bytes]  # each line's first HEAD bytes: all `_place` reads of a line
     stamp_before: bytes | None
     meta: dict[int, tuple[bytes | None, int | None]]
 
@@ -236,7 +236,7 @@ class _ErrorReader:
             self.hits_from = self.fed_until - 10_000
             while self.read and self.read[0].last < self.hits_from:
                 self.window_lines -= len(self.read.popleft().lines)
-        lines = window.text.split(b"\n")
+        lines = _heads(window.text)
         last = window.first_line + len(lines) - 1
         span = range(window.first_line, last + 1)
         known = self.facts.meta
@@ -293,6 +293,18 @@ class _ErrorReader:
             self.reach.popleft()
         # newest first: an error is most often in the window just read
         return any(first <= line <= last for first, last in reversed(self.reach))
+
+
+def _heads(text: bytes) -> list[bytes]:
+    """Each line's first HEAD bytes, without a copy of the whole line: a window of lines of
+    mebibytes is held as kilobytes (it was held whole, and split whole, for `_place`)."""
+    heads = []
+    start = 0
+    while (end := text.find(b"\n", start)) >= 0:
+        heads.append(text[start : min(end, start + HEAD)])
+        start = end + 1
+    heads.append(text[start : start + HEAD])
+    return heads
 
 
 class _SourceScanner:

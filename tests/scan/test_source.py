@@ -167,3 +167,17 @@ def test_clean_one_line_completions_are_settled_by_shape(vocab: Vocab) -> None:
     assert sum(found.completed.values()) == 6 and [i.request_id for i, _ in found.completions] == [
         "chatcmpl-9"
     ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 3000), max_size=6), st.booleans())
+def test_a_window_keeps_each_line_to_its_head(lengths: list[int], final_newline: bool) -> None:
+    """What `_place` reads of a window line is its first HEAD bytes: that is what is kept, cut
+    as the line would be after a split (a window of 2 MiB lines was held, and split, whole)."""
+    from harmony_doctor.inputs.timestamps import HEAD
+
+    text = b"\n".join(bytes([97 + n % 26]) * size for n, size in enumerate(lengths))
+    text += b"\n" if final_newline else b""
+    heads = source._heads(text)
+    assert heads == [line[:HEAD] for line in text.split(b"\n")]
+    assert all(len(head) <= HEAD for head in heads)
