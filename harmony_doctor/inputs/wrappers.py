@@ -246,7 +246,7 @@ class Unwrapper:
                 return _EMPTY
             data = b""
         if self._tail or self._held:  # joined only when there is a line begun before `data`
-            data = self._tail + b"".join(self._held) + data
+            data = b"".join((self._tail, *self._held, data))  # one copy of a long line, not two
             self._tail, self._held, self._held_size = b"", [], 0
         end = data.rfind(b"\n") + 1
         if end:

@@ -85,6 +85,7 @@ def describe(
         words_cut=cut,
         harmony_error=harmony,
         role_word=hit.role_word,
+        message_cut=hit.message_cut,
     )
 
 

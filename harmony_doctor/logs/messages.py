@@ -19,8 +19,9 @@ from harmony_doctor.faults.catalogue import (
 from harmony_doctor.harmony.vocab import START, harmony_special_tokens
 from harmony_doctor.logs.lazy import Pattern
 from harmony_doctor.logs.lines import MAX_MESSAGE_CHARS, clip
+from harmony_doctor.logs.remainder import parse_remainder, strip_unbalanced, unescape
 from harmony_doctor.logs.words import Remainder as Remainder
-from harmony_doctor.logs.words import Words
+from harmony_doctor.logs.words import text_ends
 from harmony_doctor.native import native_for, new_hits
 
 if TYPE_CHECKING:
@@ -61,6 +62,7 @@ class MessageHit:
     token: int | None
     role_word: str | None
     context: str | None
+    message_cut: int = 0  # characters left out of `message`'s middle (LogError.message_cut)
 
 
 # Every form holds one of these words whole, so a line without them holds no message.
@@ -257,7 +259,7 @@ def _find_bare(text: str, position: int, before: int | None = None) -> MessageHi
         escaped = '\\"' in body[: match.end() - start + 2]
         if escaped:
             body = unescape(body)  # quoted once more on its way into this line
-        remainder, used = _parse_remainder(": " + body)
+        remainder, used = parse_remainder(": " + body)
         joined = " ".join(remainder.words)
         if not remainder.words or not _HEADER_MARKUP.search(joined):
             continue
@@ -298,12 +300,14 @@ def _read_hit(
     token: int | None = None
     role_word: str | None = None
     context: str | None = None
+    message_cut = 0
     if name in ("leftover", "leftover_old"):
-        remainder, used = _parse_remainder(rest)
-        message = _CANONICAL[name] + rest[:used].rstrip()
+        remainder, used = parse_remainder(rest)
+        held, message_cut = text_ends(rest, used)
+        message = _CANONICAL[name] + held
         if opener is None:  # a plain line ends with its list or Some(...), if the log kept it
             closed = remainder.closed
-            if closed and body == text[start : start + len(body)]:
+            if closed and text.startswith(body, start):
                 stop = start + offset + used
     elif name == "unexpected_token":
         value = groups["token"] or ""
@@ -314,7 +318,7 @@ def _read_hit(
         words = rest.split()
         role_word = words[0] if words else ""
         if opener is None:
-            role_word = _strip_unbalanced(role_word)
+            role_word = strip_unbalanced(role_word)
         message = f"Unknown role: {role_word}"
     elif name == "said_unexpected":
         token = _token_id(groups["found"] or groups["bare"] or groups["id"] or "")
@@ -341,6 +345,7 @@ def _read_hit(
         token=token,
         role_word=role_word,
         context=context,
+        message_cut=message_cut,
     )
 
 
@@ -382,7 +387,7 @@ def _read_tail(name: FormName, matched: str, rest: str, quoted: bool) -> tuple[s
     context: str | None = None
     tail = rest.rstrip()
     if not quoted:
-        tail = _strip_unbalanced(tail)
+        tail = strip_unbalanced(tail)
     if name in ("template_content", "template_thinking"):
         tail = re.split(r"\s+at row \d+, column \d+", tail)[0]
     if name == "lmstudio_tool":
@@ -441,26 +446,6 @@ def find_leak(text: str) -> MessageHit | None:
     return None
 
 
-_PAIRS = {")": "(", "]": "[", "}": "{"}
-
-
-def _strip_unbalanced(value: str) -> str:
-    """Drop the quotes, brackets and commas a plain line's wrapper left after the message."""
-    value = value.rstrip()
-    while value:
-        last = value[-1]
-        if last in _PAIRS:
-            unbalanced = value.count(last) > value.count(_PAIRS[last])
-        elif last in "\"'":
-            unbalanced = value.count(last) % 2 == 1
-        else:
-            unbalanced = last in ",;"
-        if not unbalanced:
-            break
-        value = value[:-1].rstrip()
-    return value
-
-
 def _find_opener(text: str, start: int) -> tuple[int, int, str] | None:
     """The innermost string still open at `start`: (position, escape level, quote)."""
     candidates = list(_OPENER.finditer(text, max(0, start - OPENER_REACH), start))
@@ -487,113 +472,3 @@ def _find_closing(
             return index - run
         index = text.find(quote, index + 1, stop)
     return None
-
-
-_ESCAPE = Pattern(r"\\(u\{[0-9a-fA-F]{1,6}\}|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|.)", re.S)
-_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", '"': '"', "'": "'", "\\": "\\"}
-
-
-def _unescape_match(match: re.Match[str]) -> str:
-    code = match.group(1)
-    if code in _SIMPLE_ESCAPES:
-        return _SIMPLE_ESCAPES[code]
-    if code == "/":
-        return "/"
-    if code[0] in "ux" and len(code) > 1:
-        digits = code[1:].strip("{}")
-        value = int(digits, 16)
-        if value <= 0x10FFFF:
-            return chr(value)
-    return match.group(0)
-
-
-def unescape(text: str) -> str:
-    """One level of backslash escapes (JSON, Python repr, Rust Debug) undone."""
-    return _ESCAPE.sub(_unescape_match, text) if "\\" in text else text
-
-
-def _parse_remainder(rest: str) -> tuple[Remainder, int]:
-    """The leftover words after `...message header`, and how much of `rest` they used."""
-    index = 0
-    while index < len(rest) and rest[index] in " \t\n:":
-        index += 1
-    if index >= len(rest):
-        form_open = rest.strip() == ":"
-        return Remainder((), not form_open, "absent"), len(rest.rstrip())
-    if rest.startswith("Some(", index):
-        inner = index + 5
-        while inner < len(rest) and rest[inner].isspace():
-            inner += 1
-        if inner >= len(rest) or rest[inner] != '"':
-            return Remainder((), False, "some"), len(rest)
-        value, closed, after = _rust_string(rest, inner + 1)
-        closed = closed and rest.startswith(")", after)
-        words = Words().split(value)
-        return words.remainder(closed, "some"), after + (1 if closed else 0)
-    if rest.startswith("[", index):
-        return _parse_list(rest, index)
-    if rest.startswith("None", index):
-        return Remainder((), True, "none"), index + 4
-    words = Words().split(_strip_unbalanced(rest[index:]))
-    return words.remainder(True, "text"), len(rest)
-
-
-def _parse_list(text: str, index: int) -> tuple[Remainder, int]:
-    """A Rust Debug list of strings `["a", "b"]` from `text[index] == "["`."""
-    words = Words()
-    index += 1
-    while True:
-        while index < len(text) and text[index] in " \t\r\n,":
-            index += 1
-        if index >= len(text):
-            return words.remainder(False, "list"), index
-        char = text[index]
-        if char == "]":
-            return words.remainder(True, "list"), index + 1
-        if char != '"':  # an elision or damage: the rest is unknown
-            return words.remainder(False, "list"), index
-        word, closed, index = _rust_string(text, index + 1)
-        if word:
-            words.add(word)
-        if not closed:
-            return words.remainder(False, "list"), index
-
-
-def _rust_string(text: str, index: int) -> tuple[str, bool, int]:
-    """A Rust Debug string body from just after its opening quote: (value, closed, next).
-
-    Copies the runs between escapes whole; `_rust_string_reference`, a character at a time,
-    is what it is tested equal to."""
-    out: list[str] = []
-    while True:
-        quote = text.find('"', index)
-        slash = text.find("\\", index, len(text) if quote < 0 else quote)
-        if slash < 0 or slash + 1 == len(text):  # no escape before the end (or a lone `\`)
-            if quote < 0:
-                out.append(text[index:])
-                return "".join(out), False, max(index, len(text))
-            out.append(text[index:quote])
-            return "".join(out), True, quote + 1
-        out.append(text[index:slash])
-        escape = _ESCAPE.match(text, slash)
-        assert escape is not None  # `.` (DOTALL) takes whatever follows the backslash
-        out.append(_unescape_match(escape))
-        index = escape.end()
-
-
-def _rust_string_reference(text: str, index: int) -> tuple[str, bool, int]:
-    """`_rust_string` a character at a time, as first written."""
-    out: list[str] = []
-    while index < len(text):
-        char = text[index]
-        if char == '"':
-            return "".join(out), True, index + 1
-        if char == "\\" and index + 1 < len(text):
-            escape = _ESCAPE.match(text, index)
-            if escape is not None:
-                out.append(_unescape_match(escape))
-                index = escape.end()
-                continue
-        out.append(char)
-        index += 1
-    return "".join(out), False, index

@@ -19,6 +19,10 @@ TAIL_WORDS = 64
 MAX_WORD = 1_024
 CUT = "…"  # where a word's middle was left out (what was, `Remainder.cut` counts)
 _HALF = MAX_WORD // 2
+# A header remainder's text, as its failure's message, is held to its first and last
+# MAX_TEXT // 2 characters (its words are read from all of it): a message of 4 MiB was copied
+# five times over while read.
+MAX_TEXT = 65_536
 _WORD = re.compile(r"\S+")
 
 
@@ -40,9 +44,26 @@ class _Cut(str):
 
 def _cut(word: str) -> _Cut:
     """The ends of a `word` past MAX_WORD characters (a `_Cut` saying how many were left out)."""
-    held = _Cut(word[:_HALF] + CUT + word[-_HALF:])
-    held.left_out = len(word) - 2 * _HALF
+    return cut_word(word, 0, len(word))
+
+
+def cut_word(text: str, start: int, stop: int) -> _Cut:
+    """`_cut(text[start:stop])`, its middle never copied (`stop - start` > MAX_WORD)."""
+    held = _Cut(text[start : start + _HALF] + CUT + text[stop - _HALF : stop])
+    held.left_out = stop - start - 2 * _HALF
     return held
+
+
+def text_ends(text: str, stop: int) -> tuple[str, int]:
+    """`text[:stop]` without its trailing whitespace: whole up to MAX_TEXT characters, else
+    its first and last MAX_TEXT // 2 joined at CUT (the middle is never copied); with the
+    number of characters left out (0: none)."""
+    while stop and text[stop - 1].isspace():
+        stop -= 1
+    if stop <= MAX_TEXT:
+        return text[:stop], 0
+    half = MAX_TEXT // 2
+    return text[:half] + CUT + text[stop - half : stop], stop - 2 * half
 
 
 class Words:
@@ -57,7 +78,7 @@ class Words:
         self.unread = 0
 
     def add(self, word: str) -> None:
-        if len(word) > MAX_WORD:
+        if len(word) > MAX_WORD and not isinstance(word, _Cut):
             word = _cut(word)
         if len(self.head) < HEAD_WORDS:
             self.head.append(word)

@@ -103,6 +103,9 @@ class LogError:
     harmony_error: bool = False
     # unknown_role: the role word the header held (`Unknown role: X`, `invalid role: 'X'`)
     role_word: str | None = None
+    # the characters left out of `message`'s middle, marked there with one CUT character
+    # (logs/words.py `text_ends`: a header remainder of mebibytes is held as its ends); 0: none
+    message_cut: int = 0
 
 
 class Sighting(Protocol):

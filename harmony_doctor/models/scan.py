@@ -27,6 +27,7 @@ class LoggedFailure:
     message: str
     traceback_line: int | None = None  # as ScanEvent.traceback_line
     role_word: str | None = None  # as LogError.role_word
+    message_cut: int = 0  # as LogError.message_cut
 
     @classmethod
     def of(cls, error: LogError, line: int) -> LoggedFailure:
@@ -46,6 +47,7 @@ class LoggedFailure:
             error.message,
             line - (error.line - start) if start < error.line else None,
             error.role_word,
+            error.message_cut,
         )
 
 

@@ -9,6 +9,8 @@ from typing import Any
 from harmony_doctor.explain import LogExplanation
 from harmony_doctor.faults.rules import RULES, Rule
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, Vocab, harmony_version
+from harmony_doctor.inputs.text_lines import bounded
+from harmony_doctor.logs.words import MAX_TEXT
 from harmony_doctor.models import (
     Diagnosis,
     Finding,
@@ -207,10 +209,10 @@ def log_finding_record(e: LogError, vocab: Vocab | None) -> dict[str, Any]:
         "raise_index": None,
         "origin_index": None,
         "message_index": None,
-        "harmony_error": e.message if e.harmony_error else None,
+        "harmony_error": _message(e) if e.harmony_error else None,
         "line": e.line,
         "span": list(e.span),
-        "message": e.message,
+        "message": _message(e),
         "server": e.server,
         "harmony_version": e.harmony_version,
         "timestamp": e.timestamp,
@@ -273,3 +275,8 @@ def rule_record(rule: Rule) -> dict[str, Any]:
         "fix": rule.fix,
         "refs": list(rule.refs),
     }
+
+
+def _message(e: LogError) -> str:
+    """`e`'s message as logged, or with the count of what its reader left out of the middle."""
+    return bounded(e.message, MAX_TEXT, e.message_cut) if e.message_cut else e.message

@@ -340,7 +340,9 @@ def _log_error_view(e: LogError, vocab: Vocab | None, elide: bool = True) -> Ren
         e.timestamp or "",
     ]
     facts.add_row("seen in", safe_text(" · ".join(b for b in origin if b), keep_newlines=False))
-    facts.add_row("message", safe_text(_echo(e.message, 300, elide), keep_newlines=False))
+    facts.add_row(
+        "message", safe_text(_echo(e.message, 300, elide, e.message_cut), keep_newlines=False)
+    )
     if e.token is not None:
         facts.add_row("token", _log_token(e.token, vocab))
     if e.header_words:

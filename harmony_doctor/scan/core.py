@@ -235,7 +235,9 @@ class Core:
             region = bytes(self._part)
             ids = self._process(region, {0} if self._part_cut else set(), final=True)
             self._part = bytearray()
-        return Batch(self._settle(eof=True), ids)
+        batch = Batch(self._settle(eof=True), ids)
+        self._buf = b""  # nothing is read after the end: every byte given back
+        return batch
 
     def stats(self) -> Stats:
         return Stats(
@@ -364,6 +366,8 @@ class Core:
                 s = self._off + ls
                 wi = max(0, s - self._before) - self._off
                 ws = buf.rfind(b"\n", 0, wi) + 1
+                if ls - ws > self._max_window:  # context longer than a window: left out
+                    ws = buf.find(b"\n", wi, ls) + 1 or ls
                 ws_line = line - buf.count(b"\n", ws, ls)
                 self._hits.append(_HitLine(line, self._off + le, self._off + ws, ws_line))
         return out

@@ -494,7 +494,7 @@ def _log_event(
         token_id=error.token,
         token_text=vocab().decode([error.token]) if error.token is not None else None,
         header_remainder=error.header_remainder,
-        message=bounded(error.message, MAX_EVENT_TEXT),
+        message=bounded(error.message, MAX_EVENT_TEXT, error.message_cut),
         source="log",
         traceback_line=error.traceback_line,
     )

@@ -184,8 +184,7 @@ class _ErrorReader:
             self.declined_from = declined()
             self.extractor = _Extractor()
         extractor = self.extractor
-        lines = window.text.decode("utf-8", "replace").split("\n")
-        last = window.first_line + len(lines) - 1
+        last = window.first_line + window.text.count(b"\n")
         self.reach.append((window.hit_lines[0], last))
         if window.first_line > self.fed_until + 1 and self.fed_until:
             # Lines between two windows were not read: end what was open, as a blank line would.
@@ -193,9 +192,10 @@ class _ErrorReader:
         self._keep(window)
         # a window cut by MAX_WINDOW repeats context already read
         skip = max(0, self.fed_until + 1 - window.first_line)
-        if skip < len(lines):
+        if skip <= last - window.first_line:
             self.fed_until = last
-            self._errors(extractor.feed_window(window.first_line + skip, lines[skip:]))
+            lines = _decoded(window.text, skip)
+            self._errors(extractor.feed_window(window.first_line + skip, lines))
 
     def close(self) -> None:
         if self.extractor is not None:
@@ -293,6 +293,21 @@ class _ErrorReader:
             self.reach.popleft()
         # newest first: an error is most often in the window just read
         return any(first <= line <= last for first, last in reversed(self.reach))
+
+
+def _decoded(text: bytes, skip: int) -> list[str]:
+    """The lines of `text` after the first `skip`, each decoded from the window itself: no
+    copy of the window whole, decoded or split (`text.decode().split("\\n")[skip:]`)."""
+    view = memoryview(text)
+    lines: list[str] = []
+    start = 0
+    for _ in range(skip):
+        start = text.index(b"\n", start) + 1
+    while (end := text.find(b"\n", start)) >= 0:
+        lines.append(str(view[start:end], "utf-8", "replace"))
+        start = end + 1
+    lines.append(str(view[start:], "utf-8", "replace"))
+    return lines
 
 
 def _heads(text: bytes) -> list[bytes]:

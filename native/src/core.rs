@@ -216,6 +216,7 @@ impl Core {
         let windows = self
             .windows
             .settle(&self.stream, &mut self.known, &self.meta, true);
+        self.stream.release();
         Ok(Batch { windows, id_lines })
     }
 

@@ -74,6 +74,9 @@ pub(crate) fn count_nl(buf: &[u8]) -> u64 {
     memchr_iter(b'\n', buf).count() as u64
 }
 
+/// A buffer's spare room past which it is shrunk (a few chunks' worth is kept for reuse).
+const SPARE: usize = 8 << 20;
+
 /// The "cut stream" (every line cut to max_line bytes; offsets are in it): the lines still
 /// needed, `buf`, from stream offset `off` (a line start) to `pos` (just past the last line
 /// taken), and the incomplete last line.
@@ -170,6 +173,19 @@ impl CutStream {
     pub(crate) fn forget_before(&mut self, keep: usize) {
         self.buf.drain(..keep - self.off);
         self.off = keep;
+        // room a long line left behind is given back: a file of 4 MiB lines kept 16 MiB
+        // (and 4 MiB for its incomplete line) to the end of the file
+        for held in [&mut self.buf, &mut self.part] {
+            if held.capacity() > SPARE && held.capacity() > 4 * held.len() {
+                held.shrink_to(2 * held.len());
+            }
+        }
+    }
+
+    /// Every byte held given back (nothing is read after the stream's end).
+    pub(crate) fn release(&mut self) {
+        self.buf = Vec::new();
+        self.part = Vec::new();
     }
 
     /// Cut every line of `buf[base..]` to max_line bytes in place, recording where cut lines

@@ -2,7 +2,7 @@
 
 use std::collections::VecDeque;
 
-use memchr::memrchr;
+use memchr::{memchr, memrchr};
 
 use crate::lines::{count_nl, line_start, CutStream};
 use crate::stamps::{stamp_vec, KnownStamps, MetaLines, Stamp};
@@ -62,7 +62,12 @@ impl Windows {
     /// A hit on line number `line`, `s.buf[ls..le]`.
     pub(crate) fn add_hit(&mut self, s: &CutStream, line: u64, ls: usize, le: usize) {
         let wi = (s.off + ls).saturating_sub(self.before) - s.off;
-        let ws = line_start(&s.buf, 0, wi);
+        let mut ws = line_start(&s.buf, 0, wi);
+        if ls - ws > self.max_window {
+            // the line `before` reaches into is longer than a window: it is left out (a window
+            // of two 4 MiB lines was held, and read, whole)
+            ws = wi + memchr(b'\n', &s.buf[wi..ls]).map_or(ls - wi, |j| j + 1);
+        }
         let ws_line = line - count_nl(&s.buf[ws..ls]);
         self.hits.push_back(Hit {
             line,
@@ -176,5 +181,22 @@ mod tests {
         assert!(w.len() > 1);
         let hits: Vec<u64> = w.iter().flat_map(|w| w.hit_lines.clone()).collect();
         assert_eq!(hits, (1..=10).collect::<Vec<u64>>());
+    }
+
+    #[test]
+    fn a_context_line_longer_than_a_window_is_left_out() {
+        let long = format!("{}\nctx\nHarmonyError\n", "x".repeat(200));
+        // `before` reaches into the long line: kept while the window stays within max_window
+        let (w, _) = run(&mut bounded(8, 0, 1000, 300), &[long.as_bytes()]);
+        assert_eq!(
+            (w[0].first_line, w[0].text.len()),
+            (1, 200 + 1 + 3 + 1 + 12)
+        );
+        // past it, the window starts at the next line
+        let (w, _) = run(&mut bounded(8, 0, 1000, 100), &[long.as_bytes()]);
+        assert_eq!(
+            (w[0].first_line, &w[0].text[..]),
+            (2, &b"ctx\nHarmonyError"[..])
+        );
     }
 }

@@ -16,8 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harmony_doctor.faults.catalogue import KEYWORDS, MESSAGE_FORMS
-from harmony_doctor.logs import extract, lines, messages, process
+from harmony_doctor.logs import extract, lines, messages, process, remainder
 from harmony_doctor.logs.extract import extract_text
+from harmony_doctor.logs.words import MAX_WORD, Words
 from harmony_doctor.models import LogError
 from tests.helpers import REPO, SAMPLES, shared_files
 from tests.logs.test_lines import _PREFIX_PIECES
@@ -188,13 +189,37 @@ _RUST_TEXT = st.lists(
 @settings(max_examples=1000, deadline=None)
 @given(_RUST_TEXT, st.integers(0, 40))
 def test_a_rust_string_reads_as_the_reference(text: str, index: int) -> None:
-    assert messages._rust_string(text, index) == messages._rust_string_reference(text, index)
+    assert remainder._rust_string(text, index) == remainder._rust_string_reference(text, index)
 
 
 @pytest.mark.parametrize("line", [line for line in REAL_LINES if 'Some("' in line or '["' in line])
 def test_the_rust_strings_of_real_lines_read_as_the_reference(line: str) -> None:
     for start in range(len(line)):
         if line[start] == '"':
-            assert messages._rust_string(line, start + 1) == messages._rust_string_reference(
+            assert remainder._rust_string(line, start + 1) == remainder._rust_string_reference(
                 line, start + 1
             )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    _RUST_TEXT,
+    st.integers(0, 3),
+    st.integers(MAX_WORD - 2, MAX_WORD + 40),
+    st.sampled_from(["x", "é", " "]),
+    _RUST_TEXT,
+)
+def test_a_list_word_is_held_as_words_would_hold_the_reference_string(
+    before: str, index: int, size: int, char: str, after: str
+) -> None:
+    """`_list_word` keeps of a long value with no escape only its ends, never copying its
+    middle: what `Words.add` keeps of `_rust_string`'s value, the same left-out count, the
+    same closing and the same next index, whatever is around it."""
+    text = before + char * size + after
+    got, closed, index_after = remainder._list_word(text, index)
+    value, ref_closed, ref_after = remainder._rust_string(text, index)
+    assert (closed, index_after) == (ref_closed, ref_after)
+    held, reference = Words(), Words()
+    held.add(got)
+    reference.add(value)
+    assert held.remainder(True, "list") == reference.remainder(True, "list")

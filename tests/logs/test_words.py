@@ -37,3 +37,15 @@ def _added(words: list[str]) -> Words:
     for word in words:
         held.add(word)
     return held
+
+
+def test_a_long_text_is_held_as_its_ends_with_the_characters_between_counted() -> None:
+    from harmony_doctor.logs.words import MAX_TEXT, text_ends
+
+    text = "a" * MAX_TEXT + "b" * 10 + "c" * MAX_TEXT + "  \n tail not used"
+    stop = 2 * MAX_TEXT + 10 + 3  # the whitespace after the text is stripped, as rstrip() does
+    held, cut = text_ends(text, stop)
+    assert held == "a" * (MAX_TEXT // 2) + CUT + "c" * (MAX_TEXT // 2)
+    assert cut == len(text[:stop].rstrip()) - MAX_TEXT
+    short = "x" * MAX_TEXT + " \t"
+    assert text_ends(short, len(short)) == ("x" * MAX_TEXT, 0)  # whole up to the bound

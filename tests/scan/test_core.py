@@ -407,6 +407,25 @@ def test_max_window_starts_a_fresh_window() -> None:
     assert windows[1].first_line <= windows[0].hit_lines[-1]
 
 
+def test_a_context_line_longer_than_a_window_is_left_out() -> None:
+    """The line `before` reaches into is context while the window stays within max_window;
+    a longer one is left out (three failing 4 MiB lines were held, and read, as one window of
+    12 MiB: each is now its own)."""
+    import importlib.util
+
+    data = b"x" * 200 + b"\nctx\nHarmonyError\n"
+    long = b"HarmonyError " + b"y" * 5000 + b"\n"
+    makers: list[Any] = [Core]
+    if importlib.util.find_spec("harmony_doctor._native") is not None:
+        makers.append(native_core)
+    for make in makers:
+        assert run(make(before=8, after=0, max_window=300), [data])[0][0].first_line == 1
+        (window,) = run(make(before=8, after=0, max_window=100), [data])[0]
+        assert (window.first_line, window.text) == (2, b"ctx\nHarmonyError")
+        windows = run(make(before=3072, after=1024, max_window=1 << 12), [long * 3])[0]
+        assert [w.first_line for w in windows] == [1, 2, 3]
+
+
 def test_stamp_before_is_the_effective_stamp_of_the_previous_line() -> None:
     data = b"2026-01-01 00:00:00 a\nplain\nHarmonyError\n"
     assert scan(data, before=0)[0][0].stamp_before == b"2026-01-01 00:00:00"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.peak import BOUND_MIB, peak_of
@@ -76,6 +76,10 @@ _SHAPES = {
     ),
     st.integers(1, 300),
 )
+# found over the bound by this test (221-248 MiB): documents load openai-harmony's tables, and
+# the long lines' copies stayed resident (glibc kept 64 MiB of freed heap) while polars summed up
+@example(shapes=[("documents", 1), ("long_word", 2)], small_files=1)
+@example(shapes=[("documents", 4), ("long_word", 4), ("huge_line", 4)], small_files=300)
 def test_scan_of_any_shape_stays_under_the_bound_and_never_hides_a_cut(
     tmp_path: Path, shapes: list[tuple[str, int]], small_files: int
 ) -> None:

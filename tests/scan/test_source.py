@@ -181,3 +181,14 @@ def test_a_window_keeps_each_line_to_its_head(lengths: list[int], final_newline:
     heads = source._heads(text)
     assert heads == [line[:HEAD] for line in text.split(b"\n")]
     assert all(len(head) <= HEAD for head in heads)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=60).map(lambda b: b.replace(b"\x00", b"\n")), st.integers(0, 8))
+def test_a_windows_lines_are_decoded_one_by_one_as_the_whole_would_be(
+    text: bytes, skip: int
+) -> None:
+    """The lines fed are decoded from the window line by line (its whole was decoded, and
+    split, first): the same text for any bytes, invalid UTF-8 beside a line end included."""
+    skip = min(skip, text.count(b"\n"))
+    assert source._decoded(text, skip) == text.decode("utf-8", "replace").split("\n")[skip:]
