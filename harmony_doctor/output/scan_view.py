@@ -18,6 +18,10 @@ if TYPE_CHECKING:  # rich loads where a view is drawn, tables where one is
     from rich.text import Text
 
 _NOTHING_FOUND = "No Harmony failures found."
+# A scan that read no line says nothing of failures (the CLI exits 2 on it, scan/records.py
+# `nothing_read`): with no input skipped or cut, that is every log empty (`totals["bytes"]`).
+# An empty event file, for report, is a table of no events.
+_NOTHING_READ = "Nothing was read: every input was empty."
 
 _BLOCKS = " ▏▎▍▌▋▊▉█"
 
@@ -51,7 +55,7 @@ def scan_view(
 
         parts.append(Text(unrated_line(totals), style=WARNING))
     if not groups:
-        parts.append(_nothing_found(files))
+        parts.append(_nothing_found(files, totals, title))
     else:
         parts.append(Fitted(lambda width: _groups(groups, by, top, width)))
         if totals.get("clock") and ("hour" in by or "day" in by):
@@ -65,14 +69,15 @@ def scan_view(
     return Group(*parts)
 
 
-def _nothing_found(files: list[dict[str, Any]]) -> Text:
-    """ "No Harmony failures found" only when every input was read whole; otherwise what was
-    read held none, and the files not read whole are listed below."""
+def _nothing_found(files: list[dict[str, Any]], totals: dict[str, Any], title: str) -> Text:
+    """ "No Harmony failures found" only when every input was read whole, and a line was read;
+    otherwise what was read held none, and the files not read whole are listed below."""
     from rich.text import Text
 
     unread = sum(1 for f in files if f["status"] in ("partial", "skipped"))
     if not unread:
-        return Text(_NOTHING_FOUND, style=OK)
+        words = _clean_words(totals, title)
+        return Text(words, style=WARNING if words == _NOTHING_READ else OK)
     inputs = "1 input was" if unread == 1 else f"{unread:,} inputs were"
     return Text(f"No failure in what was read, but {inputs} not read whole (below).", WARNING)
 
@@ -91,8 +96,14 @@ def plain_view(
         from harmony_doctor.output.operator import unrated_line
 
         lines.append(unrated_line(totals))
-    lines.append(_NOTHING_FOUND)
+    lines.append(_clean_words(totals, title))
     return "".join(line.rstrip() + "\n" for line in lines)
+
+
+def _clean_words(totals: dict[str, Any], title: str) -> str:
+    """What a summary that found nothing and read every input whole says: that no failure was
+    found, or, when a scan read no byte of any log, that nothing was."""
+    return _NOTHING_READ if title == "scan" and not totals.get("bytes") else _NOTHING_FOUND
 
 
 def _lists_files(files: list[dict[str, Any]]) -> bool:
