@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from tests.peak import BOUND_MIB, peak_of
+from tests.peak import peak_of
 
 _ERROR = "(APIServer pid=7) ERROR 11-28 10:00:{:02d} [serving_chat.py:1145] openai_harmony.HarmonyError: "
 _ROLES = ("assistant", "user", "system", "developer", "tool")
@@ -100,4 +100,4 @@ def test_scan_of_any_shape_stays_under_the_bound_and_never_hides_a_cut(
     if totals["partial"] or totals["skipped"]:
         assert run.exit_code == 2, (shapes, run.stderr)
     assert "No Harmony failures found" not in run.stdout + run.stderr
-    assert run.mib < BOUND_MIB, f"{run.mib} MiB peak for {shapes} and {small_files} small files"
+    assert run.within_bound, f"{run} for {shapes} and {small_files} small files"
