@@ -290,12 +290,14 @@ def _read_hit(
     """Read the message a form's match (`start`, `end`, its named groups: Python's or Rust's)
     starts to its end: out of its quoting, to its kind's fields."""
     opener = _find_opener(text, start)
+    offset = end - start
+    as_logged = False  # `rest` is the line's own text after the match, not undone quoting
     if opener is not None:
         body, stop, closed, shape = _read_quoted(text, start, opener)
+        matched, rest = body[:offset], body[offset:]
     else:
-        body, stop, closed, shape = _read_plain(text, start)
-    offset = end - start
-    rest = body[offset:]
+        matched, rest, as_logged, shape = _read_plain(text, start, end)
+        stop, closed = len(text), True
     remainder: Remainder | None = None
     token: int | None = None
     role_word: str | None = None
@@ -307,7 +309,7 @@ def _read_hit(
         message = _CANONICAL[name] + held
         if opener is None:  # a plain line ends with its list or Some(...), if the log kept it
             closed = remainder.closed
-            if closed and text.startswith(body, start):
+            if closed and as_logged:
                 stop = start + offset + used
     elif name == "unexpected_token":
         value = groups["token"] or ""
@@ -322,14 +324,14 @@ def _read_hit(
         message = f"Unknown role: {role_word}"
     elif name == "said_unexpected":
         token = _token_id(groups["found"] or groups["bare"] or groups["id"] or "")
-        message, context = _read_tail(name, body[:offset], rest, quoted=opener is not None)
+        message, context = _read_tail(name, matched, rest, quoted=opener is not None)
     elif name == "said_role":
         role_word = groups["role"]
-        message, context = _read_tail(name, body[:offset], rest, quoted=opener is not None)
+        message, context = _read_tail(name, matched, rest, quoted=opener is not None)
     elif name in ("empty_channel", "header_eos", "missing_role"):
         message = _CANONICAL[name]
     else:
-        message, context = _read_tail(name, body[:offset], rest, quoted=opener is not None)
+        message, context = _read_tail(name, matched, rest, quoted=opener is not None)
         if name == "ollama_unmapped_tool":
             named = re.search(r"harmonyFunctionName=([\w.-]+)", text[start:])
             context = named.group(1) if named else None
@@ -367,11 +369,18 @@ def _read_quoted(text: str, start: int, opener: tuple[int, int, str]) -> tuple[s
     return body, stop, end is not None, shape
 
 
-def _read_plain(text: str, start: int) -> tuple[str, int, bool, str]:
-    """A message in no string: (body to the line's end, where it stops, closed, shape)."""
-    body = text[start:].rstrip()
-    if 'Some(\\"' in body or '[\\"' in body:
-        body = unescape(body)  # quoted once more on its way into this line
+def _read_plain(text: str, start: int, end: int) -> tuple[str, str, bool, str]:
+    """A message in no string, from `start` to the line's end, its form matched to `end`:
+    (the match, the rest, whether the rest is the line's own text, shape). The rest is copied
+    once (a header remainder of mebibytes was copied twice, whole line and rest)."""
+    stop = len(text)  # where `text[start:].rstrip()` ends, found without a copy
+    while stop > start and text[stop - 1].isspace():
+        stop -= 1
+    if text.find('Some(\\"', start, stop) >= 0 or text.find('[\\"', start, stop) >= 0:
+        body = unescape(text[start:stop])  # quoted once more on its way into this line
+        matched, rest, as_logged = body[: end - start], body[end - start :], False
+    else:
+        matched, rest, as_logged = text[start : min(end, stop)], text[end:stop], True
     before = text[:start].strip()
     if not before:
         shape = "bare"
@@ -379,7 +388,7 @@ def _read_plain(text: str, start: int) -> tuple[str, int, bool, str]:
         shape = "exception"
     else:
         shape = "wrapper"
-    return body, len(text), True, shape
+    return matched, rest, as_logged, shape
 
 
 def _read_tail(name: FormName, matched: str, rest: str, quoted: bool) -> tuple[str, str | None]:

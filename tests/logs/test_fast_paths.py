@@ -223,3 +223,22 @@ def test_a_list_word_is_held_as_words_would_hold_the_reference_string(
     held.add(got)
     reference.add(value)
     assert held.remainder(True, "list") == reference.remainder(True, "list")
+
+
+def _read_plain_reference(text: str, start: int, end: int) -> tuple[str, str, bool]:
+    """What `_read_plain` read before it stopped copying: the line's end stripped, cut at the
+    match's end (`rest` was `body[offset:]` of a whole copy)."""
+    body = text[start:].rstrip()
+    as_logged = not ('Some(\\"' in body or '[\\"' in body)
+    if not as_logged:
+        body = remainder.unescape(body)
+    return body[: end - start], body[end - start :], as_logged
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet='ab :[]"\\\n\t\u3000Some(', max_size=30), st.data())
+def test_a_plain_message_is_read_as_the_whole_copy_was(text: str, data: st.DataObject) -> None:
+    start = data.draw(st.integers(0, len(text)))
+    end = data.draw(st.integers(start, len(text)))
+    matched, rest, as_logged, _ = messages._read_plain(text, start, end)
+    assert (matched, rest, as_logged) == _read_plain_reference(text, start, end)
