@@ -29,6 +29,7 @@ def show_summary(
     width: int | None = None,
     title: str = "scan",
     operator: OperatorSummary | None = None,
+    nothing_read: bool = False,
 ) -> None:
     """The summary on stdout as a table, JSON, CSV or GitHub annotations (scan and report
     print alike; annotations need the events, in `operator`). A summary with nothing to
@@ -54,7 +55,11 @@ def show_summary(
         from harmony_doctor.output.scan_view import plain_view, scan_view
 
         groups = summary.groups
-        plain = plain_view(groups, totals, files, title) if writes_plain(color, width) else None
+        plain = (
+            plain_view(groups, totals, files, title, nothing_read)
+            if writes_plain(color, width)
+            else None
+        )
         if plain is not None:  # nothing found in one file: lines of text, written without rich
             sys.stdout.write(plain)
             return
@@ -64,7 +69,9 @@ def show_summary(
             from harmony_doctor.output.rate_view import hourly_rates_view
 
             hourly = hourly_rates_view(summary.rates)
-        view = scan_view(groups, keys, totals, summary.days, files, top, title, hourly)
+        view = scan_view(
+            groups, keys, totals, summary.days, files, top, title, hourly, nothing_read
+        )
         show(console, view)
 
 

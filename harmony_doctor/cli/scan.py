@@ -178,7 +178,7 @@ def scan(
     failed += write_operator_outputs(operator, step_summary, prometheus_path, html_path, top)
     # The files are written before the summary is shown: a standard output that fails (a full
     # device, a closed pipe) ends the run, and must not take them with it.
-    show_summary(found, output, top, color, width, "scan", operator)
+    show_summary(found, output, top, color, width, "scan", operator, result.nothing_read)
     for f in result.files:
         if f.status != "ok":
             note(f"{f.status} {f.path}: {f.reason}")

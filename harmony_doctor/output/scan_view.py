@@ -18,9 +18,8 @@ if TYPE_CHECKING:  # rich loads where a view is drawn, tables where one is
     from rich.text import Text
 
 _NOTHING_FOUND = "No Harmony failures found."
-# A scan that read no line says nothing of failures (the CLI exits 2 on it, scan/records.py
-# `nothing_read`): with no input skipped or cut, that is every log empty (`totals["bytes"]`).
-# An empty event file, for report, is a table of no events.
+# A scan that read no line (scan/records.py `nothing_read`, which the CLI exits 2 on) says
+# nothing of failures.
 _NOTHING_READ = "Nothing was read: every input was empty."
 
 _BLOCKS = " ▏▎▍▌▋▊▉█"
@@ -43,6 +42,7 @@ def scan_view(
     top: int,
     title: str = "scan",
     hourly: RenderableType | None = None,
+    nothing_read: bool = False,
 ) -> RenderableType:
     """The summary of many sources: headline, top groups, failures per day, the rate per hour
     (`hourly`, drawn on a terminal only: rate_view), files not read."""
@@ -55,7 +55,7 @@ def scan_view(
 
         parts.append(Text(unrated_line(totals), style=WARNING))
     if not groups:
-        parts.append(_nothing_found(files, totals, title))
+        parts.append(_nothing_found(files, nothing_read))
     else:
         parts.append(Fitted(lambda width: _groups(groups, by, top, width)))
         if totals.get("clock") and ("hour" in by or "day" in by):
@@ -69,21 +69,24 @@ def scan_view(
     return Group(*parts)
 
 
-def _nothing_found(files: list[dict[str, Any]], totals: dict[str, Any], title: str) -> Text:
+def _nothing_found(files: list[dict[str, Any]], nothing_read: bool) -> Text:
     """ "No Harmony failures found" only when every input was read whole, and a line was read;
     otherwise what was read held none, and the files not read whole are listed below."""
     from rich.text import Text
 
     unread = sum(1 for f in files if f["status"] in ("partial", "skipped"))
     if not unread:
-        words = _clean_words(totals, title)
-        return Text(words, style=WARNING if words == _NOTHING_READ else OK)
+        return Text(_NOTHING_READ, WARNING) if nothing_read else Text(_NOTHING_FOUND, style=OK)
     inputs = "1 input was" if unread == 1 else f"{unread:,} inputs were"
     return Text(f"No failure in what was read, but {inputs} not read whole (below).", WARNING)
 
 
 def plain_view(
-    groups: list[dict[str, Any]], totals: dict[str, Any], files: list[dict[str, Any]], title: str
+    groups: list[dict[str, Any]],
+    totals: dict[str, Any],
+    files: list[dict[str, Any]],
+    title: str,
+    nothing_read: bool = False,
 ) -> str | None:
     """`scan_view`'s lines as rich writes them off a terminal, without colour and unwrapped,
     when the view is lines of text alone: no group found, one file read whole. None when it
@@ -96,14 +99,8 @@ def plain_view(
         from harmony_doctor.output.operator import unrated_line
 
         lines.append(unrated_line(totals))
-    lines.append(_clean_words(totals, title))
+    lines.append(_NOTHING_READ if nothing_read else _NOTHING_FOUND)
     return "".join(line.rstrip() + "\n" for line in lines)
-
-
-def _clean_words(totals: dict[str, Any], title: str) -> str:
-    """What a summary that found nothing and read every input whole says: that no failure was
-    found, or, when a scan read no byte of any log, that nothing was."""
-    return _NOTHING_READ if title == "scan" and not totals.get("bytes") else _NOTHING_FOUND
 
 
 def _lists_files(files: list[dict[str, Any]]) -> bool:

@@ -330,15 +330,16 @@ def test_plain_view_is_what_rich_writes_off_a_terminal(
     from harmony_doctor.output.scan_view import plain_view, scan_view
 
     files = [{"path": "a.log", "status": "ok", "reason": None, "lines": 3, "failures": 0}]
-    plain = plain_view([], totals, files, title)
     empty = title == "scan" and not totals["bytes"]  # a scan that read nothing says so
+    plain = plain_view([], totals, files, title, empty)
     said = "Nothing was read: every input was empty." if empty else "No Harmony failures found."
     assert plain is not None and plain.endswith(said + "\n")
     written = io.StringIO()
     monkeypatch.setattr("sys.stdout", written)
     for name in _TERMINAL_VARIABLES:
         monkeypatch.delenv(name, raising=False)
-    show(make_console("auto"), scan_view([], ("code",), totals, [], files, 20, title))
+    view = scan_view([], ("code",), totals, [], files, 20, title, nothing_read=empty)
+    show(make_console("auto"), view)
     assert written.getvalue() == plain
 
 
