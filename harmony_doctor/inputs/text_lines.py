@@ -36,14 +36,18 @@ def stripped_bounds(text: str, block: int = 4096) -> tuple[int, int]:
     """(start, end) with text[start:end] == text.strip(), found without copying the text (a
     117 MB log ending in a newline was copied whole to be looked at)."""
     start = _LEADING.match(text).end()  # type: ignore[union-attr]  # matches ""
-    end = len(text)
+    return start, stripped_end(text, start, len(text), block)
+
+
+def stripped_end(text: str, start: int, end: int, block: int = 4096) -> int:
+    """Where `text[start:end].rstrip()` ends in `text`, found without copying the text."""
     while end > start:
         piece = text[max(start, end - block) : end]
         kept = len(piece.rstrip())
         end -= len(piece) - kept
         if kept:
             break
-    return start, end
+    return end
 
 
 def bounded(value: str, limit: int, cut: int = 0) -> str:

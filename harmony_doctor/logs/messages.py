@@ -17,6 +17,7 @@ from harmony_doctor.faults.catalogue import (
     FormName,
 )
 from harmony_doctor.harmony.vocab import START, harmony_special_tokens
+from harmony_doctor.inputs.text_lines import stripped_end
 from harmony_doctor.logs.lazy import Pattern
 from harmony_doctor.logs.lines import MAX_MESSAGE_CHARS, clip
 from harmony_doctor.logs.remainder import parse_remainder, strip_unbalanced, unescape
@@ -373,9 +374,7 @@ def _read_plain(text: str, start: int, end: int) -> tuple[str, str, bool, str]:
     """A message in no string, from `start` to the line's end, its form matched to `end`:
     (the match, the rest, whether the rest is the line's own text, shape). The rest is copied
     once (a header remainder of mebibytes was copied twice, whole line and rest)."""
-    stop = len(text)  # where `text[start:].rstrip()` ends, found without a copy
-    while stop > start and text[stop - 1].isspace():
-        stop -= 1
+    stop = stripped_end(text, start, len(text))  # where `text[start:].rstrip()` ends
     if text.find('Some(\\"', start, stop) >= 0 or text.find('[\\"', start, stop) >= 0:
         body = unescape(text[start:stop])  # quoted once more on its way into this line
         matched, rest, as_logged = body[: end - start], body[end - start :], False

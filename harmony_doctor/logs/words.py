@@ -8,6 +8,8 @@ import re
 from collections import deque
 from dataclasses import dataclass
 
+from harmony_doctor.inputs.text_lines import stripped_end
+
 # A header remainder is held as its first and last words: a line of a million leftover words
 # (ten such lines took 2.7 GB in `explain`, 204 MiB in `scan` while split whole) is read in this
 # window, the words between counted.
@@ -47,10 +49,11 @@ def _cut(word: str) -> _Cut:
     return cut_word(word, 0, len(word))
 
 
-def cut_word(text: str, start: int, stop: int) -> _Cut:
-    """`_cut(text[start:stop])`, its middle never copied (`stop - start` > MAX_WORD)."""
-    held = _Cut(text[start : start + _HALF] + CUT + text[stop - _HALF : stop])
-    held.left_out = stop - start - 2 * _HALF
+def cut_word(text: str, start: int, stop: int, half: int = _HALF) -> _Cut:
+    """`text[start:stop]` as its first and last `half` characters joined at CUT, its middle
+    never copied (`_cut` of it by default; `stop - start` > 2 * `half`)."""
+    held = _Cut(text[start : start + half] + CUT + text[stop - half : stop])
+    held.left_out = stop - start - 2 * half
     return held
 
 
@@ -58,12 +61,11 @@ def text_ends(text: str, stop: int) -> tuple[str, int]:
     """`text[:stop]` without its trailing whitespace: whole up to MAX_TEXT characters, else
     its first and last MAX_TEXT // 2 joined at CUT (the middle is never copied); with the
     number of characters left out (0: none)."""
-    while stop and text[stop - 1].isspace():
-        stop -= 1
+    stop = stripped_end(text, 0, stop)
     if stop <= MAX_TEXT:
         return text[:stop], 0
-    half = MAX_TEXT // 2
-    return text[:half] + CUT + text[stop - half : stop], stop - 2 * half
+    held = cut_word(text, 0, stop, MAX_TEXT // 2)
+    return str(held), held.left_out
 
 
 class Words:
