@@ -20,6 +20,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import islice
 from typing import TYPE_CHECKING
 
 from harmony_doctor.errors import InputError
@@ -299,27 +300,22 @@ def _decoded(text: bytes, skip: int) -> list[str]:
     """The lines of `text` after the first `skip`, each decoded from the window itself: no
     copy of the window whole, decoded or split (`text.decode().split("\\n")[skip:]`)."""
     view = memoryview(text)
-    lines: list[str] = []
-    start = 0
-    for _ in range(skip):
-        start = text.index(b"\n", start) + 1
-    while (end := text.find(b"\n", start)) >= 0:
-        lines.append(str(view[start:end], "utf-8", "replace"))
-        start = end + 1
-    lines.append(str(view[start:], "utf-8", "replace"))
-    return lines
+    return [str(view[a:b], "utf-8", "replace") for a, b in islice(_spans(text), skip, None)]
 
 
 def _heads(text: bytes) -> list[bytes]:
     """Each line's first HEAD bytes, without a copy of the whole line: a window of lines of
     mebibytes is held as kilobytes (it was held whole, and split whole, for `_place`)."""
-    heads = []
+    return [text[a : min(b, a + HEAD)] for a, b in _spans(text)]
+
+
+def _spans(text: bytes) -> Iterator[tuple[int, int]]:
+    """(start, end) of each line of `text` as `text.split(b"\\n")` cuts it."""
     start = 0
     while (end := text.find(b"\n", start)) >= 0:
-        heads.append(text[start : min(end, start + HEAD)])
+        yield start, end
         start = end + 1
-    heads.append(text[start : start + HEAD])
-    return heads
+    yield start, len(text)
 
 
 class _SourceScanner:
