@@ -249,7 +249,9 @@ def reuse_large_buffers() -> bool:
     except (OSError, AttributeError):
         return False
     mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
-    # 32 MiB is glibc's largest mmap threshold on 64-bit; trimming waits for 8 MiB free at the
-    # heap's top (it waited for 64 MiB: what a window of long lines had freed stayed resident
-    # while polars summed up, 216 MiB where 193 were needed).
+    # Buffers under 2 MiB (the chunks and their slices) come from the heap and are reused;
+    # larger ones (a long line's copies) are mmapped and given back when freed, and the heap is
+    # trimmed past 8 MiB free at its top. It was every buffer under 32 MiB from the heap,
+    # trimmed past 64 MiB: what a window of long lines had freed stayed resident while polars
+    # summed up (216 MiB where 169 are needed).
     return bool(mallopt(_M_MMAP_THRESHOLD, 2 << 20)) and bool(mallopt(_M_TRIM_THRESHOLD, 8 << 20))
