@@ -62,7 +62,7 @@ def test_core_thread_error_reaches_the_feeder_and_the_thread_ends() -> None:
             list(thread.batches(wait=True))
         finally:
             thread.close()
-    assert not thread.thread.is_alive()
+    assert thread.thread is not None and not thread.thread.is_alive()
     assert "harmony-doctor-core" not in {t.name for t in threading.enumerate()}
 
 
