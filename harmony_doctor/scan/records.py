@@ -31,6 +31,17 @@ class ScanOptions:
     # where the scan runs (a Ray or Dask worker names its own host).
     origin: str | None = None
 
+    def origin_name(self) -> str:
+        """`origin`, or this machine's host name where the scan runs."""
+        return self.origin or host_name()
+
+
+def host_name() -> str:
+    """This machine's host name (the socket module loads here: a scan needs it once)."""
+    import socket
+
+    return socket.gethostname()
+
 
 # ignored: not a log (a file scan itself wrote); neither counted nor an error
 FileStatus = Literal["ok", "partial", "skipped", "ignored"]
