@@ -9,6 +9,7 @@ from bisect import bisect_right
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from harmony_doctor.faults import catalogue, shapes
@@ -29,12 +30,11 @@ THREADS_ENV = "HARMONY_DOCTOR_CORE_THREADS"
 
 
 _WS = rb"[ \t\n\r\f\v]"
-_PID = re.compile(rb"\b" + re.escape(PID_KEY.encode()) + rb"[=:]" + _WS + rb"*(\d+)")
+_PID = rb"\b" + re.escape(PID_KEY.encode()) + rb"[=:]" + _WS + rb"*(\d+)"
 # The failure forms' anchors (faults/catalogue.py): a line holding none holds no message; and
 # what a line holding markup must show besides.
 ERROR_ANCHORS = catalogue.ERROR_ANCHORS
 MARKUP_LINE = catalogue.MARKUP_LINE
-_MARKUP_RULE = re.compile(MARKUP_LINE)
 MARKUP = b"<|"
 # The lines counted besides (faults/shapes.py): request lines, received requests, id lines.
 LINE_SHAPES = shapes.LINE_SHAPES
@@ -91,7 +91,7 @@ class CoreLike(Protocol):
 
 
 def own_pid(head: bytes) -> int | None:
-    m = _PID.search(head)
+    m = _compiled(_PID).search(head)
     if m is None or len(m.group(1)) > 18:
         return None
     return int(m.group(1))
@@ -104,16 +104,15 @@ def hour_key(stamp: bytes | None) -> bytes | None:
 
 def is_hit(text: bytes) -> bool:
     return any(a in text for a in ERROR_ANCHORS) or (
-        MARKUP in text and _MARKUP_RULE.search(text) is not None
+        MARKUP in text and _compiled(MARKUP_LINE).search(text) is not None
     )
 
 
-_ACCESS_RULES = tuple(re.compile(s.regex()) for s in LINE_SHAPES if s.counts == "access")
-
-
-def is_access(text: bytes) -> bool:
-    """A request line: quoted, gin's, or a server's own (counted once whichever it is)."""
-    return any(rule.search(text) is not None for rule in _ACCESS_RULES)
+@cache
+def _compiled(pattern: bytes) -> re.Pattern[bytes]:
+    """A pattern of this module, compiled at its first use: a scan on the Rust core uses none
+    (nor does one that finds no error): compiled at import, they cost every start."""
+    return re.compile(pattern)
 
 
 @dataclass
