@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, MESSAGE, VOCAB_SIZE
 from harmony_doctor.inputs.vllm_requests import RequestStreams, VllmRecord, parse_vllm_bytes
 from harmony_doctor.inputs.wrappers import Unwrapper
-from harmony_doctor.models import ScanEvent, TokenInput
+from harmony_doctor.models import TokenInput
 from harmony_doctor.native import native_for, vllm_output_key
 from harmony_doctor.scan.core import IdLine, hour_key
 from harmony_doctor.scan.found import Clock, Place, SourceScan
@@ -21,12 +21,13 @@ from harmony_doctor.streams.clean import CleanStreams
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from harmony_doctor.models import ScanEvent
     from harmony_doctor.native import OutputKey
 
 _RESPONSE_ID = re.compile(rb"Generated response ([^\s:(]+)")
 MAX_PENDING = 10_000  # vLLM requests waiting for their last log line
 # What diagnosing a kept completion finds (scan/findings.py completion_diagnosis).
-Diagnose = Callable[[TokenInput, Place], Iterable[ScanEvent]]
+Diagnose: TypeAlias = "Callable[[TokenInput, Place], Iterable[ScanEvent]]"
 
 
 class CompletionReader:

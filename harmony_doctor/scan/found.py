@@ -6,10 +6,14 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from harmony_doctor.inputs.timestamps import parse_timestamp
-from harmony_doctor.models import LoggedFailure, ScanEvent, Server, TokenInput
+from harmony_doctor.models import Server, TokenInput
 from harmony_doctor.scan.core import TallyKey
+
+if TYPE_CHECKING:  # built where a failure or a replay is met (a clean scan meets none)
+    from harmony_doctor.models import LoggedFailure, ScanEvent
 
 
 @dataclass(frozen=True, slots=True)

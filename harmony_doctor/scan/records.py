@@ -9,12 +9,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from harmony_doctor.choices import ParseRole
-from harmony_doctor.models import RequestTally, ScanEvent
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the scan's own records load where they are made (a clean scan makes none)
     from typing import TypeVar
 
     import polars as pl
+
+    from harmony_doctor.models import RequestTally, ScanEvent
 
     _Frame = TypeVar("_Frame", pl.DataFrame, pl.LazyFrame)
 
@@ -37,10 +38,11 @@ class ScanOptions:
 
 
 def host_name() -> str:
-    """This machine's host name (the socket module loads here: a scan needs it once)."""
-    import socket
+    """This machine's host name: `socket.gethostname()`'s, from platform (loaded already, where
+    socket is not: 1 ms of a scan's start)."""
+    import platform
 
-    return socket.gethostname()
+    return platform.node()
 
 
 # ignored: not a log (a file scan itself wrote); neither counted nor an error
@@ -102,6 +104,8 @@ class EventSpill:
         lazy = self.lazy()
         if lazy is None:
             return ()
+        from harmony_doctor.models import ScanEvent
+
         frame = lazy.select([f.name for f in fields(ScanEvent)]).collect()
         return tuple(ScanEvent(**row) for row in frame.iter_rows(named=True))
 

@@ -24,7 +24,6 @@ from harmony_doctor.inputs.files import (
     open_checked,
 )
 from harmony_doctor.inputs.remote import is_url, open_url
-from harmony_doctor.models import RequestTally, ScanEvent
 from harmony_doctor.scan.completions import Diagnose
 from harmony_doctor.scan.documents import (
     DOCUMENT_BYTES,
@@ -49,7 +48,7 @@ from harmony_doctor.scan.source import scan_parts, scan_source
 from harmony_doctor.scan.spill import EventSink, spilled
 
 if TYPE_CHECKING:
-    from harmony_doctor.models import TokenInput
+    from harmony_doctor.models import RequestTally, ScanEvent, TokenInput
     from harmony_doctor.streams.clean import CleanStreams
 
 POOL_BYTES = 16 * 1024 * 1024  # below this, starting worker processes costs more than it saves
@@ -565,11 +564,19 @@ def _tallies(found: SourceScan, origin: str) -> list[RequestTally]:
     """Requests per (pid, hour), every way this source counted them: access lines, `Received
     request` lines and the completions it logged. Which one a rate uses is decided per process
     over all its files (scan/summary.py counted_tallies), never added up, never per part."""
-    kinds = (
-        ("access", found.requests),
-        ("received", found.received),
-        ("completions", found.completed),
-    )
+    kinds = [
+        (kind, counts)
+        for kind, counts in (
+            ("access", found.requests),
+            ("received", found.received),
+            ("completions", found.completed),
+        )
+        if counts
+    ]
+    if not kinds:
+        return []
+    from harmony_doctor.models import RequestTally  # loads where requests were counted
+
     return [
         RequestTally(found.label, pid, found.server, hour, n, origin, kind)
         for kind, counts in kinds

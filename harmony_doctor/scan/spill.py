@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harmony_doctor.errors import OutputError
-from harmony_doctor.models import ScanEvent
 from harmony_doctor.scan.found import SourceScan
 from harmony_doctor.scan.records import EventSpill, ScanOptions, host_name
 
@@ -36,6 +35,7 @@ if TYPE_CHECKING:
     import polars as pl
 
     from harmony_doctor.harmony.vocab import Vocab
+    from harmony_doctor.models import ScanEvent
     from harmony_doctor.scan.findings import EventStream
     from harmony_doctor.streams.clean import CleanStreams
 

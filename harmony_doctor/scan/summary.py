@@ -9,13 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 from harmony_doctor.choices import GROUP_KEYS
 from harmony_doctor.errors import InputError
-from harmony_doctor.models import RequestTally, ScanEvent
 from harmony_doctor.scan.fold import OTHER, failures_of, fold
 from harmony_doctor.scan.records import FileReport, FileScan, ScanResult
 from harmony_doctor.scan.scopes import scoped, with_origin
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from harmony_doctor.models import RequestTally, ScanEvent
 
 # Dimensions requests can be split by; other groups get the overall request count.
 REQUEST_KEYS = ("origin", "file", "pid", "server", "day", "hour")
