@@ -254,7 +254,7 @@ def test_scan_with_nothing_to_aggregate_imports_no_polars(
     standard modules a scan reaches another way (socket, hashlib, ctypes) are not loaded."""
     log = tmp_path / "server.log"
     log.write_text(content)
-    unused = (
+    unused: tuple[str, ...] = (
         "harmony_doctor.explain",
         "harmony_doctor.inputs.paste",
         "harmony_doctor.output.rate_view",
