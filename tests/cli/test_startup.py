@@ -276,6 +276,9 @@ def test_scan_with_nothing_to_aggregate_imports_no_polars(
         "socket",  # the host name comes from platform (loaded by typer)
         "hashlib",  # a spill's host mark is a CRC-32
         "ctypes",  # glibc's mallopt through the extension, where it is built
+        "harmony_doctor.inputs.tokens",  # no token stream in sight (inputs/token_sniff.py)
+        "harmony_doctor.inputs.vllm_requests",  # no logged completion
+        "harmony_doctor.inputs.id_lists",
     )
     from harmony_doctor.native import native_available
 
