@@ -19,7 +19,7 @@ from harmony_doctor.scan.summary import file_size
 if TYPE_CHECKING:
     import polars as pl
 
-    from harmony_doctor.scan.records import HourlyRates
+    from harmony_doctor.scan.hour_rates import HourlyRates
     from harmony_doctor.scan.run import UnitResult
     from harmony_doctor.scan.scopes import Scoped
     from harmony_doctor.scan.summary import OriginRate
