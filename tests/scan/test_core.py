@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from harmony_doctor.inputs.timestamps import own_stamp
 from harmony_doctor.scan.core import (
     Batch,
-    Core,
     CoreLike,
     IdLine,
     Meta,
@@ -21,6 +20,7 @@ from harmony_doctor.scan.core import (
     hour_key,
     own_pid,
 )
+from harmony_doctor.scan.reference_core import Core
 
 Result = tuple[list[Window], list[IdLine], Stats]
 

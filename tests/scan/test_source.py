@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.native import use_native
 from harmony_doctor.scan import source
-from harmony_doctor.scan.core import Batch, Core, IdLine, Meta, Window
+from harmony_doctor.scan.core import Batch, IdLine, Meta, Window
+from harmony_doctor.scan.reference_core import Core
 from harmony_doctor.scan.source import scan_source
 from harmony_doctor.scan.threads import CoreThread
 from harmony_doctor.streams.clean import CleanStreams

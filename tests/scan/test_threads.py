@@ -8,7 +8,8 @@ import threading
 
 import pytest
 
-from harmony_doctor.scan.core import Batch, Core, Meta
+from harmony_doctor.scan.core import Batch, Meta
+from harmony_doctor.scan.reference_core import Core
 from harmony_doctor.scan.threads import CHUNK, CoreThread, read_ahead
 
 
