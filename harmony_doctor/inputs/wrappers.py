@@ -126,22 +126,15 @@ class _Partial:
     __slots__ = ("cut", "host", "parts", "pid", "size", "source_line", "stamp", "wrapper")
 
     def __init__(
-        self,
-        source_line: int,
-        stamp: bytes | None,
-        pid: int | None,
-        host: str | None,
-        wrapper: str,
-        parts: list[bytes],
-        size: int,
+        self, source_line: int, stamp: bytes | None, pid: int | None, host: str | None, wrapper: str
     ) -> None:
         self.source_line = source_line
         self.stamp = stamp
         self.pid = pid
         self.host = host
         self.wrapper = wrapper
-        self.parts = parts
-        self.size = size
+        self.parts: list[bytes] = []
+        self.size = 0
         self.cut = False  # longer than the cap: only its start is kept
 
 
@@ -468,9 +461,7 @@ class Unwrapper:
             self._write(record.text, self._source, record, parts, meta)
             return
         if partial is None:
-            partial = _Partial(
-                self._source, record.stamp, record.pid, record.host, record.wrapper, [], 0
-            )
+            partial = _Partial(self._source, record.stamp, record.pid, record.host, record.wrapper)
             self._partials[key] = partial  # type: ignore[index]
         room = len(record.text) if self.max_line is None else self.max_line - partial.size
         if room > 0:  # longer lines are cut at the cap: the scan core looks no further

@@ -1,12 +1,11 @@
 """The byte-level scan core's seam: log bytes -> hit windows, id lines, tallies. Its records
-(Window, IdLine, Stats, Batch), the interface both cores offer (CoreLike), the Rust core behind
-it (NativeCore) and the choice of core (make_core); the Python reference is
-scan/reference_core.py, loaded only where the Rust core is not used."""
+(Window, IdLine, Stats, Batch), the interface both cores offer (CoreLike) and the Rust core
+behind it (NativeCore). The Python reference is scan/reference_core.py; scan/cores.py chooses
+(the reference loads only where the Rust core is not used)."""
 
 from __future__ import annotations
 
 import builtins
-import os
 import re
 from collections.abc import Sequence
 from functools import cache
@@ -15,17 +14,13 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 from harmony_doctor.faults import catalogue, shapes
 from harmony_doctor.faults.shapes import LineShape
 from harmony_doctor.inputs.log_words import PID_KEY
-from harmony_doctor.native import native_available, new_core
+from harmony_doctor.native import new_core
 
 if TYPE_CHECKING:
     from harmony_doctor.native import Batch as NativeBatch
 
 Meta = list[tuple[int, bytes | None, int | None]]
 TallyKey = tuple[str, int | None, bytes | None]
-
-# "1" or "2": the Rust core scans a large chunk's lines on that many threads (the results are
-# the same); unset: see core_threads.
-THREADS_ENV = "HARMONY_DOCTOR_CORE_THREADS"
 
 
 _WS = rb"[ \t\n\r\f\v]"
@@ -160,36 +155,3 @@ def _batch(raw: NativeBatch) -> Batch:
         [Window(w.first_line, w.text, w.hit_lines, w.stamp_before) for w in raw.windows],
         [IdLine(i.line, i.text, i.stamp, i.pid, i.cut) for i in raw.id_lines],
     )
-
-
-def core_threads() -> int:
-    """The Rust core's threads (see NativeCore): HARMONY_DOCTOR_CORE_THREADS when "1" or "2";
-    else 2 where this process may run on 3 CPUs or more, 1 below. On 2 CPUs the scan's Python
-    thread and the core's keep both busy: a second core thread measured no faster there
-    (benchmarks/scan.py, native1 against native2)."""
-    chosen = os.environ.get(THREADS_ENV, "").strip()
-    if chosen in ("1", "2"):
-        return int(chosen)
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return 2 if (cpus or 1) >= 3 else 1
-
-
-def make_core(
-    before: int = 3072,
-    after: int = 1024,
-    max_line: int = 4 * 1024 * 1024,
-    max_window: int = 1024 * 1024,
-    ids: bool = True,
-    native: bool | None = None,
-    threads: int | None = None,
-) -> CoreLike:
-    """The Rust core when built (or when native=True), else the reference (one thread); the
-    Rust core's `threads` by default: core_threads()."""
-    if native is None:
-        native = native_available()
-    if native:
-        threads = core_threads() if threads is None else threads
-        return NativeCore(before, after, max_line, max_window, ids, threads=threads)
-    from harmony_doctor.scan.reference_core import Core
-
-    return Core(before, after, max_line, max_window, ids)

@@ -31,7 +31,8 @@ from harmony_doctor.logs.servers import server_in
 from harmony_doctor.models import LogError
 from harmony_doctor.native import reuse_large_buffers, use_native
 from harmony_doctor.scan.completions import MAX_PENDING, CompletionReader, Diagnose
-from harmony_doctor.scan.core import Batch, CoreLike, TallyKey, Window, make_core, own_pid
+from harmony_doctor.scan.core import Batch, CoreLike, TallyKey, Window, own_pid
+from harmony_doctor.scan.cores import make_core
 from harmony_doctor.scan.found import Clock, Mark, Place, SourceScan
 from harmony_doctor.scan.threads import CHUNK, CORE_QUEUE, CoreThread, read_ahead
 from harmony_doctor.streams.clean import CleanStreams
