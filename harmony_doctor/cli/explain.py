@@ -109,9 +109,14 @@ def _explain_log(explained: ExplainedLog, label: str, given: InputArgs) -> None:
     explanation, check = explained.explanation, explained.check
     found = explanation.errors
     # The vocabulary names tokens, re-tokenizes leftover words and replays logged completions:
-    # load it only when one of those is needed.
+    # load it only when one of those is needed (the view names a special token by its id).
     json_out = given.output == "json"
-    wanted = any(e.token is not None or (json_out and e.header_words) for e in found)
+    if json_out:
+        wanted = any(e.token is not None or e.header_words for e in found)
+    else:
+        from harmony_doctor.output.explain_view import names_need_vocab
+
+        wanted = names_need_vocab(found)
     vocab = given.vocab() if wanted or explanation.completions else None
     if json_out:
         from harmony_doctor.output import contract  # the JSON records only

@@ -362,6 +362,13 @@ def _log_error_view(e: LogError, vocab: Vocab | None, elide: bool = True) -> Ren
     )
 
 
+def names_need_vocab(errors: Iterable[LogError]) -> bool:
+    """Whether `log_explain_view` needs the vocabulary to name the failures' tokens: an
+    ordinary token's text is the vocabulary's; a special token is named from its id alone, as
+    the vocabulary names it (`_log_token`)."""
+    return any(e.token is not None and e.token < FIRST_SPECIAL for e in errors)
+
+
 def _log_token(token: int, vocab: Vocab | None) -> Text:
     if vocab is not None:
         label = token_label(token, vocab)
