@@ -1,26 +1,40 @@
-"""`explain` for people: a token stream's findings in context, and failures found in log text."""
+"""`explain` for people: a token stream's findings in context, and failures found in log text.
+
+A log's view is made of lines of text, separators and grids of labelled facts (`_log_parts`),
+drawn by rich (`log_explain_view`) or, off a terminal, written as the plain lines rich writes
+there without loading rich's console and tables (`log_explain_plain`; tests/cli/
+test_explain_startup.py holds the two equal on every sample and paste)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any, Literal
 
-from rich.console import Group, RenderableType
-from rich.padding import Padding
-from rich.table import Table
 from rich.text import Text
 
-from harmony_doctor.explain import LogExplanation
 from harmony_doctor.faults.rules import RULES
-from harmony_doctor.harmony.vocab import FIRST_SPECIAL, Vocab, special_token_name
+from harmony_doctor.harmony.vocab import FIRST_SPECIAL, special_token_name
 from harmony_doctor.inputs.text_lines import bounded
 from harmony_doctor.output.escape import safe_text, shorten
-from harmony_doctor.output.layout import Fitted, capped, facts_grid, header_summary, separator
+from harmony_doctor.output.layout import (
+    SEPARATOR_WIDTH,
+    UNLIMITED,
+    Fitted,
+    capped,
+    facts_grid,
+    header_summary,
+    separator,
+)
 from harmony_doctor.output.styles import DIM, ERROR, LABEL, OK, SPECIAL, WARNING
-from harmony_doctor.output.tokens import token_label, token_ref, token_window
 
-if TYPE_CHECKING:  # a log's failures build no stream record
+if TYPE_CHECKING:  # rich's console and tables load where a view is drawn, not written plain
+    from rich.console import RenderableType
+    from rich.table import Table
+
     from harmony_doctor.evidence.prose import Description
+    from harmony_doctor.explain import LogExplanation
+    from harmony_doctor.harmony.vocab import Vocab
     from harmony_doctor.models import Diagnosis, Finding, LogError, Message
 
 
@@ -52,6 +66,8 @@ def explain_view(
 
     `elide`: cut long texts in the middle (a terminal); off, every text is shown whole (a
     pipe or a file: nothing the reader may need is replaced by `…`)."""
+    from rich.console import Group
+
     parts: list[RenderableType] = [_input_line(d, source)]
     parts.extend(Text(f"note: {n}", style=WARNING) for n in d.input.notes)
     if d.verdict == "ok" and not d.findings:
@@ -100,6 +116,11 @@ def finding_head(severity: str, code: str, kind: str, title: str) -> Text:
 def _finding_view(
     f: Finding, tokens: Sequence[int], vocab: Vocab, window: int, elide: bool = True
 ) -> RenderableType:
+    from rich.console import Group
+    from rich.padding import Padding
+
+    from harmony_doctor.output.tokens import token_ref, token_window
+
     head = finding_head(f.severity, f.code, f.kind, f.title)
     facts = facts_grid()
     if f.harmony_error is not None:
@@ -123,9 +144,9 @@ def _finding_view(
         )
     return Group(
         head,
-        Padding(facts, (1, 0, 0, 2), expand=False),
-        Padding(token_window(f, tokens, vocab, window), (1, 0, 0, 2), expand=False),
-        Padding(_advice(f.cause, f.fix), (1, 0, 0, 2), expand=False),
+        Padding(facts, UNDER, expand=False),
+        Padding(token_window(f, tokens, vocab, window), UNDER, expand=False),
+        _drawn(_advice(f.cause, f.fix)),
     )
 
 
@@ -136,6 +157,9 @@ def _messages_view(
     tokens: Sequence[int],
     elide: bool = True,
 ) -> RenderableType:
+    from rich.console import Group
+    from rich.padding import Padding
+
     title = "Messages before the fault" if verdict == "fault" else "Messages"
     if not messages:
         return Text.assemble((title, LABEL), ": none")
@@ -144,6 +168,8 @@ def _messages_view(
 
 
 def _message_table(messages: Iterable[Message], width: int | None, elide: bool = True) -> Table:
+    from rich.table import Table
+
     table = Table(box=None, pad_edge=False, show_edge=False, header_style=DIM)
     table.add_column("#", justify="right", no_wrap=True)
     table.add_column("tokens", no_wrap=True)
@@ -164,6 +190,9 @@ def _message_table(messages: Iterable[Message], width: int | None, elide: bool =
 
 
 def _lenient_view(d: Diagnosis, elide: bool = True) -> RenderableType:
+    from rich.console import Group
+    from rich.padding import Padding
+
     title = Text("Lenient parse (strict=False)", style=LABEL)
     if not d.replay.strict:
         return Text.assemble(title, ": this run is lenient; see above")
@@ -185,6 +214,8 @@ def _lenient_view(d: Diagnosis, elide: bool = True) -> RenderableType:
 def _lenient_table(
     messages: Sequence[dict[str, Any]], width: int | None, elide: bool = True
 ) -> Table:
+    from rich.table import Table
+
     table = Table(box=None, pad_edge=False, show_edge=False, header_style=DIM)
     table.add_column("#", justify="right", no_wrap=True)
     _header_and_content_columns(table, width, [], fixed=10)  # the # column
@@ -234,16 +265,80 @@ def _summary(severities: Iterable[str]) -> Text:
     return Text(f"{errors} error(s), {warnings} warning(s)", style=style)
 
 
-def _advice(cause: str, fix: str, refs: Sequence[str] = ()) -> Table:
+def _advice(cause: str, fix: str, refs: Sequence[str] = ()) -> Grid:
     """Why it happened and how to fix it, with the references when there are any."""
-    advice = Table.grid(padding=(0, 2))
-    advice.add_column(style=LABEL, no_wrap=True)
-    advice.add_column()
-    advice.add_row("why", cause)
-    advice.add_row("fix", fix)
+    rows: list[Row] = [("why", cause), ("fix", fix)]
     if refs:
-        advice.add_row("refs", ", ".join(refs))
-    return advice
+        rows.append(("refs", ", ".join(refs)))
+    return ("advice", tuple(rows))
+
+
+# --- a view's parts, drawn by rich or written plain --------------------------------------------
+
+# A grid: its kind (`facts`: dim labels, layout's facts grid; `advice`: bold labels) and its
+# rows, each a label and its value, drawn under a blank line and indented (UNDER), its two
+# columns GAP cells apart.
+Row = tuple[str, "Text | str"]
+Grid = tuple[Literal["facts", "advice"], tuple[Row, ...]]
+UNDER = (1, 0, 0, 2)
+GAP = 2  # the padding of layout.facts_grid, and of the advice's grid
+# What a log's view is made of: a line of text, a separator, a grid, or what only rich draws
+# (the table of replayed completions), built when drawn.
+Part = Text | Literal["separator"] | Grid | Callable[[], "RenderableType"]
+
+
+def _drawn_grid(grid: Grid) -> Table:
+    kind, rows = grid
+    if kind == "facts":
+        table = facts_grid()
+    else:
+        from rich.table import Table
+
+        table = Table.grid(padding=(0, GAP))
+        table.add_column(style=LABEL, no_wrap=True)
+        table.add_column()
+    for label, value in rows:
+        table.add_row(label, value)
+    return table
+
+
+def _drawn(part: Part) -> RenderableType:
+    """A part as rich draws it."""
+    if isinstance(part, Text):
+        return part
+    if part == "separator":
+        return separator()
+    if isinstance(part, tuple):
+        from rich.padding import Padding
+
+        return Padding(_drawn_grid(part), UNDER, expand=False)
+    return part()
+
+
+def _written(parts: Iterable[Part]) -> str | None:
+    """The lines rich writes of `parts` off a terminal (no colour, UNLIMITED width, each line's
+    end stripped: cli/console.py `show`), or None when only rich can write them: a table, or a
+    text rich would break, fold or expand (a newline or a tab in it, a line near the width)."""
+    lines: list[str] = []
+    for part in parts:
+        if isinstance(part, Text):
+            lines.append(part.plain)
+        elif part == "separator":
+            lines.append("─" * SEPARATOR_WIDTH)
+        elif isinstance(part, tuple):
+            top, _, _, indent = UNDER
+            rows = part[1]
+            width = max(len(label) for label, _ in rows)  # labels are ASCII: a cell a character
+            lines.extend([""] * top)
+            for label, value in rows:
+                shown = value.plain if isinstance(value, Text) else value
+                lines.append(" " * indent + label.ljust(width) + " " * GAP + shown)
+        else:
+            return None
+    # a character takes at most two cells
+    if any("\n" in line or "\t" in line or 2 * len(line) >= UNLIMITED for line in lines):
+        return None
+    return "".join(line.rstrip() + "\n" for line in lines)
 
 
 # --- log text --------------------------------------------------------------------------------
@@ -254,26 +349,38 @@ def log_explain_view(
 ) -> RenderableType:
     """One block per failure found in log text: what, where, the header words, why, the fix;
     then the completions the log carries as token ids, replayed (`elide`: see explain_view)."""
+    from rich.console import Group
+
+    return Group(*map(_drawn, _log_parts(found, source, vocab, elide)))
+
+
+def log_explain_plain(found: LogExplanation, source: str, vocab: Vocab | None) -> str | None:
+    """`log_explain_view` as rich writes it off a terminal (nothing elided), without loading
+    rich's console and tables; None when only rich can write it (a table of completions)."""
+    return _written(_log_parts(found, source, vocab, elide=False))
+
+
+def _log_parts(found: LogExplanation, source: str, vocab: Vocab | None, elide: bool) -> list[Part]:
     errors = found.errors
     head = Text("harmony-doctor explain  ", style=LABEL)
     # Counted as the summary below counts: the log's failures and its replayed completions'.
     failures = len(errors) + sum(len(d.findings) for d in found.completions)
     bits = f"{source} · log · {found.lines} line(s) · {failures} failure(s)"
     head.append_text(safe_text(bits, DIM, keep_newlines=False))
-    parts: list[RenderableType] = [head]
+    parts: list[Part] = [head]
     if not errors and not found.completions:
         parts.append(_nothing_found(found.related, found.note, found.described))
     for error in errors:
-        parts.append(separator())
-        parts.append(_log_error_view(error, vocab, elide))
+        parts.append("separator")
+        parts.extend(_log_error_parts(error, vocab, elide))
     if found.completions:
-        parts.append(separator())
-        parts.append(_completions_view(found.completions))
-    parts.append(separator())
+        parts.append("separator")
+        parts.append(partial(_completions_view, found.completions))
+    parts.append("separator")
     severities = [e.severity for e in errors]
     severities += [f.severity for d in found.completions for f in d.findings]
     parts.append(_summary(severities))
-    return Group(*parts)
+    return parts
 
 
 def _nothing_found(
@@ -297,6 +404,10 @@ def _nothing_found(
 
 def _completions_view(completions: Sequence[Diagnosis]) -> RenderableType:
     """The completions a log carries as ids: one line each, with its verdict and first code."""
+    from rich.console import Group
+    from rich.padding import Padding
+    from rich.table import Table
+
     faults = sum(1 for d in completions if d.findings)
     title = Text.assemble(
         ("Completions the log carries, replayed", LABEL),
@@ -327,39 +438,34 @@ def _finding_place(f: Finding) -> str:
     return f" ({', '.join(bits)})" if bits else ""
 
 
-def _log_error_view(e: LogError, vocab: Vocab | None, elide: bool = True) -> RenderableType:
+def _log_error_parts(e: LogError, vocab: Vocab | None, elide: bool = True) -> list[Part]:
+    """A failure's head, its facts and the advice of its code."""
     rule = RULES[e.code]  # the code's title, cause and fix, looked up here (not in the record)
     head = finding_head(e.severity, e.code, e.kind, rule.title)
-    facts = facts_grid()
+    facts: list[Row] = []
     where = f"{e.line}" if e.span[0] == e.span[1] else f"{e.line} (lines {e.span[0]}-{e.span[1]})"
-    facts.add_row("line", where)
+    facts.append(("line", where))
     origin = [
         e.server or "server unknown",
         f"openai-harmony {e.harmony_version}" if e.harmony_version else "",
         f"pid {e.pid}" if e.pid is not None else "",
         e.timestamp or "",
     ]
-    facts.add_row("seen in", safe_text(" · ".join(b for b in origin if b), keep_newlines=False))
-    facts.add_row(
-        "message", safe_text(_echo(e.message, 300, elide, e.message_cut), keep_newlines=False)
-    )
+    facts.append(("seen in", safe_text(" · ".join(b for b in origin if b), keep_newlines=False)))
+    message = _echo(e.message, 300, elide, e.message_cut)
+    facts.append(("message", safe_text(message, keep_newlines=False)))
     if e.token is not None:
-        facts.add_row("token", _log_token(e.token, vocab))
+        facts.append(("token", _log_token(e.token, vocab)))
     if e.header_words:
-        facts.add_row("header words", _header_words(e, elide=elide))
+        facts.append(("header words", _header_words(e, elide=elide)))
         if e.reconstructed:
             reconstructed = _echo(e.reconstructed, 300, elide, sum(e.words_cut))
-            facts.add_row("reconstructed", safe_text(reconstructed, keep_newlines=False))
+            facts.append(("reconstructed", safe_text(reconstructed, keep_newlines=False)))
     if e.context:
-        facts.add_row("context", safe_text(_echo(e.context, 300, elide), keep_newlines=False))
-    facts.add_row("expected", safe_text(e.expected, keep_newlines=False))
-    facts.add_row("found", safe_text(_echo(e.found, 400, elide), keep_newlines=False))
-    advice = _advice(rule.cause, rule.fix, rule.refs)
-    return Group(
-        head,
-        Padding(facts, (1, 0, 0, 2), expand=False),
-        Padding(advice, (1, 0, 0, 2), expand=False),
-    )
+        facts.append(("context", safe_text(_echo(e.context, 300, elide), keep_newlines=False)))
+    facts.append(("expected", safe_text(e.expected, keep_newlines=False)))
+    facts.append(("found", safe_text(_echo(e.found, 400, elide), keep_newlines=False)))
+    return [head, ("facts", tuple(facts)), _advice(rule.cause, rule.fix, rule.refs)]
 
 
 def names_need_vocab(errors: Iterable[LogError]) -> bool:
@@ -371,6 +477,8 @@ def names_need_vocab(errors: Iterable[LogError]) -> bool:
 
 def _log_token(token: int, vocab: Vocab | None) -> Text:
     if vocab is not None:
+        from harmony_doctor.output.tokens import token_label
+
         label = token_label(token, vocab)
     elif token >= FIRST_SPECIAL:
         label = Text(special_token_name(token), style=SPECIAL)

@@ -5,17 +5,40 @@ need, in a fresh process as the command line runs it, and the same output as bef
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+from rich.text import Text
+
+import harmony_doctor as hd
+from harmony_doctor.errors import DoctorError
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, VOCAB_SIZE
 from harmony_doctor.logs import extract_text
-from harmony_doctor.output.explain_view import _log_token, names_need_vocab
+from harmony_doctor.output.explain_view import (
+    _log_token,
+    _written,
+    log_explain_plain,
+    names_need_vocab,
+)
+from harmony_doctor.output.layout import UNLIMITED
+from tests.helpers import CASES, run
 
-SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "samples"
 TRACEBACK = str(SAMPLES / "vllm-traceback.log")
+_EXPLAINED = [n.stem for n in CASES.glob("*.cmd") if n.read_text().startswith("explain")]
+# Every input explain reads in the tests: the samples, the real pastes, the golden cases'.
+INPUTS = sorted(
+    [
+        *SAMPLES.iterdir(),
+        *(ROOT / "tests" / "pastes" / "texts").iterdir(),
+        *(p for n in _EXPLAINED if (p := CASES / f"{n}.in").exists()),
+    ]
+)
 
 
 def _after_explain(probe: str, args: list[str] | None = None) -> Any:
@@ -58,3 +81,105 @@ def test_an_ordinary_token_of_a_log_needs_the_vocabulary() -> None:
     errors = extract_text(log)
     assert [e.token for e in errors] == [12606]
     assert names_need_vocab(errors)
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_explain_off_a_terminal_writes_what_rich_writes(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A log's view written plain (log_explain_plain) is byte for byte what rich writes off a
+    terminal: `--width` (as wide as off a terminal) draws it with rich."""
+    written = run(["explain", str(path)])
+    drawn = run(["explain", str(path), "--width", str(UNLIMITED)])
+    assert written == drawn
+    assert run(["explain", str(path), "--color", "never"]) == drawn
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert run(["explain", str(path)]) == drawn
+
+
+def _log(path: Path) -> tuple[str, hd.LogExplanation] | None:
+    """The label and the explanation of the log in `path`; None when it is not a log."""
+    read = hd.read_input(str(path))
+    try:
+        explained = hd.explain(read)
+    except DoctorError:  # a chat request, ids out of range...: explain says why and exits 2
+        return None
+    if not isinstance(explained, hd.ExplainedLog):
+        return None
+    return read.label, explained.explanation
+
+
+def _plain(path: Path) -> str | None:
+    """`log_explain_plain` of what explain reads in `path` (None too when it is no log)."""
+    log = _log(path)
+    if log is None:
+        return None
+    label, found = log
+    vocab = hd.load_vocab() if names_need_vocab(found.errors) or found.completions else None
+    return log_explain_plain(found, label, vocab)
+
+
+def test_every_log_without_completions_is_written_plain() -> None:
+    """Only a table of replayed completions needs rich: every other log the inputs hold is
+    written plain (the test above then compares the plain writer with rich, not rich with
+    itself)."""
+    logs = 0
+    for path in INPUTS:
+        log = _log(path)
+        if log is not None and not log[1].completions:
+            logs += 1
+            assert _plain(path) is not None, path
+    assert logs > 100
+    assert _plain(SAMPLES / "vllm-requests.log") is None  # its completions: a table
+
+
+def test_what_only_rich_writes_alike_is_left_to_rich() -> None:
+    """A tab rich expands, a newline it breaks a grid's cell on, a line it would fold at the
+    width: not written plain."""
+    assert _written([Text("a"), "separator", ("facts", (("line", "1"),))]) == (
+        "a\n" + "─" * 100 + "\n\n  line  1\n"
+    )
+    assert _written([Text("a\tb")]) is None
+    assert _written([("advice", (("why", "a\nb"),))]) is None
+    assert _written([Text("x" * (UNLIMITED // 2))]) is None
+
+
+def test_a_header_wider_than_the_width_is_left_to_rich(tmp_path: Path) -> None:
+    """Off a terminal every header word is shown: past the console's width rich folds the
+    line, so the view is not written plain."""
+    words = " ".join(f"w{n:03d}" + "y" * 190 for n in range(600))
+    log = tmp_path / "wide.log"
+    log.write_text(
+        "ERROR 11-27 10:00:05 [serving_chat.py:1145] openai_harmony.HarmonyError: "
+        f'unexpected tokens remaining in message header: Some("{words}")\n'
+    )
+    assert _plain(log) is None
+    written = run(["explain", str(log)])
+    assert written.exit_code == 1 and "w599" in written.stdout
+    assert written == run(["explain", str(log), "--width", str(UNLIMITED)])
+
+
+@pytest.mark.parametrize(
+    ("args", "loaded"),
+    [([TRACEBACK], []), ([TRACEBACK, "--color", "always"], ["rich.console", "rich.table"])],
+    ids=["pipe", "color-always"],
+)
+def test_a_log_written_plain_loads_no_rich_console_or_table(
+    args: list[str], loaded: list[str]
+) -> None:
+    probe = "[m for m in ('rich.console', 'rich.table') if m in sys.modules]"
+    assert _after_explain(probe, args) == loaded
+
+
+def test_on_a_stream_that_is_not_utf_8_the_view_is_what_rich_writes() -> None:
+    """Rich may draw the separator with `-` where standard output cannot encode `─` (its
+    Rule means to, for a rule with a title): there the view is left to rich, and is the same."""
+
+    def shown(*extra: str) -> bytes:
+        command = ["-m", "harmony_doctor", "explain", TRACEBACK, *extra]
+        env = dict(os.environ, PYTHONIOENCODING="ascii:backslashreplace")
+        done = subprocess.run([sys.executable, *command], capture_output=True, env=env)
+        assert done.returncode == 1, done.stderr
+        return done.stdout
+
+    assert shown() == shown("--width", str(UNLIMITED))
