@@ -2,21 +2,19 @@
 
 A log's view is made of lines of text, separators and grids of labelled facts (`_log_parts`),
 drawn by rich (`log_explain_view`) or, off a terminal, written as the plain lines rich writes
-there without loading rich's console and tables (`log_explain_plain`; tests/cli/
-test_explain_startup.py holds the two equal on every sample and paste)."""
+there without loading rich (`log_explain_plain`; tests/cli/test_explain_startup.py holds the
+two equal on every sample and paste)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any, Literal
-
-from rich.text import Text
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from harmony_doctor.faults.rules import RULES
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, special_token_name
 from harmony_doctor.inputs.text_lines import bounded
-from harmony_doctor.output.escape import safe_text, shorten
+from harmony_doctor.output.escape import safe_text, shorten, unsafe
 from harmony_doctor.output.layout import (
     SEPARATOR_WIDTH,
     UNLIMITED,
@@ -28,9 +26,10 @@ from harmony_doctor.output.layout import (
 )
 from harmony_doctor.output.styles import DIM, ERROR, LABEL, OK, SPECIAL, WARNING
 
-if TYPE_CHECKING:  # rich's console and tables load where a view is drawn, not written plain
+if TYPE_CHECKING:  # rich loads where a view is drawn, not where it is written plain
     from rich.console import RenderableType
     from rich.table import Table
+    from rich.text import Text
 
     from harmony_doctor.evidence.prose import Description
     from harmony_doctor.explain import LogExplanation
@@ -67,6 +66,7 @@ def explain_view(
     `elide`: cut long texts in the middle (a terminal); off, every text is shown whole (a
     pipe or a file: nothing the reader may need is replaced by `…`)."""
     from rich.console import Group
+    from rich.text import Text
 
     parts: list[RenderableType] = [_input_line(d, source)]
     parts.extend(Text(f"note: {n}", style=WARNING) for n in d.input.notes)
@@ -81,11 +81,13 @@ def explain_view(
     parts.append(separator())
     parts.append(_messages_view(d.replay.messages, d.verdict, vocab, d.input.tokens, elide))
     parts.append(_lenient_view(d, elide))
-    parts.append(_summary(f.severity for f in d.findings))
+    parts.append(_text(_summary(f.severity for f in d.findings)))
     return Group(*parts)
 
 
 def _input_line(d: Diagnosis, source: str) -> Text:
+    from rich.text import Text
+
     inp = d.input
     bits = [source, inp.format]
     if inp.request_id:
@@ -102,14 +104,21 @@ def _input_line(d: Diagnosis, source: str) -> Text:
 
 def finding_head(severity: str, code: str, kind: str, title: str) -> Text:
     """`FAULT  HD101  header_leftover  Prose where a message header belongs`."""
+    return _text(_head_line(severity, code, kind, title))
+
+
+def _head_line(severity: str, code: str, kind: str, title: str) -> Line:
     is_error = severity == "error"
-    return Text.assemble(
-        ("FAULT " if is_error else "WARN  ", ERROR if is_error else WARNING),
-        (f" {code} ", "reverse"),
-        "  ",
-        (kind, LABEL),
-        "  ",
-        title,
+    return Line(
+        "",
+        (
+            _said("FAULT " if is_error else "WARN  ", ERROR if is_error else WARNING),
+            _said(f" {code} ", "reverse"),
+            _said("  "),
+            _said(kind, LABEL),
+            _said("  "),
+            _said(title),
+        ),
     )
 
 
@@ -159,6 +168,7 @@ def _messages_view(
 ) -> RenderableType:
     from rich.console import Group
     from rich.padding import Padding
+    from rich.text import Text
 
     title = "Messages before the fault" if verdict == "fault" else "Messages"
     if not messages:
@@ -192,6 +202,7 @@ def _message_table(messages: Iterable[Message], width: int | None, elide: bool =
 def _lenient_view(d: Diagnosis, elide: bool = True) -> RenderableType:
     from rich.console import Group
     from rich.padding import Padding
+    from rich.text import Text
 
     title = Text("Lenient parse (strict=False)", style=LABEL)
     if not d.replay.strict:
@@ -256,13 +267,13 @@ def _header_and_content_columns(
         table.add_column("content", no_wrap=True, overflow="ellipsis", max_width=room)
 
 
-def _summary(severities: Iterable[str]) -> Text:
+def _summary(severities: Iterable[str]) -> Line:
     """`2 error(s), 1 warning(s)`, styled by the worst."""
     seen = list(severities)
     errors = seen.count("error")
     warnings = len(seen) - errors
     style = ERROR if errors else WARNING if warnings else OK
-    return Text(f"{errors} error(s), {warnings} warning(s)", style=style)
+    return Line(style, (_said(f"{errors} error(s), {warnings} warning(s)"),))
 
 
 def _advice(cause: str, fix: str, refs: Sequence[str] = ()) -> Grid:
@@ -270,21 +281,70 @@ def _advice(cause: str, fix: str, refs: Sequence[str] = ()) -> Grid:
     rows: list[Row] = [("why", cause), ("fix", fix)]
     if refs:
         rows.append(("refs", ", ".join(refs)))
-    return ("advice", tuple(rows))
+    return Grid("advice", tuple(rows))
 
 
 # --- a view's parts, drawn by rich or written plain --------------------------------------------
 
-# A grid: its kind (`facts`: dim labels, layout's facts grid; `advice`: bold labels) and its
-# rows, each a label and its value, drawn under a blank line and indented (UNDER), its two
-# columns GAP cells apart.
-Row = tuple[str, "Text | str"]
-Grid = tuple[Literal["facts", "advice"], tuple[Row, ...]]
+# A piece of a line: its text, its style, and whether the text is untrusted (escaped by
+# `safe_text` where rich draws it; never written plain when escaping would change it).
+Piece = tuple[str, str, bool]
+
+
+class Line(NamedTuple):
+    """A line of text as rich's Text holds it: the style of the whole line, and its pieces."""
+
+    style: str
+    pieces: tuple[Piece, ...]
+
+
+def _said(text: str, style: str = "") -> Piece:
+    """A piece of the program's own words."""
+    return (text, style, False)
+
+
+def _quoted(text: str, style: str = "") -> Piece:
+    """A piece of untrusted text (from the input)."""
+    return (text, style, True)
+
+
+# A grid's row: a label and its value (a Text only where rich built it: a token's text).
+Row = tuple[str, "str | Line | Text"]
+
+
+class Grid(NamedTuple):
+    """Labelled rows, drawn under a blank line and indented (UNDER), the two columns GAP cells
+    apart: `facts` (dim labels: layout's facts grid) or `advice` (bold labels)."""
+
+    kind: Literal["facts", "advice"]
+    rows: tuple[Row, ...]
+
+
 UNDER = (1, 0, 0, 2)
 GAP = 2  # the padding of layout.facts_grid, and of the advice's grid
-# What a log's view is made of: a line of text, a separator, a grid, or what only rich draws
-# (the table of replayed completions), built when drawn.
-Part = Text | Literal["separator"] | Grid | Callable[[], "RenderableType"]
+# What a log's view is made of: a line, a separator, a grid, or what only rich draws (the table
+# of replayed completions), built when drawn.
+Part = Line | Literal["separator"] | Grid | Callable[[], "RenderableType"]
+
+
+def _text(line: Line) -> Text:
+    """A line as rich's Text, its untrusted pieces escaped."""
+    from rich.text import Text
+
+    text = Text(style=line.style)
+    for piece, style, untrusted in line.pieces:
+        if untrusted:
+            text.append_text(safe_text(piece, style, keep_newlines=False))
+        else:
+            text.append(piece, style)
+    return text
+
+
+def _plain(line: Line) -> str | None:
+    """A line's text, or None when rich would not write it as it is (a character escaped)."""
+    if any(unsafe(piece) for piece, _, _ in line.pieces):
+        return None
+    return "".join(piece for piece, _, _ in line.pieces)
 
 
 def _drawn_grid(grid: Grid) -> Table:
@@ -298,47 +358,55 @@ def _drawn_grid(grid: Grid) -> Table:
         table.add_column(style=LABEL, no_wrap=True)
         table.add_column()
     for label, value in rows:
-        table.add_row(label, value)
+        table.add_row(label, _text(value) if isinstance(value, Line) else value)
     return table
 
 
 def _drawn(part: Part) -> RenderableType:
     """A part as rich draws it."""
-    if isinstance(part, Text):
-        return part
-    if part == "separator":
-        return separator()
-    if isinstance(part, tuple):
+    if isinstance(part, Line):
+        return _text(part)
+    if isinstance(part, Grid):
         from rich.padding import Padding
 
         return Padding(_drawn_grid(part), UNDER, expand=False)
+    if part == "separator":
+        return separator()
     return part()
 
 
 def _written(parts: Iterable[Part]) -> str | None:
     """The lines rich writes of `parts` off a terminal (no colour, UNLIMITED width, each line's
     end stripped: cli/console.py `show`), or None when only rich can write them: a table, or a
-    text rich would break, fold or expand (a newline or a tab in it, a line near the width)."""
-    lines: list[str] = []
+    text rich would escape, break, fold or expand (an unsafe character, a newline or a tab in
+    it, a line near the width)."""
+    lines: list[str | None] = []
     for part in parts:
-        if isinstance(part, Text):
-            lines.append(part.plain)
+        if isinstance(part, Line):
+            lines.append(_plain(part))
+        elif isinstance(part, Grid):
+            top, _, _, indent = UNDER
+            width = max(len(label) for label, _ in part.rows)  # ASCII labels: a cell a character
+            lines.extend([""] * top)
+            for label, value in part.rows:
+                shown = _plain(value) if isinstance(value, Line) else _unstyled(value)
+                if shown is None:
+                    return None
+                lines.append(" " * indent + label.ljust(width) + " " * GAP + shown)
         elif part == "separator":
             lines.append("─" * SEPARATOR_WIDTH)
-        elif isinstance(part, tuple):
-            top, _, _, indent = UNDER
-            rows = part[1]
-            width = max(len(label) for label, _ in rows)  # labels are ASCII: a cell a character
-            lines.extend([""] * top)
-            for label, value in rows:
-                shown = value.plain if isinstance(value, Text) else value
-                lines.append(" " * indent + label.ljust(width) + " " * GAP + shown)
         else:
             return None
-    # a character takes at most two cells
-    if any("\n" in line or "\t" in line or 2 * len(line) >= UNLIMITED for line in lines):
-        return None
-    return "".join(line.rstrip() + "\n" for line in lines)
+    written: list[str] = []
+    for line in lines:  # a character takes at most two cells
+        if line is None or "\n" in line or "\t" in line or 2 * len(line) >= UNLIMITED:
+            return None
+        written.append(line.rstrip() + "\n")
+    return "".join(written)
+
+
+def _unstyled(value: str | Text) -> str:
+    return value if isinstance(value, str) else value.plain
 
 
 # --- log text --------------------------------------------------------------------------------
@@ -362,11 +430,10 @@ def log_explain_plain(found: LogExplanation, source: str, vocab: Vocab | None) -
 
 def _log_parts(found: LogExplanation, source: str, vocab: Vocab | None, elide: bool) -> list[Part]:
     errors = found.errors
-    head = Text("harmony-doctor explain  ", style=LABEL)
     # Counted as the summary below counts: the log's failures and its replayed completions'.
     failures = len(errors) + sum(len(d.findings) for d in found.completions)
     bits = f"{source} · log · {found.lines} line(s) · {failures} failure(s)"
-    head.append_text(safe_text(bits, DIM, keep_newlines=False))
+    head = Line(LABEL, (_said("harmony-doctor explain  "), _quoted(bits, DIM)))
     parts: list[Part] = [head]
     if not errors and not found.completions:
         parts.append(_nothing_found(found.related, found.note, found.described))
@@ -385,21 +452,23 @@ def _log_parts(found: LogExplanation, source: str, vocab: Vocab | None, elide: b
 
 def _nothing_found(
     related: bool, note: str | None = None, described: Description | None = None
-) -> Text:
+) -> Line:
     seen = f" Read as {note}." if note else ""
     if described is not None:  # a description: what it names, and what would show it
-        return Text.assemble(
-            ("DESCRIBES", WARNING),
+        said, style = "DESCRIBES", WARNING
+        words = (
             f"  {described.what}: see `harmony-doctor rules {described.code}`. No failure to "
-            f"diagnose in a description: paste {described.paste}.",
+            f"diagnose in a description: paste {described.paste}."
         )
-    if related:
-        return Text.assemble(("OK", OK), "  no Harmony failure found in this log." + seen)
-    return Text.assemble(
-        ("NOTHING HARMONY-RELATED", WARNING),
-        "  no token ids, no Harmony text and no failure a server logs: paste a traceback, an "
-        "error body, a log excerpt or the token ids." + seen,
-    )
+    elif related:
+        said, style, words = "OK", OK, "  no Harmony failure found in this log." + seen
+    else:
+        said, style = "NOTHING HARMONY-RELATED", WARNING
+        words = (
+            "  no token ids, no Harmony text and no failure a server logs: paste a traceback, an "
+            "error body, a log excerpt or the token ids." + seen
+        )
+    return Line("", (_said(said, style), _said(words)))
 
 
 def _completions_view(completions: Sequence[Diagnosis]) -> RenderableType:
@@ -407,6 +476,7 @@ def _completions_view(completions: Sequence[Diagnosis]) -> RenderableType:
     from rich.console import Group
     from rich.padding import Padding
     from rich.table import Table
+    from rich.text import Text
 
     faults = sum(1 for d in completions if d.findings)
     title = Text.assemble(
@@ -441,7 +511,7 @@ def _finding_place(f: Finding) -> str:
 def _log_error_parts(e: LogError, vocab: Vocab | None, elide: bool = True) -> list[Part]:
     """A failure's head, its facts and the advice of its code."""
     rule = RULES[e.code]  # the code's title, cause and fix, looked up here (not in the record)
-    head = finding_head(e.severity, e.code, e.kind, rule.title)
+    head = _head_line(e.severity, e.code, e.kind, rule.title)
     facts: list[Row] = []
     where = f"{e.line}" if e.span[0] == e.span[1] else f"{e.line} (lines {e.span[0]}-{e.span[1]})"
     facts.append(("line", where))
@@ -451,21 +521,25 @@ def _log_error_parts(e: LogError, vocab: Vocab | None, elide: bool = True) -> li
         f"pid {e.pid}" if e.pid is not None else "",
         e.timestamp or "",
     ]
-    facts.append(("seen in", safe_text(" · ".join(b for b in origin if b), keep_newlines=False)))
-    message = _echo(e.message, 300, elide, e.message_cut)
-    facts.append(("message", safe_text(message, keep_newlines=False)))
+    facts.append(("seen in", _escaped(" · ".join(b for b in origin if b))))
+    facts.append(("message", _escaped(_echo(e.message, 300, elide, e.message_cut))))
     if e.token is not None:
         facts.append(("token", _log_token(e.token, vocab)))
     if e.header_words:
         facts.append(("header words", _header_words(e, elide=elide)))
         if e.reconstructed:
             reconstructed = _echo(e.reconstructed, 300, elide, sum(e.words_cut))
-            facts.append(("reconstructed", safe_text(reconstructed, keep_newlines=False)))
+            facts.append(("reconstructed", _escaped(reconstructed)))
     if e.context:
-        facts.append(("context", safe_text(_echo(e.context, 300, elide), keep_newlines=False)))
-    facts.append(("expected", safe_text(e.expected, keep_newlines=False)))
-    facts.append(("found", safe_text(_echo(e.found, 400, elide), keep_newlines=False)))
-    return [head, ("facts", tuple(facts)), _advice(rule.cause, rule.fix, rule.refs)]
+        facts.append(("context", _escaped(_echo(e.context, 300, elide))))
+    facts.append(("expected", _escaped(e.expected)))
+    facts.append(("found", _escaped(_echo(e.found, 400, elide))))
+    return [head, Grid("facts", tuple(facts)), _advice(rule.cause, rule.fix, rule.refs)]
+
+
+def _escaped(value: str) -> Line:
+    """Untrusted text on one line (`safe_text(value, keep_newlines=False)` when drawn)."""
+    return Line("", (_quoted(value),))
 
 
 def names_need_vocab(errors: Iterable[LogError]) -> bool:
@@ -475,20 +549,22 @@ def names_need_vocab(errors: Iterable[LogError]) -> bool:
     return any(e.token is not None and e.token < FIRST_SPECIAL for e in errors)
 
 
-def _log_token(token: int, vocab: Vocab | None) -> Text:
-    if vocab is not None:
-        from harmony_doctor.output.tokens import token_label
+def _log_token(token: int, vocab: Vocab | None) -> Line | Text:
+    """A token by its name (a special one: its id is enough) or, with the vocabulary, its text;
+    then its id."""
+    said = _said(f"  (id {token})", DIM)
+    if vocab is None and token >= FIRST_SPECIAL:
+        return Line(SPECIAL, (_said(special_token_name(token)), said))
+    if vocab is None:
+        return Line("", (_said("?"), said))
+    from harmony_doctor.output.tokens import token_label
 
-        label = token_label(token, vocab)
-    elif token >= FIRST_SPECIAL:
-        label = Text(special_token_name(token), style=SPECIAL)
-    else:
-        label = Text("?")
-    label.append(f"  (id {token})", DIM)
+    label = token_label(token, vocab)
+    label.append(*said[:2])
     return label
 
 
-def _header_words(e: LogError, head: int = 24, tail: int = 8, elide: bool = True) -> Text:
+def _header_words(e: LogError, head: int = 24, tail: int = 8, elide: bool = True) -> Line:
     """The leftover words, long lists elided in the middle, the last word marked."""
     # each word with the characters a reader left out of its middle (logs/words.py MAX_WORD)
     words = list(zip(e.header_words, e.words_cut or [0] * len(e.header_words), strict=True))
@@ -499,27 +575,23 @@ def _header_words(e: LogError, head: int = 24, tail: int = 8, elide: bool = True
 
             head, tail = len(words) - TAIL_WORDS, TAIL_WORDS
         shown = [*words[:head], None, *words[-tail:]]
-    out = Text()
+    out: list[Piece] = []
     for index, item in enumerate(shown):
         if index:
-            out.append(" ")
+            out.append(_said(" "))
         if item is None:
             more = len(words) - head - tail
-            out.append(f"… {more + e.words_unread:,} more …", DIM)
+            out.append(_said(f"… {more + e.words_unread:,} more …", DIM))
             continue
         word = bounded(item[0], HEADER_WORD, item[1])
-        if index == len(shown) - 1:
-            out.append_text(safe_text(word, "underline", keep_newlines=False))
-        else:
-            out.append_text(safe_text(word, keep_newlines=False))
+        out.append(_quoted(word, "underline" if index == len(shown) - 1 else ""))
     if e.words_unread:
-        out.append(f"  ({e.words_unread:,} words in the middle not read: over the bound)", WARNING)
-    if e.remainder_truncated:
-        out.append("  ✂ the log cut the rest", WARNING)
-    else:
-        out.append(
-            "  ◀ harmony took the 1-2 words after this as recipient and content type; "
-            "the fault may sit there",
-            WARNING,
-        )
-    return out
+        unread = f"  ({e.words_unread:,} words in the middle not read: over the bound)"
+        out.append(_said(unread, WARNING))
+    end = (
+        "  ✂ the log cut the rest"
+        if e.remainder_truncated
+        else "  ◀ harmony took the 1-2 words after this as recipient and content type; "
+        "the fault may sit there"
+    )
+    return Line("", (*out, _said(end, WARNING)))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +20,10 @@ from harmony_doctor.errors import DoctorError
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, VOCAB_SIZE
 from harmony_doctor.logs import extract_text
 from harmony_doctor.output.explain_view import (
+    Grid,
+    Line,
     _log_token,
+    _text,
     _written,
     log_explain_plain,
     names_need_vocab,
@@ -70,7 +74,12 @@ def test_a_log_whose_tokens_are_special_is_shown_without_the_vocabulary() -> Non
 def test_a_special_token_is_named_alike_with_and_without_the_vocabulary(vocab: Any) -> None:
     for token in range(FIRST_SPECIAL, VOCAB_SIZE + 1):
         named, bare = _log_token(token, vocab), _log_token(token, None)
-        assert (named.plain, named.spans) == (bare.plain, bare.spans), token
+        assert isinstance(named, Text) and isinstance(bare, Line)
+        assert (named.plain, named.spans, named.style) == (
+            _text(bare).plain,
+            _text(bare).spans,
+            _text(bare).style,
+        ), token
 
 
 def test_an_ordinary_token_of_a_log_needs_the_vocabulary() -> None:
@@ -120,28 +129,36 @@ def _plain(path: Path) -> str | None:
 
 
 def test_every_log_without_completions_is_written_plain() -> None:
-    """Only a table of replayed completions needs rich: every other log the inputs hold is
-    written plain (the test above then compares the plain writer with rich, not rich with
-    itself)."""
-    logs = 0
+    """Only a table of replayed completions, or a character safe_text escapes, needs rich:
+    every other log the inputs hold is written plain (the test above then compares the plain
+    writer with rich, not rich with itself)."""
+    logs = escaped = 0
     for path in INPUTS:
         log = _log(path)
-        if log is not None and not log[1].completions:
-            logs += 1
-            assert _plain(path) is not None, path
-    assert logs > 100
+        if log is None or log[1].completions:
+            continue
+        logs += 1
+        if _plain(path) is None:  # rich wrote an escape (`\n`, `\x1b`, `\u202e`...)
+            drawn = run(["explain", str(path), "--width", str(UNLIMITED)]).stdout
+            assert re.search(r"\\[ntxuU]", drawn), path
+            escaped += 1
+    assert logs > 100 and escaped <= logs // 10, (logs, escaped)
     assert _plain(SAMPLES / "vllm-requests.log") is None  # its completions: a table
 
 
 def test_what_only_rich_writes_alike_is_left_to_rich() -> None:
     """A tab rich expands, a newline it breaks a grid's cell on, a line it would fold at the
     width: not written plain."""
-    assert _written([Text("a"), "separator", ("facts", (("line", "1"),))]) == (
+    said = Line("", (("a", "", False),))
+    assert _written([said, "separator", Grid("facts", (("line", "1"),))]) == (
         "a\n" + "─" * 100 + "\n\n  line  1\n"
     )
-    assert _written([Text("a\tb")]) is None
-    assert _written([("advice", (("why", "a\nb"),))]) is None
-    assert _written([Text("x" * (UNLIMITED // 2))]) is None
+    assert _written([Line("", (("a\tb", "", False),))]) is None
+    assert _written([Grid("advice", (("why", "a\nb"),))]) is None
+    assert _written([Line("", (("x" * (UNLIMITED // 2), "", False),))]) is None
+    # what safe_text escapes is left to it
+    assert _written([Line("", (("a\x1b[2Jb", "", True),))]) is None
+    assert _written([Line("", (("a\u202eb", "", True),))]) is None
 
 
 def test_a_header_wider_than_the_width_is_left_to_rich(tmp_path: Path) -> None:
@@ -159,15 +176,18 @@ def test_a_header_wider_than_the_width_is_left_to_rich(tmp_path: Path) -> None:
     assert written == run(["explain", str(log), "--width", str(UNLIMITED)])
 
 
+_RICH = ("rich", "rich.text", "rich.console", "rich.table")
+
+
 @pytest.mark.parametrize(
     ("args", "loaded"),
-    [([TRACEBACK], []), ([TRACEBACK, "--color", "always"], ["rich.console", "rich.table"])],
+    [([TRACEBACK], []), ([TRACEBACK, "--color", "always"], list(_RICH))],
     ids=["pipe", "color-always"],
 )
-def test_a_log_written_plain_loads_no_rich_console_or_table(
-    args: list[str], loaded: list[str]
-) -> None:
-    probe = "[m for m in ('rich.console', 'rich.table') if m in sys.modules]"
+def test_a_log_written_plain_loads_no_rich(args: list[str], loaded: list[str]) -> None:
+    """Off a terminal the traceback's view is written without rich; on one (colour forced)
+    rich draws it."""
+    probe = f"[m for m in {_RICH!r} if m in sys.modules]"
     assert _after_explain(probe, args) == loaded
 
 
