@@ -21,7 +21,8 @@ import time
 from pathlib import Path
 
 from harmony_doctor.native import native_available
-from harmony_doctor.scan.core import Core, CoreLike, NativeCore
+from harmony_doctor.scan.core import CoreLike, NativeCore
+from harmony_doctor.scan.reference_core import Core
 
 CHUNK = 1 << 20
 

@@ -29,7 +29,8 @@ from pathlib import Path
 
 from harmony_doctor.logs import extract_errors
 from harmony_doctor.logs.extract import _Extractor
-from harmony_doctor.scan.core import Window, make_core
+from harmony_doctor.scan.core import Window
+from harmony_doctor.scan.cores import make_core
 
 INFO = (
     "(APIServer pid=7) INFO 11-12 14:02:10 [loggers.py:127] Engine 000: Avg prompt throughput: "

@@ -49,7 +49,8 @@ if TYPE_CHECKING:
         TokenInput,
     )
     from harmony_doctor.scan.records import FileScan, ScanOptions, ScanResult
-    from harmony_doctor.scan.service import EventFilesSummary, Summary
+    from harmony_doctor.scan.reports import EventFilesSummary
+    from harmony_doctor.scan.service import Summary
 
 __all__ = [
     "Diagnosis",
@@ -399,7 +400,8 @@ _RECORDS = {
     "TextInput": "harmony_doctor.inputs.reader",
     "Vocab": "harmony_doctor.harmony.vocab",
     **dict.fromkeys(("FileScan", "ScanOptions", "ScanResult"), "harmony_doctor.scan.records"),
-    **dict.fromkeys(("EventFilesSummary", "Summary"), "harmony_doctor.scan.service"),
+    "EventFilesSummary": "harmony_doctor.scan.reports",
+    "Summary": "harmony_doctor.scan.service",
 }
 
 

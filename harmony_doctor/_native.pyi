@@ -37,6 +37,7 @@ __all__ = [
     "Window",
     "Wrappers",
     "clean_key",
+    "mallopt",
 ]
 
 @final
@@ -285,3 +286,4 @@ class Wrappers:
     ) -> tuple[bytes, tuple[int, int, int, int], list[tuple[int, int, str]]] | None: ...
 
 def clean_key(tokens: Sequence[int], first_special: int, message: int) -> tuple[int, ...]: ...
+def mallopt(param: int, value: int) -> bool: ...

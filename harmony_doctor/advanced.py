@@ -52,18 +52,16 @@ if TYPE_CHECKING:
         TokenInput,
     )
     from harmony_doctor.scan.records import FileReport, FileScan, ScanOptions, ScanResult
+    from harmony_doctor.scan.reports import EventFilesSummary, UnreadFile, summarize_event_files
     from harmony_doctor.scan.service import (
-        EventFilesSummary,
         EventFrames,
         InputListing,
         ScanProgress,
         Summary,
-        UnreadFile,
         list_inputs,
         scan_events,
         scan_inputs,
         spill_directory,
-        summarize_event_files,
         summarize_scan,
     )
     from harmony_doctor.streams.guided import LogCheck, StreamCheck
@@ -545,19 +543,19 @@ _LAZY = {
     **dict.fromkeys(
         (
             "EventFrames",
-            "EventFilesSummary",
             "InputListing",
             "ScanProgress",
             "Summary",
-            "UnreadFile",
             "list_inputs",
             "scan_events",
             "scan_inputs",
             "spill_directory",
-            "summarize_event_files",
             "summarize_scan",
         ),
         "harmony_doctor.scan.service",
+    ),
+    **dict.fromkeys(
+        ("EventFilesSummary", "UnreadFile", "summarize_event_files"), "harmony_doctor.scan.reports"
     ),
 }
 

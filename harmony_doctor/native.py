@@ -223,6 +223,27 @@ def starts_like_wrapped(line: bytes) -> bool:
     return _candidate_starts()[0].match(line) is not None
 
 
+def _mallopt() -> Callable[[int, int], object] | None:
+    """glibc's mallopt: the extension's binding when built (ctypes alone costs 2 ms of a scan's
+    start), else through ctypes; None elsewhere than Linux or without it."""
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return None
+    native = native_module()
+    if native is not None:
+        binding: Callable[[int, int], object] = native.mallopt
+        return binding
+    import ctypes
+
+    try:
+        function = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return None
+    function.argtypes, function.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
+    return function
+
+
 # glibc's mallopt parameters (malloc.h)
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
@@ -238,17 +259,9 @@ def reuse_large_buffers() -> bool:
     heap, freed chunks are reused. Memory stays bounded (only a few chunks live at a time).
     Returns whether the setting took; elsewhere than glibc (musl, macOS) nothing happens.
     """
-    import ctypes
-    import sys
-
-    if not sys.platform.startswith("linux"):
+    mallopt = _mallopt()
+    if mallopt is None:
         return False
-    try:
-        libc = ctypes.CDLL(None)
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
-        return False
-    mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
     # Buffers under 2 MiB (the chunks and their slices) come from the heap and are reused;
     # larger ones (a long line's copies) are mmapped and given back when freed, and the heap is
     # trimmed past 8 MiB free at its top. It was every buffer under 32 MiB from the heap,

@@ -399,7 +399,7 @@ def test_write_events_then_read_events_round_trips(tmp_path: Path) -> None:
     """write_events writes what `scan --events` writes, and read_events gives back the frames
     of the scan that wrote them, in every format."""
     from harmony_doctor import advanced
-    from harmony_doctor.scan.event_files import written_by_scan
+    from harmony_doctor.scan.own_outputs import export_at
 
     result = hd.scan([_fleet_logs(tmp_path / "logs")], hd.ScanOptions(origin="host"))
     events, tallies = advanced.frames(result)
@@ -408,7 +408,7 @@ def test_write_events_then_read_events_round_trips(tmp_path: Path) -> None:
         path = tmp_path / name
         beside = hd.write_events(result, path)
         assert beside == advanced.requests_path(path) and beside.is_file()
-        assert written_by_scan(path) is not None
+        assert export_at(path) is not None
         back_events, back_tallies = hd.read_events([path])
         assert back_events.equals(events), name
         assert back_tallies.sort(back_tallies.columns).equals(tallies.sort(tallies.columns)), name

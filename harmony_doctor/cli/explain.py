@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -9,7 +10,7 @@ import typer
 
 import harmony_doctor as hd
 from harmony_doctor.choices import ParseRole
-from harmony_doctor.cli.console import make_console, print_json, show
+from harmony_doctor.cli.console import make_console, print_json, show, writes_plain
 from harmony_doctor.cli.options import RoleOpt
 from harmony_doctor.cli.reading import InputArgs, takes_input
 from harmony_doctor.errors import ExitCode
@@ -104,14 +105,21 @@ def explain(
 
 
 def _explain_log(explained: ExplainedLog, label: str, given: InputArgs) -> None:
-    from harmony_doctor.output.explain_view import log_explain_view
+    from harmony_doctor.output.explain_view import (
+        log_explain_plain,
+        log_explain_view,
+        names_need_vocab,
+    )
 
     explanation, check = explained.explanation, explained.check
     found = explanation.errors
     # The vocabulary names tokens, re-tokenizes leftover words and replays logged completions:
-    # load it only when one of those is needed.
+    # load it only when one of those is needed (the view names a special token by its id).
     json_out = given.output == "json"
-    wanted = any(e.token is not None or (json_out and e.header_words) for e in found)
+    if json_out:
+        wanted = any(e.token is not None or e.header_words for e in found)
+    else:
+        wanted = names_need_vocab(found)
     vocab = given.vocab() if wanted or explanation.completions else None
     if json_out:
         from harmony_doctor.output import contract  # the JSON records only
@@ -120,13 +128,28 @@ def _explain_log(explained: ExplainedLog, label: str, given: InputArgs) -> None:
         if check is not None:
             record["guided_decoding"] = check.record()
         print_json(record)
-    else:
-        console = make_console(given.color, given.width)
-        show(console, log_explain_view(explanation, label, vocab, console.is_terminal))
-        if check is not None:
-            from harmony_doctor.output.guided_view import log_check_view
+        return
+    # Off a terminal the view's lines are written as rich would write them, without loading
+    # rich's console and tables (about 20 ms); not with the grammar's verdict, a table.
+    plain = None
+    if check is None and writes_plain(given.color, given.width) and _utf_stdout():
+        plain = log_explain_plain(explanation, label, vocab)
+    if plain is not None:
+        sys.stdout.write(plain)
+        return
+    console = make_console(given.color, given.width)
+    show(console, log_explain_view(explanation, label, vocab, console.is_terminal))
+    if check is not None:
+        from harmony_doctor.output.guided_view import log_check_view
 
-            show(console, log_check_view(check), soft_wrap=True)
+        show(console, log_check_view(check), soft_wrap=True)
+
+
+def _utf_stdout() -> bool:
+    """Whether standard output's encoding is a UTF one, as rich reads it: on any other, rich
+    means to draw a separator with `-`, not `─` (rich 15 does so only for a rule with a
+    title), so the view is left to rich there."""
+    return (getattr(sys.stdout, "encoding", None) or "utf-8").lower().startswith("utf")
 
 
 def next_commands(

@@ -1,15 +1,19 @@
-"""The evidence of one paste put together for `explain`: what each reader found, once."""
+"""The evidence of one paste put together for `explain`: what each reader found, once.
+
+Each reader is loaded where it is first asked: a traceback's failures only need their server
+named (context.py); markup, ids, frames and prose are read in other texts."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harmony_doctor.evidence import context, frames, ids, markup, prose
+from harmony_doctor.evidence import context
 from harmony_doctor.inputs.paste import Piece
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from harmony_doctor.evidence.prose import Description
     from harmony_doctor.models import LogError
 
 
@@ -21,32 +25,44 @@ def refined(errors: tuple[LogError, ...], text: str) -> tuple[LogError, ...]:
 
 def not_a_stream(text: str) -> bool:
     """Markup in `text` that is no Harmony output: a listing of the special tokens."""
+    from harmony_doctor.evidence import markup
+
     return markup.lists_tokens(text)
 
 
 def named_in_prose(piece: str) -> bool:
     """Markup that is a sentence's, not output: a piece that is prose around a token."""
+    from harmony_doctor.evidence import markup
+
     return markup.named_in_a_sentence(piece)
 
 
 def leaked(body: str) -> LogError | None:
     """A JSON document's returned field holding Harmony text stripped of its special tokens."""
+    from harmony_doctor.evidence import markup
+
     return markup.stripped_in_json(body)
 
 
 def quoted_leak(text: str) -> LogError | None:
     """A tool name or recipient with Harmony markup glued to it, quoted in a paste's text."""
+    from harmony_doctor.evidence import markup
+
     return markup.glued_name(text)
 
 
 def cut_traceback(text: str) -> LogError | None:
     """A traceback cut before its exception line whose frames show where it broke."""
+    from harmony_doctor.evidence import frames
+
     return frames.cut_render(text)
 
 
 def id_pieces(text: str) -> Iterator[Piece]:
     """The runs of token ids a paste prints under any key or none, as pieces to replay (a
     prompt's as messages left open, a completion's as the fragment it is), as they are read."""
+    from harmony_doctor.evidence import ids
+
     for run in ids.id_runs(text):
         yield Piece("ids", run.text, run.line, elided=run.elided or run.prompt)
 
@@ -55,6 +71,8 @@ def described_leak(text: str, pieces: tuple[Piece, ...]) -> LogError | None:
     """Harmony markup a paste shows while its words say the reasoning came back in content, or
     the words right above it, or a label on its line, call it what came back: the markup is
     the leak they describe (HD205), however well-formed it is."""
+    from harmony_doctor.evidence import markup, prose
+
     shown = next((p for p in pieces if p.text.lstrip().startswith("<|")), None)
     if shown is None:
         return None
@@ -82,11 +100,15 @@ def _words_above(text: str, line: int, reach: int = 2) -> str:
 def shows_prompt(text: str, piece: str) -> bool:
     """Whether a paste shows `piece` as a rendered prompt: its words call it one, and it opens
     with a system or developer message and ends where the model's reply would begin."""
+    from harmony_doctor.evidence import markup, prose
+
     return markup.rendered_prompt(piece) and prose.calls_it_a_prompt(text.replace(piece, " "))
 
 
 def said_leak(text: str) -> LogError | None:
     """A sentence that says the reply held Harmony markup and quotes it (HD205)."""
+    from harmony_doctor.evidence import prose
+
     said = prose.said_with_markup(text)
     if said is None:
         return None
@@ -105,6 +127,8 @@ def said_leak(text: str) -> LogError | None:
     )
 
 
-def description(text: str) -> prose.Description | None:
+def description(text: str) -> Description | None:
     """What a text with no evidence describes, if it names a Harmony symptom."""
+    from harmony_doctor.evidence import prose
+
     return prose.described(text)

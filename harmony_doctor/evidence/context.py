@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
+from harmony_doctor.logs.lazy import Pattern
 from harmony_doctor.logs.servers import names_no_server_itself, path_server
 from harmony_doctor.models.core import with_facts
 
@@ -15,23 +16,23 @@ if TYPE_CHECKING:
     from harmony_doctor.models import LogError, Server
 
 # A source file of an installed package, as a traceback frame or a logger names it.
-_PATH: Final = re.compile(r"""(?:File\s+["']|[\s"'(])(?P<path>(?:[\w.~-]*[/\\])+[\w.-]+\.py)\b""")
+_PATH: Final = Pattern(r"""(?:File\s+["']|[\s"'(])(?P<path>(?:[\w.~-]*[/\\])+[\w.-]+\.py)\b""")
 # What only one server writes: its logger or module names, its process tags, its products.
-_OWN: Final[tuple[tuple[Server, re.Pattern[str]], ...]] = (
+_OWN: Final[tuple[tuple[Server, Pattern], ...]] = (
     (
         "vllm",
-        re.compile(
+        Pattern(
             r"\((?:APIServer|EngineCore\w*|VllmWorker\w*) pid=\d+\)|\bvllm[./]|\bvLLM\b"
             r"|\bvllm\s+serve\b"
         ),
     ),
-    ("sglang", re.compile(r"\bsglang[./]|\bSGLang\b|\bsgl[-_]")),
-    ("tensorrt-llm", re.compile(r"tensorrt_llm[./]|\[TRT-LLM\]|\bTensorRT-LLM\b")),
-    ("lmdeploy", re.compile(r"\blmdeploy[./]|\bLMDeploy\b|\blmdeploy\s+(?:serve|version)\b")),
-    ("llama.cpp", re.compile(r"\bllama-server\b|\bllama\.cpp\b|\bcommon/chat\.cpp\b")),
-    ("ollama", re.compile(r"\bollama\b|harmonyparser\.go", re.I)),
-    ("lmstudio", re.compile(r"\bLM ?Studio\b|\blmstudio\b", re.I)),
-    ("groq", re.compile(r"\bGroq(?:Exception)?\b|\bapi\.groq\.com\b")),
+    ("sglang", Pattern(r"\bsglang[./]|\bSGLang\b|\bsgl[-_]")),
+    ("tensorrt-llm", Pattern(r"tensorrt_llm[./]|\[TRT-LLM\]|\bTensorRT-LLM\b")),
+    ("lmdeploy", Pattern(r"\blmdeploy[./]|\bLMDeploy\b|\blmdeploy\s+(?:serve|version)\b")),
+    ("llama.cpp", Pattern(r"\bllama-server\b|\bllama\.cpp\b|\bcommon/chat\.cpp\b")),
+    ("ollama", Pattern(r"\bollama\b|harmonyparser\.go", re.I)),
+    ("lmstudio", Pattern(r"\bLM ?Studio\b|\blmstudio\b", re.I)),
+    ("groq", Pattern(r"\bGroq(?:Exception)?\b|\bapi\.groq\.com\b")),
 )
 # How far (in lines) the nearest server a paste of several names may be from a failure that
 # names none, to be its server.
@@ -123,10 +124,10 @@ def one_per_failure(errors: tuple[LogError, ...]) -> tuple[LogError, ...]:
     return tuple(sorted(kept, key=_line))
 
 
-_SPACE: Final = re.compile(r"\s+")
+_SPACE: Final = Pattern(r"\s+")
 # A quote's closing mark and the sentence that goes on after it (`...header`. The model ...`):
 # the words after it are the writer's, not the message's.
-_QUOTE_CLOSED: Final = re.compile(r"[`\u201d](?=[\s.,;:)]|$).*", re.S)
+_QUOTE_CLOSED: Final = Pattern(r"[`\u201d](?=[\s.,;:)]|$).*", re.S)
 
 
 def _core(message: str) -> str:

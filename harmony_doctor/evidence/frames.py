@@ -8,20 +8,18 @@ its conversation was being rendered into a prompt (HD175), whatever the exceptio
 
 from __future__ import annotations
 
-import re
 from typing import Final
 
 from harmony_doctor.faults import rules
 from harmony_doctor.logs.describe import unparsed
+from harmony_doctor.logs.lazy import Pattern
 from harmony_doctor.models import LogError
 
-_FRAME: Final = re.compile(r"""\bFile\s+["'][^"']+["']""")
+_FRAME: Final = Pattern(r"""\bFile\s+["'][^"']+["']""")
 # The renderer's entry points: openai-harmony's, and the wrappers servers put around them.
-_RENDER: Final = re.compile(r"\brender_(?:conversation\w*|for_completion)\b")
+_RENDER: Final = Pattern(r"\brender_(?:conversation\w*|for_completion)\b")
 # A line that names an exception: `ValueError: ...`, `openai_harmony.HarmonyError: ...`.
-_EXCEPTION: Final = re.compile(
-    r"(?:^|[\s\]])(?:[A-Za-z_]\w*\.)*[A-Za-z_]*(?:Error|Exception)\b\s*:"
-)
+_EXCEPTION: Final = Pattern(r"(?:^|[\s\]])(?:[A-Za-z_]\w*\.)*[A-Za-z_]*(?:Error|Exception)\b\s*:")
 # How many innermost frames (with their code lines) may name the renderer.
 _INNERMOST: Final = 3
 

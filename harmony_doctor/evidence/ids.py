@@ -18,24 +18,23 @@ from dataclasses import dataclass
 from typing import Final
 
 from harmony_doctor.inputs.paste import LISTS_SPECIALS, harmony_run
+from harmony_doctor.logs.lazy import Pattern
 
 # A run of at least four integers, comma- or space-separated, maybe in brackets over lines
 # (possessive: a run of millions of ids keeps no backtracking stack, which took 400 MB).
-_BRACKETED: Final = re.compile(
+_BRACKETED: Final = Pattern(
     r"[\[(]\s*(\d{1,9}(?:\s*,\s*\d{1,9}|\s+\d{1,9}){3,}+)\s*,?\s*(\.\.\.|…)?"
 )
 # A key is tried once per run of word characters (at its first letter, after any digits, dots
 # or dashes): from any later letter of the run it would fail the same way, and trying each made
 # a line of 6 MB of letters quadratic (more than 15 minutes).
-_KEYED: Final = re.compile(
+_KEYED: Final = Pattern(
     r"(?<![\w.-])(?:(?![A-Za-z_])[\w.-])*+(?P<key>[A-Za-z_][\w.-]*+)[\"']?\s*[:=]\s*"
     r"(?P<ids>\d{1,9}(?:[ \t]*,[ \t]*\d{1,9}|[ \t]+\d{1,9}){3,}+)"
     r"[ \t]*,?[ \t]*(?P<more>\.\.\.|…)?"
 )
-_KEY_BEFORE: Final = re.compile(
-    r"(?P<key>[A-Za-z_][\w.-]*)[\"']?\s*(?:[:=]|\bis\b)?\s*(?:tensor\()?$"
-)
-_PROMPT_KEY: Final = re.compile(r"prompt|input|request|context|history", re.I)
+_KEY_BEFORE: Final = Pattern(r"(?P<key>[A-Za-z_][\w.-]*)[\"']?\s*(?:[:=]|\bis\b)?\s*(?:tensor\()?$")
+_PROMPT_KEY: Final = Pattern(r"prompt|input|request|context|history", re.I)
 
 
 @dataclass(frozen=True)

@@ -10,13 +10,14 @@ from typing import Final
 
 from harmony_doctor.faults import rules
 from harmony_doctor.logs.describe import unparsed
+from harmony_doctor.logs.lazy import Pattern
 from harmony_doctor.logs.stripped import find_stripped
 from harmony_doctor.models import LogError
 
-_SPECIAL: Final = re.compile(r"<\|[a-z_]+\|>")
+_SPECIAL: Final = Pattern(r"<\|[a-z_]+\|>")
 # A special token listed with its id, either way round (`200012 '<|call|>'`, `"<|call|>": 200012`,
 # `<|call|> = 200012`), or a loader's or a config's words about special tokens.
-_LISTED: Final = re.compile(
+_LISTED: Final = Pattern(
     r"""\b\d{6}\b\s*[:=,]?\s*['"]?<\|[a-z_]+\|>|<\|[a-z_]+\|>['"]?\s*[:=,]\s*\d{6}\b"""
     r"|control token|special[ _-]tokens?|\bEOG\b|\b(?:eos|bos|pad|stop)[ _-]?token"
     r"|added_tokens|tokenizer\.|print_info:|llama_model_loader|load:\s",
@@ -67,7 +68,7 @@ def stripped_in_json(body: str) -> LogError | None:
     return None
 
 
-_FIELD: Final = re.compile(r'"(?:content|text|output_text)"\s*:\s*"((?:\\.|[^"\\])*)')
+_FIELD: Final = Pattern(r'"(?:content|text|output_text)"\s*:\s*"((?:\\.|[^"\\])*)')
 
 
 def _stripped_in_fields(body: str) -> LogError | None:
@@ -96,7 +97,7 @@ def _moved(error: LogError, line: int) -> LogError:
 # (`manage_cart<|channel|>commentary`, `functions.get_weather<|constrain|>json`), quoted or in
 # inline code, or in a CJK text's brackets and after its punctuation: the parser left the
 # markup inside the name, and it went back to the client.
-_GLUED_NAME: Final = re.compile(
+_GLUED_NAME: Final = Pattern(
     r"""(?:^|[`'"\s(\uff08\u300c])(?P<name>(?:functions\.)?[A-Za-z_][\w.-]*)"""
     r"(?P<markup><\|(?:channel|constrain|message|start)\|>)"
     r"""(?P<rest>[A-Za-z0-9_.-]*)(?=[`'"\s),;\uff09\uff0c\u3001\u3002\u300d]|$)"""
@@ -138,8 +139,8 @@ _NOT_NAMES: Final = frozenset(
 _HEADER_WORDS: Final = frozenset({"analysis", "commentary", "final", "json", "code", "assistant"})
 
 
-_PROMPT_OPEN: Final = re.compile(r"^\s*<\|start\|>(?:system|developer)<\|message\|>")
-_PROMPT_END: Final = re.compile(r"<\|start\|>assistant\s*$")
+_PROMPT_OPEN: Final = Pattern(r"^\s*<\|start\|>(?:system|developer)<\|message\|>")
+_PROMPT_END: Final = Pattern(r"<\|start\|>assistant\s*$")
 
 
 def rendered_prompt(text: str) -> bool:
@@ -148,7 +149,7 @@ def rendered_prompt(text: str) -> bool:
     return _PROMPT_OPEN.match(text) is not None and _PROMPT_END.search(text) is not None
 
 
-_SENTENCE_END: Final = re.compile(r"[.!?:;)]\s*$")
+_SENTENCE_END: Final = Pattern(r"[.!?:;)]\s*$")
 
 
 def named_in_a_sentence(text: str) -> bool:

@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from harmony_doctor.logs.lazy import Pattern
+
 
 @dataclass(frozen=True)
 class Description:
@@ -22,9 +24,9 @@ _CONTENT: Final = (
     r"(?:content|the\s+(?:answer|response|reply|output|message)|final\s+answer"
     r"|(?:response|reply|message)\s+(?:body|text|field))"
 )
-_SYMPTOMS: Final[tuple[tuple[re.Pattern[str], Description], ...]] = (
+_SYMPTOMS: Final[tuple[tuple[Pattern, Description], ...]] = (
     (
-        re.compile(
+        Pattern(
             rf"{_REASONING}\W+(?:\w+\W+){{0,9}}?(?:ends?\s+up|appears?|shows?\s+up|leaks?|is\s+"
             rf"returned|gets?\s+(?:mixed|returned|put)|comes?\s+back|lands?|(?:is\s+)?embedded"
             rf"|(?:is\s+)?mixed)\s+(?:\w+\s+){{0,3}}"
@@ -44,7 +46,7 @@ _SYMPTOMS: Final[tuple[tuple[re.Pattern[str], Description], ...]] = (
         ),
     ),
     (
-        re.compile(
+        Pattern(
             r"(?:response|content|output|reply|answer)\W+(?:\w+\W+){0,8}?(?:includes?|contains?|"
             r"has|shows?)\W+(?:\w+\W+){0,6}?<\|(?:channel|message|start|end|call|return|"
             r"constrain)\|>"
@@ -62,7 +64,7 @@ _SYMPTOMS: Final[tuple[tuple[re.Pattern[str], Description], ...]] = (
         ),
     ),
     (
-        re.compile(
+        Pattern(
             r"tool[ _-]?call\w*\W+(?:\w+\W+){0,6}?(?:arguments?\s+)?(?:is|are|were|was)?\s*"
             r"(?:not\s+valid\s+JSON|invalid\s+JSON|malformed|truncated|cut\s+off)"
             r"|(?:fail\w*\s+to|could\s*n[o']t|cannot|unable\s+to)\s+parse\s+(?:\w+\W+){0,4}?"
@@ -77,8 +79,8 @@ _SYMPTOMS: Final[tuple[tuple[re.Pattern[str], Description], ...]] = (
     ),
 )
 # A JSON document or an SSE stream (`[Bug]: ...`, an issue's tagged title, is words).
-_DOCUMENT: Final = re.compile(r"""\s*(?:\{|data:|\[\s*(?:[\[{"\d\]-]|$))""")
-_GPT_OSS: Final = re.compile(r"gpt-oss|gpt_oss|\bharmony\b|openai/gpt", re.I)
+_DOCUMENT: Final = Pattern(r"""\s*(?:\{|data:|\[\s*(?:[\[{"\d\]-]|$))""")
+_GPT_OSS: Final = Pattern(r"gpt-oss|gpt_oss|\bharmony\b|openai/gpt", re.I)
 
 
 def described(text: str) -> Description | None:
@@ -97,7 +99,7 @@ def mentions_model(text: str) -> bool:
     return _GPT_OSS.search(text) is not None
 
 
-_PROMPT_WORDS: Final = re.compile(r"\bprompts?\b|\brenders?\b|\brendered\b|\btemplate\b", re.I)
+_PROMPT_WORDS: Final = Pattern(r"\bprompts?\b|\brenders?\b|\brendered\b|\btemplate\b", re.I)
 
 
 def calls_it_a_prompt(text: str) -> bool:
@@ -105,7 +107,7 @@ def calls_it_a_prompt(text: str) -> bool:
     return _PROMPT_WORDS.search(text) is not None
 
 
-_MARKUP: Final = re.compile(r"<\|(?:channel|message|start|end|call|return|constrain)\|>")
+_MARKUP: Final = Pattern(r"<\|(?:channel|message|start|end|call|return|constrain)\|>")
 
 
 def said_with_markup(text: str) -> tuple[int, str, Description] | None:
@@ -125,7 +127,7 @@ def said_with_markup(text: str) -> tuple[int, str, Description] | None:
 
 # Words that call a block what a client got back, and words that call it documentation or
 # what the model itself generated (its raw tokens, which a server is meant to parse).
-_RETURNED: Final = re.compile(
+_RETURNED: Final = Pattern(
     r"\b(?:returned|returns|getting|got|receiv\w*|answer|reply|response"
     r"|(?:api|server|client|endpoint|request)\W+(?:\w+\W+){0,2}?output"
     # an application's output (`RooCode's output`), not the model's own (its raw tokens)
@@ -133,10 +135,10 @@ _RETURNED: Final = re.compile(
     re.I,
 )
 # What was wanted set against what came back: the words after it say what the block is.
-_CONTRAST: Final = re.compile(
+_CONTRAST: Final = Pattern(
     r"\b(?:but|instead)\s+(?:\w+\s+){0,2}?(?:got|get|getting|received|receive|see|saw)\b", re.I
 )
-_DOCUMENTED: Final = re.compile(
+_DOCUMENTED: Final = Pattern(
     r"\b(?:emits?|spec\w*|format|example|template|prompt|render\w*|should|expected|looks?\s+like"
     r"|correct|valid|produc\w*|generat\w*)\b",
     re.I,

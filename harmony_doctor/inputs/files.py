@@ -27,7 +27,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any, NamedTuple, Protocol
 
 from harmony_doctor.errors import InputError
 from harmony_doctor.inputs.encodings import HEAD, Transcoding, decoding, detect
@@ -81,8 +81,9 @@ class Skipped:
     reason: str
 
 
-@dataclass(frozen=True)
-class Line:
+class Line(NamedTuple):
+    """One line `read_lines` gives (a NamedTuple: one is made per line)."""
+
     number: int  # 1-based
     text: str
     cut: bool = False  # longer than MAX_LINE: only its start is here

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from harmony_doctor.inputs.log_words import (
     DOCKER_ATTRS,
@@ -27,9 +26,9 @@ from harmony_doctor.inputs.loki import utf8
 from harmony_doctor.inputs.timestamps import canonical_epoch, canonical_utc
 
 
-@dataclass(frozen=True)
-class Record:
-    """One wrapped line, read: its inner text and what the wrapper said about it."""
+class Record(NamedTuple):
+    """One wrapped line, read: its inner text and what the wrapper said about it (a NamedTuple:
+    one is made per line of a wrapped log)."""
 
     text: bytes  # inner text (may hold several lines)
     complete: bool  # False: the first piece of a split line (more follows)

@@ -128,28 +128,6 @@ def detect_format(text: str) -> InputFormat:
     raise InputError(f"no token ids or Harmony text found (line 1 starts {first!r})")
 
 
-# What `detect_format` needs to find tokens, in bytes: a JSON or SSE start, Harmony markup
-# anywhere, or a first line of ids (ASCII whitespace and the separators str.strip() drops).
-_TOKEN_START = re.compile(rb"[\[{]|data:")
-_ID_LINE = re.compile(rb"[\[\(\]\),\s\x1c-\x1f\x80-\xff\d-]*")  # non-ASCII: detect_format decides
-_LEADING = re.compile(rb"[ \t\n\r\x0b\x0c\x1c-\x1f]*")
-_MARKUP = re.compile(rb"<\|")  # the regex engine searches 2x faster than `in` here
-
-
-def may_hold_tokens(data: bytes) -> bool:
-    """A cheap necessary condition for `detect_format` to find a token stream in `data` (its
-    UTF-8 bytes): False means it finds none, or only a vLLM log's ids. A text that starts with
-    a non-ASCII character (a byte-order mark, Unicode spaces) is left to `detect_format`.
-    Nothing is copied: it costs a search for `<|` over the data."""
-    start = _LEADING.match(data).end()  # type: ignore[union-attr]  # matches the empty string
-    if start == len(data):
-        return False
-    if data[start] >= 0x80 or _TOKEN_START.match(data, start) or _MARKUP.search(data, start):
-        return True
-    end = data.find(b"\n", start)
-    return _ID_LINE.fullmatch(data, start, len(data) if end < 0 else end) is not None
-
-
 def _json_lines(text: str) -> bool:
     """Two JSON arrays or objects or more, one after the other (a line each, as a script
     dumps id lists, or pretty-printed, as `jq` reads a stream of values)."""

@@ -44,7 +44,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from harmony_doctor.inputs.json_records import Record, json_record, pid_of, text_or_none
 from harmony_doctor.inputs.line_map import LineMap
@@ -75,9 +75,9 @@ CLOCK_BYTES = 16 * 1024  # a smaller chunk is read one line at a time, as a whol
 FIRST_BYTES = frozenset(b"{-0123456789" + bytes(ord(month[0]) for month in MONTHS))
 
 
-@dataclass(frozen=True)
-class LineMeta:
-    """What the wrapper said about one inner line."""
+class LineMeta(NamedTuple):
+    """What the wrapper said about one inner line (a NamedTuple: one is made per wrapped line,
+    and a frozen dataclass costs a scan's start its class)."""
 
     line: int  # 1-based line number in the unwrapped stream
     source_line: int  # 1-based line of the wrapped file where this line starts
@@ -120,16 +120,22 @@ _JOURNAL_NOTE = re.compile(
 )
 
 
-@dataclass
 class _Partial:
-    source_line: int
-    stamp: bytes | None
-    pid: int | None
-    host: str | None
-    wrapper: str
-    parts: list[bytes]
-    size: int
-    cut: bool = False  # longer than the cap: only its start is kept
+    """The pieces of one split line read so far (CRI `P` lines, Docker's 16 KiB pieces)."""
+
+    __slots__ = ("cut", "host", "parts", "pid", "size", "source_line", "stamp", "wrapper")
+
+    def __init__(
+        self, source_line: int, stamp: bytes | None, pid: int | None, host: str | None, wrapper: str
+    ) -> None:
+        self.source_line = source_line
+        self.stamp = stamp
+        self.pid = pid
+        self.host = host
+        self.wrapper = wrapper
+        self.parts: list[bytes] = []
+        self.size = 0
+        self.cut = False  # longer than the cap: only its start is kept
 
 
 class Unwrapper:
@@ -455,9 +461,7 @@ class Unwrapper:
             self._write(record.text, self._source, record, parts, meta)
             return
         if partial is None:
-            partial = _Partial(
-                self._source, record.stamp, record.pid, record.host, record.wrapper, [], 0
-            )
+            partial = _Partial(self._source, record.stamp, record.pid, record.host, record.wrapper)
             self._partials[key] = partial  # type: ignore[index]
         room = len(record.text) if self.max_line is None else self.max_line - partial.size
         if room > 0:  # longer lines are cut at the cap: the scan core looks no further

@@ -6,15 +6,16 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from harmony_doctor.logs.lazy import Pattern
 from harmony_doctor.models import Kind
 
 # Qwen's `<tool_call>`, Llama's `<function=...>` and `<|python_tag|>`, Mistral's `[TOOL_CALLS]`,
 # and the same escaped in a JSON string.
-OTHER_FAMILY: Final = re.compile(
+OTHER_FAMILY: Final = Pattern(
     r"</?tool_call>|<function=|</function>|</?parameter[=>]|\[TOOL_CALLS\]|<\|python_tag\|>"
     r"|\\u003c/?(?:function|tool_call)"
 )
-HARMONY_SIGNS: Final = re.compile(
+HARMONY_SIGNS: Final = Pattern(
     r"<\|(?:channel|message|start|constrain|call|return)\|>|gpt-oss", re.I
 )
 # The kinds of an engine's parse failure, which may be over any family's output.
@@ -24,7 +25,7 @@ ENGINE_KINDS: Final[frozenset[Kind]] = frozenset({"input_parse", "tool_call_pars
 # Other model families by name, as a paste or a log names the model that failed: a GLM, Qwen,
 # Llama 3, Mistral, Gemma, DeepSeek, Phi, Granite, LFM, Kimi, MiniMax, Hermes or PaddleOCR
 # model (`llama.cpp`, `llama-server` and `Llama Stack` are engines, not the Llama models).
-OTHER_MODEL: Final = re.compile(
+OTHER_MODEL: Final = Pattern(
     r"\b(?:GLM-?\d|ChatGLM|Qwen\d*|QwQ|Llama[- ]?\d|Meta-Llama|Mi[sx]tral|Devstral|Magistral"
     r"|Gemma[- ]?\d*|DeepSeek|Phi-\d|Granite|LFM\d|Kimi|MiniMax|Hermes|PaddleOCR)",
     re.I,
@@ -42,7 +43,7 @@ def shows_another_family(text: str) -> bool:
 
 # JavaScript's parsers raise `SyntaxError: Unexpected token X`, X a character of the text (a
 # JSON body that is HTML, Node's `...` for a spread it cannot read): no Harmony token at all.
-_SYNTAX_ERROR: Final = re.compile(r"\bSyntaxError:\s*$")
+_SYNTAX_ERROR: Final = Pattern(r"\bSyntaxError:\s*$")
 
 
 def javascript_syntax_error(kind: Kind, token: int | None, text: str, start: int) -> bool:

@@ -1,26 +1,39 @@
-"""`explain` for people: a token stream's findings in context, and failures found in log text."""
+"""`explain` for people: a token stream's findings in context, and failures found in log text.
+
+A log's view is made of lines of text, separators and grids of labelled facts (`_log_parts`),
+drawn by rich (`log_explain_view`) or, off a terminal, written as the plain lines rich writes
+there without loading rich (`log_explain_plain`; tests/cli/test_explain_startup.py holds the
+two equal on every sample and paste)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from rich.console import Group, RenderableType
-from rich.padding import Padding
-from rich.table import Table
-from rich.text import Text
-
-from harmony_doctor.explain import LogExplanation
 from harmony_doctor.faults.rules import RULES
-from harmony_doctor.harmony.vocab import FIRST_SPECIAL, Vocab, special_token_name
+from harmony_doctor.harmony.vocab import FIRST_SPECIAL, special_token_name
 from harmony_doctor.inputs.text_lines import bounded
-from harmony_doctor.output.escape import safe_text, shorten
-from harmony_doctor.output.layout import Fitted, capped, facts_grid, header_summary, separator
+from harmony_doctor.output.escape import safe_text, shorten, unsafe
+from harmony_doctor.output.layout import (
+    SEPARATOR_WIDTH,
+    UNLIMITED,
+    Fitted,
+    capped,
+    facts_grid,
+    header_summary,
+    separator,
+)
 from harmony_doctor.output.styles import DIM, ERROR, LABEL, OK, SPECIAL, WARNING
-from harmony_doctor.output.tokens import token_label, token_ref, token_window
 
-if TYPE_CHECKING:  # a log's failures build no stream record
+if TYPE_CHECKING:  # rich loads where a view is drawn, not where it is written plain
+    from rich.console import RenderableType
+    from rich.table import Table
+    from rich.text import Text
+
     from harmony_doctor.evidence.prose import Description
+    from harmony_doctor.explain import LogExplanation
+    from harmony_doctor.harmony.vocab import Vocab
     from harmony_doctor.models import Diagnosis, Finding, LogError, Message
 
 
@@ -52,6 +65,9 @@ def explain_view(
 
     `elide`: cut long texts in the middle (a terminal); off, every text is shown whole (a
     pipe or a file: nothing the reader may need is replaced by `…`)."""
+    from rich.console import Group
+    from rich.text import Text
+
     parts: list[RenderableType] = [_input_line(d, source)]
     parts.extend(Text(f"note: {n}", style=WARNING) for n in d.input.notes)
     if d.verdict == "ok" and not d.findings:
@@ -65,11 +81,13 @@ def explain_view(
     parts.append(separator())
     parts.append(_messages_view(d.replay.messages, d.verdict, vocab, d.input.tokens, elide))
     parts.append(_lenient_view(d, elide))
-    parts.append(_summary(f.severity for f in d.findings))
+    parts.append(_text(_summary(f.severity for f in d.findings)))
     return Group(*parts)
 
 
 def _input_line(d: Diagnosis, source: str) -> Text:
+    from rich.text import Text
+
     inp = d.input
     bits = [source, inp.format]
     if inp.request_id:
@@ -86,20 +104,32 @@ def _input_line(d: Diagnosis, source: str) -> Text:
 
 def finding_head(severity: str, code: str, kind: str, title: str) -> Text:
     """`FAULT  HD101  header_leftover  Prose where a message header belongs`."""
+    return _text(_head_line(severity, code, kind, title))
+
+
+def _head_line(severity: str, code: str, kind: str, title: str) -> Line:
     is_error = severity == "error"
-    return Text.assemble(
-        ("FAULT " if is_error else "WARN  ", ERROR if is_error else WARNING),
-        (f" {code} ", "reverse"),
-        "  ",
-        (kind, LABEL),
-        "  ",
-        title,
+    return Line(
+        "",
+        (
+            _said("FAULT " if is_error else "WARN  ", ERROR if is_error else WARNING),
+            _said(f" {code} ", "reverse"),
+            _said("  "),
+            _said(kind, LABEL),
+            _said("  "),
+            _said(title),
+        ),
     )
 
 
 def _finding_view(
     f: Finding, tokens: Sequence[int], vocab: Vocab, window: int, elide: bool = True
 ) -> RenderableType:
+    from rich.console import Group
+    from rich.padding import Padding
+
+    from harmony_doctor.output.tokens import token_ref, token_window
+
     head = finding_head(f.severity, f.code, f.kind, f.title)
     facts = facts_grid()
     if f.harmony_error is not None:
@@ -123,9 +153,9 @@ def _finding_view(
         )
     return Group(
         head,
-        Padding(facts, (1, 0, 0, 2), expand=False),
-        Padding(token_window(f, tokens, vocab, window), (1, 0, 0, 2), expand=False),
-        Padding(_advice(f.cause, f.fix), (1, 0, 0, 2), expand=False),
+        Padding(facts, UNDER, expand=False),
+        Padding(token_window(f, tokens, vocab, window), UNDER, expand=False),
+        _drawn(_advice(f.cause, f.fix)),
     )
 
 
@@ -136,6 +166,10 @@ def _messages_view(
     tokens: Sequence[int],
     elide: bool = True,
 ) -> RenderableType:
+    from rich.console import Group
+    from rich.padding import Padding
+    from rich.text import Text
+
     title = "Messages before the fault" if verdict == "fault" else "Messages"
     if not messages:
         return Text.assemble((title, LABEL), ": none")
@@ -144,6 +178,8 @@ def _messages_view(
 
 
 def _message_table(messages: Iterable[Message], width: int | None, elide: bool = True) -> Table:
+    from rich.table import Table
+
     table = Table(box=None, pad_edge=False, show_edge=False, header_style=DIM)
     table.add_column("#", justify="right", no_wrap=True)
     table.add_column("tokens", no_wrap=True)
@@ -164,6 +200,10 @@ def _message_table(messages: Iterable[Message], width: int | None, elide: bool =
 
 
 def _lenient_view(d: Diagnosis, elide: bool = True) -> RenderableType:
+    from rich.console import Group
+    from rich.padding import Padding
+    from rich.text import Text
+
     title = Text("Lenient parse (strict=False)", style=LABEL)
     if not d.replay.strict:
         return Text.assemble(title, ": this run is lenient; see above")
@@ -185,6 +225,8 @@ def _lenient_view(d: Diagnosis, elide: bool = True) -> RenderableType:
 def _lenient_table(
     messages: Sequence[dict[str, Any]], width: int | None, elide: bool = True
 ) -> Table:
+    from rich.table import Table
+
     table = Table(box=None, pad_edge=False, show_edge=False, header_style=DIM)
     table.add_column("#", justify="right", no_wrap=True)
     _header_and_content_columns(table, width, [], fixed=10)  # the # column
@@ -225,25 +267,146 @@ def _header_and_content_columns(
         table.add_column("content", no_wrap=True, overflow="ellipsis", max_width=room)
 
 
-def _summary(severities: Iterable[str]) -> Text:
+def _summary(severities: Iterable[str]) -> Line:
     """`2 error(s), 1 warning(s)`, styled by the worst."""
     seen = list(severities)
     errors = seen.count("error")
     warnings = len(seen) - errors
     style = ERROR if errors else WARNING if warnings else OK
-    return Text(f"{errors} error(s), {warnings} warning(s)", style=style)
+    return Line(style, (_said(f"{errors} error(s), {warnings} warning(s)"),))
 
 
-def _advice(cause: str, fix: str, refs: Sequence[str] = ()) -> Table:
+def _advice(cause: str, fix: str, refs: Sequence[str] = ()) -> Grid:
     """Why it happened and how to fix it, with the references when there are any."""
-    advice = Table.grid(padding=(0, 2))
-    advice.add_column(style=LABEL, no_wrap=True)
-    advice.add_column()
-    advice.add_row("why", cause)
-    advice.add_row("fix", fix)
+    rows: list[Row] = [("why", cause), ("fix", fix)]
     if refs:
-        advice.add_row("refs", ", ".join(refs))
-    return advice
+        rows.append(("refs", ", ".join(refs)))
+    return Grid("advice", tuple(rows))
+
+
+# --- a view's parts, drawn by rich or written plain --------------------------------------------
+
+# A piece of a line: its text, its style, and whether the text is untrusted (escaped by
+# `safe_text` where rich draws it; never written plain when escaping would change it).
+Piece = tuple[str, str, bool]
+
+
+class Line(NamedTuple):
+    """A line of text as rich's Text holds it: the style of the whole line, and its pieces."""
+
+    style: str
+    pieces: tuple[Piece, ...]
+
+
+def _said(text: str, style: str = "") -> Piece:
+    """A piece of the program's own words."""
+    return (text, style, False)
+
+
+def _quoted(text: str, style: str = "") -> Piece:
+    """A piece of untrusted text (from the input)."""
+    return (text, style, True)
+
+
+# A grid's row: a label and its value (a Text only where rich built it: a token's text).
+Row = tuple[str, "str | Line | Text"]
+
+
+class Grid(NamedTuple):
+    """Labelled rows, drawn under a blank line and indented (UNDER), the two columns GAP cells
+    apart: `facts` (dim labels: layout's facts grid) or `advice` (bold labels)."""
+
+    kind: Literal["facts", "advice"]
+    rows: tuple[Row, ...]
+
+
+UNDER = (1, 0, 0, 2)
+GAP = 2  # the padding of layout.facts_grid, and of the advice's grid
+# What a log's view is made of: a line, a separator, a grid, or what only rich draws (the table
+# of replayed completions), built when drawn.
+Part = Line | Literal["separator"] | Grid | Callable[[], "RenderableType"]
+
+
+def _text(line: Line) -> Text:
+    """A line as rich's Text, its untrusted pieces escaped."""
+    from rich.text import Text
+
+    text = Text(style=line.style)
+    for piece, style, untrusted in line.pieces:
+        if untrusted:
+            text.append_text(safe_text(piece, style, keep_newlines=False))
+        else:
+            text.append(piece, style)
+    return text
+
+
+def _plain(line: Line) -> str | None:
+    """A line's text, or None when rich would not write it as it is (a character escaped)."""
+    if any(unsafe(piece) for piece, _, _ in line.pieces):
+        return None
+    return "".join(piece for piece, _, _ in line.pieces)
+
+
+def _drawn_grid(grid: Grid) -> Table:
+    kind, rows = grid
+    if kind == "facts":
+        table = facts_grid()
+    else:
+        from rich.table import Table
+
+        table = Table.grid(padding=(0, GAP))
+        table.add_column(style=LABEL, no_wrap=True)
+        table.add_column()
+    for label, value in rows:
+        table.add_row(label, _text(value) if isinstance(value, Line) else value)
+    return table
+
+
+def _drawn(part: Part) -> RenderableType:
+    """A part as rich draws it."""
+    if isinstance(part, Line):
+        return _text(part)
+    if isinstance(part, Grid):
+        from rich.padding import Padding
+
+        return Padding(_drawn_grid(part), UNDER, expand=False)
+    if part == "separator":
+        return separator()
+    return part()
+
+
+def _written(parts: Iterable[Part]) -> str | None:
+    """The lines rich writes of `parts` off a terminal (no colour, UNLIMITED width, each line's
+    end stripped: cli/console.py `show`), or None when only rich can write them: a table, or a
+    text rich would escape, break, fold or expand (an unsafe character, a newline or a tab in
+    it, a line near the width)."""
+    lines: list[str | None] = []
+    for part in parts:
+        if isinstance(part, Line):
+            lines.append(_plain(part))
+        elif isinstance(part, Grid):
+            top, _, _, indent = UNDER
+            width = max(len(label) for label, _ in part.rows)  # ASCII labels: a cell a character
+            lines.extend([""] * top)
+            for label, value in part.rows:
+                shown = _plain(value) if isinstance(value, Line) else _unstyled(value)
+                if shown is None:
+                    return None
+                lines.append(" " * indent + label.ljust(width) + " " * GAP + shown)
+        elif part == "separator":
+            lines.append("─" * SEPARATOR_WIDTH)
+        else:
+            return None
+    written: list[str] = []
+    for line in lines:  # a character takes at most two cells
+        if line is None or "\n" in line or "\t" in line or 2 * len(line) >= UNLIMITED:
+            return None
+        written.append(line.rstrip() + "\n")
+    return "".join(written)
+
+
+def _unstyled(value: str | Text) -> str:
+    return value if isinstance(value, str) else value.plain
 
 
 # --- log text --------------------------------------------------------------------------------
@@ -254,49 +417,67 @@ def log_explain_view(
 ) -> RenderableType:
     """One block per failure found in log text: what, where, the header words, why, the fix;
     then the completions the log carries as token ids, replayed (`elide`: see explain_view)."""
+    from rich.console import Group
+
+    return Group(*map(_drawn, _log_parts(found, source, vocab, elide)))
+
+
+def log_explain_plain(found: LogExplanation, source: str, vocab: Vocab | None) -> str | None:
+    """`log_explain_view` as rich writes it off a terminal (nothing elided), without loading
+    rich's console and tables; None when only rich can write it (a table of completions)."""
+    return _written(_log_parts(found, source, vocab, elide=False))
+
+
+def _log_parts(found: LogExplanation, source: str, vocab: Vocab | None, elide: bool) -> list[Part]:
     errors = found.errors
-    head = Text("harmony-doctor explain  ", style=LABEL)
     # Counted as the summary below counts: the log's failures and its replayed completions'.
     failures = len(errors) + sum(len(d.findings) for d in found.completions)
     bits = f"{source} · log · {found.lines} line(s) · {failures} failure(s)"
-    head.append_text(safe_text(bits, DIM, keep_newlines=False))
-    parts: list[RenderableType] = [head]
+    head = Line(LABEL, (_said("harmony-doctor explain  "), _quoted(bits, DIM)))
+    parts: list[Part] = [head]
     if not errors and not found.completions:
         parts.append(_nothing_found(found.related, found.note, found.described))
     for error in errors:
-        parts.append(separator())
-        parts.append(_log_error_view(error, vocab, elide))
+        parts.append("separator")
+        parts.extend(_log_error_parts(error, vocab, elide))
     if found.completions:
-        parts.append(separator())
-        parts.append(_completions_view(found.completions))
-    parts.append(separator())
+        parts.append("separator")
+        parts.append(partial(_completions_view, found.completions))
+    parts.append("separator")
     severities = [e.severity for e in errors]
     severities += [f.severity for d in found.completions for f in d.findings]
     parts.append(_summary(severities))
-    return Group(*parts)
+    return parts
 
 
 def _nothing_found(
     related: bool, note: str | None = None, described: Description | None = None
-) -> Text:
+) -> Line:
     seen = f" Read as {note}." if note else ""
     if described is not None:  # a description: what it names, and what would show it
-        return Text.assemble(
-            ("DESCRIBES", WARNING),
+        said, style = "DESCRIBES", WARNING
+        words = (
             f"  {described.what}: see `harmony-doctor rules {described.code}`. No failure to "
-            f"diagnose in a description: paste {described.paste}.",
+            f"diagnose in a description: paste {described.paste}."
         )
-    if related:
-        return Text.assemble(("OK", OK), "  no Harmony failure found in this log." + seen)
-    return Text.assemble(
-        ("NOTHING HARMONY-RELATED", WARNING),
-        "  no token ids, no Harmony text and no failure a server logs: paste a traceback, an "
-        "error body, a log excerpt or the token ids." + seen,
-    )
+    elif related:
+        said, style, words = "OK", OK, "  no Harmony failure found in this log." + seen
+    else:
+        said, style = "NOTHING HARMONY-RELATED", WARNING
+        words = (
+            "  no token ids, no Harmony text and no failure a server logs: paste a traceback, an "
+            "error body, a log excerpt or the token ids." + seen
+        )
+    return Line("", (_said(said, style), _said(words)))
 
 
 def _completions_view(completions: Sequence[Diagnosis]) -> RenderableType:
     """The completions a log carries as ids: one line each, with its verdict and first code."""
+    from rich.console import Group
+    from rich.padding import Padding
+    from rich.table import Table
+    from rich.text import Text
+
     faults = sum(1 for d in completions if d.findings)
     title = Text.assemble(
         ("Completions the log carries, replayed", LABEL),
@@ -327,53 +508,63 @@ def _finding_place(f: Finding) -> str:
     return f" ({', '.join(bits)})" if bits else ""
 
 
-def _log_error_view(e: LogError, vocab: Vocab | None, elide: bool = True) -> RenderableType:
+def _log_error_parts(e: LogError, vocab: Vocab | None, elide: bool = True) -> list[Part]:
+    """A failure's head, its facts and the advice of its code."""
     rule = RULES[e.code]  # the code's title, cause and fix, looked up here (not in the record)
-    head = finding_head(e.severity, e.code, e.kind, rule.title)
-    facts = facts_grid()
+    head = _head_line(e.severity, e.code, e.kind, rule.title)
+    facts: list[Row] = []
     where = f"{e.line}" if e.span[0] == e.span[1] else f"{e.line} (lines {e.span[0]}-{e.span[1]})"
-    facts.add_row("line", where)
+    facts.append(("line", where))
     origin = [
         e.server or "server unknown",
         f"openai-harmony {e.harmony_version}" if e.harmony_version else "",
         f"pid {e.pid}" if e.pid is not None else "",
         e.timestamp or "",
     ]
-    facts.add_row("seen in", safe_text(" · ".join(b for b in origin if b), keep_newlines=False))
-    facts.add_row(
-        "message", safe_text(_echo(e.message, 300, elide, e.message_cut), keep_newlines=False)
-    )
+    facts.append(("seen in", _escaped(" · ".join(b for b in origin if b))))
+    facts.append(("message", _escaped(_echo(e.message, 300, elide, e.message_cut))))
     if e.token is not None:
-        facts.add_row("token", _log_token(e.token, vocab))
+        facts.append(("token", _log_token(e.token, vocab)))
     if e.header_words:
-        facts.add_row("header words", _header_words(e, elide=elide))
+        facts.append(("header words", _header_words(e, elide=elide)))
         if e.reconstructed:
             reconstructed = _echo(e.reconstructed, 300, elide, sum(e.words_cut))
-            facts.add_row("reconstructed", safe_text(reconstructed, keep_newlines=False))
+            facts.append(("reconstructed", _escaped(reconstructed)))
     if e.context:
-        facts.add_row("context", safe_text(_echo(e.context, 300, elide), keep_newlines=False))
-    facts.add_row("expected", safe_text(e.expected, keep_newlines=False))
-    facts.add_row("found", safe_text(_echo(e.found, 400, elide), keep_newlines=False))
-    advice = _advice(rule.cause, rule.fix, rule.refs)
-    return Group(
-        head,
-        Padding(facts, (1, 0, 0, 2), expand=False),
-        Padding(advice, (1, 0, 0, 2), expand=False),
-    )
+        facts.append(("context", _escaped(_echo(e.context, 300, elide))))
+    facts.append(("expected", _escaped(e.expected)))
+    facts.append(("found", _escaped(_echo(e.found, 400, elide))))
+    return [head, Grid("facts", tuple(facts)), _advice(rule.cause, rule.fix, rule.refs)]
 
 
-def _log_token(token: int, vocab: Vocab | None) -> Text:
-    if vocab is not None:
-        label = token_label(token, vocab)
-    elif token >= FIRST_SPECIAL:
-        label = Text(special_token_name(token), style=SPECIAL)
-    else:
-        label = Text("?")
-    label.append(f"  (id {token})", DIM)
+def _escaped(value: str) -> Line:
+    """Untrusted text on one line (`safe_text(value, keep_newlines=False)` when drawn)."""
+    return Line("", (_quoted(value),))
+
+
+def names_need_vocab(errors: Iterable[LogError]) -> bool:
+    """Whether `log_explain_view` needs the vocabulary to name the failures' tokens: an
+    ordinary token's text is the vocabulary's; a special token is named from its id alone, as
+    the vocabulary names it (`_log_token`)."""
+    return any(e.token is not None and e.token < FIRST_SPECIAL for e in errors)
+
+
+def _log_token(token: int, vocab: Vocab | None) -> Line | Text:
+    """A token by its name (a special one: its id is enough) or, with the vocabulary, its text;
+    then its id."""
+    said = _said(f"  (id {token})", DIM)
+    if vocab is None and token >= FIRST_SPECIAL:
+        return Line(SPECIAL, (_said(special_token_name(token)), said))
+    if vocab is None:
+        return Line("", (_said("?"), said))
+    from harmony_doctor.output.tokens import token_label
+
+    label = token_label(token, vocab)
+    label.append(*said[:2])
     return label
 
 
-def _header_words(e: LogError, head: int = 24, tail: int = 8, elide: bool = True) -> Text:
+def _header_words(e: LogError, head: int = 24, tail: int = 8, elide: bool = True) -> Line:
     """The leftover words, long lists elided in the middle, the last word marked."""
     # each word with the characters a reader left out of its middle (logs/words.py MAX_WORD)
     words = list(zip(e.header_words, e.words_cut or [0] * len(e.header_words), strict=True))
@@ -384,27 +575,23 @@ def _header_words(e: LogError, head: int = 24, tail: int = 8, elide: bool = True
 
             head, tail = len(words) - TAIL_WORDS, TAIL_WORDS
         shown = [*words[:head], None, *words[-tail:]]
-    out = Text()
+    out: list[Piece] = []
     for index, item in enumerate(shown):
         if index:
-            out.append(" ")
+            out.append(_said(" "))
         if item is None:
             more = len(words) - head - tail
-            out.append(f"… {more + e.words_unread:,} more …", DIM)
+            out.append(_said(f"… {more + e.words_unread:,} more …", DIM))
             continue
         word = bounded(item[0], HEADER_WORD, item[1])
-        if index == len(shown) - 1:
-            out.append_text(safe_text(word, "underline", keep_newlines=False))
-        else:
-            out.append_text(safe_text(word, keep_newlines=False))
+        out.append(_quoted(word, "underline" if index == len(shown) - 1 else ""))
     if e.words_unread:
-        out.append(f"  ({e.words_unread:,} words in the middle not read: over the bound)", WARNING)
-    if e.remainder_truncated:
-        out.append("  ✂ the log cut the rest", WARNING)
-    else:
-        out.append(
-            "  ◀ harmony took the 1-2 words after this as recipient and content type; "
-            "the fault may sit there",
-            WARNING,
-        )
-    return out
+        unread = f"  ({e.words_unread:,} words in the middle not read: over the bound)"
+        out.append(_said(unread, WARNING))
+    end = (
+        "  ✂ the log cut the rest"
+        if e.remainder_truncated
+        else "  ◀ harmony took the 1-2 words after this as recipient and content type; "
+        "the fault may sit there"
+    )
+    return Line("", (*out, _said(end, WARNING)))

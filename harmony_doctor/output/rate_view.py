@@ -24,7 +24,7 @@ from harmony_doctor.output.styles import DIM, LABEL, WARNING
 from harmony_doctor.output.words import counted
 
 if TYPE_CHECKING:
-    from harmony_doctor.scan.records import HourlyRates, ScopeRates
+    from harmony_doctor.scan.hour_rates import HourlyRates, ScopeRates
     from harmony_doctor.scan.service import Rates
 
 # No request logged in the cell; then rate 0; then rising rates, relative to the highest.

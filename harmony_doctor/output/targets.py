@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from harmony_doctor.errors import OutputError
-from harmony_doctor.scan.event_files import written_by_scan
+from harmony_doctor.scan.own_outputs import export_at
 
 # table: CSV, JSONL or Parquet by extension; prometheus: a node-exporter textfile; html: the
 # page; append: a file others write too ($GITHUB_STEP_SUMMARY), appended to, never replaced.
@@ -84,7 +84,7 @@ def check_not_inputs(targets: Sequence[Target], inputs: Sequence[InputFile]) -> 
         found = named.get(_identity(target.path))
         if found is None:
             continue
-        if found.in_folder and found.path is not None and written_by_scan(found.path):
+        if found.in_folder and found.path is not None and export_at(found.path):
             continue  # scan leaves its own exports out: this one is an output, not an input
         raise OutputError(f"{target} is the input {found.label}: write it elsewhere")
 
@@ -94,7 +94,7 @@ def check_sidecar(target: Target) -> None:
     the user named the events, not this file, and it may be anything of theirs."""
     if not os.path.lexists(target.path):
         return
-    why = written_by_scan(target.path)
+    why = export_at(target.path)
     if why is None or not why.startswith("request tallies"):
         raise OutputError(
             f"{target} would replace {target.path}, which scan did not write: move it, or give "

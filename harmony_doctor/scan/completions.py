@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from functools import cache
+from typing import TYPE_CHECKING, TypeAlias
 
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, MESSAGE, VOCAB_SIZE
-from harmony_doctor.inputs.vllm_requests import RequestStreams, VllmRecord, parse_vllm_bytes
 from harmony_doctor.inputs.wrappers import Unwrapper
-from harmony_doctor.models import ScanEvent, TokenInput
+from harmony_doctor.models import TokenInput
 from harmony_doctor.native import native_for, vllm_output_key
 from harmony_doctor.scan.core import IdLine, hour_key
 from harmony_doctor.scan.found import Clock, Place, SourceScan
@@ -21,12 +21,14 @@ from harmony_doctor.streams.clean import CleanStreams
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from harmony_doctor.inputs.vllm_requests import RequestStreams, VllmRecord
+    from harmony_doctor.models import ScanEvent
     from harmony_doctor.native import OutputKey
 
 _RESPONSE_ID = re.compile(rb"Generated response ([^\s:(]+)")
 MAX_PENDING = 10_000  # vLLM requests waiting for their last log line
 # What diagnosing a kept completion finds (scan/findings.py completion_diagnosis).
-Diagnose = Callable[[TokenInput, Place], Iterable[ScanEvent]]
+Diagnose: TypeAlias = "Callable[[TokenInput, Place], Iterable[ScanEvent]]"
 
 
 class CompletionReader:
@@ -51,11 +53,21 @@ class CompletionReader:
         self.settle: Callable[[bytes, int, int, int], OutputKey | None] | None = None
         if clean is not None and native_for(native):
             self.settle = vllm_output_key
-        self.streams = RequestStreams()
+        self._streams: RequestStreams | None = None
         self.finished_requests: set[str] = set()
         # Lines damaged data cut short (the last of a part read to a damaged end): ids cut
         # there were cut by the damage, not logged wrong by the server, so they are no HD177.
         self.cut_by_damage: set[int] = set()
+
+    @property
+    def streams(self) -> RequestStreams:
+        """The requests still open (vLLM's reader loads with the first id line: a log that
+        logged no completion never loads it)."""
+        if self._streams is None:
+            from harmony_doctor.inputs.vllm_requests import RequestStreams
+
+            self._streams = RequestStreams()
+        return self._streams
 
     def id_line(self, id_line: IdLine) -> None:
         if self.settle is not None and self._settled_by_shape(id_line):
@@ -64,7 +76,7 @@ class CompletionReader:
         line = self.unwrapper.source_line(id_line.line)
         place = Place(line, stamp, id_line.pid)
         try:
-            record = parse_vllm_bytes(id_line.text, line, self.native)
+            record = _parser()(id_line.text, line, self.native)
         except InputError as exc:
             if line not in self.cut_by_damage:
                 self._rejected(id_line.text, str(exc), place)
@@ -74,6 +86,8 @@ class CompletionReader:
 
     def close(self, lines: int) -> None:
         """The end of the source: requests still open are completions as far as they got."""
+        if self._streams is None:
+            return
         for request_id in list(self.streams.streams):
             inp = self.streams.pop(request_id)
             if inp is not None:
@@ -152,3 +166,11 @@ class CompletionReader:
             self.out.replayed.extend(self.diagnose(inp, place))
         else:
             self.out.completions.append((inp, place))
+
+
+@cache
+def _parser() -> Callable[[bytes, int, bool | None], VllmRecord | None]:
+    """vLLM's id-line reader, loaded with the first id line that needs it."""
+    from harmony_doctor.inputs.vllm_requests import parse_vllm_bytes
+
+    return parse_vllm_bytes

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING
 
 from harmony_doctor.choices import ParseRole
 from harmony_doctor.errors import InputError
-from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.inputs.files import CHUNK, Readable
-from harmony_doctor.inputs.tokens import detect_format, may_hold_tokens, token_streams
+from harmony_doctor.inputs.token_sniff import may_hold_tokens
 
 if TYPE_CHECKING:
+    from harmony_doctor.harmony.vocab import Vocab
     from harmony_doctor.models import Diagnosis
 
 # Inputs up to this size are looked at whole; one completion of 100,000 ids as JSON is ~0.8 MB.
@@ -113,6 +113,7 @@ def as_document(
     # explain's reader and decision load only for an input that may be one token stream.
     from harmony_doctor.explain import count_lines, explain_text, log_failures
     from harmony_doctor.inputs.reader import unwrap_whole
+    from harmony_doctor.inputs.tokens import detect_format
 
     text = unwrap_whole([data], label).text
     if not text.strip():
@@ -146,6 +147,7 @@ def _many_streams(text: str, vocab: Callable[[], Vocab], role: ParseRole) -> Doc
     """A JSON document holding several token streams (explain asks which one: scan reads
     every one), each diagnosed as explain diagnoses one; None for one stream or none."""
     from harmony_doctor.explain import count_lines
+    from harmony_doctor.inputs.tokens import token_streams
     from harmony_doctor.streams.diagnose import diagnose
 
     try:

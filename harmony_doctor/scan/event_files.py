@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import re
 import stat
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -517,57 +516,3 @@ def _typed(
         return frame.select(pl.col(c).cast(t) for c, t in columns.items())
     except pl.exceptions.PolarsError as exc:
         raise InputError(f"cannot read {path}: {one_line(exc)}") from None
-
-
-# --- recognising what scan wrote ----------------------------------------------------------
-
-SNIFF = 64 * 1024  # bytes read to tell a file scan wrote from a log
-# What scan writes (scan/summary.py's columns): an events file's first columns, in order, and
-# the summary's; recognised by content, so a renamed or moved export is still not a log.
-_EVENTS_HEADER = b"file,line,timestamp,pid,server,harmony_version,kind,code,severity"
-_EVENTS_KEYS = re.compile(
-    rb'^\{"file": ?"[^\n]*"line": ?[^\n]*"harmony_version": ?[^\n]*"raise_index"'
-)
-# The request tallies written beside an events file (scan/summary.py's REQUEST_COLUMNS).
-_TALLIES_HEADER = b"file,pid,server,hour,count,origin"
-# (an empty one's row has `"file": null`: it names its events file's digest only)
-_TALLIES_KEYS = re.compile(rb'^\{"file": ?(?:"|null)[^\n]*"pid": ?[^\n]*"hour": ?[^\n]*"count": ?')
-_SUMMARY_HEADER = re.compile(
-    rb"^[a-z_,]*count,share,requests,rate,(?:rate_note,)?(?:unrated,)?first_seen,last_seen,"
-    rb"example\r?\n"
-)
-
-
-def written_by_scan(path: Path) -> str | None:
-    """Why a regular file is an export of scan (--events, --summary-csv), or None.
-
-    Only regular files are looked at, by content: a renamed or moved export is still not a log."""
-    try:
-        with open(path, "rb", buffering=0) as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                return None
-            head = handle.read(SNIFF)
-            tail = b""
-            if head.startswith(b"PAR1"):
-                handle.seek(max(0, os.fstat(handle.fileno()).st_size - SNIFF))
-                tail = handle.read(SNIFF)
-    except OSError:
-        return None
-    return export_of(head, tail)
-
-
-def export_of(head: bytes, tail: bytes = b"") -> str | None:
-    """Why data starting with `head` (a file's first SNIFF bytes, decompressed) and ending with
-    `tail` (a Parquet file's last ones) is an export of scan, or None."""
-    head = head.removeprefix(b"\xef\xbb\xbf")
-    if head.startswith(_EVENTS_HEADER) or _EVENTS_KEYS.match(head):
-        return "an events file written by scan; use report"
-    if tail.endswith(b"PAR1") and b"harmony_version" in tail and b"raise_index" in tail:
-        return "an events file written by scan; use report"
-    if head.startswith(_TALLIES_HEADER) or _TALLIES_KEYS.match(head):
-        return "request tallies written by scan --events; use report"
-    if tail.endswith(b"PAR1") and all(w in tail for w in (b"hour", b"count", b"origin")):
-        return "request tallies written by scan --events; use report"
-    if _SUMMARY_HEADER.match(head):
-        return "a summary file written by scan (--summary-csv), not a log"
-    return None

@@ -6,15 +6,19 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING, NamedTuple
 
 from harmony_doctor.inputs.timestamps import parse_timestamp
-from harmony_doctor.models import LoggedFailure, ScanEvent, Server, TokenInput
+from harmony_doctor.models import Server, TokenInput
 from harmony_doctor.scan.core import TallyKey
 
+if TYPE_CHECKING:  # built where a failure or a replay is met (a clean scan meets none)
+    from harmony_doctor.models import LoggedFailure, ScanEvent
 
-@dataclass(frozen=True, slots=True)
-class Place:
-    """Where something was found: the line of the file as given, its time and process."""
+
+class Place(NamedTuple):
+    """Where something was found: the line of the file as given, its time and process (a
+    NamedTuple: one is made per sighting)."""
 
     line: int
     timestamp: datetime | None
@@ -66,8 +70,7 @@ class SourceScan:
     starts: list[int] = field(default_factory=lambda: [0])
 
 
-@dataclass(frozen=True)
-class Mark:
+class Mark(NamedTuple):
     """How far a stream read as parts had got when one part ended (totals so far)."""
 
     lines: int

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harmony_doctor.scan.records import HourlyRates, HourRate, ScopeRates
+from harmony_doctor.scan.hour_rates import HourlyRates, HourRate, ScopeRates
 from harmony_doctor.scan.scopes import scoped
 
 if TYPE_CHECKING:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from pathlib import Path
 
 from harmony_doctor.errors import InputError
 from harmony_doctor.inputs.files import Source, compression_of, open_binary
@@ -31,9 +32,7 @@ def written_by_scan(source: Source) -> str | None:
     compressed or not, or None: told by its content, never by its name."""
     if source.path is None or source.stream is not None:
         return None  # a pipe's bytes would be lost to the reader
-    from harmony_doctor.scan.event_files import SNIFF, export_of, written_by_scan
-
-    why = written_by_scan(source.path)
+    why = export_at(source.path)
     if why is not None:
         return why
     try:
@@ -55,3 +54,55 @@ def written_by_scan(source: Source) -> str | None:
         if why is None and page.match(head):
             why = what
     return why
+
+
+SNIFF = 64 * 1024  # bytes read to tell a file scan wrote from a log
+# What scan writes (scan/summary.py's columns): an events file's first columns, in order, and
+# the summary's; recognised by content, so a renamed or moved export is still not a log.
+_EVENTS_HEADER = b"file,line,timestamp,pid,server,harmony_version,kind,code,severity"
+_EVENTS_KEYS = re.compile(
+    rb'^\{"file": ?"[^\n]*"line": ?[^\n]*"harmony_version": ?[^\n]*"raise_index"'
+)
+# The request tallies written beside an events file (scan/summary.py's REQUEST_COLUMNS).
+_TALLIES_HEADER = b"file,pid,server,hour,count,origin"
+# (an empty one's row has `"file": null`: it names its events file's digest only)
+_TALLIES_KEYS = re.compile(rb'^\{"file": ?(?:"|null)[^\n]*"pid": ?[^\n]*"hour": ?[^\n]*"count": ?')
+_SUMMARY_HEADER = re.compile(
+    rb"^[a-z_,]*count,share,requests,rate,(?:rate_note,)?(?:unrated,)?first_seen,last_seen,"
+    rb"example\r?\n"
+)
+
+
+def export_at(path: Path) -> str | None:
+    """Why a regular file is an export of scan (--events, --summary-csv), or None.
+
+    Only regular files are looked at, by content: a renamed or moved export is still not a log."""
+    try:
+        with open(path, "rb", buffering=0) as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return None
+            head = handle.read(SNIFF)
+            tail = b""
+            if head.startswith(b"PAR1"):
+                handle.seek(max(0, os.fstat(handle.fileno()).st_size - SNIFF))
+                tail = handle.read(SNIFF)
+    except OSError:
+        return None
+    return export_of(head, tail)
+
+
+def export_of(head: bytes, tail: bytes = b"") -> str | None:
+    """Why data starting with `head` (a file's first SNIFF bytes, decompressed) and ending with
+    `tail` (a Parquet file's last ones) is an export of scan, or None."""
+    head = head.removeprefix(b"\xef\xbb\xbf")
+    if head.startswith(_EVENTS_HEADER) or _EVENTS_KEYS.match(head):
+        return "an events file written by scan; use report"
+    if tail.endswith(b"PAR1") and b"harmony_version" in tail and b"raise_index" in tail:
+        return "an events file written by scan; use report"
+    if head.startswith(_TALLIES_HEADER) or _TALLIES_KEYS.match(head):
+        return "request tallies written by scan --events; use report"
+    if tail.endswith(b"PAR1") and all(w in tail for w in (b"hour", b"count", b"origin")):
+        return "request tallies written by scan --events; use report"
+    if _SUMMARY_HEADER.match(head):
+        return "a summary file written by scan (--summary-csv), not a log"
+    return None

@@ -9,12 +9,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from harmony_doctor.choices import ParseRole
-from harmony_doctor.models import RequestTally, ScanEvent
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the scan's own records load where they are made (a clean scan makes none)
     from typing import TypeVar
 
     import polars as pl
+
+    from harmony_doctor.models import RequestTally, ScanEvent
 
     _Frame = TypeVar("_Frame", pl.DataFrame, pl.LazyFrame)
 
@@ -30,6 +31,18 @@ class ScanOptions:
     # Written on every event and tally (`--origin`); None: this machine's host name, taken
     # where the scan runs (a Ray or Dask worker names its own host).
     origin: str | None = None
+
+    def origin_name(self) -> str:
+        """`origin`, or this machine's host name where the scan runs."""
+        return self.origin or host_name()
+
+
+def host_name() -> str:
+    """This machine's host name: `socket.gethostname()`'s, from platform (loaded already, where
+    socket is not: 1 ms of a scan's start)."""
+    import platform
+
+    return platform.node()
 
 
 # ignored: not a log (a file scan itself wrote); neither counted nor an error
@@ -91,6 +104,8 @@ class EventSpill:
         lazy = self.lazy()
         if lazy is None:
             return ()
+        from harmony_doctor.models import ScanEvent
+
         frame = lazy.select([f.name for f in fields(ScanEvent)]).collect()
         return tuple(ScanEvent(**row) for row in frame.iter_rows(named=True))
 
@@ -181,44 +196,3 @@ def _with_server(frame: _Frame, server: str | None) -> _Frame:
     import polars as pl
 
     return frame.with_columns(pl.col("server").fill_null(pl.lit(server, dtype=pl.Utf8)))
-
-
-# The hourly rates of a summary (scan/hourly.py makes them; the terminal's sparkline draws them).
-
-
-@dataclass(frozen=True)
-class HourRate:
-    """One hour of one process: its requests and the failures counted in its rate."""
-
-    hour: str  # `YYYY-MM-DDTHH`, on the clock the summary names
-    requests: int
-    failures: int
-
-
-@dataclass(frozen=True)
-class ScopeRates:
-    """The hours of one process (of one origin) that give a rate, oldest first, and its
-    failures in no rate (hours without requests, or with fewer than their failures)."""
-
-    origin: str | None
-    process: str
-    hours: tuple[HourRate, ...]
-    unrated: int
-
-    @property
-    def requests(self) -> int:
-        return sum(h.requests for h in self.hours)
-
-    @property
-    def failures(self) -> int:
-        return sum(h.failures for h in self.hours)
-
-
-@dataclass(frozen=True)
-class HourlyRates:
-    """Every process with a rate, and the failures of processes that never give one (logs
-    without request lines), with how many such processes."""
-
-    scopes: tuple[ScopeRates, ...]
-    unrated: int
-    unrated_processes: int

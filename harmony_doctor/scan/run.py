@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import socket
 import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -25,7 +24,6 @@ from harmony_doctor.inputs.files import (
     open_checked,
 )
 from harmony_doctor.inputs.remote import is_url, open_url
-from harmony_doctor.models import RequestTally, ScanEvent
 from harmony_doctor.scan.completions import Diagnose
 from harmony_doctor.scan.documents import (
     DOCUMENT_BYTES,
@@ -50,7 +48,7 @@ from harmony_doctor.scan.source import scan_parts, scan_source
 from harmony_doctor.scan.spill import EventSink, spilled
 
 if TYPE_CHECKING:
-    from harmony_doctor.models import TokenInput
+    from harmony_doctor.models import RequestTally, ScanEvent, TokenInput
     from harmony_doctor.streams.clean import CleanStreams
 
 POOL_BYTES = 16 * 1024 * 1024  # below this, starting worker processes costs more than it saves
@@ -172,7 +170,7 @@ def scan(
     caller's, to remove), events are written there as they become final, in batches, and the
     result reads them back from there (ScanResult.spill): memory does not grow with them."""
     units, ignored = plan(sources)
-    origin = options.origin or socket.gethostname()
+    origin = options.origin_name()
     # Each unit's results as the FileScans they give, made as they come: a source's whole
     # reading state (SourceScan) is never held for every file of a large folder.
     results: dict[int, list[FileScan]] = {}
@@ -222,7 +220,7 @@ def scan_file(
     """One input scanned in this process (never a pool, whatever `options.jobs` says): a path
     (compressed or not), or a URL read through inputs/remote.open_url. `now` dates year-less
     stamps when the input has no modification time."""
-    origin = options.origin or socket.gethostname()
+    origin = options.origin_name()
     text = str(target)
     if is_url(text):
         stream, label, modified = open_url(text)
@@ -239,7 +237,7 @@ def scan_rotated(
     """The parts of one rotated log (in any order; read oldest first as one stream, as `scan`
     reads them), one FileScan per part: a failure whose lines the rotation cut in two counts
     once, in the part its error line is in. Paths that are not parts of one log are refused."""
-    origin = options.origin or socket.gethostname()
+    origin = options.origin_name()
     units, ignored = plan([Source(str(p), Path(p)) for p in paths])
     if len(units) > 1:
         names = ", ".join(unit.parts[0].label for unit in units)
@@ -269,7 +267,7 @@ def scanned_stream(
 ) -> tuple[FileScan, SourceScan | None]:
     """scan_stream, with what scan found in the source before it became a FileScan (its
     server, its completions; None when it could not be read)."""
-    origin = options.origin or socket.gethostname()
+    origin = options.origin_name()
     result = scan_unit(Unit((Source(label, None, stream),)), options, now)[0]
     return file_scan(result, options, origin), result.found
 
@@ -566,11 +564,19 @@ def _tallies(found: SourceScan, origin: str) -> list[RequestTally]:
     """Requests per (pid, hour), every way this source counted them: access lines, `Received
     request` lines and the completions it logged. Which one a rate uses is decided per process
     over all its files (scan/summary.py counted_tallies), never added up, never per part."""
-    kinds = (
-        ("access", found.requests),
-        ("received", found.received),
-        ("completions", found.completed),
-    )
+    kinds = [
+        (kind, counts)
+        for kind, counts in (
+            ("access", found.requests),
+            ("received", found.received),
+            ("completions", found.completed),
+        )
+        if counts
+    ]
+    if not kinds:
+        return []
+    from harmony_doctor.models import RequestTally  # loads where requests were counted
+
     return [
         RequestTally(found.label, pid, found.server, hour, n, origin, kind)
         for kind, counts in kinds

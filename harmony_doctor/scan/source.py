@@ -28,10 +28,11 @@ from harmony_doctor.inputs.files import MAX_LINE, CheckedLines, Checks, Readable
 from harmony_doctor.inputs.timestamps import HEAD, own_stamp
 from harmony_doctor.inputs.wrappers import Unwrapped, Unwrapper
 from harmony_doctor.logs.servers import server_in
-from harmony_doctor.models import LogError, LoggedFailure
+from harmony_doctor.models import LogError
 from harmony_doctor.native import reuse_large_buffers, use_native
 from harmony_doctor.scan.completions import MAX_PENDING, CompletionReader, Diagnose
-from harmony_doctor.scan.core import Batch, CoreLike, TallyKey, Window, make_core, own_pid
+from harmony_doctor.scan.core import Batch, CoreLike, TallyKey, Window, own_pid
+from harmony_doctor.scan.cores import make_core
 from harmony_doctor.scan.found import Clock, Mark, Place, SourceScan
 from harmony_doctor.scan.threads import CHUNK, CORE_QUEUE, CoreThread, read_ahead
 from harmony_doctor.streams.clean import CleanStreams
@@ -285,6 +286,8 @@ class _ErrorReader:
             place = self._place(error.line) or self._late_place(error.line)
             line = unwrapper.source_line(error.line)
             placed = Place(line, place.timestamp, place.pid)
+            from harmony_doctor.models import LoggedFailure  # loads with the first failure
+
             self.out.errors.append((LoggedFailure.of(error, line), placed))
 
     def _in_reach(self, line: int) -> bool:

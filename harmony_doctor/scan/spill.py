@@ -15,13 +15,12 @@ dead one; the sweep removes only a spill whose lock it can take.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 import shutil
-import socket
 import stat
 import uuid
+import zlib
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
@@ -29,14 +28,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harmony_doctor.errors import OutputError
-from harmony_doctor.models import ScanEvent
 from harmony_doctor.scan.found import SourceScan
-from harmony_doctor.scan.records import EventSpill, ScanOptions
+from harmony_doctor.scan.records import EventSpill, ScanOptions, host_name
 
 if TYPE_CHECKING:
     import polars as pl
 
     from harmony_doctor.harmony.vocab import Vocab
+    from harmony_doctor.models import ScanEvent
     from harmony_doctor.scan.findings import EventStream
     from harmony_doctor.streams.clean import CleanStreams
 
@@ -57,7 +56,7 @@ class EventSink:
     ) -> None:
         self.labels = list(labels)
         self.options = options
-        self.origin = options.origin or socket.gethostname()
+        self.origin = options.origin_name()
         self.directory = directory
         self.vocab = vocab
         self.clean = clean
@@ -290,8 +289,9 @@ def _remove_unlocked(path: Path, pid: int) -> bool:
 
 
 def _host() -> str:
-    name = socket.gethostname().encode(errors="surrogateescape")
-    return hashlib.blake2s(name, digest_size=4).hexdigest()
+    """This host's mark in a spill's name: its name's CRC-32 (a mark, not a secret; zlib is
+    loaded already, hashlib's OpenSSL is not: 3 ms of a scan's start)."""
+    return f"{zlib.crc32(host_name().encode(errors='surrogateescape')):08x}"
 
 
 def _gone(pid: int) -> bool:

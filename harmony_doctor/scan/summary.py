@@ -9,13 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 from harmony_doctor.choices import GROUP_KEYS
 from harmony_doctor.errors import InputError
-from harmony_doctor.models import RequestTally, ScanEvent
-from harmony_doctor.scan.fold import OTHER, failures_of, fold
 from harmony_doctor.scan.records import FileReport, FileScan, ScanResult
-from harmony_doctor.scan.scopes import scoped, with_origin
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from harmony_doctor.models import RequestTally, ScanEvent
 
 # Dimensions requests can be split by; other groups get the overall request count.
 REQUEST_KEYS = ("origin", "file", "pid", "server", "day", "hour")
@@ -135,6 +134,9 @@ def summarize_frames(
     """
     import polars as pl
 
+    from harmony_doctor.scan.fold import failures_of, fold
+    from harmony_doctor.scan.scopes import scoped, with_origin
+
     if frame.height == 0:
         return pl.DataFrame(
             schema={
@@ -214,6 +216,8 @@ def _with_other(grouped: pl.DataFrame, by: tuple[str, ...], total: int) -> pl.Da
     the fold bounded already: scan/fold.py), its rate by the same rule over their sums."""
     import polars as pl
 
+    from harmony_doctor.scan.fold import OTHER
+
     folded_other = pl.any_horizontal(pl.col(k) == OTHER for k in by).fill_null(False)
     named = grouped.filter(folded_other.not_())
     if named.height <= GROUP_LIMIT and named.height == grouped.height:
@@ -280,6 +284,8 @@ class OriginRate:
 def origin_rates(events: pl.DataFrame, requests: pl.DataFrame) -> list[OriginRate]:
     """Per origin, by the rule of the totals (each failure in its scope, or unrated); origins
     with requests and no failure too (their rate is 0)."""
+    from harmony_doctor.scan.scopes import scoped, with_origin
+
     found = scoped(events, with_origin(requests))
     failures: dict[str | None, list[int]] = {}
     for origin, rated, n in found.events.select("origin", "rated", "n").iter_rows():
@@ -306,6 +312,9 @@ def frame_totals(
     (every one counted), the rate over the scopes that give one and its own denominator
     (`rate_requests`: a scope that logged fewer requests than failures gives no rate, and its
     requests are not in it), the failures no rate covers (`unrated`)."""
+    from harmony_doctor.scan.fold import failures_of
+    from harmony_doctor.scan.scopes import scoped, with_origin
+
     found = scoped(events, with_origin(requests))
     rated = failures_of(found.events.filter("rated"))
     total = int(found.scopes["requests"].sum()) if found.scopes.height else 0
@@ -362,6 +371,8 @@ def tally_table(tallies: Iterable[RequestTally]) -> pl.DataFrame:
 def requests_view(table: pl.DataFrame) -> pl.DataFrame:
     """A tally table (built, or read back with REQUEST_COLUMNS' types) as summaries use it."""
     import polars as pl
+
+    from harmony_doctor.scan.scopes import with_origin
 
     return with_origin(table).with_columns(
         pl.col("pid").cast(pl.Utf8), pl.col("hour").str.slice(0, 10).alias("day")

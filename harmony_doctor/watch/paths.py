@@ -11,8 +11,8 @@ import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from harmony_doctor.scan.event_files import written_by_scan
 from harmony_doctor.scan.names import stream_of
+from harmony_doctor.scan.own_outputs import export_at
 
 STDIN = "-"
 _COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".zstd", ".lz4")
@@ -73,7 +73,7 @@ def _live_log(name: str) -> bool:
             return False
     except OSError:
         return False
-    return written_by_scan(Path(name)) is None
+    return export_at(Path(name)) is None
 
 
 def parts_of(path: Path) -> Iterator[Path]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import threading
 import time
 from collections.abc import Callable
@@ -14,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harmony_doctor.scan.names import rotation_rank
-from harmony_doctor.scan.records import FileScan, ScanOptions
+from harmony_doctor.scan.records import FileScan, ScanOptions, host_name
 from harmony_doctor.watch.backlog import DEFAULT_LAYOUT, Layout, read_backlog
 from harmony_doctor.watch.counts import Counts
 from harmony_doctor.watch.events import EventLog
@@ -82,7 +81,7 @@ class Watcher:
     def __init__(self, options: WatchOptions, say: Callable[[str], None]) -> None:
         self.options = options
         self.say = say
-        origin = options.origin or socket.gethostname()
+        origin = options.origin or host_name()
         self.scan_options = ScanOptions(origin=origin, jobs=max(1, options.jobs))
         saved = load_state(options.state) if options.state is not None else None
         self.counts = saved.counts if saved is not None else Counts()

@@ -1,6 +1,6 @@
 //! The scan driver: bytes in, hit windows, id lines and tallies out, in any chunking.
 //!
-//! The same algorithm as the Python reference, harmony_doctor/scan/core.py (`Core`), tested
+//! The same algorithm as the Python reference, harmony_doctor/scan/reference_core.py (`Core`), tested
 //! equal to it. Offsets are in the "cut stream" (every line cut to max_line bytes).
 
 use std::collections::HashMap;

@@ -476,9 +476,34 @@ mod python {
         )
     }
 
+    /// glibc's `mallopt(param, value)` (harmony_doctor/native.py `reuse_large_buffers` says which
+    /// and why): whether it took; false where the C library is not glibc.
+    #[pyfunction]
+    fn mallopt(param: i32, value: i32) -> bool {
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        {
+            extern "C" {
+                #[link_name = "mallopt"]
+                fn glibc_mallopt(
+                    param: std::os::raw::c_int,
+                    value: std::os::raw::c_int,
+                ) -> std::os::raw::c_int;
+            }
+            // SAFETY: mallopt only sets allocator parameters; any int pair is accepted (an
+            // unknown parameter returns 0).
+            unsafe { glibc_mallopt(param, value) != 0 }
+        }
+        #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+        {
+            let _ = (param, value);
+            false
+        }
+    }
+
     #[pymodule]
     fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_function(wrap_pyfunction!(clean_key, m)?)?;
+        m.add_function(wrap_pyfunction!(mallopt, m)?)?;
         m.add_class::<Core>()?;
         m.add_class::<Anatomy>()?;
         m.add_class::<crate::hits::python::Hits>()?;

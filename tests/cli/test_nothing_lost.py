@@ -112,13 +112,13 @@ def test_standard_input_from_a_file_is_an_input(tmp_path: Path) -> None:
 def test_nothing_is_read_before_the_refusal(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from harmony_doctor.scan import service
+    from harmony_doctor.scan import reports, service
 
     def never(*args: object, **kwargs: object) -> None:
         raise AssertionError("an input was read before the outputs were checked")
 
     monkeypatch.setattr(service, "scan_inputs", never)
-    monkeypatch.setattr(service, "summarize_event_files", never)
+    monkeypatch.setattr(reports, "summarize_event_files", never)
     log = tmp_path / "app.jsonl"
     log.write_bytes(LOG)
     _refused(["scan", str(log), "--events", str(log)], "the input")

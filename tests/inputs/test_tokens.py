@@ -329,7 +329,7 @@ _PIECES = [
 def test_may_hold_tokens_is_false_only_where_detect_format_finds_no_stream(text: str) -> None:
     """scan skips looking at a whole file when may_hold_tokens says no: detect_format must then
     find no token stream there either (a vLLM log's ids are the log reader's)."""
-    from harmony_doctor.inputs.tokens import may_hold_tokens
+    from harmony_doctor.inputs.token_sniff import may_hold_tokens
 
     if may_hold_tokens(text.encode()):
         return
@@ -341,7 +341,7 @@ def test_may_hold_tokens_is_false_only_where_detect_format_finds_no_stream(text:
 
 
 def test_may_hold_tokens_on_common_shapes() -> None:
-    from harmony_doctor.inputs.tokens import may_hold_tokens
+    from harmony_doctor.inputs.token_sniff import may_hold_tokens
 
     assert may_hold_tokens(b"[200005, 17196]") and may_hold_tokens(b"  200005 17196\n")
     assert may_hold_tokens(b'{"output_ids": [1]}') and may_hold_tokens(b"<|channel|>final")

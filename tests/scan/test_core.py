@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from harmony_doctor.inputs.timestamps import own_stamp
 from harmony_doctor.scan.core import (
     Batch,
-    Core,
     CoreLike,
     IdLine,
     Meta,
@@ -21,6 +20,7 @@ from harmony_doctor.scan.core import (
     hour_key,
     own_pid,
 )
+from harmony_doctor.scan.reference_core import Core
 
 Result = tuple[list[Window], list[IdLine], Stats]
 
@@ -778,7 +778,8 @@ def test_the_environment_chooses_the_threads(monkeypatch: pytest.MonkeyPatch) ->
     pytest.importorskip("harmony_doctor._native", reason="the Rust core is not built")
     import os
 
-    from harmony_doctor.scan.core import THREADS_ENV, NativeCore, core_threads, make_core
+    from harmony_doctor.scan.core import NativeCore
+    from harmony_doctor.scan.cores import THREADS_ENV, core_threads, make_core
 
     for chosen in ("1", "2"):
         monkeypatch.setenv(THREADS_ENV, chosen)

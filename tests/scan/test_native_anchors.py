@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 from harmony_doctor.faults.shapes import LINE_SHAPES, LineShape
 from harmony_doctor.inputs.log_words import stamp_words
 from harmony_doctor.native import native_module
-from harmony_doctor.scan.core import ERROR_ANCHORS, MARKUP_LINE, Core, NativeCore, make_core
+from harmony_doctor.scan.core import ERROR_ANCHORS, MARKUP_LINE, NativeCore
+from harmony_doctor.scan.cores import make_core
+from harmony_doctor.scan.reference_core import Core
 from tests.scan.test_core import PARAMS, chunkings, run
 
 native = native_module()

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.native import use_native
 from harmony_doctor.scan import source
-from harmony_doctor.scan.core import Batch, Core, IdLine, Meta, Window
+from harmony_doctor.scan.core import Batch, IdLine, Meta, Window
+from harmony_doctor.scan.reference_core import Core
 from harmony_doctor.scan.source import scan_source
 from harmony_doctor.scan.threads import CoreThread
 from harmony_doctor.streams.clean import CleanStreams
@@ -62,7 +63,7 @@ def test_core_thread_error_reaches_the_feeder_and_the_thread_ends() -> None:
             list(thread.batches(wait=True))
         finally:
             thread.close()
-    assert not thread.thread.is_alive()
+    assert thread.thread is not None and not thread.thread.is_alive()
     assert "harmony-doctor-core" not in {t.name for t in threading.enumerate()}
 
 
