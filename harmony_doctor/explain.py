@@ -12,7 +12,6 @@ grammar.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from itertools import chain
@@ -25,6 +24,7 @@ from harmony_doctor.inputs import tokens as token_input
 from harmony_doctor.inputs.lengths import one_completion, refuse_long_lists
 from harmony_doctor.inputs.paste import Paste, Piece, lines_of, opens_as_log, read_paste
 from harmony_doctor.inputs.vllm_requests import logged_completions
+from harmony_doctor.lazy_regex import Pattern
 
 if TYPE_CHECKING:
     from harmony_doctor.evidence.prose import Description
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from harmony_doctor.models import Diagnosis, LogError, TokenInput
     from harmony_doctor.streams.guided import LogCheck, StreamCheck
 
-_OUTPUT_IDS = re.compile(r"\boutput_token_ids\s*[:=]\s*\[")
+_OUTPUT_IDS = Pattern(r"\boutput_token_ids\s*[:=]\s*\[")
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ class ExplainedStream:
 
 # What shows a text has to do with Harmony or with a server's log, when no failure does:
 # Harmony markup, token ids, a known server, an API request, a log level, a traceback.
-_RELATED = re.compile(
+_RELATED = Pattern(
     r"<\|[a-z_]+\|>|_token_ids|harmony|\(APIServer pid=|\b(?:vllm|sglang|lmdeploy|ollama)\b"
     r"|\b(?:POST|GET) /v1/|\b(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\b"
     r"|Traceback \(most recent call last\)|Exception Group Traceback",

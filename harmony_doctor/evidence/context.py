@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
-from harmony_doctor.logs.lazy import Pattern
+from harmony_doctor.lazy_regex import Pattern
 from harmony_doctor.logs.servers import names_no_server_itself, path_server
 from harmony_doctor.models.core import with_facts
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 # A source file of an installed package, as a traceback frame or a logger names it.
 _PATH: Final = Pattern(r"""(?:File\s+["']|[\s"'(])(?P<path>(?:[\w.~-]*[/\\])+[\w.-]+\.py)\b""")
 # What only one server writes: its logger or module names, its process tags, its products.
-_OWN: Final[tuple[tuple[Server, Pattern], ...]] = (
+_OWN: Final[tuple[tuple[Server, Pattern[str]], ...]] = (
     (
         "vllm",
         Pattern(

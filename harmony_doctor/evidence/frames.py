@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Final
 
 from harmony_doctor.faults import rules
+from harmony_doctor.lazy_regex import Pattern
 from harmony_doctor.logs.describe import unparsed
-from harmony_doctor.logs.lazy import Pattern
 from harmony_doctor.models import LogError
 
 _FRAME: Final = Pattern(r"""\bFile\s+["'][^"']+["']""")

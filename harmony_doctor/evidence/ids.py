@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from harmony_doctor.inputs.paste import LISTS_SPECIALS, harmony_run
-from harmony_doctor.logs.lazy import Pattern
+from harmony_doctor.lazy_regex import Pattern
 
 # A run of at least four integers, comma- or space-separated, maybe in brackets over lines
 # (possessive: a run of millions of ids keeps no backtracking stack, which took 400 MB).

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from typing import Final
 
 from harmony_doctor.faults import rules
+from harmony_doctor.lazy_regex import Pattern
 from harmony_doctor.logs.describe import unparsed
-from harmony_doctor.logs.lazy import Pattern
 from harmony_doctor.logs.stripped import find_stripped
 from harmony_doctor.models import LogError
 

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from harmony_doctor.logs.lazy import Pattern
+from harmony_doctor.lazy_regex import Pattern
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ _CONTENT: Final = (
     r"(?:content|the\s+(?:answer|response|reply|output|message)|final\s+answer"
     r"|(?:response|reply|message)\s+(?:body|text|field))"
 )
-_SYMPTOMS: Final[tuple[tuple[Pattern, Description], ...]] = (
+_SYMPTOMS: Final[tuple[tuple[Pattern[str], Description], ...]] = (
     (
         Pattern(
             rf"{_REASONING}\W+(?:\w+\W+){{0,9}}?(?:ends?\s+up|appears?|shows?\s+up|leaks?|is\s+"

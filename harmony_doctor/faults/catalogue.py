@@ -21,13 +21,15 @@ import re
 from functools import cache
 from typing import Final, TypeGuard, get_args
 
-# Form and FormName are re-exported: every reader takes them from the catalogue.
 from harmony_doctor.faults import wording
 from harmony_doctor.faults.engines import ENGINE_FORMS
 from harmony_doctor.faults.form import Form as Form
 from harmony_doctor.faults.form import FormName as FormName
 from harmony_doctor.faults.form import optional_phrase, phrase
 from harmony_doctor.faults.generic import GENERIC_FORMS
+
+# Form and FormName are re-exported: every reader takes them from the catalogue.
+from harmony_doctor.lazy_regex import Pattern
 from harmony_doctor.models import ErrorKind, Kind
 
 FORMS: Final[tuple[Form, ...]] = (
@@ -412,9 +414,10 @@ def is_parser_kind(kind: Kind) -> TypeGuard[ErrorKind]:
 
 
 @cache
-def _harmony_patterns() -> tuple[tuple[ErrorKind, re.Pattern[str]], ...]:
+def _harmony_patterns() -> tuple[tuple[ErrorKind, Pattern[str]], ...]:
+    """Each compiled where a message is first tried against it (in order, until one matches)."""
     return tuple(
-        (form.kind, re.compile(form.pattern, re.I))
+        (form.kind, Pattern(form.pattern, re.I))
         for form in MESSAGE_FORMS
         if form.origin == "openai-harmony" and is_parser_kind(form.kind) and form.pattern
     )

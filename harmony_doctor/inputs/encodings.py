@@ -15,10 +15,10 @@ latin-1 (Transcoding, which counts such lines).
 from __future__ import annotations
 
 import codecs
-import re
 from typing import Any, Protocol
 
 from harmony_doctor.errors import Undecodable
+from harmony_doctor.lazy_regex import Pattern
 
 HEAD = 8 * 1024  # bytes looked at to decide
 CHUNK = 64 * 1024
@@ -29,8 +29,8 @@ _BOMS = (
 )
 # A file truncated while a writer still held it (logrotate copytruncate) starts with a run of
 # NUL bytes; such runs are holes, not a sign of binary data.
-_NUL_RUN = re.compile(rb"\x00{16,}")
-_CONTROL = re.compile(rb"[\x00-\x06\x0e-\x1a\x1c-\x1f\x7f]")
+_NUL_RUN = Pattern(rb"\x00{16,}")
+_CONTROL = Pattern(rb"[\x00-\x06\x0e-\x1a\x1c-\x1f\x7f]")
 
 
 class Readable(Protocol):  # sources.Readable (sources imports this module)

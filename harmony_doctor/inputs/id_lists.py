@@ -10,17 +10,17 @@ log cut, a `stop` with no stop token).
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import STOP_TOKENS, VOCAB_SIZE, harmony_token_limit, id_objects
+from harmony_doctor.lazy_regex import Pattern
 from harmony_doctor.models import TokenInput
 
-_INT_RE = re.compile(r"-?\d+")
-_LONE_SIGN_RE = re.compile(r"-(?!\d)")
-_PLAIN_IDS = re.compile(r"[0-9, ]*")  # digits, commas and spaces only (ASCII: no other digits)
+_INT_RE = Pattern(r"-?\d+")
+_LONE_SIGN_RE = Pattern(r"-(?!\d)")
+_PLAIN_IDS = Pattern(r"[0-9, ]*")  # digits, commas and spaces only (ASCII: no other digits)
 
 
 @dataclass

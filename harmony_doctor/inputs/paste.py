@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from harmony_doctor.harmony.vocab import NAMED_SPECIALS, VOCAB_SIZE
+from harmony_doctor.lazy_regex import Pattern
 
 PieceKind = Literal["block", "paragraph", "inline", "ids"]
 Shape = Literal[
@@ -41,52 +42,52 @@ MAX_PASTE: Final = 4 * 1024 * 1024
 # The first characters of the lines a CI log or pytest prefixes (the checks are skipped
 # for every other line).
 _PREFIX_STARTS: Final = frozenset("[_#\x1bsE0123456789")
-_FENCE = re.compile(r"^\s{0,3}(?:>\s?)*(`{3,}|~{3,})\s*([\w.+-]*)")
-_QUOTE = re.compile(r"^\s{0,3}(?:>[ \t]?)+")
-_CI_STAMP: Final = re.compile(
+_FENCE = Pattern(r"^\s{0,3}(?:>\s?)*(`{3,}|~{3,})\s*([\w.+-]*)")
+_QUOTE = Pattern(r"^\s{0,3}(?:>[ \t]?)+")
+_CI_STAMP: Final = Pattern(
     r"^(?:_bk;t=\d+\x07)?"  # Buildkite's timing marker
     r"(?:\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z\]\s?"  # Buildkite `[2025-...Z] `
     r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{5,}Z\s(?:\d\d[OE]\+?\s)?)"  # GitHub Actions, GitLab
 )
-_CI_COMMAND = re.compile(r"^##\[(?:error|warning|notice|debug|group|endgroup|command)\]\s?")
-_GITLAB_SECTION = re.compile(r"^(?:\x1b\[0K)?section_(?:start|end):\d+:[\w.-]+\r?(?:\x1b\[0K)?")
-_PYTEST_E = re.compile(r"^E(?: {2,}|\t)")
-_ESCAPED_MARKUP = re.compile(r"<\\\|([\w.]+)\\\|>")
-_ESCAPED_TICK = re.compile(r"\\`")
-_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
-_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
-_CELL_SPLIT = re.compile(r"(?<!\\)\|")
-_INLINE = re.compile(r"(?<![`\\])(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+_CI_COMMAND = Pattern(r"^##\[(?:error|warning|notice|debug|group|endgroup|command)\]\s?")
+_GITLAB_SECTION = Pattern(r"^(?:\x1b\[0K)?section_(?:start|end):\d+:[\w.-]+\r?(?:\x1b\[0K)?")
+_PYTEST_E = Pattern(r"^E(?: {2,}|\t)")
+_ESCAPED_MARKUP = Pattern(r"<\\\|([\w.]+)\\\|>")
+_ESCAPED_TICK = Pattern(r"\\`")
+_TABLE_ROW = Pattern(r"^\s*\|.*\|\s*$")
+_TABLE_RULE = Pattern(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
+_CELL_SPLIT = Pattern(r"(?<!\\)\|")
+_INLINE = Pattern(r"(?<![`\\])(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 # Tracebacks and log records: what makes a stretch of text a log rather than prose.
-_LOG_LINE = re.compile(
+_LOG_LINE = Pattern(
     r"^\s*(?:Traceback \(most recent call last\)|File \"|[\w.]+(?:Error|Exception)\b:?"
     r"|\(\w+ pid=\d+\)|\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|(?:INFO|WARNING|WARN|ERROR|DEBUG)\b"
     r"|\d\d-\d\d \d\d:\d\d:\d\d|time=\S+ level=|srv\s|slot\s|[A-Z][a-z]{2} [ \d]\d \d\d:)"
 )
 # A log record's start as servers write it: a stamp, a process tag, a level and a stamp.
-_RECORD_START = re.compile(
+_RECORD_START = Pattern(
     r"^\s*(?:\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\(\w+ pid=\d+\)|time=\S+ level="
     r"|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\s+\d\d-\d\d \d\d:"
     r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:)"
 )
 # An issue's title tagged in brackets (`[Bug]: ...`, `[Feature] ...`): words, not a JSON array.
-_TAGGED_TITLE: Final = re.compile(r"\[[A-Za-z][\w -]*\]:?\s+[A-Za-z]")
-_FLAT_BREAK = re.compile(r"(?<!\\)\\n")
-_WORD = re.compile(r"[^\W\d_]{2,}")
-_CAPTION = re.compile(r"^\s*(?:#{1,6}\s|[-*+]\s|\d+[.)]\s|\*\*[^*]+\*\*:?\s*$|.*:\s*$)")
+_TAGGED_TITLE: Final = Pattern(r"\[[A-Za-z][\w -]*\]:?\s+[A-Za-z]")
+_FLAT_BREAK = Pattern(r"(?<!\\)\\n")
+_WORD = Pattern(r"[^\W\d_]{2,}")
+_CAPTION = Pattern(r"^\s*(?:#{1,6}\s|[-*+]\s|\d+[.)]\s|\*\*[^*]+\*\*:?\s*$|.*:\s*$)")
 # An id list held by a name in code or a `key: value` block: `generated_tokens = [200005, ...`.
-_NAMED_IDS = re.compile(
+_NAMED_IDS = Pattern(
     r"(?P<name>[A-Za-z_][\w.]*)[\"']?\s*[:=]\s*[\[(]\s*(?P<ids>\d+(?:\s*,\s*\d+){2,})\s*,?\s*[\])]?"
 )
-_PROMPT_NAME = re.compile(r"prompt|input|request", re.I)
-_SPECIAL_ID = re.compile(r"\b2000(?:0\d|1[0-8])\b")
-_MARKUP = re.compile(r"<\|(?:start|end|message|channel|constrain|return|call)\|>")
+_PROMPT_NAME = Pattern(r"prompt|input|request", re.I)
+_SPECIAL_ID = Pattern(r"\b2000(?:0\d|1[0-8])\b")
+_MARKUP = Pattern(r"<\|(?:start|end|message|channel|constrain|return|call)\|>")
 # A paragraph, not a label, whatever it opens or ends with: this many words or more (a list
 # item that explains, a paragraph that ends by introducing a block). A caption is a line or two.
 _PARAGRAPH_WORDS = 25
-_STOP = re.compile(r"<\|(?:end|return|call)\|>")
+_STOP = Pattern(r"<\|(?:end|return|call)\|>")
 # An elision a person typed: the text was cut there, not by the model.
-_ELIDED = re.compile(r"(?:\.{3}|…)\s*[\])}\"'`]*\s*$")
+_ELIDED = Pattern(r"(?:\.{3}|…)\s*[\])}\"'`]*\s*$")
 
 
 @dataclass(frozen=True)
@@ -222,8 +223,8 @@ def read_paste(text: str) -> Paste:
 
 # What follows a stop token a sentence names (`anything after <|end|> isn't visible`): words, up
 # to the line's end or the next markup, that are no header a model would write after it.
-_AFTER_STOP: Final = re.compile(r"<\|(?:end|return|call)\|>([^<\n]*)")
-_HEADER_WORDS: Final = re.compile(r"\W*(?:assistant|analysis|commentary|final|user|to=)", re.I)
+_AFTER_STOP: Final = Pattern(r"<\|(?:end|return|call)\|>([^<\n]*)")
+_HEADER_WORDS: Final = Pattern(r"\W*(?:assistant|analysis|commentary|final|user|to=)", re.I)
 
 
 def _paragraphs_before(text: str) -> bool:
@@ -234,7 +235,7 @@ def _paragraphs_before(text: str) -> bool:
     return sum(1 for part in _BLANK_LINE.split(head) if _WORD.search(part)) >= 2
 
 
-_BLANK_LINE: Final = re.compile(r"\n[^\S\n]*\n")
+_BLANK_LINE: Final = Pattern(r"\n[^\S\n]*\n")
 
 
 def _stops_named(text: str) -> bool:
@@ -288,7 +289,7 @@ def _unquote(line: str, shapes: set[Shape], inside: bool) -> list[str] | None:
     return [line]
 
 
-_KEEP_MARKUP = re.compile(r"<\|(\w+)\|>")
+_KEEP_MARKUP = Pattern(r"<\|(\w+)\|>")
 
 
 def _restore(cell: str) -> str:
@@ -354,7 +355,7 @@ def _block_piece(lines: list[str], source: list[int], first: int, last: int) -> 
 # A label a person writes before markup on the same line: of what came back
 # (`output : <|channel|>...`), or of anything else (`input:`, `adapter:`, `expected:`), which
 # says the markup is one of several things set side by side, not what came back.
-_LABEL: Final = re.compile(
+_LABEL: Final = Pattern(
     r"^\s*[*_]{0,2}(?:(?P<back>output|response|reply|answer|result|got)|[A-Za-z][\w .-]{0,24})"
     r"[*_]{0,2}\s*:\s*[*_]{0,2}\s*(?=<\|)",
     re.I,
@@ -401,7 +402,7 @@ def _paragraph(lines: list[str], line: int, labelled: bool) -> Piece:
 
 
 # The end of an id list a person glosses with its decoding: `[200005, 35644, ...]` = `...`.
-_GLOSSED: Final = re.compile(r"[\])]`?\s*(?:=|->|→|means)\s*$")
+_GLOSSED: Final = Pattern(r"[\])]`?\s*(?:=|->|→|means)\s*$")
 
 
 def _inline_pieces(line: str, number: int) -> list[Piece]:
@@ -420,7 +421,7 @@ def _inline_pieces(line: str, number: int) -> list[Piece]:
 # Harmony's own special tokens (<|start|>, <|channel|>, <|message|>, <|end|>...), by id.
 _HARMONY: Final = frozenset(t for t, name in NAMED_SPECIALS.items() if "reserved" not in name)
 # A line about a tokenizer's special tokens: their ids listed, not a stream.
-LISTS_SPECIALS: Final = re.compile(
+LISTS_SPECIALS: Final = Pattern(
     r"\b(?:eos|bos|pad|stop|eog|special|control)[ _-]?(?:token|id)s?\b|\bEOG\b|added_tokens"
     r"|stop_token_ids|\btokenizer\.|llama_model_loader|print_info:",
     re.I,
@@ -475,17 +476,17 @@ def opens_as_log(text: str) -> bool:
 
 # Markup a person laid out or annotated: a header broken across lines, a note after a message
 # (`<|end|>   ← reasoning`).
-_LAID_OUT: Final = re.compile(
+_LAID_OUT: Final = Pattern(
     r"<\|(?:start|channel)\|>[^<]*\n\s*<\|(?:constrain|message)\|>"
     r"|<\|(?:end|return|call)\|>[^\S\n]*(?:←|<-+|#|//)[^\n]*\n\s*<\|start\|>"
 )
 # One message a line: the line break a person put between a stop token and the next <|start|>
 # (a model writes none there; what it does write there is read from its ids).
-_ONE_A_LINE: Final = re.compile(r"(<\|(?:end|return|call)\|>)[^\S\n]*\r?\n\s*(?=<\|start\|>)")
+_ONE_A_LINE: Final = Pattern(r"(<\|(?:end|return|call)\|>)[^\S\n]*\r?\n\s*(?=<\|start\|>)")
 
 
 # The stop token of a message begun above a paragraph (a message of several paragraphs).
-_CLOSES_ABOVE: Final = re.compile(r"^\s*(?:<\|(?:end|return|call)\|>)+(?=\s*<\|start\|>)")
+_CLOSES_ABOVE: Final = Pattern(r"^\s*(?:<\|(?:end|return|call)\|>)+(?=\s*<\|start\|>)")
 
 
 def _unlaid(body: str) -> str:

@@ -11,16 +11,16 @@ or a Dask worker started with the same environment opens the same URL the same w
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import IO, Any
 
 from harmony_doctor.errors import InputError
+from harmony_doctor.lazy_regex import Pattern
 
 INSTALL = "install harmony-doctor[remote] for URLs"
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-_GLOB = re.compile(r"[*?\[]")
+_URL = Pattern(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_GLOB = Pattern(r"[*?\[]")
 # Schemes whose "folders" cannot be listed nor globbed: a URL names one object ("?" is a query).
 _SINGLE = ("http", "https")
 # Where filesystems keep an object's modification time in `info` (s3fs, adlfs, gcsfs, others).

@@ -15,15 +15,16 @@ import re
 from datetime import datetime, timedelta
 
 from harmony_doctor.inputs.log_words import LEVELS, either
+from harmony_doctor.lazy_regex import Pattern
 
 HEAD = 200  # stamps and pids are looked for in a line's first HEAD bytes
 _WS = rb"[ \t\n\r\f\v]"
 
-_ISO = re.compile(
+_ISO = Pattern(
     r"(?<!\d)(?P<y>(?:19|20)\d\d)-(?P<m>[01]\d)-(?P<d>[0-3]\d)[ T]"
     r"(?P<H>[0-2]\d):(?P<M>[0-5]\d):(?P<S>[0-6]\d)"
 )
-_VLLM = re.compile(
+_VLLM = Pattern(
     r"(?:(?:" + either(LEVELS) + r")\s+|^\s*)(?P<m>[01]\d)-(?P<d>[0-3]\d)\s+"
     r"(?P<H>[0-2]\d):(?P<M>[0-5]\d):(?P<S>[0-6]\d)"
 )
@@ -60,7 +61,7 @@ def _build(year: int, match: re.Match[str]) -> datetime | None:
 
 # Canonical stamps (the scan core's forms): b"YYYY-MM-DD HH:MM:SS", or b"MM-DD HH:MM:SS" for a
 # log that gives no year. Wrapper times are absolute, so they are turned into UTC.
-_RFC3339 = re.compile(
+_RFC3339 = Pattern(
     r"^\s*(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,]\d+)?\s*(Z|z|[+-]\d\d:?\d\d)?"
 )
 _MONTHS = {
@@ -119,10 +120,10 @@ def _format(moment: datetime) -> bytes | None:
 
 # The spec's `(?<!\d)((?:19|20)\d\d)-...`, with the look-behind moved past the first two bytes
 # (same matches; lets the regex engine skip to the bytes 1 and 2).
-_ISO_STAMP = re.compile(
+_ISO_STAMP = Pattern(
     rb"((?:19|20)(?<!\d..)\d\d)-([01]\d)-([0-3]\d)[ T]([0-2]\d):([0-5]\d):([0-6]\d)"
 )
-_VLLM_STAMP = re.compile(
+_VLLM_STAMP = Pattern(
     rb"(?:(?:"
     + either(LEVELS).encode()
     + rb")"

@@ -8,14 +8,14 @@ test holds the two together).
 
 from __future__ import annotations
 
-import re
+from harmony_doctor.lazy_regex import Pattern
 
 # What `detect_format` needs to find tokens, in bytes: a JSON or SSE start, Harmony markup
 # anywhere, or a first line of ids (ASCII whitespace and the separators str.strip() drops).
-_TOKEN_START = re.compile(rb"[\[{]|data:")
-_ID_LINE = re.compile(rb"[\[\(\]\),\s\x1c-\x1f\x80-\xff\d-]*")  # non-ASCII: detect_format decides
-_LEADING = re.compile(rb"[ \t\n\r\x0b\x0c\x1c-\x1f]*")
-_MARKUP = re.compile(rb"<\|")  # the regex engine searches 2x faster than `in` here
+_TOKEN_START = Pattern(rb"[\[{]|data:")
+_ID_LINE = Pattern(rb"[\[\(\]\),\s\x1c-\x1f\x80-\xff\d-]*")  # non-ASCII: detect_format decides
+_LEADING = Pattern(rb"[ \t\n\r\x0b\x0c\x1c-\x1f]*")
+_MARKUP = Pattern(rb"<\|")  # the regex engine searches 2x faster than `in` here
 
 
 def may_hold_tokens(data: bytes) -> bool:

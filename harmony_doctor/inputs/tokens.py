@@ -27,17 +27,18 @@ from harmony_doctor.inputs.id_lists import (
 )
 from harmony_doctor.inputs.text_lines import LINE_BREAKS, numbered_lines, stripped_bounds
 from harmony_doctor.inputs.vllm_requests import LOG_MARKER, has_vllm_record, vllm_streams
+from harmony_doctor.lazy_regex import Pattern
 from harmony_doctor.models import TokenInput
 
 OUTPUT_KEYS = ("output_token_ids", "token_ids", "output_ids", "completion_token_ids")
 PROMPT_KEYS = ("prompt_token_ids", "input_ids", "prompt_ids")
 
-_IDS_RE = re.compile(r"[\[\(]?\s*-?\d+(?:\s*[,\s]\s*-?\d+)*+\s*,?\s*[\]\)]?")  # *+: no stack
-_SPECIAL_TEXT_RE = re.compile(r"<\|(?:start|end|message|channel|return|call|constrain)\|>")
-_LOGPROB_ID_RE = re.compile(r"token_id:(\d+)")
-_SSE_LINE = re.compile(r"(?m)^[ \t]*(?:data|event|id):")
-_SPACE = re.compile(r"\s*")
-_FIRST_LINE = re.compile(f"[^{LINE_BREAKS}]*")  # the first line as splitlines() cuts it
+_IDS_RE = Pattern(r"[\[\(]?\s*-?\d+(?:\s*[,\s]\s*-?\d+)*+\s*,?\s*[\]\)]?")  # *+: no stack
+_SPECIAL_TEXT_RE = Pattern(r"<\|(?:start|end|message|channel|return|call|constrain)\|>")
+_LOGPROB_ID_RE = Pattern(r"token_id:(\d+)")
+_SSE_LINE = Pattern(r"(?m)^[ \t]*(?:data|event|id):")
+_SPACE = Pattern(r"\s*")
+_FIRST_LINE = Pattern(f"[^{LINE_BREAKS}]*")  # the first line as splitlines() cuts it
 
 
 def parse_tokens(

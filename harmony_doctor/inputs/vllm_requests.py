@@ -18,16 +18,17 @@ from harmony_doctor.harmony.vocab import VOCAB_SIZE
 from harmony_doctor.inputs import log_words as words
 from harmony_doctor.inputs.id_lists import Stream, finish, parse_id_list
 from harmony_doctor.inputs.text_lines import numbered_lines
+from harmony_doctor.lazy_regex import Pattern
 from harmony_doctor.models import TokenInput
 from harmony_doctor.native import native_for, vllm_output_line
 
 # A line that logs ids under vLLM's keys (or logs `None` there).
-LOG_MARKER = re.compile(r"\b(?:output_token_ids|prompt_token_ids)\s*[:=]\s*(?:\[|None)")
-_GENERATED_RE = re.compile(  # vLLM's `Generated response <id>[ (streaming delta|complete)]`
+LOG_MARKER = Pattern(r"\b(?:output_token_ids|prompt_token_ids)\s*[:=]\s*(?:\[|None)")
+_GENERATED_RE = Pattern(  # vLLM's `Generated response <id>[ (streaming delta|complete)]`
     rf"{re.escape(words.VLLM_GENERATED)}(?P<id>[^\s:]+)(?P<mode>{words.either(words.VLLM_MODES)})?"
 )
-_PROMPT_LINE_RE = re.compile(r"(?:Received request|Request) (?P<id>[^\s:]+)")
-_FINISH_RE = re.compile(re.escape(words.VLLM_FINISH_KEY) + r"[:=]\s*'?(?P<reason>\w+)")
+_PROMPT_LINE_RE = Pattern(r"(?:Received request|Request) (?P<id>[^\s:]+)")
+_FINISH_RE = Pattern(re.escape(words.VLLM_FINISH_KEY) + r"[:=]\s*'?(?P<reason>\w+)")
 
 
 def has_vllm_record(text: str) -> bool:

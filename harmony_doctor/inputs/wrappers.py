@@ -40,7 +40,6 @@ input) lines are kept whole. A Loki API document is parsed whole, up to DOCUMENT
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -57,6 +56,7 @@ from harmony_doctor.inputs.timestamps import (
     canonical_utc,
     own_stamp,
 )
+from harmony_doctor.lazy_regex import Pattern
 from harmony_doctor.native import chunk_lines, starts_like_wrapped, unwrap_records
 
 DOCUMENT_LIMIT = 256 * 1024 * 1024  # a Loki API response is parsed whole up to this size
@@ -109,13 +109,13 @@ class Unwrapped:
 _ISO = rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)"
 _CRI_STREAMS = either(CRI_STREAMS).encode()
 _CRI_TAGS = either((CRI_PIECE, CRI_WHOLE)).encode()
-_CRI = re.compile(rb"^(" + _ISO + rb") (" + _CRI_STREAMS + rb") (" + _CRI_TAGS + rb")(?: |$)")
-_SHORT = re.compile(
+_CRI = Pattern(rb"^(" + _ISO + rb") (" + _CRI_STREAMS + rb") (" + _CRI_TAGS + rb")(?: |$)")
+_SHORT = Pattern(
     rb"^(?:(" + either(MONTHS).encode() + rb") ([ \d]\d) (\d\d:\d\d:\d\d)(?:\.\d+)?"
     rb"|(" + _ISO + rb")) (\S+) ([^\s:\[]+)(?:\[(\d+)\])?: ?"
 )
-_LOGCLI = re.compile(rb"^(" + _ISO + rb") (\{[^{}]*\}) ")
-_JOURNAL_NOTE = re.compile(
+_LOGCLI = Pattern(rb"^(" + _ISO + rb") (\{[^{}]*\}) ")
+_JOURNAL_NOTE = Pattern(
     rb"^-- (?:Boot [0-9a-f]+|Reboot|Logs begin at |Journal begins at |No entries|Journal ).*--?$"
 )
 

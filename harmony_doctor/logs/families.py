@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from harmony_doctor.logs.lazy import Pattern
+from harmony_doctor.lazy_regex import Pattern
 from harmony_doctor.models import Kind
 
 # Qwen's `<tool_call>`, Llama's `<function=...>` and `<|python_tag|>`, Mistral's `[TOOL_CALLS]`,

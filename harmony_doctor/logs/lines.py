@@ -7,7 +7,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
-from harmony_doctor.logs.lazy import Pattern
+from harmony_doctor.lazy_regex import Pattern
 from harmony_doctor.logs.servers import path_server, server_shapes, text_server
 from harmony_doctor.models import Server
 from harmony_doctor.native import native_for, new_anatomy

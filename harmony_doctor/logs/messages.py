@@ -18,7 +18,7 @@ from harmony_doctor.faults.catalogue import (
 )
 from harmony_doctor.harmony.vocab import START, harmony_special_tokens
 from harmony_doctor.inputs.text_lines import stripped_end
-from harmony_doctor.logs.lazy import Pattern
+from harmony_doctor.lazy_regex import Pattern
 from harmony_doctor.logs.lines import MAX_MESSAGE_CHARS, clip
 from harmony_doctor.logs.remainder import parse_remainder, strip_unbalanced, unescape
 from harmony_doctor.logs.words import Remainder as Remainder
@@ -32,7 +32,7 @@ OPENER_REACH: Final = 4096  # characters before a message its opening quote may 
 
 
 # The message forms (faults/catalogue.py), compiled in the order they are tried.
-_FORMS: tuple[tuple[FormName, Pattern], ...] = tuple(
+_FORMS: tuple[tuple[FormName, Pattern[str]], ...] = tuple(
     (form.name, Pattern(form.pattern, re.I)) for form in MESSAGE_FORMS if form.pattern
 )
 _CANONICAL: dict[FormName, str] = {f.name: f.canonical for f in MESSAGE_FORMS if f.canonical}
@@ -77,13 +77,13 @@ _STOP_MARKUP = Pattern(r"<\|(?:end|call|return)\|>")
 
 
 # Per form, the words one of which each of its matches holds (a form without them: any word).
-_FORM_WORDS: tuple[tuple[FormName, Pattern, frozenset[str]], ...] = tuple(
+_FORM_WORDS: tuple[tuple[FormName, Pattern[str], frozenset[str]], ...] = tuple(
     (name, form, frozenset(FORM[name].keywords or _FRAGMENTS)) for name, form in _FORMS
 )
-_FORMS_WITH: dict[tuple[str, ...], tuple[tuple[FormName, Pattern], ...]] = {}
+_FORMS_WITH: dict[tuple[str, ...], tuple[tuple[FormName, Pattern[str]], ...]] = {}
 
 
-def _forms_for(text: str, gate: bool = True) -> tuple[tuple[FormName, Pattern], ...]:
+def _forms_for(text: str, gate: bool = True) -> tuple[tuple[FormName, Pattern[str]], ...]:
     """The forms that can match in `text`, in the order they are tried.
 
     Each match of a form holds one of its keywords (faults/catalogue.py), so on ASCII text a

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from harmony_doctor.logs.lazy import Pattern
+from harmony_doctor.lazy_regex import Pattern
 from harmony_doctor.logs.lines import (
     CARETS,
     CHAIN,
@@ -283,7 +283,7 @@ class Shapes:
         return shape
 
 
-def ordinary_shapes() -> tuple[Pattern, Pattern]:
+def ordinary_shapes() -> tuple[Pattern[str], Pattern[str]]:
     """The traceback shapes a line `observe` only counts matches none of, and the start of a
     request's record (logs/firstpass.py hands both to Rust)."""
     return _ANY_TRACEBACK_SHAPE, _REQUEST_START

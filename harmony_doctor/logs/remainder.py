@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from harmony_doctor.logs.lazy import Pattern
+from harmony_doctor.lazy_regex import Pattern
 from harmony_doctor.logs.words import MAX_WORD, Remainder, Words, cut_word
 
 _PAIRS = {")": "(", "]": "[", "}": "{"}

@@ -6,7 +6,7 @@ import re
 from functools import lru_cache
 from typing import Final
 
-from harmony_doctor.logs.lazy import Pattern
+from harmony_doctor.lazy_regex import Pattern
 from harmony_doctor.models import Server
 
 _PACKAGE_SERVERS: dict[str, Server] = {
@@ -24,7 +24,7 @@ _STARTS_SGLANG = Pattern(_SGLANG_STAMP)
 # names, so the tag alone is vLLM's only where nothing else in the text names a server.
 _FILE_TAG = r"\[(?:serving_chat|serving|serving_responses|api_server)\.py:\d+\]"
 _SHARED = Pattern(_FILE_TAG)
-_LINE_SERVERS: tuple[tuple[Server, Pattern], ...] = (
+_LINE_SERVERS: tuple[tuple[Server, Pattern[str]], ...] = (
     ("vllm", Pattern(r"\((?:APIServer|EngineCore\w*|VllmWorker\w*|Worker\w*)\b[^()]*pid=\d+")),
     ("vllm", Pattern(r"\bvllm\.(?:entrypoints|engine|v1|parser)\b|\bvllm serve\b")),
     ("vllm", Pattern(_FILE_TAG)),
@@ -61,7 +61,7 @@ _GROUP_SERVERS: dict[str, Server] = {
 }
 
 
-def server_shapes() -> tuple[Pattern, list[tuple[str, Server]]]:
+def server_shapes() -> tuple[Pattern[str], list[tuple[str, Server]]]:
     """The shapes' one regular expression, and per shape the name of its group and its server
     (the first group that matches names the server, as `text_server_reference` reads it)."""
     return _ANY_SERVER, list(_GROUP_SERVERS.items())

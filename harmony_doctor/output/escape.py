@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from harmony_doctor.lazy_regex import Pattern
 from harmony_doctor.output.styles import ESCAPED
 
 if TYPE_CHECKING:  # one_line serves stderr without loading rich
@@ -23,13 +24,13 @@ if TYPE_CHECKING:  # one_line serves stderr without loading rich
 _UNSAFE_CHARS = (
     r"\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff"
 )
-_UNSAFE = re.compile(f"[{_UNSAFE_CHARS}]")
-_UNSAFE_ON_ONE_LINE = re.compile(f"[\\n\\t{_UNSAFE_CHARS}]")
+_UNSAFE = Pattern(f"[{_UNSAFE_CHARS}]")
+_UNSAFE_ON_ONE_LINE = Pattern(f"[\\n\\t{_UNSAFE_CHARS}]")
 _NAMED = {"\n": "\\n", "\t": "\\t"}
 # Whitespace controls that one_line folds like a space rather than shows: they only move the
 # cursor, and a multi-line message (or CRLF text) reads best as one line.
 _FOLDED_CONTROLS = "\x0b\x0c\r"
-_WHITESPACE_RUN = re.compile(r"\s+")
+_WHITESPACE_RUN = Pattern(r"\s+")
 
 
 def _escape_char(ch: str) -> str:
@@ -112,11 +113,11 @@ def shorten(value: str, limit: int) -> str:
 
 # What Markdown may read as markup inside a line: emphasis, code, links, HTML and entities,
 # table cells, strikethrough. Escaped with a backslash (CommonMark escapes any ASCII punctuation).
-_MARKDOWN_INLINE = re.compile(r"[\\`*_\[\]<>|&~]")
+_MARKDOWN_INLINE = Pattern(r"[\\`*_\[\]<>|&~]")
 # What Markdown reads as a block only at the start of a line: a heading, a list item, a setext
 # underline (escaped with a backslash), an ordered list's `1.` or `1)` (its `.` or `)` escaped).
-_MARKDOWN_BLOCK_START = re.compile(r"^(?P<indent> {0,3})(?P<mark>[#+\-=]|\d+[.)])")
-_BACKTICKS = re.compile(r"`+")
+_MARKDOWN_BLOCK_START = Pattern(r"^(?P<indent> {0,3})(?P<mark>[#+\-=]|\d+[.)])")
+_BACKTICKS = Pattern(r"`+")
 
 
 def _printable_line(text: str) -> str:

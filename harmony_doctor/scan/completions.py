@@ -4,7 +4,6 @@ clean (scan/source.py feeds it the scan core's id lines)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from functools import cache
 from typing import TYPE_CHECKING, TypeAlias
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING, TypeAlias
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import FIRST_SPECIAL, MESSAGE, VOCAB_SIZE
 from harmony_doctor.inputs.wrappers import Unwrapper
+from harmony_doctor.lazy_regex import Pattern
 from harmony_doctor.models import TokenInput
 from harmony_doctor.native import native_for, vllm_output_key
 from harmony_doctor.scan.core import IdLine, hour_key
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from harmony_doctor.models import ScanEvent
     from harmony_doctor.native import OutputKey
 
-_RESPONSE_ID = re.compile(rb"Generated response ([^\s:(]+)")
+_RESPONSE_ID = Pattern(rb"Generated response ([^\s:(]+)")
 MAX_PENDING = 10_000  # vLLM requests waiting for their last log line
 # What diagnosing a kept completion finds (scan/findings.py completion_diagnosis).
 Diagnose: TypeAlias = "Callable[[TokenInput, Place], Iterable[ScanEvent]]"

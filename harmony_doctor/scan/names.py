@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import re
 
-_COMPRESSED = re.compile(r"\.(?:gz|bz2|xz|zst|zstd|lz4)$", re.I)
-_ROTATED = re.compile(
+from harmony_doctor.lazy_regex import Pattern
+
+_COMPRESSED = Pattern(r"\.(?:gz|bz2|xz|zst|zstd|lz4)$", re.I)
+_ROTATED = Pattern(
     r"(?:\.\d{1,3}|[._-]\d{8}(?:[_T-]?\d{4,6})?|[._-]\d{4}-\d\d-\d\d(?:[_T-]\d\d(?::?\d\d){0,2})?)$"
 )
-_STREAM = re.compile(
+_STREAM = Pattern(
     r"(?i)(?:[._-](?:stdout|stderr|out|err)(?=[._-]|$)|^(?:stdout|stderr)(?=[._-]|$))"
 )
 

@@ -11,17 +11,18 @@ from pathlib import Path
 
 from harmony_doctor.errors import InputError
 from harmony_doctor.inputs.files import Source, compression_of, open_binary
+from harmony_doctor.lazy_regex import Pattern
 from harmony_doctor.scan.documents import read_head
 
 # What scan's own pages start with, whatever they were renamed to (output/html_report.py,
 # output/prometheus.py write them): read as logs, they would count their failures again.
 _OWN_PAGES = (
     (
-        re.compile(rb"\A\s*<!DOCTYPE html>\s*<html[^>]*>.{0,2048}?<title>harmony-doctor ", re.S),
+        Pattern(rb"\A\s*<!DOCTYPE html>\s*<html[^>]*>.{0,2048}?<title>harmony-doctor ", re.S),
         "an HTML report written by harmony-doctor, not a log",
     ),
     (
-        re.compile(rb"\A# HELP harmony_doctor_\w+ "),
+        Pattern(rb"\A# HELP harmony_doctor_\w+ "),
         "a Prometheus textfile written by harmony-doctor",
     ),
 )
@@ -60,14 +61,14 @@ SNIFF = 64 * 1024  # bytes read to tell a file scan wrote from a log
 # What scan writes (scan/summary.py's columns): an events file's first columns, in order, and
 # the summary's; recognised by content, so a renamed or moved export is still not a log.
 _EVENTS_HEADER = b"file,line,timestamp,pid,server,harmony_version,kind,code,severity"
-_EVENTS_KEYS = re.compile(
+_EVENTS_KEYS = Pattern(
     rb'^\{"file": ?"[^\n]*"line": ?[^\n]*"harmony_version": ?[^\n]*"raise_index"'
 )
 # The request tallies written beside an events file (scan/summary.py's REQUEST_COLUMNS).
 _TALLIES_HEADER = b"file,pid,server,hour,count,origin"
 # (an empty one's row has `"file": null`: it names its events file's digest only)
-_TALLIES_KEYS = re.compile(rb'^\{"file": ?(?:"|null)[^\n]*"pid": ?[^\n]*"hour": ?[^\n]*"count": ?')
-_SUMMARY_HEADER = re.compile(
+_TALLIES_KEYS = Pattern(rb'^\{"file": ?(?:"|null)[^\n]*"pid": ?[^\n]*"hour": ?[^\n]*"count": ?')
+_SUMMARY_HEADER = Pattern(
     rb"^[a-z_,]*count,share,requests,rate,(?:rate_note,)?(?:unrated,)?first_seen,last_seen,"
     rb"example\r?\n"
 )

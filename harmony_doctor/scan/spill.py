@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shutil
 import stat
 import uuid
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harmony_doctor.errors import OutputError
+from harmony_doctor.lazy_regex import Pattern
 from harmony_doctor.scan.found import SourceScan
 from harmony_doctor.scan.records import EventSpill, ScanOptions, host_name
 
@@ -159,7 +159,7 @@ def _found_any(found: SourceScan) -> bool:
     return bool(found.errors or found.completions or found.replayed or found.rejected)
 
 
-_SPILL = re.compile(r"harmony-doctor-spill-([0-9a-f]{8})-([0-9]{1,10})-[0-9a-f]{32}")
+_SPILL = Pattern(r"harmony-doctor-spill-([0-9a-f]{8})-([0-9]{1,10})-[0-9a-f]{32}")
 
 
 def spill_path(parent: Path) -> Path:

@@ -209,12 +209,12 @@ def test_a_traceback_loads_no_reader_of_other_texts() -> None:
     """Descriptions, markup leaks, quoted ids and frames (evidence/) are read in what a
     traceback does not show: their readers are not imported (evidence/combine.py imports each
     where first asked), and another model family's patterns (logs/families.py) are compiled
-    where first used (logs/lazy.py), not at import."""
+    where first used (lazy_regex.py), not at import."""
     readers = [f"harmony_doctor.evidence.{name}" for name in ("prose", "markup", "ids", "frames")]
     assert _after_explain(f"[m for m in {readers!r} if m in sys.modules]") == []
     families = (
         "[(k, 'compiled' in vars(v)) for k, v in vars(sys.modules['harmony_doctor.logs.families'])"
-        ".items() if type(v).__module__ == 'harmony_doctor.logs.lazy']"
+        ".items() if type(v).__module__ == 'harmony_doctor.lazy_regex']"
     )
     found = _after_explain(families)
     assert len(found) == 4

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harmony_doctor.logs.lazy import Pattern
+from harmony_doctor.lazy_regex import Pattern
 from harmony_doctor.native import use_native
 
 _MODULES = ("describe", "extract", "lines", "messages", "process", "servers", "stripped")
@@ -52,7 +52,7 @@ def _compiled_after(code: str) -> list[str]:
     probe = (
         "import sys\n"
         f"{code}\n"
-        "from harmony_doctor.logs.lazy import Pattern\n"
+        "from harmony_doctor.lazy_regex import Pattern\n"
         "def walk(value):\n"
         "    if isinstance(value, Pattern):\n"
         "        yield value\n"
