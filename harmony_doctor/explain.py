@@ -20,10 +20,9 @@ from typing import TYPE_CHECKING
 
 from harmony_doctor.choices import InputFormat, ParseRole
 from harmony_doctor.errors import InputError
-from harmony_doctor.inputs import tokens as token_input
 from harmony_doctor.inputs.lengths import one_completion, refuse_long_lists
 from harmony_doctor.inputs.paste import Paste, Piece, lines_of, opens_as_log, read_paste
-from harmony_doctor.inputs.vllm_requests import logged_completions
+from harmony_doctor.inputs.token_sniff import detect_format
 from harmony_doctor.lazy_regex import Pattern
 
 if TYPE_CHECKING:
@@ -186,7 +185,7 @@ def read_as(text: str, input_format: InputFormat = "auto", request: str | None =
 def _read_plain(text: str, body: str) -> Reading:
     """A text with no paste furniture: a log, a stream, or a JSON body without ids."""
     try:
-        shape = token_input.detect_format(body)
+        shape = detect_format(body)
     except InputError:
         from harmony_doctor import logs
 
@@ -215,8 +214,10 @@ def _read_plain(text: str, body: str) -> Reading:
         return Reading(found)  # ids under vLLM's key names, not in its log: the ids reader's
     if shape in ("text", "vllm-log"):
         return Reading(None, text)
+    from harmony_doctor.inputs.tokens import parse_tokens  # ids in sight: their reader
+
     try:
-        token_input.parse_tokens(body, _no_encode, shape, None)
+        parse_tokens(body, _no_encode, shape, None)
     except InputError as exc:
         if found:
             return Reading(found)  # a JSON error body without token ids
@@ -237,8 +238,10 @@ def _read_plain(text: str, body: str) -> Reading:
 def _request_log(body: str) -> bool:
     """Ids the way vLLM's request log carries them, not only its key names (a
     `RequestOutput(... prompt_token_ids=[...])` repr is no request log)."""
+    from harmony_doctor.inputs.tokens import parse_tokens
+
     try:
-        token_input.parse_tokens(body, _no_encode, "vllm-log")
+        parse_tokens(body, _no_encode, "vllm-log")
     except InputError as exc:
         return not str(exc).startswith("no vLLM request-log lines")
     return True
@@ -315,7 +318,7 @@ def _completion(piece: Piece) -> bool:
     if piece.kind != "block":
         return False
     try:
-        shape = token_input.detect_format(body)
+        shape = detect_format(body)
     except InputError:
         return False
     return shape in ("ids", "json", "jsonl")
@@ -398,12 +401,11 @@ def explain_input(
             leak = combine.described_leak(text, reading.pieces)
             found = () if leak is None else (leak,)
     elif found is None:
+        from harmony_doctor.inputs.tokens import parse_tokens
         from harmony_doctor.streams.diagnose import diagnose
 
         known = loaded()
-        inp = one_completion(
-            token_input.parse_tokens(reading.stream, known.encode, input_format, request)
-        )
+        inp = one_completion(parse_tokens(reading.stream, known.encode, input_format, request))
         opened = open_stream or reading.prompt
         if _raw_prompt(inp, reading.stream):
             found = ()  # no Harmony stream: nothing to replay
@@ -475,12 +477,13 @@ def _first_failing(
     header without <|channel|>) is a finding too, as is a warning of a shape only a model
     writes (`_a_finding`)."""
     from harmony_doctor.harmony.vocab import START
+    from harmony_doctor.inputs.tokens import parse_tokens
     from harmony_doctor.streams.diagnose import diagnose
 
     known = vocab.ready_to_judge()
     for piece in pieces:
         try:
-            inp = one_completion(token_input.parse_tokens(piece.text, vocab.encode))
+            inp = one_completion(parse_tokens(piece.text, vocab.encode))
         except InputError:
             continue
         # A fragment that opens with <|start|> quotes whole messages, not a completion.
@@ -560,7 +563,11 @@ def explain_log(
     from harmony_doctor.evidence import combine
 
     completions: tuple[Diagnosis, ...] = ()
-    logged = logged_completions(text) if _OUTPUT_IDS.search(text) else []
+    logged: list[TokenInput] = []
+    if _OUTPUT_IDS.search(text):  # vLLM's reader loads for a log that logged ids only
+        from harmony_doctor.inputs.vllm_requests import logged_completions
+
+        logged = logged_completions(text)
     if logged:
         from harmony_doctor.streams.diagnose import diagnose
 

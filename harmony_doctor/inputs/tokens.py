@@ -8,9 +8,7 @@ request); and raw Harmony text with special-token strings. Every error names whe
 
 from __future__ import annotations
 
-import itertools
 import json
-import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -25,20 +23,17 @@ from harmony_doctor.inputs.id_lists import (
     parse_int,
     select,
 )
-from harmony_doctor.inputs.text_lines import LINE_BREAKS, numbered_lines, stripped_bounds
-from harmony_doctor.inputs.vllm_requests import LOG_MARKER, has_vllm_record, vllm_streams
+from harmony_doctor.inputs.text_lines import numbered_lines
+from harmony_doctor.inputs.token_sniff import detect_format, json_values
+from harmony_doctor.inputs.vllm_requests import vllm_streams
 from harmony_doctor.lazy_regex import Pattern
 from harmony_doctor.models import TokenInput
 
 OUTPUT_KEYS = ("output_token_ids", "token_ids", "output_ids", "completion_token_ids")
 PROMPT_KEYS = ("prompt_token_ids", "input_ids", "prompt_ids")
 
-_IDS_RE = Pattern(r"[\[\(]?\s*-?\d+(?:\s*[,\s]\s*-?\d+)*+\s*,?\s*[\]\)]?")  # *+: no stack
-_SPECIAL_TEXT_RE = Pattern(r"<\|(?:start|end|message|channel|return|call|constrain)\|>")
 _LOGPROB_ID_RE = Pattern(r"token_id:(\d+)")
 _SSE_LINE = Pattern(r"(?m)^[ \t]*(?:data|event|id):")
-_SPACE = Pattern(r"\s*")
-_FIRST_LINE = Pattern(f"[^{LINE_BREAKS}]*")  # the first line as splitlines() cuts it
 
 
 def parse_tokens(
@@ -99,74 +94,12 @@ def _json_streams(body: str, fmt: InputFormat) -> Stream | _DocStreams:
     return _DocStreams(lambda: [(1, doc)])
 
 
-def detect_format(text: str) -> InputFormat:
-    """Guess the shape of `text`; raises InputError when nothing looks like tokens."""
-    lo, hi = stripped_bounds(text)  # text.strip(), not copied: a log may be 100 MB
-    if _IDS_RE.fullmatch(text, lo, hi) and not text.startswith("[", lo):
-        return "ids"
-    if has_vllm_record(text) and not text.startswith(("{", "[", "<|"), lo):
-        return "vllm-log"  # a stream that starts with a special token is Harmony text
-    if text.startswith(("{", "["), lo):
-        stripped = text[lo:hi]
-        try:
-            json.loads(stripped, parse_int=parse_int)
-            return "json"
-        except json.JSONDecodeError:
-            pass
-        except (ValueError, RecursionError):
-            return "json"  # well-formed but unusable: parsing again reports why
-        if stripped.startswith("{") or _json_lines(stripped):
-            return "jsonl"
-        if _looks_like_cut_list(stripped) or _IDS_RE.fullmatch(stripped):
-            return "ids"
-    if text.startswith("data:", lo):
-        return "jsonl"
-    if _SPECIAL_TEXT_RE.search(text):
-        return "text"
-    if LOG_MARKER.search(text):
-        return "vllm-log"
-    first = _FIRST_LINE.match(text, lo).group()[:60]  # type: ignore[union-attr]  # matches ""
-    raise InputError(f"no token ids or Harmony text found (line 1 starts {first!r})")
-
-
-def _json_lines(text: str) -> bool:
-    """Two JSON arrays or objects or more, one after the other (a line each, as a script
-    dumps id lists, or pretty-printed, as `jq` reads a stream of values)."""
-    try:
-        docs = list(itertools.islice(_json_values(text), 2))
-    except InputError:
-        return False
-    return len(docs) == 2 and all(isinstance(doc, list | dict) for _, doc in docs)
-
-
 def _json_docs(text: str) -> Iterator[tuple[int, Any]]:
     """The documents of a JSON-lines text, with the line each starts on: Server-Sent Events
     (`data: {...}`) line by line, else a stream of JSON values however they are laid out."""
     if _SSE_LINE.search(text):
         return _jsonl_docs(text)
-    return _json_values(text)
-
-
-def _json_values(text: str) -> Iterator[tuple[int, Any]]:
-    decoder = json.JSONDecoder(parse_int=parse_int)
-    position, line, counted = 0, 1, 0
-    while True:
-        position = _SPACE.match(text, position).end()  # type: ignore[union-attr]
-        if position == len(text):
-            return
-        line += text.count("\n", counted, position)
-        counted = position
-        try:
-            doc, position = decoder.raw_decode(text, position)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
-            ) from None
-        except RecursionError:
-            raise InputError(f"JSON at line {line} is nested too deeply") from None
-        except ValueError as exc:
-            raise InputError(f"invalid JSON at line {line}: {exc}") from None
-        yield line, doc
+    return json_values(text)
 
 
 def _opened_not_closed(text: str) -> bool:
@@ -174,11 +107,6 @@ def _opened_not_closed(text: str) -> bool:
     stripped = text.strip()
     closing = {"[": "]", "(": ")"}.get(stripped[:1])
     return closing is not None and not stripped.endswith(closing)
-
-
-def _looks_like_cut_list(text: str) -> bool:
-    """`[1, 2, 3` with no closing bracket: a list a log cut short."""
-    return bool(re.fullmatch(r"\[\s*-?\d+(?:\s*,\s*-?\d+)*+\s*,?", text))
 
 
 def _from_text(text: str, encode: Callable[[str], list[int]]) -> TokenInput:

@@ -18,30 +18,12 @@ from harmony_doctor.harmony.vocab import VOCAB_SIZE
 from harmony_doctor.inputs import log_words as words
 from harmony_doctor.inputs.id_lists import Stream, finish, parse_id_list
 from harmony_doctor.inputs.text_lines import numbered_lines
+from harmony_doctor.inputs.token_sniff import GENERATED_RE, PROMPT_LINE_RE
 from harmony_doctor.lazy_regex import Pattern
 from harmony_doctor.models import TokenInput
 from harmony_doctor.native import native_for, vllm_output_line
 
-# A line that logs ids under vLLM's keys (or logs `None` there).
-LOG_MARKER = Pattern(r"\b(?:output_token_ids|prompt_token_ids)\s*[:=]\s*(?:\[|None)")
-_GENERATED_RE = Pattern(  # vLLM's `Generated response <id>[ (streaming delta|complete)]`
-    rf"{re.escape(words.VLLM_GENERATED)}(?P<id>[^\s:]+)(?P<mode>{words.either(words.VLLM_MODES)})?"
-)
-_PROMPT_LINE_RE = Pattern(r"(?:Received request|Request) (?P<id>[^\s:]+)")
 _FINISH_RE = Pattern(re.escape(words.VLLM_FINISH_KEY) + r"[:=]\s*'?(?P<reason>\w+)")
-
-
-def has_vllm_record(text: str) -> bool:
-    """A line that logs ids the way vLLM does, not only the key (Harmony text may quote it)."""
-    from harmony_doctor.inputs.paste import lines_of  # a line at a time: a log is not copied
-
-    return any(
-        LOG_MARKER.search(line) and (_GENERATED_RE.search(line) or _PROMPT_LINE_RE.search(line))
-        for part in lines_of(text)
-        if "token_ids" in part
-        for line in part.splitlines()
-        if "token_ids" in line
-    )
 
 
 @dataclass(frozen=True)
@@ -60,7 +42,7 @@ def parse_vllm_line(line: str, number: int) -> VllmRecord | None:
     """The token ids a vLLM request-log line carries, or None for any other line."""
     if "token_ids" not in line:
         return None
-    generated = _GENERATED_RE.search(line)
+    generated = GENERATED_RE.search(line)
     if generated is not None:
         ids, cut = _ids_after(line, words.VLLM_OUTPUT_KEY, number)
         finish = _FINISH_RE.search(line[line.rfind(words.VLLM_FINISH_KEY) :])
@@ -71,7 +53,7 @@ def parse_vllm_line(line: str, number: int) -> VllmRecord | None:
         complete = mode == words.VLLM_COMPLETE
         kind: Literal["output", "complete"] = "complete" if complete else "output"
         return VllmRecord(generated["id"], kind, ids, cut, reason, delta=mode == words.VLLM_DELTA)
-    prompt_line = _PROMPT_LINE_RE.search(line)
+    prompt_line = PROMPT_LINE_RE.search(line)
     if prompt_line is not None and "prompt_token_ids" in line:
         ids, cut = _ids_after(line, "prompt_token_ids", number)
         return VllmRecord(prompt_line["id"], "prompt", ids, cut, None)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from harmony_doctor.choices import ParseRole
 from harmony_doctor.errors import InputError
 from harmony_doctor.inputs.files import CHUNK, Readable
-from harmony_doctor.inputs.token_sniff import may_hold_tokens
+from harmony_doctor.inputs.token_sniff import detect_format, may_hold_tokens
 
 if TYPE_CHECKING:
     from harmony_doctor.harmony.vocab import Vocab
@@ -113,7 +113,6 @@ def as_document(
     # explain's reader and decision load only for an input that may be one token stream.
     from harmony_doctor.explain import count_lines, explain_text, log_failures
     from harmony_doctor.inputs.reader import unwrap_whole
-    from harmony_doctor.inputs.tokens import detect_format
 
     text = unwrap_whole([data], label).text
     if not text.strip():

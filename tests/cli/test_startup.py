@@ -152,6 +152,9 @@ _NEVER = ("pydantic", "openai_harmony", "importlib.metadata", "harmony_doctor.ou
                 "harmony_doctor.models.scan",  # nor events or tallies
                 "harmony_doctor.models.salvage",
                 "shlex",  # a token stream's next steps only
+                "harmony_doctor.inputs.tokens",  # no ids in sight (inputs/token_sniff.py)
+                "harmony_doctor.inputs.vllm_requests",  # no logged completion
+                "harmony_doctor.inputs.id_lists",
             ),
         ),
         (

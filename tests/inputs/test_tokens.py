@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import Vocab
-from harmony_doctor.inputs.tokens import detect_format, parse_tokens
+from harmony_doctor.inputs.token_sniff import detect_format
+from harmony_doctor.inputs.tokens import parse_tokens
 from harmony_doctor.models import TokenInput
 
 
