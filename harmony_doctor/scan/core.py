@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from harmony_doctor.faults import catalogue, shapes
 from harmony_doctor.faults.shapes import LineShape
+from harmony_doctor.inputs.files import MAX_LINE
 from harmony_doctor.inputs.log_words import PID_KEY
 from harmony_doctor.native import new_core
 
@@ -20,6 +21,12 @@ if TYPE_CHECKING:
     from harmony_doctor.native import Batch as NativeBatch
 
 Meta = list[tuple[int, bytes | None, int | None]]
+# A failure window's reach, both cores' defaults (scan/source.py reads with them): the context
+# bytes before an error line (the traceback) and after it (wrapped or multi-line messages), and
+# the size past which a window of merged hits is emitted.
+BEFORE = 3 * 1024
+AFTER = 1024
+MAX_WINDOW = 1024 * 1024
 TallyKey = tuple[str, int | None, bytes | None]
 
 
@@ -105,10 +112,10 @@ class NativeCore:
 
     def __init__(
         self,
-        before: int = 3072,
-        after: int = 1024,
-        max_line: int = 4 * 1024 * 1024,
-        max_window: int = 1024 * 1024,
+        before: int = BEFORE,
+        after: int = AFTER,
+        max_line: int = MAX_LINE,
+        max_window: int = MAX_WINDOW,
         ids: bool = True,
         anchors: Sequence[bytes] = ERROR_ANCHORS,
         markup_line: bytes = MARKUP_LINE,

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import os
 
+from harmony_doctor.inputs.files import MAX_LINE
 from harmony_doctor.native import native_available
-from harmony_doctor.scan.core import CoreLike, NativeCore
+from harmony_doctor.scan.core import AFTER, BEFORE, MAX_WINDOW, CoreLike, NativeCore
 
 # "1" or "2": the Rust core scans a large chunk's lines on that many threads (the results are
 # the same); unset: see core_threads.
@@ -26,10 +27,10 @@ def core_threads() -> int:
 
 
 def make_core(
-    before: int = 3072,
-    after: int = 1024,
-    max_line: int = 4 * 1024 * 1024,
-    max_window: int = 1024 * 1024,
+    before: int = BEFORE,
+    after: int = AFTER,
+    max_line: int = MAX_LINE,
+    max_window: int = MAX_WINDOW,
     ids: bool = True,
     native: bool | None = None,
     threads: int | None = None,

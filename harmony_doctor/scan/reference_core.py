@@ -11,12 +11,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from harmony_doctor.faults.shapes import LineShape
+from harmony_doctor.inputs.files import MAX_LINE
 from harmony_doctor.inputs.timestamps import HEAD, own_stamp
 from harmony_doctor.scan.core import (
+    AFTER,
+    BEFORE,
     ERROR_ANCHORS,
     LINE_SHAPES,
     MARKUP,
     MARKUP_LINE,
+    MAX_WINDOW,
     Batch,
     IdLine,
     Meta,
@@ -73,10 +77,10 @@ class Core:
 
     def __init__(
         self,
-        before: int = 3072,
-        after: int = 1024,
-        max_line: int = 4 * 1024 * 1024,
-        max_window: int = 1024 * 1024,
+        before: int = BEFORE,
+        after: int = AFTER,
+        max_line: int = MAX_LINE,
+        max_window: int = MAX_WINDOW,
         ids: bool = True,
         anchors: Sequence[bytes] = ERROR_ANCHORS,
         markup_line: bytes = MARKUP_LINE,

@@ -31,7 +31,16 @@ from harmony_doctor.logs.servers import server_in
 from harmony_doctor.models import LogError
 from harmony_doctor.native import reuse_large_buffers, use_native
 from harmony_doctor.scan.completions import MAX_PENDING, CompletionReader, Diagnose
-from harmony_doctor.scan.core import Batch, CoreLike, TallyKey, Window, own_pid
+from harmony_doctor.scan.core import (
+    AFTER,
+    BEFORE,
+    MAX_WINDOW,
+    Batch,
+    CoreLike,
+    TallyKey,
+    Window,
+    own_pid,
+)
 from harmony_doctor.scan.cores import make_core
 from harmony_doctor.scan.found import Clock, Mark, Place, SourceScan
 from harmony_doctor.scan.threads import CHUNK, CORE_QUEUE, CoreThread, read_ahead
@@ -41,9 +50,6 @@ if TYPE_CHECKING:
     from harmony_doctor.logs.extract import _Extractor
 
 ZEROED_RUN = 16  # NULs in a row that are a hole, not a quoted byte (as encodings.py decides)
-BEFORE = 3 * 1024  # context bytes before an error line (the traceback)
-AFTER = 1024  # context bytes after it (wrapped or multi-line messages)
-MAX_WINDOW = 1024 * 1024  # a window of merged hits is emitted once it would grow past this
 # Wrapper metadata kept for lines this far behind the read position: windows reach back at most
 # BEFORE + MAX_WINDOW bytes, plus the chunks the core has not settled yet, plus the chunks
 # queued for (or being read by) the core's thread whose batches are not taken yet.
