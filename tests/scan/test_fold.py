@@ -274,13 +274,21 @@ def test_rows_held_between_refolds_keep_no_batch_alive(tmp_path: Path) -> None:
         full = events_frame(()).join(frame, how="cross").head(0)  # the schema
         frame = pl.concat([full, frame], how="diagonal_relaxed").select(full.columns)
         write_frame(frame, tmp_path / "spill")
-    done = subprocess.run(
-        [sys.executable, "-c", _HELD_ROWS, str(tmp_path / "spill")],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, "_RJEM_MALLOC_CONF": "dirty_decay_ms:0,muzzy_decay_ms:0"},  # the CLI's
-    )
-    events, grown = map(int, done.stdout.split())
-    assert events == 48 * 4096
-    assert grown < 20, f"{grown} MiB grown while 48 batches were folded"
+    # The least of three runs: a batch held alive grows every run alike; once in a CI rehearsal
+    # on a loaded machine one run grew 49 MiB where 16 others grew 4-8 (the spill files are
+    # memory-mapped: their pages count in VmRSS as the page cache has them).
+    runs = []
+    for _ in range(3):
+        done = subprocess.run(
+            [sys.executable, "-c", _HELD_ROWS, str(tmp_path / "spill")],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "_RJEM_MALLOC_CONF": "dirty_decay_ms:0,muzzy_decay_ms:0"},
+        )
+        events, grown = map(int, done.stdout.split())
+        assert events == 48 * 4096
+        runs.append(grown)
+        if grown < 20:
+            break
+    assert min(runs) < 20, f"{runs} MiB grown while 48 batches were folded"
