@@ -215,7 +215,7 @@ impl Anatomy {
         if !plain(b) || (b.contains(&b'&') && c.entity.regex.is_match(b)) {
             return None;
         }
-        let evidence = c.servers.evidence(b);
+        let evidence = c.servers.evidence(b)?;
         let mut pos = 0;
         if b.first().copied().is_some_and(is_blank) {
             // an indented paste: the prefix may follow the indentation

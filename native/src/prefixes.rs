@@ -3,10 +3,10 @@
 //! decide them (crate::anatomy finds the alternation's match, then asks here what it read).
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use crate::patterns;
-use crate::pyre::Translated;
+use crate::pyre::{Deferred, Translated};
 
 /// The names of one prefix shape's groups in the prefixes' pattern (Python's `shape_3`,
 /// `key_3`, ...): the shape's own group, and its key, time and pid groups where it has them.
@@ -21,12 +21,40 @@ pub struct ShapeNames {
 pub type ShapeGroups = (String, Option<String>, Option<String>, Option<String>);
 
 /// One prefix shape: its branch of the prefixes' pattern alone (a small pattern whose captures
-/// cost a fraction of the whole alternation's), and its groups there.
+/// cost a fraction of the whole alternation's), compiled when a line first needs it (the
+/// shapes after the first that matches a log's lines are never tried), and its groups' names.
 struct Shape {
-    regex: Translated,
+    regex: Deferred,
+    key: Option<String>,
+    ts: Option<String>,
+    pid: Option<String>,
+    compiled: OnceLock<Option<Groups>>,
+}
+
+/// A shape's groups in its branch compiled.
+struct Groups {
     key: Option<usize>,
     ts: Option<usize>,
     pid: Option<usize>,
+}
+
+impl Shape {
+    /// The branch compiled (at the first call) and its groups, or None where it does not
+    /// compile (never: the whole alternation compiled, and each group is in the translation).
+    fn compiled(&self) -> Option<(&Translated, &Groups)> {
+        let regex = self.regex.get()?;
+        let groups = self.compiled.get_or_init(|| {
+            let group = |name: &Option<String>| -> Option<Option<usize>> {
+                match name {
+                    None => Some(None),
+                    Some(n) => regex.group(n).ok().map(Some),
+                }
+            };
+            let (key, ts, pid) = (group(&self.key)?, group(&self.ts)?, group(&self.pid)?);
+            Some(Groups { key, ts, pid })
+        });
+        Some((regex, groups.as_ref()?))
+    }
 }
 
 /// What one prefix read gives: its key's, time's and pid's spans, and where Python's match
@@ -57,13 +85,16 @@ impl Prefixes {
         let shapes = patterns::branches(prefixes)?
             .iter()
             .map(|branch| {
-                let regex = Translated::new(branch, true)?;
+                let regex = Deferred::new(branch, true)?;
                 let names = names
                     .iter()
-                    .find(|s| regex.group(&s.shape).is_ok())
+                    .find(|s| regex.has_group(&s.shape))
                     .ok_or_else(|| format!("{branch:?}: no shape's group"))?;
-                let group = |name: &Option<String>| -> Result<Option<usize>, String> {
-                    name.as_deref().map(|n| regex.group(n)).transpose()
+                let group = |name: &Option<String>| -> Result<Option<String>, String> {
+                    match name {
+                        Some(n) if !regex.has_group(n) => Err(format!("no group named {n:?}")),
+                        _ => Ok(name.clone()),
+                    }
                 };
                 let (key, ts, pid) = (group(&names.key)?, group(&names.ts)?, group(&names.pid)?);
                 Ok(Shape {
@@ -71,6 +102,7 @@ impl Prefixes {
                     key,
                     ts,
                     pid,
+                    compiled: OnceLock::new(),
                 })
             })
             .collect::<Result<Vec<_>, String>>()?;
@@ -96,15 +128,24 @@ impl Prefixes {
                 }
             }
         }
-        let shape = self.shapes.iter().find(|s| s.regex.regex.is_match(rest))?;
-        let mut locs = shape.regex.regex.capture_locations();
-        shape.regex.regex.captures_read(&mut locs, rest)?;
+        let mut first = None;
+        for shape in &self.shapes {
+            // a shape that does not compile: declined (Python reads the line)
+            let (regex, groups) = shape.compiled()?;
+            if regex.regex.is_match(rest) {
+                first = Some((regex, groups));
+                break;
+            }
+        }
+        let (regex, groups) = first?;
+        let mut locs = regex.regex.capture_locations();
+        regex.regex.captures_read(&mut locs, rest)?;
         let span = |g: Option<usize>| g.and_then(|g| locs.get(g));
         let read = PrefixRead {
-            key: span(shape.key),
-            ts: span(shape.ts),
-            pid: span(shape.pid),
-            end: shape.regex.end(&locs)?,
+            key: span(groups.key),
+            ts: span(groups.ts),
+            pid: span(groups.pid),
+            end: regex.end(&locs)?,
         };
         if let Ok(mut remembered) = self.remembered.lock() {
             if remembered.len() >= REMEMBERED {
@@ -113,5 +154,40 @@ impl Prefixes {
             remembered.insert(seen.to_vec(), (matched, read));
         }
         Some(read)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(i: usize) -> ShapeNames {
+        ShapeNames {
+            shape: format!("shape_{i}"),
+            key: Some(format!("key_{i}")),
+            ts: None,
+            pid: None,
+        }
+    }
+
+    #[test]
+    fn a_shape_compiles_when_a_line_first_needs_it() {
+        let prefixes = r"(?P<shape_0>^(?P<key_0>a+):)|(?P<shape_1>^(?P<key_1>b+):)|(?P<shape_2>^(?P<key_2>c+):)";
+        let p = Prefixes::new(prefixes, &[names(0), names(1), names(2)]).unwrap();
+        let compiled = |p: &Prefixes| -> Vec<bool> {
+            p.shapes
+                .iter()
+                .map(|s| s.compiled.get().is_some())
+                .collect()
+        };
+        assert_eq!(compiled(&p), vec![false, false, false]);
+        let read = p.read(b"bb: x", 3).unwrap();
+        assert_eq!((read.key, read.end), (Some((0, 2)), 3));
+        // the shapes up to the one that matched, tried in order; not the ones after it
+        assert_eq!(compiled(&p), vec![true, true, false]);
+        assert!(Prefixes::new(prefixes, &[names(0), names(1)]).is_err()); // shape_2 unnamed
+        let mut missing = names(1);
+        missing.pid = Some("pid_1".to_string());
+        assert!(Prefixes::new(prefixes, &[names(0), missing, names(2)]).is_err());
     }
 }

@@ -63,6 +63,44 @@ impl Translated {
     }
 }
 
+/// A pattern translated when made (an error for one without an exact translation) and
+/// compiled at its first use: a reader's patterns tried only on some lines (one prefix shape's
+/// or server shape's branch of an alternation compiled whole) cost nothing until then.
+#[derive(Debug)]
+pub struct Deferred {
+    pattern: String,
+    anchored: bool,
+    /// the translation, kept to name its groups before it is compiled
+    body: String,
+    compiled: std::sync::OnceLock<Option<Translated>>,
+}
+
+impl Deferred {
+    /// As `Translated::new`, but compiled at the first `get`.
+    pub fn new(pattern: &str, anchored: bool) -> Result<Deferred, String> {
+        Ok(Deferred {
+            pattern: pattern.to_string(),
+            anchored,
+            body: translate(pattern)?,
+            compiled: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// Whether the pattern has a group named `name` (as `Translated::group` finds one): the
+    /// translation writes `(?P<name>` for each and escapes every literal `(`, `?` and `<`.
+    pub fn has_group(&self, name: &str) -> bool {
+        self.body.contains(&format!("(?P<{name}>"))
+    }
+
+    /// The compiled pattern (compiled at the first call), or None where it does not compile.
+    pub fn get(&self) -> Option<&Translated> {
+        let compiled = self
+            .compiled
+            .get_or_init(|| Translated::new(&self.pattern, self.anchored).ok());
+        compiled.as_ref()
+    }
+}
+
 /// The name lookaheads made into groups start with (no Python group name holds a dot).
 pub(crate) const AHEAD: &str = "ahead.";
 
@@ -453,6 +491,20 @@ mod tests {
         assert_eq!(is(r"^x\s+(?=msg=)|^x", "x  ms"), Some((0, 1)));
         assert_eq!(is(r"(?:^a|(?P<b>b)(?=c))", "bc"), Some((0, 1)));
         assert!(translate(r"(?:a|b(?=c))").is_ok());
+    }
+
+    #[test]
+    fn a_deferred_pattern_names_its_groups_before_it_compiles() {
+        let d = Deferred::new(r"(?P<ts>\d+)\(\?P<fake>[(?P<no>]|(?=x)", true).unwrap();
+        assert!(d.has_group("ts"));
+        assert!(d.has_group("ahead.0"));
+        // literal text that reads like a group is escaped by the translation
+        assert!(!d.has_group("fake") && !d.has_group("no") && !d.has_group("t"));
+        assert!(d.compiled.get().is_none());
+        let t = d.get().unwrap();
+        assert_eq!(t.group("ts"), Ok(1));
+        assert!(t.regex.is_match(b"12(?P<fake>("));
+        assert!(Deferred::new(r"(?<!a)b", false).is_err());
     }
 
     #[test]
