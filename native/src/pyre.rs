@@ -92,6 +92,12 @@ impl Deferred {
         self.body.contains(&format!("(?P<{name}>"))
     }
 
+    /// The compiled pattern if an earlier `get` compiled it (tests: what is compiled when).
+    #[cfg(test)]
+    pub(crate) fn get_if_compiled(&self) -> Option<&Translated> {
+        self.compiled.get()?.as_ref()
+    }
+
     /// The compiled pattern (compiled at the first call), or None where it does not compile.
     pub fn get(&self) -> Option<&Translated> {
         let compiled = self
