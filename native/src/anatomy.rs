@@ -119,9 +119,8 @@ pub struct Anatomy {
 }
 
 struct Compiled {
-    /// the whole alternation: refuses a text in one pass of its lazy DFA
-    prefixes: Translated,
-    /// each shape's branch of it, and the reads remembered
+    /// the prefix shapes' branches searched together (refuses a text in one pass of its lazy
+    /// DFA, and says which shape matched), each alone, and the reads remembered
     reads: Prefixes,
     month_day: Translated,
     /// compiled at their first use, as the gutter's: most logs' lines need neither (a pid read
@@ -142,7 +141,6 @@ static PADDING_FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
 impl Compiled {
     fn new(spec: &Spec) -> Result<Compiled, String> {
         Ok(Compiled {
-            prefixes: Translated::new(&spec.prefixes, true)?,
             reads: Prefixes::new(&spec.prefixes, &spec.shapes)?,
             month_day: Translated::new(&spec.month_day, true)?,
             key_pid: Deferred::new(&spec.key_pid, false)?,
@@ -223,7 +221,7 @@ impl Anatomy {
             // an indented paste: the prefix may follow the indentation
             let indent = b.iter().position(|&c| !is_blank(c)).unwrap_or(b.len());
             let frame = b[indent..].starts_with(&c.frame_start);
-            if c.prefixes.regex.is_match(&b[indent..]) && !frame {
+            if c.reads.is_match(&b[indent..]) && !frame {
                 pos = indent;
             }
         }
@@ -235,10 +233,10 @@ impl Anatomy {
                 break;
             }
             // the alternation's lazy DFA refuses most texts, and finds the match's span
-            let Some(matched) = c.prefixes.regex.find(rest) else {
+            let Some((matched, shape)) = c.reads.find(rest) else {
                 break;
             };
-            let got = c.reads.read(rest, matched.end())?;
+            let got = c.reads.read(rest, matched, shape)?;
             month_day = month_day || c.month_day.regex.is_match(rest);
             let found = |span: Option<(usize, usize)>| {
                 span.filter(|(s, e)| e > s)

@@ -27,12 +27,7 @@ pub struct Translated {
 impl Translated {
     /// `pattern` for `search`; `anchored`: for `match` (tried at the subject's start only).
     pub fn new(pattern: &str, anchored: bool) -> Result<Translated, String> {
-        let body = translate(pattern)?;
-        let full = if anchored {
-            format!(r"(?-u)\A(?:{body})")
-        } else {
-            format!("(?-u){body}")
-        };
+        let full = regex_syntax(pattern, anchored)?;
         let regex = Regex::new(&full).map_err(|e| format!("{pattern:?}: {e}"))?;
         let ahead = regex
             .capture_names()
@@ -61,6 +56,16 @@ impl Translated {
         }
         locs.get(0).map(|(_, end)| end)
     }
+}
+
+/// What `Translated::new` compiles: the translation, with the flags and anchor it needs.
+pub fn regex_syntax(pattern: &str, anchored: bool) -> Result<String, String> {
+    let body = translate(pattern)?;
+    Ok(if anchored {
+        format!(r"(?-u)\A(?:{body})")
+    } else {
+        format!("(?-u){body}")
+    })
 }
 
 /// A pattern translated when made (an error for one without an exact translation) and
