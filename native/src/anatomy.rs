@@ -18,7 +18,7 @@ use crate::lines::is_blank;
 use crate::patterns;
 use crate::prefixes::Prefixes;
 pub use crate::prefixes::{ShapeGroups, ShapeNames};
-use crate::pyre::{self, Translated};
+use crate::pyre::{self, Deferred, Translated};
 
 /// The Python patterns a reader is made of (harmony_doctor/logs/lines.py, servers.py).
 pub struct Spec {
@@ -119,13 +119,14 @@ pub struct Anatomy {
 }
 
 struct Compiled {
-    /// the whole alternation: refuses a text in one pass of its lazy DFA
-    prefixes: Translated,
-    /// each shape's branch of it, and the reads remembered
+    /// the prefix shapes' branches searched together (refuses a text in one pass of its lazy
+    /// DFA, and says which shape matched), each alone, and the reads remembered
     reads: Prefixes,
     month_day: Translated,
-    key_pid: Translated,
-    entity: Translated,
+    /// compiled at their first use, as the gutter's: most logs' lines need neither (a pid read
+    /// by a prefix shape, no `&`)
+    key_pid: Deferred,
+    entity: Deferred,
     /// `frame_start`: what a frame line starts with
     frame_start: Vec<u8>,
     servers: Servers,
@@ -140,11 +141,10 @@ static PADDING_FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
 impl Compiled {
     fn new(spec: &Spec) -> Result<Compiled, String> {
         Ok(Compiled {
-            prefixes: Translated::new(&spec.prefixes, true)?,
             reads: Prefixes::new(&spec.prefixes, &spec.shapes)?,
             month_day: Translated::new(&spec.month_day, true)?,
-            key_pid: Translated::new(&spec.key_pid, false)?,
-            entity: Translated::new(&spec.entity, false)?,
+            key_pid: Deferred::new(&spec.key_pid, false)?,
+            entity: Deferred::new(&spec.entity, false)?,
             frame_start: spec.frame_start.as_bytes().to_vec(),
             servers: Servers::new(
                 (&spec.frame, &spec.frame_path, &spec.frame_start),
@@ -212,16 +212,16 @@ impl Anatomy {
         let c = self.compiled()?;
         let line = raw.trim_end_matches(['\r', '\n']);
         let b = line.as_bytes();
-        if !plain(b) || (b.contains(&b'&') && c.entity.regex.is_match(b)) {
+        if !plain(b) || (b.contains(&b'&') && c.entity.get()?.regex.is_match(b)) {
             return None;
         }
-        let evidence = c.servers.evidence(b);
+        let evidence = c.servers.evidence(b)?;
         let mut pos = 0;
         if b.first().copied().is_some_and(is_blank) {
             // an indented paste: the prefix may follow the indentation
             let indent = b.iter().position(|&c| !is_blank(c)).unwrap_or(b.len());
             let frame = b[indent..].starts_with(&c.frame_start);
-            if c.prefixes.regex.is_match(&b[indent..]) && !frame {
+            if c.reads.is_match(&b[indent..]) && !frame {
                 pos = indent;
             }
         }
@@ -233,10 +233,10 @@ impl Anatomy {
                 break;
             }
             // the alternation's lazy DFA refuses most texts, and finds the match's span
-            let Some(matched) = c.prefixes.regex.find(rest) else {
+            let Some((matched, shape)) = c.reads.find(rest) else {
                 break;
             };
-            let got = c.reads.read(rest, matched.end())?;
+            let got = c.reads.read(rest, matched, shape)?;
             month_day = month_day || c.month_day.regex.is_match(rest);
             let found = |span: Option<(usize, usize)>| {
                 span.filter(|(s, e)| e > s)
@@ -258,7 +258,7 @@ impl Anatomy {
         let whole_rest = &b[pos..];
         let gutter_asked = whole_rest.contains(&b'|') || whole_rest.contains(&b'+');
         let (taken, gutter) = if gutter_asked {
-            c.gutter.strip(whole_rest)
+            c.gutter.strip(whole_rest)?
         } else {
             (0, false)
         };
@@ -298,9 +298,9 @@ impl Compiled {
     /// The pid a process tag names: `_KEY_PID`'s first group that matched; Some(None) when
     /// it names none, None (decline) for a pid past u64.
     fn key_pid(&self, key: &str) -> Option<Option<u64>> {
-        let mut locs = self.key_pid.regex.capture_locations();
-        if self
-            .key_pid
+        let key_pid = self.key_pid.get()?;
+        let mut locs = key_pid.regex.capture_locations();
+        if key_pid
             .regex
             .captures_read(&mut locs, key.as_bytes())
             .is_none()
@@ -467,6 +467,21 @@ mod tests {
                 (vec![], Some("a"), 1)
             );
         }
+    }
+
+    #[test]
+    fn the_patterns_few_lines_need_compile_at_their_first_use() {
+        let mut s = spec();
+        s.entity = r"&(?:quot|amp|lt);".to_string(); // this test's own: not shared
+        let a = Anatomy::new(s).unwrap();
+        let c = a.compiled().unwrap();
+        let r = a
+            .read("(APIServer pid=12) INFO 12-01 00:00:01 [a.py:1] up")
+            .unwrap();
+        assert_eq!(r.pid, Some(12)); // read by the prefix shape: `_KEY_PID` not asked
+        assert!(c.entity.get_if_compiled().is_none() && c.key_pid.get_if_compiled().is_none());
+        assert!(a.read("say &lt;hi").is_none());
+        assert!(c.entity.get_if_compiled().is_some());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use crate::lines::is_blank;
 use crate::patterns;
-use crate::pyre::Translated;
+use crate::pyre::{Deferred, Translated};
 
 /// The server evidence of a line's words or frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,9 +24,10 @@ pub(crate) struct Servers {
     /// (`memmem::find` builds one per call)
     frame_quoted: memchr::memmem::Finder<'static>,
     servers: Translated,
-    /// per branch of `servers`, in order: the branch alone, and its server shape (an index
+    /// per branch of `servers`, in order: the branch alone, compiled when a line's match
+    /// first needs it (most logs name one or two servers), and its server shape (an index
     /// into `Spec::server_groups`)
-    server_branches: Vec<(Translated, usize)>,
+    server_branches: Vec<(Deferred, usize)>,
 }
 
 impl Servers {
@@ -45,9 +46,9 @@ impl Servers {
         let server_branches = patterns::branches(servers)?
             .iter()
             .map(|branch| {
-                let regex = Translated::new(branch, false)?;
+                let regex = Deferred::new(branch, false)?;
                 let index = (groups.iter())
-                    .position(|n| regex.group(n).is_ok())
+                    .position(|n| regex.has_group(n))
                     .ok_or_else(|| format!("{branch:?}: no server shape's group"))?;
                 Ok((regex, index))
             })
@@ -62,8 +63,10 @@ impl Servers {
         })
     }
 
-    /// `_server_evidence`: the path of a frame the line shows, else the server its words name.
-    pub(crate) fn evidence(&self, b: &[u8]) -> Evidence {
+    /// `_server_evidence`: the path of a frame the line shows, else the server its words name;
+    /// None (declined: Python reads the line) where a branch does not compile (never: the whole
+    /// alternation did).
+    pub(crate) fn evidence(&self, b: &[u8]) -> Option<Evidence> {
         if self.frame_quoted.find(b).is_some() {
             let spaced: Vec<u8> = b
                 .iter()
@@ -87,19 +90,23 @@ impl Servers {
             {
                 let (s, e) = locs.get(self.frame_path).unwrap_or((0, 0));
                 // ASCII: any cut is a character boundary
-                return Evidence::Frame(String::from_utf8_lossy(&stripped[s..e]).into_owned());
+                return Some(Evidence::Frame(
+                    String::from_utf8_lossy(&stripped[s..e]).into_owned(),
+                ));
             }
         }
         // the lazy DFA first: most lines name no server, and need no capture engine
         let Some(found) = self.servers.regex.find(b) else {
-            return Evidence::None;
+            return Some(Evidence::None);
         };
         // the leftmost match's shape: the first branch that matches where it starts (a
         // branch's leftmost match from there starts there if it can)
         let at = found.start();
-        let index = (self.server_branches.iter())
-            .find(|(regex, _)| regex.regex.find_at(b, at).is_some_and(|m| m.start() == at))
-            .map(|&(_, index)| index);
-        index.map_or(Evidence::None, Evidence::Server)
+        for (regex, index) in &self.server_branches {
+            if (regex.get()?.regex.find_at(b, at)).is_some_and(|m| m.start() == at) {
+                return Some(Evidence::Server(*index));
+            }
+        }
+        Some(Evidence::None)
     }
 }

@@ -2,16 +2,17 @@
 //! harmony_doctor/logs/lines.py `_strip_gutter_reference` does, with its own three patterns
 //! (handed over when the reader is made, translated by crate::pyre).
 
-use crate::pyre::Translated;
+use crate::pyre::{Deferred, Translated};
 
-/// lines.py's gutter shapes, each matched at the text's start.
+/// lines.py's gutter shapes, each matched at the text's start, compiled at their first use
+/// (only a line holding `|` or `+` asks, and most logs have none).
 pub struct Gutter {
     /// `_GUTTER_SEPARATOR`: a `+-` line, which holds no text.
-    separator: Translated,
+    separator: Deferred,
     /// `_GUTTER_GROUP_HEAD`: the `+ ` before an exception group's own traceback.
-    head: Translated,
+    head: Deferred,
     /// `_GUTTER`: the bars before a sub-traceback's line.
-    bars: Translated,
+    bars: Deferred,
 }
 
 impl Gutter {
@@ -22,26 +23,27 @@ impl Gutter {
             return Err(format!("three gutter patterns, not {}", patterns.len()));
         };
         Ok(Gutter {
-            separator: Translated::new(separator, true)?,
-            head: Translated::new(head, true)?,
-            bars: Translated::new(bars, true)?,
+            separator: Deferred::new(separator, true)?,
+            head: Deferred::new(head, true)?,
+            bars: Deferred::new(bars, true)?,
         })
     }
 
     /// Where the text starts in `rest` (`rest.len()`: a separator, no text), and whether a
-    /// gutter was taken off (lines.py `_strip_gutter_reference`).
-    pub fn strip(&self, rest: &[u8]) -> (usize, bool) {
-        if self.separator.regex.is_match(rest) {
-            return (rest.len(), true);
+    /// gutter was taken off (lines.py `_strip_gutter_reference`); None (declined: Python reads
+    /// the line) where a shape does not compile.
+    pub fn strip(&self, rest: &[u8]) -> Option<(usize, bool)> {
+        if self.separator.get()?.regex.is_match(rest) {
+            return Some((rest.len(), true));
         }
         let mut at = 0;
-        if let Some(end) = matched_end(&self.head, rest) {
+        if let Some(end) = matched_end(self.head.get()?, rest) {
             at = end;
         }
-        match matched_end(&self.bars, &rest[at..]) {
+        Some(match matched_end(self.bars.get()?, &rest[at..]) {
             Some(end) => (at + end, true),
             None => (at, false),
-        }
+        })
     }
 }
 
@@ -81,7 +83,7 @@ mod tests {
             ("plain text", (0, false)),
         ];
         for (rest, want) in cases {
-            assert_eq!(g.strip(rest.as_bytes()), want, "{rest:?}");
+            assert_eq!(g.strip(rest.as_bytes()), Some(want), "{rest:?}");
         }
     }
 

@@ -27,12 +27,7 @@ pub struct Translated {
 impl Translated {
     /// `pattern` for `search`; `anchored`: for `match` (tried at the subject's start only).
     pub fn new(pattern: &str, anchored: bool) -> Result<Translated, String> {
-        let body = translate(pattern)?;
-        let full = if anchored {
-            format!(r"(?-u)\A(?:{body})")
-        } else {
-            format!("(?-u){body}")
-        };
+        let full = regex_syntax(pattern, anchored)?;
         let regex = Regex::new(&full).map_err(|e| format!("{pattern:?}: {e}"))?;
         let ahead = regex
             .capture_names()
@@ -60,6 +55,60 @@ impl Translated {
             }
         }
         locs.get(0).map(|(_, end)| end)
+    }
+}
+
+/// What `Translated::new` compiles: the translation, with the flags and anchor it needs.
+pub fn regex_syntax(pattern: &str, anchored: bool) -> Result<String, String> {
+    let body = translate(pattern)?;
+    Ok(if anchored {
+        format!(r"(?-u)\A(?:{body})")
+    } else {
+        format!("(?-u){body}")
+    })
+}
+
+/// A pattern translated when made (an error for one without an exact translation) and
+/// compiled at its first use: a reader's patterns tried only on some lines (one prefix shape's
+/// or server shape's branch of an alternation compiled whole) cost nothing until then.
+#[derive(Debug)]
+pub struct Deferred {
+    pattern: String,
+    anchored: bool,
+    /// the translation, kept to name its groups before it is compiled
+    body: String,
+    compiled: std::sync::OnceLock<Option<Translated>>,
+}
+
+impl Deferred {
+    /// As `Translated::new`, but compiled at the first `get`.
+    pub fn new(pattern: &str, anchored: bool) -> Result<Deferred, String> {
+        Ok(Deferred {
+            pattern: pattern.to_string(),
+            anchored,
+            body: translate(pattern)?,
+            compiled: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// Whether the pattern has a group named `name` (as `Translated::group` finds one): the
+    /// translation writes `(?P<name>` for each and escapes every literal `(`, `?` and `<`.
+    pub fn has_group(&self, name: &str) -> bool {
+        self.body.contains(&format!("(?P<{name}>"))
+    }
+
+    /// The compiled pattern if an earlier `get` compiled it (tests: what is compiled when).
+    #[cfg(test)]
+    pub(crate) fn get_if_compiled(&self) -> Option<&Translated> {
+        self.compiled.get()?.as_ref()
+    }
+
+    /// The compiled pattern (compiled at the first call), or None where it does not compile.
+    pub fn get(&self) -> Option<&Translated> {
+        let compiled = self
+            .compiled
+            .get_or_init(|| Translated::new(&self.pattern, self.anchored).ok());
+        compiled.as_ref()
     }
 }
 
@@ -93,7 +142,7 @@ pub fn translate(pattern: &str) -> Result<String, String> {
         match c {
             b'\\' => {
                 let (text, tok, next) = escape(p, i, false).map_err(|e| fail(&e))?;
-                out.push_str(&text);
+                text.push_onto(&mut out);
                 toks.push(tok);
                 i = next;
             }
@@ -175,13 +224,13 @@ pub fn translate(pattern: &str) -> Result<String, String> {
                     toks.push(Tok::Quant);
                 }
                 None => {
-                    out.push_str(&hex(c)); // not a repeat: Python reads a literal `{`
+                    push_hex(&mut out, c); // not a repeat: Python reads a literal `{`
                     toks.push(Tok::Atom);
                     i += 1;
                 }
             },
             _ => {
-                out.push_str(&literal(c));
+                push_literal(&mut out, c);
                 toks.push(Tok::Atom);
                 i += 1;
             }
@@ -285,32 +334,65 @@ fn repeat(p: &[u8], i: usize) -> Option<(String, usize)> {
     Some((text, close + 1))
 }
 
-/// A literal character, hex-escaped unless a letter or digit (so no byte means syntax).
-fn literal(c: u8) -> String {
+/// A literal character, hex-escaped unless a letter or digit (so no byte means syntax),
+/// written onto `out`: a translation writes one per character of its pattern, and a `String`
+/// made for each cost more than the rest of translating.
+fn push_literal(out: &mut String, c: u8) {
     if c.is_ascii_alphanumeric() {
-        (c as char).to_string()
+        out.push(c as char);
     } else {
-        hex(c)
+        push_hex(out, c);
     }
 }
 
-fn hex(c: u8) -> String {
-    format!(r"\x{c:02X}")
+/// `\xHH` (upper-case hex digits) onto `out`.
+fn push_hex(out: &mut String, c: u8) {
+    const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
+    out.push_str(r"\x");
+    out.push(char::from(DIGITS[usize::from(c >> 4)]));
+    out.push(char::from(DIGITS[usize::from(c & 0xF)]));
+}
+
+/// One character's translation, written by `push_onto` (no `String` made for it).
+#[derive(Clone, Copy)]
+enum Piece {
+    /// a backslash and the byte (`\s`, `\b`)
+    Escaped(u8),
+    /// `\xHH`
+    Hex(u8),
+    /// a letter or digit as it is, any other byte hex-escaped
+    Literal(u8),
+    /// Python's `\Z`
+    EndOfText,
+}
+
+impl Piece {
+    fn push_onto(self, out: &mut String) {
+        match self {
+            Piece::Escaped(c) => {
+                out.push('\\');
+                out.push(char::from(c));
+            }
+            Piece::Hex(c) => push_hex(out, c),
+            Piece::Literal(c) => push_literal(out, c),
+            Piece::EndOfText => out.push_str(r"\z"),
+        }
+    }
 }
 
 /// The escape at `p[i]` (a backslash): its translation, what it is, and the index after it.
 /// `in_class`: inside `[...]`, where `\b` is a backspace.
-fn escape(p: &[u8], i: usize, in_class: bool) -> Result<(String, Tok, usize), String> {
+fn escape(p: &[u8], i: usize, in_class: bool) -> Result<(Piece, Tok, usize), String> {
     let Some(&c) = p.get(i + 1) else {
         return Err("a trailing backslash".to_string());
     };
-    let same = |tok| Ok((format!("\\{}", c as char), tok, i + 2));
+    let same = |tok| Ok((Piece::Escaped(c), tok, i + 2));
     match c {
         b'd' | b'D' | b'w' | b'W' | b's' | b'S' => same(Tok::Atom),
         b'n' | b't' | b'r' | b'f' | b'v' | b'a' => same(Tok::Atom),
-        b'b' if in_class => Ok((hex(8), Tok::Atom, i + 2)),
+        b'b' if in_class => Ok((Piece::Hex(8), Tok::Atom, i + 2)),
         b'b' | b'B' | b'A' if !in_class => same(Tok::Assert),
-        b'Z' if !in_class => Ok((r"\z".to_string(), Tok::Assert, i + 2)),
+        b'Z' if !in_class => Ok((Piece::EndOfText, Tok::Assert, i + 2)),
         b'x' => {
             let digits = p.get(i + 2..i + 4).ok_or("a short \\x escape")?;
             let text = std::str::from_utf8(digits).map_err(|e| e.to_string())?;
@@ -318,10 +400,10 @@ fn escape(p: &[u8], i: usize, in_class: bool) -> Result<(String, Tok, usize), St
             if !value.is_ascii() || !digits.iter().all(u8::is_ascii_hexdigit) {
                 return Err("a \\x escape past ASCII".to_string());
             }
-            Ok((hex(value), Tok::Atom, i + 4))
+            Ok((Piece::Hex(value), Tok::Atom, i + 4))
         }
         c if c.is_ascii_alphanumeric() => Err(format!("the escape \\{}", c as char)),
-        c => Ok((hex(c), Tok::Atom, i + 2)),
+        c => Ok((Piece::Hex(c), Tok::Atom, i + 2)),
     }
 }
 
@@ -337,7 +419,7 @@ pub(crate) fn class(p: &[u8], i: usize) -> Result<(String, usize), String> {
     }
     let first = k;
     // one member: (its translation, its byte when it is a single character)
-    let member = |k: usize| -> Result<(String, Option<u8>, usize), String> {
+    let member = |k: usize| -> Result<(Piece, Option<u8>, usize), String> {
         match p.get(k) {
             None => Err("an unterminated class".to_string()),
             Some(b'\\') => {
@@ -359,7 +441,7 @@ pub(crate) fn class(p: &[u8], i: usize) -> Result<(String, usize), String> {
                 };
                 Ok((text, single, next))
             }
-            Some(&c) => Ok((literal(c), Some(c), k + 1)),
+            Some(&c) => Ok((Piece::Literal(c), Some(c), k + 1)),
         }
     };
     loop {
@@ -377,14 +459,16 @@ pub(crate) fn class(p: &[u8], i: usize) -> Result<(String, usize), String> {
             let (high_text, high, after) = member(next + 1)?;
             match (single, high) {
                 (Some(low), Some(high)) if low <= high => {
-                    out.push_str(&format!("{text}-{high_text}"));
+                    text.push_onto(&mut out);
+                    out.push('-');
+                    high_text.push_onto(&mut out);
                     k = after;
                     continue;
                 }
                 _ => return Err("a bad class range".to_string()),
             }
         }
-        out.push_str(&text);
+        text.push_onto(&mut out);
         k = next;
     }
 }
@@ -453,6 +537,20 @@ mod tests {
         assert_eq!(is(r"^x\s+(?=msg=)|^x", "x  ms"), Some((0, 1)));
         assert_eq!(is(r"(?:^a|(?P<b>b)(?=c))", "bc"), Some((0, 1)));
         assert!(translate(r"(?:a|b(?=c))").is_ok());
+    }
+
+    #[test]
+    fn a_deferred_pattern_names_its_groups_before_it_compiles() {
+        let d = Deferred::new(r"(?P<ts>\d+)\(\?P<fake>[(?P<no>]|(?=x)", true).unwrap();
+        assert!(d.has_group("ts"));
+        assert!(d.has_group("ahead.0"));
+        // literal text that reads like a group is escaped by the translation
+        assert!(!d.has_group("fake") && !d.has_group("no") && !d.has_group("t"));
+        assert!(d.compiled.get().is_none());
+        let t = d.get().unwrap();
+        assert_eq!(t.group("ts"), Ok(1));
+        assert!(t.regex.is_match(b"12(?P<fake>("));
+        assert!(Deferred::new(r"(?<!a)b", false).is_err());
     }
 
     #[test]
