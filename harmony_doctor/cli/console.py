@@ -57,12 +57,18 @@ def make_console(color: Color, width: int | None = None) -> Console:
 _TERMINAL_VARIABLES = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "JUPYTER_COLUMNS")
 
 
-def writes_plain(color: Color, width: int | None = None) -> bool:
+def writes_plain(color: Color, width: int | None = None, separators: bool = False) -> bool:
     """Whether `make_console(color, width)` would write text as it is given: standard output
     is no terminal, no colour is forced, no --width wraps, and nothing rich reads says
     otherwise (FORCE_COLOR, TTY_COMPATIBLE, Jupyter, IDLE). A view that is lines of text alone
-    is then written without loading rich (`show` would write the same bytes)."""
+    is then written without loading rich (`show` would write the same bytes). `separators`:
+    the view draws rules, which rich means to draw with `-`, not `─`, where standard output's
+    encoding is no UTF one (rich 15 does so only for a rule with a title): left to rich there."""
     if color == "always" or width is not None or "get_ipython" in vars(builtins):
+        return False
+    if separators and not (getattr(sys.stdout, "encoding", None) or "utf-8").lower().startswith(
+        "utf"
+    ):
         return False
     if any(name in os.environ for name in _TERMINAL_VARIABLES):
         return False

@@ -132,7 +132,7 @@ def _explain_log(explained: ExplainedLog, label: str, given: InputArgs) -> None:
     # Off a terminal the view's lines are written as rich would write them, without loading
     # rich's console and tables (about 20 ms); not with the grammar's verdict, a table.
     plain = None
-    if check is None and writes_plain(given.color, given.width) and _utf_stdout():
+    if check is None and writes_plain(given.color, given.width, separators=True):
         plain = log_explain_plain(explanation, label, vocab)
     if plain is not None:
         sys.stdout.write(plain)
@@ -143,13 +143,6 @@ def _explain_log(explained: ExplainedLog, label: str, given: InputArgs) -> None:
         from harmony_doctor.output.guided_view import log_check_view
 
         show(console, log_check_view(check), soft_wrap=True)
-
-
-def _utf_stdout() -> bool:
-    """Whether standard output's encoding is a UTF one, as rich reads it: on any other, rich
-    means to draw a separator with `-`, not `─` (rich 15 does so only for a rule with a
-    title), so the view is left to rich there."""
-    return (getattr(sys.stdout, "encoding", None) or "utf-8").lower().startswith("utf")
 
 
 def next_commands(

@@ -33,14 +33,14 @@ def written_by_scan(source: Source) -> str | None:
     compressed or not, or None: told by its content, never by its name."""
     if source.path is None or source.stream is not None:
         return None  # a pipe's bytes would be lost to the reader
-    why = export_at(source.path)
+    ends = _ends(source.path)
+    if ends is None:
+        return None  # not a regular file, or one the reader says why it cannot read
+    head, tail = ends
+    why = export_of(head, tail)
     if why is not None:
         return why
     try:
-        with open(source.path, "rb", buffering=0) as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                return None  # a pipe's bytes would be lost to the reader
-            head = handle.read(SNIFF)
         if compression_of(head, source.label) is not None:  # as the reader sees it: decompressed
             stream = open_binary(source)
             try:
@@ -78,6 +78,13 @@ def export_at(path: Path) -> str | None:
     """Why a regular file is an export of scan (--events, --summary-csv), or None.
 
     Only regular files are looked at, by content: a renamed or moved export is still not a log."""
+    ends = _ends(path)
+    return None if ends is None else export_of(*ends)
+
+
+def _ends(path: Path) -> tuple[bytes, bytes] | None:
+    """A regular file's first SNIFF bytes, and its last ones where it is Parquet (its footer);
+    None for anything else, or a file that cannot be read. The file is opened once."""
     try:
         with open(path, "rb", buffering=0) as handle:
             if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
@@ -89,7 +96,7 @@ def export_at(path: Path) -> str | None:
                 tail = handle.read(SNIFF)
     except OSError:
         return None
-    return export_of(head, tail)
+    return head, tail
 
 
 def export_of(head: bytes, tail: bytes = b"") -> str | None:

@@ -104,7 +104,7 @@ class CoreThread:
         """Scan `data` (`newlines`: its newlines, counted once by the Unwrapper)."""
         job = (data, meta, newlines)
         self.pending += 1
-        if self.thread is None and self.held is None and self.pending == 1:
+        if self.thread is None and self.pending == 1:  # nothing outstanding: hold it
             self.held = job
             return
         if self.thread is None:
