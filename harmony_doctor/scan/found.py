@@ -48,6 +48,9 @@ class SourceScan:
     # of `lines`, the last ones read from data that did not pass its check (a gzip member's
     # CRC-32, or a member cut short): read (their failures are kept), not the file's lines
     unchecked_lines: int = 0
+    # failures on a line damaged data cut short: not diagnosed (its words are cut: an
+    # `Unexpected token` without its id reads as another code), counted and said
+    cut_failures: int = 0
     cut_lines: int = 0
     # bytes in runs of NULs (a sparse file's holes, blocks a crash never wrote, a copytruncate's
     # head): zeroed data, no text, so the file was not read as a log whole

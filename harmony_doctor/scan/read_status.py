@@ -30,6 +30,9 @@ def read_status(found: SourceScan, changed: str | None) -> tuple[FileStatus, str
         reasons.append(f"stopped after line {lines}: {_reason(found.damage)}")
     if found.unchecked_lines:
         reasons.append(_unchecked(found.unchecked_lines))
+    if found.cut_failures:
+        failures = "1 failure" if found.cut_failures == 1 else f"{found.cut_failures:,} failures"
+        reasons.append(f"{failures} on a line the damage cut short, not diagnosed")
     if grew:
         reasons.append(f"{changed}: read to line {found.lines:,}, the rest is newer")
     elif changed:

@@ -391,6 +391,7 @@ class _SourceScanner:
         self.out.unchecked_lines = sum(unchecked)
         self.out.latin1_lines = sum(latin1)
         self._finish()
+        self._drop_cut_failures()
         if len(parts) > 1:
             marks.append(self._mark(self.out.lines))
             self.out.parts = self._parts([name for name, _ in parts], marks, damages)
@@ -550,6 +551,16 @@ class _SourceScanner:
             self._note_server(stats.first_access_line)
         if out.damage is None:  # else requests still open were cut by the damage, not the server
             self.completions.close(out.lines)
+
+    def _drop_cut_failures(self) -> None:
+        """A failure on a line damaged data cut short is not diagnosed from half its words (a
+        cut `Unexpected token 200012` reads as text where a message should start): it is
+        counted, and the reason says so, as ids cut there are not called rejected."""
+        cut = self.completions.cut_by_damage
+        if cut:
+            kept = [error for error in self.out.errors if error[1].line not in cut]
+            self.out.cut_failures = len(self.out.errors) - len(kept)
+            self.out.errors = kept
 
     def _note_server(self, text: bytes) -> None:
         if self.out.server is None:

@@ -165,3 +165,28 @@ def test_a_failure_near_the_line_cap_is_found_or_the_line_is_counted_cut(
         assert report.cut_lines == 0 and report.reason is None
     if offset + 1 + len(error) <= MAX_LINE:  # the whole message is within what is read
         assert found.events, "a failure within the cap must be found"
+
+
+@pytest.mark.parametrize("keep", [b"Unexpected token"])
+def test_a_failure_on_the_line_a_cut_ends_is_counted_not_diagnosed_from_half_its_words(
+    tmp_path: Path, whole: Any, keep: bytes
+) -> None:
+    # A gzip stream flushed and cut right after `keep`: the log's last error line reads
+    # `... HarmonyError: Unexpected token` without (the whole of) its id, which alone reads
+    # as another code than the whole line's. It is said, not diagnosed.
+    at = LOG.rindex(b"HarmonyError: Unexpected token") + len(b"HarmonyError: ") + len(keep)
+    packer = zlib.compressobj(wbits=31)
+    head = packer.compress(LOG[:at]) + packer.flush(zlib.Z_SYNC_FLUSH)
+    path = tmp_path / "app.log.gz"
+    path.write_bytes(head)
+    assert _streamed("gz", head) == LOG[:at]
+    found = hd.scan_file(path)
+    cut_line = LOG[:at].count(b"\n") + 1
+    assert found.report.status == "partial"
+    assert found.report.reason is not None
+    assert "1 failure on a line the damage cut short, not diagnosed" in found.report.reason
+    # the request's ids, logged on the line before, still show its failure (from the ids)
+    assert all(line < cut_line for _, line in _found(found))
+    assert {c for c, _ in _found(found)} <= {c for c, _ in _found(whole)}
+    assert {(c, n) for c, n in _found(whole) if n < cut_line - 1} <= _found(found)
+    assert found.report.failures == len(found.events)
