@@ -40,7 +40,13 @@ from harmony_doctor.logs.families import javascript_syntax_error
 from harmony_doctor.logs.firstpass import NOT_READ, QUIET, Absorbed, first_pass
 from harmony_doctor.logs.lines import FRAME, Line, line_reader, native_counts, structural
 from harmony_doctor.logs.lines import MODEL_OUTPUT as _MODEL_OUTPUT
-from harmony_doctor.logs.messages import find_leak, holds_message, is_generic, native_hit_counts
+from harmony_doctor.logs.messages import (
+    find_leak,
+    holds_message,
+    is_fallback,
+    is_generic,
+    native_hit_counts,
+)
 from harmony_doctor.logs.process import TRACEBACK_REACH, ProcessState, Shapes
 from harmony_doctor.logs.recall import hit_finder
 from harmony_doctor.logs.servers import raise_server
@@ -283,6 +289,8 @@ class _Extractor:
         """Extend the open error with `line` if it is the rest of it; else maybe close it."""
         candidate = self.open
         assert candidate is not None
+        if candidate.provisional:
+            return self._settle_fallback(candidate, line)
         text = line.text
         continuation = (
             bool(text)
@@ -332,9 +340,11 @@ class _Extractor:
                 candidate = None
         if candidate is None and hit is not None:
             candidate = Candidate(line=line, text=line.text, last_line=line.number, hit=hit)
+            candidate.provisional = is_fallback(hit.name)
         elif candidate is None:
             candidate = self._wrapped(line)
-        self.previous_hit = candidate is not None
+        # (a provisional hit lets the next line try the wrap: `_continue`)
+        self.previous_hit = candidate is not None and not candidate.provisional
         if candidate is not None:
             self._start(candidate)
         elif line.text[: len(_MODEL_OUTPUT)].lower() == _MODEL_OUTPUT:
@@ -355,6 +365,19 @@ class _Extractor:
             return True
         indent = len(line.rest) - len(line.rest.lstrip())
         return indent > len(previous.rest) - len(previous.rest.lstrip())
+
+    def _settle_fallback(self, candidate: Candidate, line: Line) -> bool:
+        """The fallback's hit, held open one line: where this line ends a known form a terminal
+        wrap broke (`...remaining in mes` / `sage header: ...`), that form is the failure and
+        this line its rest; else the hit stands as read and this line is read on its own."""
+        self.open = None
+        wrapped = self._wrapped(line)
+        if wrapped is not None and not is_fallback(wrapped.hit.name):
+            self.previous_hit = True
+            self._start(wrapped)
+            return True
+        self._finalize(candidate)
+        return False
 
     def _wrapped(self, line: Line) -> Candidate | None:
         """A message a terminal wrap broke across the previous line and this one, if any."""
@@ -381,7 +404,7 @@ class _Extractor:
         if lead is not None and lead.prefix and not lead.text and lead is not candidate.line:
             candidate.lead = lead
         for _ in range(MAX_ERRORS_PER_LINE):
-            if not candidate.hit.closed:
+            if not candidate.hit.closed or candidate.provisional:
                 if self.open is not None:  # one left open by an interleaved process
                     self._finalize(self.open)
                 self.open = candidate
