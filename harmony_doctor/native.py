@@ -108,16 +108,16 @@ def new_anatomy(
     return _native.Anatomy(fallback=fallback, line=line, **patterns)
 
 
-def new_hits(*, patterns: Sequence[str], generic: Sequence[bool]) -> Hits:
+def new_hits(*, patterns: Sequence[str], ranks: Sequence[int]) -> Hits:
     """The Rust search for the catalogue's message forms, made of their patterns (see
-    harmony_doctor/logs/messages.py `native_hits`); `generic`: per pattern, whether its form
-    is generic. ImportError when the extension is not built, ValueError when a pattern has no
-    translation, exact or loose."""
+    harmony_doctor/logs/messages.py `native_hits`); `ranks`: per pattern, its form's rank
+    (faults/form.py: a higher one gives way to any lower one matching). ImportError when the
+    extension is not built, ValueError when a pattern has no translation, exact or loose."""
     if native_module() is None:
         raise ImportError("harmony_doctor._native is not built (see README: Building)")
     from harmony_doctor import _native
 
-    return _native.Hits(patterns=list(patterns), generic=list(generic))
+    return _native.Hits(patterns=list(patterns), ranks=list(ranks))
 
 
 # The extension's functions called once per logged completion, bound at their first call: a

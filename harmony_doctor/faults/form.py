@@ -43,6 +43,15 @@ class Form:
     versions: frozenset[int] | None = None  # openai-harmony releases (0.0.N as N, 5 = 0.0.5+)
     output_follows: bool = False  # the model's output may follow on a `Model Output:` line
     generic: bool = False  # a statement in the grammar's terms: tried where no other form matches
+    # the last resort (generic too): read only where no other form, generic or not, matches
+    fallback: bool = False
     # what it expected and found, in words (faults/wording.py); None: a generic form says what
     # its kind's first specific form says
     wording: Wording | None = None
+
+    @property
+    def rank(self) -> int:
+        """Which forms give way to which (logs/messages.py `_hit`, the Rust search alike): a
+        form of a higher rank is the hit only where none of a lower rank matches the text.
+        0: a writer's own words; 1: generic; 2: the fallback."""
+        return 2 if self.fallback else 1 if self.generic else 0

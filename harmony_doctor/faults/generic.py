@@ -18,6 +18,7 @@ import re
 from functools import cache
 from typing import Final, Protocol, TypeVar
 
+from harmony_doctor.faults import wording
 from harmony_doctor.faults.form import Form
 
 # A special token as an error names it: `<|end|>`, its id, quoted or not.
@@ -54,6 +55,8 @@ NOT_A_STATEMENT: Final = (
     r"|\bthrow\s+new\s+[\w.]+|\berrors\.New|\bfmt\.Errorf|\b[\w:]*Error::new)"
     r"""\s*\(\s*(?:[\w:]+!\s*\(\s*)?[frb]?["'`][^"'`]*$"""
     r"""|\b(?:key|field|property|attribute)\s*[`'"]$"""
+    # - the exception caught, not raised: `except openai_harmony.HarmonyError: pass`
+    r"|\bexcept\s*\(?(?:[\w.]+\s*,\s*)*[\w.]*$"
     r"""|^\W*(?i:(?:error\s+)?(?:example|pattern|sample|template)s?|e\.g\.)\s*\d*\s*:\s*[`'"]?$"""
 )
 
@@ -317,5 +320,25 @@ GENERIC_FORMS: Final[tuple[Form, ...]] = (
         keywords=("both",),
         code="HD188",
         generic=True,
+    ),
+    Form(
+        "said_harmony_error",
+        "unknown_error",
+        "openai-harmony",
+        "openai-harmony's exception in words no other form knows: a newer or patched release, "
+        "an error outside its parser, a message cut short",
+        (
+            "openai_harmony.HarmonyError: Tools should have a name!",
+            "openai_harmony.HarmonyError: token 200012 was specified as a stop token, but is "
+            "not mapped",
+            "HarmonyError: Encountered text corresponding to disallowed special token '<|start|>'.",
+        ),
+        pattern=r"HarmonyError[ \t]*:[ \t]*\S",
+        anchors=(b"HarmonyError",),
+        keywords=("harmonyerror",),
+        code="HD179",
+        generic=True,
+        fallback=True,
+        wording=wording.detail("a stream or conversation openai-harmony accepts"),
     ),
 )

@@ -525,6 +525,21 @@ _RULES = (
         (),
         catch_all=True,
     ),
+    Rule(
+        "HD179",
+        "unknown_error",
+        "error",
+        "openai-harmony raised an error this catalogue does not know",
+        "The log shows openai-harmony's HarmonyError in words no form here reads: a newer or "
+        "patched openai-harmony, an error outside its parser (a tool without a name, special "
+        "token text in a message), or a message the log cut short. Something failed: it is "
+        "counted, never taken as clean.",
+        "Read the message shown; where the server logs the completion's ids (vLLM's "
+        "--enable-log-outputs), run `harmony-doctor explain` on them to see where the stream "
+        "left the format; report the wording so a form can read it.",
+        (),
+        catch_all=True,
+    ),
 )
 
 RULES: dict[str, Rule] = {r.code: r for r in _RULES}

@@ -29,6 +29,9 @@ class Candidate:
     lead: Line | None = None  # a prefix-only line just before (LM Studio's timestamp line)
     stale: bool = False  # text grew since `hit` was read
     offset: int = 0  # where in `text` to look for the message (a second one on a line)
+    # the fallback's hit (faults/generic.py): held open one line, which may show a known form
+    # a terminal wrap broke across the two
+    provisional: bool = False
 
 
 def reread(candidate: Candidate, find_hit: Callable[[str, int], MessageHit | None]) -> None:

@@ -27,12 +27,12 @@ from __future__ import annotations
 
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from itertools import chain
 from operator import attrgetter
 from typing import Final
 
-from harmony_doctor.faults.catalogue import FORM, FormName
+from harmony_doctor.faults.catalogue import FORM
 from harmony_doctor.faults.generic import stated
 from harmony_doctor.logs.candidate import Candidate, is_mention, may_close, request_id_of, reread
 from harmony_doctor.logs.describe import Worded, describe, lmstudio_found
@@ -40,10 +40,17 @@ from harmony_doctor.logs.families import javascript_syntax_error
 from harmony_doctor.logs.firstpass import NOT_READ, QUIET, Absorbed, first_pass
 from harmony_doctor.logs.lines import FRAME, Line, line_reader, native_counts, structural
 from harmony_doctor.logs.lines import MODEL_OUTPUT as _MODEL_OUTPUT
-from harmony_doctor.logs.messages import find_leak, holds_message, is_generic, native_hit_counts
+from harmony_doctor.logs.messages import (
+    find_leak,
+    holds_message,
+    is_fallback,
+    is_generic,
+    native_hit_counts,
+)
 from harmony_doctor.logs.process import TRACEBACK_REACH, ProcessState, Shapes
 from harmony_doctor.logs.recall import hit_finder
 from harmony_doctor.logs.servers import raise_server
+from harmony_doctor.logs.sightings import Pending, compatible, keys_agree, stamps_differ
 from harmony_doctor.models import LogError
 from harmony_doctor.models.core import with_facts
 
@@ -73,35 +80,6 @@ _SUMMARY_RANK: Final = 1
 _ERROR_LINE: Final = attrgetter("error.line")
 
 
-@dataclass
-class _Pending:
-    """A failure waiting to see whether the log shows it again, with what places a sighting."""
-
-    error: LogError
-    form: FormName
-    key: str
-    norm: str
-    last_line: int
-    rank: int  # _SHAPE_RANK of the outermost copy seen
-    traceback_start: int | None  # first line of the traceback the failure ended, if it did
-    request_id: str | None
-    mention: bool  # the message without its details: a reference, not a record of its own
-    field_line: bool  # a pretty-printed body's field line (`"content": "..."`)
-    emitted: bool = False
-
-
-def _compatible(old: _Pending, new: _Pending) -> bool:
-    """Whether two messages can be one failure's: equal, or one a cut copy of the other."""
-    if old.error.kind != new.error.kind:
-        return False
-    if new.error.kind == "markup_leak":
-        return True  # the fields of one body leak different text: their lines decide
-    if old.mention or new.mention:
-        return old.form == new.form and old.mention != new.mention
-    # equal, or the shorter a prefix of the longer (a string is no prefix of a shorter one)
-    return old.norm.startswith(new.norm) or new.norm.startswith(old.norm)
-
-
 def extract_errors(lines: Iterable[str], first_line: int = 1) -> Iterator[LogError]:
     """Every Harmony failure in `lines`, once each, in about the order of their lines."""
     extractor = _Extractor()
@@ -124,9 +102,9 @@ class _Extractor:
         self.keys: OrderedDict[str, ProcessState] = OrderedDict()
         self.open: Candidate | None = None
         self.previous_hit = False
-        self.pending: list[_Pending] = []
-        self.recent: deque[_Pending] = deque(maxlen=32)
-        self.latest: _Pending | None = None  # the failure the last sighting was
+        self.pending: list[Pending] = []
+        self.recent: deque[Pending] = deque(maxlen=32)
+        self.latest: Pending | None = None  # the failure the last sighting was
         self.number: int | None = None  # the last line fed
         self.unread_from: int | None = None  # first line of the last run of lines not fed
         self.anatomize = line_reader()  # Rust or Python, decided once
@@ -283,6 +261,8 @@ class _Extractor:
         """Extend the open error with `line` if it is the rest of it; else maybe close it."""
         candidate = self.open
         assert candidate is not None
+        if candidate.provisional:
+            return self._settle_fallback(candidate, line)
         text = line.text
         continuation = (
             bool(text)
@@ -332,9 +312,11 @@ class _Extractor:
                 candidate = None
         if candidate is None and hit is not None:
             candidate = Candidate(line=line, text=line.text, last_line=line.number, hit=hit)
+            candidate.provisional = is_fallback(hit.name)
         elif candidate is None:
             candidate = self._wrapped(line)
-        self.previous_hit = candidate is not None
+        # (a provisional hit lets the next line try the wrap: `_continue`)
+        self.previous_hit = candidate is not None and not candidate.provisional
         if candidate is not None:
             self._start(candidate)
         elif line.text[: len(_MODEL_OUTPUT)].lower() == _MODEL_OUTPUT:
@@ -355,6 +337,19 @@ class _Extractor:
             return True
         indent = len(line.rest) - len(line.rest.lstrip())
         return indent > len(previous.rest) - len(previous.rest.lstrip())
+
+    def _settle_fallback(self, candidate: Candidate, line: Line) -> bool:
+        """The fallback's hit, held open one line: where this line ends a known form a terminal
+        wrap broke (`...remaining in mes` / `sage header: ...`), that form is the failure and
+        this line its rest; else the hit stands as read and this line is read on its own."""
+        self.open = None
+        wrapped = self._wrapped(line)
+        if wrapped is not None and not is_fallback(wrapped.hit.name):
+            self.previous_hit = True
+            self._start(wrapped)
+            return True
+        self._finalize(candidate)
+        return False
 
     def _wrapped(self, line: Line) -> Candidate | None:
         """A message a terminal wrap broke across the previous line and this one, if any."""
@@ -381,7 +376,7 @@ class _Extractor:
         if lead is not None and lead.prefix and not lead.text and lead is not candidate.line:
             candidate.lead = lead
         for _ in range(MAX_ERRORS_PER_LINE):
-            if not candidate.hit.closed:
+            if not candidate.hit.closed or candidate.provisional:
                 if self.open is not None:  # one left open by an interleaved process
                     self._finalize(self.open)
                 self.open = candidate
@@ -431,7 +426,7 @@ class _Extractor:
             if server != error.server:
                 error = replace(error, server=server)
             state.close_traceback()  # this error line ended it
-        item = _Pending(
+        item = Pending(
             error=error,
             form=hit.name,
             key=line.key,
@@ -446,7 +441,7 @@ class _Extractor:
         self._place(item, state)
         state.saw_error(candidate.last_line)
 
-    def _place(self, item: _Pending, state: ProcessState) -> None:
+    def _place(self, item: Pending, state: ProcessState) -> None:
         """Fold `item` into the failure it is another sighting of, or keep it as a new one.
 
         `_same_event` is asked only of the sightings near enough with a message that may be
@@ -457,7 +452,7 @@ class _Extractor:
             self._fold_mentions(item)
         line, norm = item.error.line, item.norm
         # `_same_event` holds only where this does: the messages are one a prefix of the other
-        # (`_compatible`), unless `item` is a mention (it folds into a failure it names, while a
+        # (`compatible`), unless `item` is a mention (it folds into a failure it names, while a
         # failure never folds into a mention) or a leak's field line.
         loose = item.mention or item.error.kind == "markup_leak"
         near = [
@@ -468,18 +463,18 @@ class _Extractor:
         ]
         self._fold(item, state, near)
 
-    def _place_reference(self, item: _Pending, state: ProcessState) -> None:
+    def _place_reference(self, item: Pending, state: ProcessState) -> None:
         """`_place` as first written: every recent and pending sighting asked in turn."""
         if not item.mention:
             self._fold_mentions(item)
         self._fold(item, state, [*self.recent, *self.pending])
 
-    def _fold_mentions(self, item: _Pending) -> None:
+    def _fold_mentions(self, item: Pending) -> None:
         for mention in [p for p in self.pending if p.mention and self._names(p, item)]:
             self.pending.remove(mention)  # the failure a mention named nearby
             self._merge(item, mention)
 
-    def _fold(self, item: _Pending, state: ProcessState, sightings: list[_Pending]) -> None:
+    def _fold(self, item: Pending, state: ProcessState, sightings: list[Pending]) -> None:
         """Fold `item` into the newest of `sightings` (oldest first) it is another sighting
         of, or keep it as a new failure."""
         for other in reversed(sightings):
@@ -491,16 +486,16 @@ class _Extractor:
         self.pending.append(item)
         self.latest = item
 
-    def _names(self, mention: _Pending, item: _Pending) -> bool:
+    def _names(self, mention: Pending, item: Pending) -> bool:
         return (
-            _compatible(mention, item)
-            and _keys_agree(mention, item)
+            compatible(mention, item)
+            and keys_agree(mention, item)
             and abs(item.error.line - mention.last_line) <= DUP_WINDOW
         )
 
-    def _same_event(self, old: _Pending, new: _Pending, state: ProcessState) -> bool:
+    def _same_event(self, old: Pending, new: Pending, state: ProcessState) -> bool:
         """Whether `new` is another sighting of the failure `old`; see the module docstring."""
-        if not _compatible(old, new) or not _keys_agree(old, new):
+        if not compatible(old, new) or not keys_agree(old, new):
             return False
         if old.request_id and new.request_id and old.request_id != new.request_id:
             return False
@@ -524,11 +519,11 @@ class _Extractor:
                 and old.rank <= _SUMMARY_RANK
                 and start - old.last_line <= SUMMARY_REACH
                 and old.key == new.key
-                and not _stamps_differ(old.error, new.error)
+                and not stamps_differ(old.error, new.error)
             )
         return distance <= ECHO_REACH and new.rank > old.rank
 
-    def _unread(self, old: _Pending, new: _Pending, state: ProcessState) -> bool:
+    def _unread(self, old: Pending, new: Pending, state: ProcessState) -> bool:
         """Whether lines between a traceback's failure and `new` were not fed (the scan read
         windows around both, and its frames were too long to reach the chain marker), and
         all that was fed between them belongs to a traceback: the re-raise, as a reader of
@@ -543,11 +538,11 @@ class _Extractor:
             and state.episode_start <= old.error.line
         )
 
-    def _request_between(self, old: _Pending, new: _Pending) -> bool:
+    def _request_between(self, old: Pending, new: Pending) -> bool:
         keys = {old.key, new.key}
         return any(self.state(key).requests_since(old.last_line) for key in keys)
 
-    def _merge(self, old: _Pending, new: _Pending) -> None:
+    def _merge(self, old: Pending, new: Pending) -> None:
         """Keep one record of a failure seen twice: the fuller message, all the evidence."""
         keep, other = (new, old) if len(new.norm) > len(old.norm) else (old, new)
         old.error = with_facts(keep.error, other.error)
@@ -575,15 +570,6 @@ class _Extractor:
             item.emitted = True
             self.recent.append(item)
             yield item.error
-
-
-def _keys_agree(old: _Pending, new: _Pending) -> bool:
-    """The same process, or one of the two shows none (a body pasted under a log)."""
-    return old.key == new.key or not old.key or not new.key
-
-
-def _stamps_differ(a: LogError, b: LogError) -> bool:
-    return bool(a.timestamp and b.timestamp and a.timestamp != b.timestamp)
 
 
 def declined() -> int:

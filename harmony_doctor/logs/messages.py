@@ -171,7 +171,7 @@ def native_hits() -> Hits | None:
     if not native_for(True) or patterns is None:
         return None
     try:
-        return new_hits(patterns=patterns, generic=[name in _GENERIC for name, _ in _FORMS])
+        return new_hits(patterns=patterns, ranks=[_RANK[name] for name, _ in _FORMS])
     except ValueError:
         return None
 
@@ -209,10 +209,11 @@ def _hit(
 ) -> MessageHit | None:
     """The hit of the first form found (`best`), unless a bare remainder starts before it.
 
-    A generic form (faults/generic.py) is the hit only where no other form matches the text:
-    the form that knows the writer refines the statement it makes."""
-    if best is not None and best[1] in _GENERIC:
-        best = _specific(text, position) or best
+    A form of a higher rank (faults/form.py: generic, then the fallback) is the hit only where
+    no form of a lower rank matches the text: the form that knows the writer refines the
+    statement a generic one makes, and any statement refines the fallback's."""
+    while best is not None and _RANK[best[1]] and (lower := _below(text, position, best)):
+        best = lower
     bare = _find_bare(text, position, best[0] if best is not None else len(text))
     if bare is not None:
         return bare
@@ -222,6 +223,7 @@ def _hit(
 
 
 _GENERIC: frozenset[FormName] = frozenset(f.name for f in MESSAGE_FORMS if f.generic)
+_RANK: dict[FormName, int] = {f.name: f.rank for f in MESSAGE_FORMS}
 
 
 def is_generic(name: FormName) -> bool:
@@ -229,11 +231,19 @@ def is_generic(name: FormName) -> bool:
     return name in _GENERIC
 
 
-def _specific(text: str, position: int) -> tuple[int, FormName, re.Match[str]] | None:
-    """The earliest match of a form that is not generic, or None."""
+def is_fallback(name: FormName) -> bool:
+    """Whether a form is the last resort: openai-harmony's exception in words no form knows."""
+    return _RANK.get(name, 0) == 2
+
+
+def _below(
+    text: str, position: int, found: tuple[int, FormName, re.Match[str]]
+) -> tuple[int, FormName, re.Match[str]] | None:
+    """The earliest match of a form of a lower rank than `found`'s, or None."""
+    rank = _RANK[found[1]]
     best: tuple[int, FormName, re.Match[str]] | None = None
     for name, form in _forms_for(text, gate=False):
-        if name in _GENERIC:
+        if _RANK[name] >= rank:
             continue
         match = form.search(text, position)
         if match is not None and (best is None or match.start() < best[0]):

@@ -32,6 +32,7 @@ LogKind = Literal[
     "server_rejected",  # the server's own gpt-oss code refused a message openai-harmony parsed
     "stripped_markup",  # Harmony text whose special tokens were stripped (cannot be replayed)
     "rejected_ids",  # a logged completion holds ids openai-harmony rejects (a corrupt or cut log)
+    "unknown_error",  # openai-harmony's exception, in words no form of the catalogue knows
 ]
 Kind = ErrorKind | WarningKind | LogKind
 

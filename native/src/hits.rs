@@ -54,8 +54,9 @@ pub enum Settling {
     Declined,
     /// No form matches.
     Nothing,
-    /// The form Python's `_hit` would read: the first found, or where that one is generic,
-    /// the first of the other forms found anywhere after `position`.
+    /// The form Python's `_hit` would read: the first found, or where that one has a rank
+    /// (generic, the fallback), the first of the forms of a lower rank found anywhere after
+    /// `position`.
     Form(Settled),
 }
 
@@ -65,10 +66,12 @@ pub struct Hits {
     pattern: String,
     /// per form: whether it is in the alternation exactly (not loosely)
     exact: Vec<bool>,
-    /// per form: whether it is generic (faults/generic.py), read only where no other form is
-    generic: Vec<bool>,
-    /// the search of the forms that are not generic, and their indices among all, when some are
-    specific: Option<(Box<Hits>, Vec<usize>)>,
+    /// per form: its rank (faults/form.py): 0 a writer's own words, 1 generic, 2 the
+    /// fallback; a form is read only where none of a lower rank matches
+    ranks: Vec<u8>,
+    /// the search of the forms below the highest rank, and their indices among all, when a
+    /// form has a rank (it settles further down, rank by rank)
+    lower: Option<(Box<Hits>, Vec<usize>)>,
     compiled: OnceLock<Option<Arc<Compiled>>>,
 }
 
@@ -88,15 +91,17 @@ struct FormGroups {
 
 impl Hits {
     /// `patterns`: the forms' Python patterns (compiled with `re.I`), in the order tried;
-    /// `generic`: per pattern, whether its form is generic (none when empty).
-    pub fn new(patterns: &[String], generic: &[bool]) -> Result<Hits, String> {
-        let generic: Vec<bool> = (0..patterns.len())
-            .map(|i| generic.get(i).copied().unwrap_or(false))
+    /// `ranks`: per pattern, its form's rank (0 when missing).
+    pub fn new(patterns: &[String], ranks: &[u8]) -> Result<Hits, String> {
+        let ranks: Vec<u8> = (0..patterns.len())
+            .map(|i| ranks.get(i).copied().unwrap_or(0))
             .collect();
-        let specific = if generic.contains(&true) {
-            let kept: Vec<usize> = (0..patterns.len()).filter(|&i| !generic[i]).collect();
+        let top = ranks.iter().copied().max().unwrap_or(0);
+        let lower = if top > 0 {
+            let kept: Vec<usize> = (0..patterns.len()).filter(|&i| ranks[i] < top).collect();
             let chosen: Vec<String> = kept.iter().map(|&i| patterns[i].clone()).collect();
-            Some((Box::new(Hits::new(&chosen, &[])?), kept))
+            let chosen_ranks: Vec<u8> = kept.iter().map(|&i| ranks[i]).collect();
+            Some((Box::new(Hits::new(&chosen, &chosen_ranks)?), kept))
         } else {
             None
         };
@@ -120,8 +125,8 @@ impl Hits {
         Ok(Hits {
             pattern,
             exact,
-            generic,
-            specific,
+            ranks,
+            lower,
             compiled: OnceLock::new(),
         })
     }
@@ -129,8 +134,8 @@ impl Hits {
     /// The compiled patterns (compiled at the first call); an error names what failed, and
     /// then every line is declined.
     pub fn ready(&self) -> Result<(), String> {
-        if let Some((specific, _)) = &self.specific {
-            specific.ready()?;
+        if let Some((lower, _)) = &self.lower {
+            lower.ready()?;
         }
         match self.compiled() {
             Some(_) => Ok(()),
@@ -197,9 +202,9 @@ impl Hits {
             Located::Nothing => return Settling::Nothing,
             Located::Form { form, start, locs } => (form, start, locs),
         };
-        if self.generic[form] {
-            if let Some((specific, kept)) = &self.specific {
-                match specific.settle(text, position) {
+        if self.ranks[form] > 0 {
+            if let Some((lower, kept)) = &self.lower {
+                match lower.settle(text, position) {
                     Settling::Declined => return Settling::Declined,
                     Settling::Form(mut found) => {
                         found.form = kept[found.form];
@@ -315,10 +320,9 @@ pub mod python {
     impl Hits {
         /// ValueError when a pattern has no translation, exact or loose (then Python searches).
         #[new]
-        #[pyo3(signature = (*, patterns, generic))]
-        fn new(py: Python<'_>, patterns: Vec<String>, generic: Vec<bool>) -> PyResult<Self> {
-            let inner =
-                crate::hits::Hits::new(&patterns, &generic).map_err(PyValueError::new_err)?;
+        #[pyo3(signature = (*, patterns, ranks))]
+        fn new(py: Python<'_>, patterns: Vec<String>, ranks: Vec<u8>) -> PyResult<Self> {
+            let inner = crate::hits::Hits::new(&patterns, &ranks).map_err(PyValueError::new_err)?;
             let nothing = FormFound {
                 form: None,
                 start: 0,
@@ -478,7 +482,7 @@ mod tests {
     #[test]
     fn a_generic_form_gives_way_to_a_specific_one_found_later() {
         let patterns = [r"bad\s*role", r"unknown\s*role:"].map(String::from);
-        let h = Hits::new(&patterns, &[true, false]).unwrap();
+        let h = Hits::new(&patterns, &[1, 0]).unwrap();
         h.ready().unwrap();
         let Settling::Form(s) = h.settle("bad role; Unknown role: x", 0) else {
             panic!("no form settled");
@@ -488,6 +492,25 @@ mod tests {
             panic!("no form settled");
         };
         assert_eq!((s.form, s.start, s.end), (0, 0, 8));
+    }
+
+    #[test]
+    fn the_fallback_gives_way_to_a_generic_form_and_that_to_a_specific_one() {
+        let patterns = [r"HarmonyError:\s*\S", r"bad\s*role", r"unknown\s*role:"].map(String::from);
+        let h = Hits::new(&patterns, &[2, 1, 0]).unwrap();
+        h.ready().unwrap();
+        let form = |text: &str| match h.settle(text, 0) {
+            Settling::Form(s) => Some((s.form, s.start)),
+            _ => None,
+        };
+        assert_eq!(form("HarmonyError: new words"), Some((0, 0)));
+        assert_eq!(form("HarmonyError: bad role x"), Some((1, 14)));
+        assert_eq!(
+            form("HarmonyError: bad role; Unknown role: x"),
+            Some((2, 24))
+        );
+        assert_eq!(form("HarmonyError: Unknown role: x"), Some((2, 14)));
+        assert_eq!(form("no error"), None);
     }
 
     #[test]

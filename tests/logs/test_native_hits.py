@@ -213,7 +213,7 @@ def test_a_pattern_without_a_translation_makes_no_search() -> None:
         pytest.skip("the Rust extension is not built")
     for patterns in ([r"(a)\1"], [r"(?<!a)b"], [r"a(?=b)c"]):
         with pytest.raises(ValueError):
-            accel.new_hits(patterns=patterns, generic=[False] * len(patterns))
+            accel.new_hits(patterns=patterns, ranks=[0] * len(patterns))
 
 
 def test_the_python_search_when_native_is_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -246,7 +246,7 @@ def test_a_loose_form_with_a_character_past_ascii_makes_a_search_or_is_refused(
     back to Python on."""
 
     def make() -> object:
-        search = accel.new_hits(patterns=[form, "plain form"], generic=[False, False])
+        search = accel.new_hits(patterns=[form, "plain form"], ranks=[0, 0])
         found = search.find("a plain form here")
         return None if found is None else (found.form, found.start)
 

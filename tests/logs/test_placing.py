@@ -1,6 +1,6 @@
 """extract.py: placing a failure asks `_same_event` only of the sightings its pure first tests
 do not refuse (near enough, a message that may be compatible), and decides as the reference
-that asks every recent and pending sighting in turn, newest first, with `_compatible` as first
+that asks every recent and pending sighting in turn, newest first, with `compatible` as first
 written (`sorted` by length): the same failures, in the same order, with the same process
 states touched. On generated logs mixing tracebacks, chained re-raises, summary lines, echoes,
 mentions, cut copies, request ids, markup leaks, LM Studio output, several processes and lines
@@ -17,13 +17,14 @@ from hypothesis import strategies as st
 
 from harmony_doctor.faults.catalogue import MESSAGE_FORMS
 from harmony_doctor.logs import extract
-from harmony_doctor.logs.extract import _Extractor, _Pending
+from harmony_doctor.logs.extract import _Extractor
+from harmony_doctor.logs.sightings import Pending
 from harmony_doctor.models import LogError
 from tests.logs.helpers import traceback_lines
 
 
-def _compatible_reference(old: _Pending, new: _Pending) -> bool:
-    """`_compatible` as first written."""
+def _compatible_reference(old: Pending, new: Pending) -> bool:
+    """`compatible` as first written."""
     if old.error.kind != new.error.kind:
         return False
     if new.error.kind == "markup_leak":
@@ -55,7 +56,7 @@ def _both(fed: Fed) -> tuple[tuple[list[LogError], list[str]], tuple[list[LogErr
     fast = _run(fed)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_Extractor, "_place", _Extractor._place_reference)
-        patch.setattr(extract, "_compatible", _compatible_reference)
+        patch.setattr(extract, "compatible", _compatible_reference)
         slow = _run(fed)
     return fast, slow
 
