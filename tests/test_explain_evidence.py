@@ -582,3 +582,33 @@ def test_an_engines_error_quoted_with_its_head_elided_is_found() -> None:
         '`data: {"error": {"message": "...expected peg-native format"}}` and no [DONE].'
     )
     assert [s.code for s in findings(text)] == ["HD183"]
+
+
+# --- round 4, session twelve: shapes a fresh set of pastes showed ---------------------------
+
+
+def test_markup_a_paste_says_came_back_as_the_markup_itself_is_the_leak() -> None:
+    # the block is well-formed Harmony, and `For example` alone calls it documentation: only
+    # the words before say it reached the user as the markup itself
+    block = (
+        "```\n<|channel|>analysis<|message|>They greet us.<|end|>"
+        "<|start|>assistant<|channel|>final<|message|>Hi there!\n```\n"
+    )
+    lead = "Sure. When we run gpt-oss models that emit reasoning traces in the desktop app, "
+    said = lead + "the thinking comes through as raw harmony tags. For example:\n"
+    assert [s.code for s in findings(said + block)] == ["HD205"]
+    documented = lead + "the thinking is written as the model card says. For example:\n"
+    assert findings(documented + block) == ()
+
+
+def test_another_familys_tool_tag_after_a_parsers_position_is_not_described() -> None:
+    # llama.cpp serving another model: its parser's position and a `</tool_call>` tag are no
+    # sentence about a Harmony tool call
+    log = (
+        "srv  update_slots: all slots are idle\n"
+        'srv    operator(): got exception: {"error":{"code":500,"message":"Failed to parse '
+        'input at pos 7: </tool_call>","type":"server_error"}}\n'
+    )
+    explained = hd.explain_input(TextInput(log, "<paste>"), vocab())
+    assert isinstance(explained, hd.ExplainedLog)
+    assert explained.explanation.errors == () and explained.explanation.described is None

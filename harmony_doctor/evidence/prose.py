@@ -54,7 +54,12 @@ _SYMPTOMS: Final[tuple[tuple[Pattern[str], Description], ...]] = (
             r"(?:harmony|raw|channel)\s+(?:markup|tokens?|tags?))\W+(?:\w+\W+){0,6}?"
             r"(?:in|inside|into)\s+(?:\w+\s+){0,2}\W?(?:content|response|output|"
             r"tool(?:[ _-]call)?\s+names?|"
-            r"function\s+names?|arguments)",
+            r"function\s+names?|arguments)"
+            # what came back shown as the markup itself: `appears inline in the chat as raw
+            # channel markup`, `is displayed as raw harmony tags`
+            r"|(?:appears?|shows?(?:\s+up)?|(?:is|are|gets?)\s+(?:displayed|rendered|shown|printed)"
+            r"|comes?\s+(?:back|through)|returned)\s+(?:[\w'\u2019-]+\s+){0,6}?as\s+"
+            r"(?:[\w-]+\s+){0,2}?(?:harmony|raw|channel|special)\s+(?:markup|tokens?|tags?|text)",
             re.I,
         ),
         Description(
@@ -67,8 +72,10 @@ _SYMPTOMS: Final[tuple[tuple[Pattern[str], Description], ...]] = (
         Pattern(
             r"tool[ _-]?call\w*\W+(?:\w+\W+){0,6}?(?:arguments?\s+)?(?:is|are|were|was)?\s*"
             r"(?:not\s+valid\s+JSON|invalid\s+JSON|malformed|truncated|cut\s+off)"
-            r"|(?:fail\w*\s+to|could\s*n[o']t|cannot|unable\s+to)\s+parse\s+(?:\w+\W+){0,4}?"
-            r"tool[ _-]?calls?",
+            # words of a sentence between (never a log's `at pos 12: </tool_call>`, another
+            # model family's markup after a parser's position)
+            r"|(?:fail\w*\s+to|could\s*n[o']t|cannot|unable\s+to)\s+parse\s+"
+            r"(?:[\w'\u2019-]+\s+){0,4}?\W?tool[ _-]?calls?",
             re.I,
         ),
         Description(

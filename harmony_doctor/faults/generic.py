@@ -333,7 +333,8 @@ GENERIC_FORMS: Final[tuple[Form, ...]] = (
             "not mapped",
             "HarmonyError: Encountered text corresponding to disallowed special token '<|start|>'.",
         ),
-        pattern=r"HarmonyError[ \t]*:[ \t]*\S",
+        # a message, never a count (`errors by type: HarmonyError: 3, ValueError: 1`)
+        pattern=r"HarmonyError[ \t]*:[ \t]*[^\s\d]",
         anchors=(b"HarmonyError",),
         keywords=("harmonyerror",),
         code="HD179",

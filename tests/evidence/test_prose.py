@@ -16,6 +16,8 @@ from harmony_doctor.evidence.prose import described
         ("I see <|channel|> tokens in the tool call name", "HD205"),
         ("the tool call arguments are not valid JSON half the time", "HD180"),
         ("when streaming, the server fails to parse the model's tool calls", "HD180"),
+        ("the reasoning output appears inline in the chat as raw channel markup", "HD205"),
+        ("the final answer is displayed as raw harmony tags in Open WebUI", "HD205"),
     ],
 )
 def test_a_description_names_its_rule(text: str, code: str) -> None:
@@ -25,7 +27,13 @@ def test_a_description_names_its_rule(text: str, code: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["The server starts fine and answers quickly.", "How do I set max_tokens for gpt-oss?"],
+    [
+        "The server starts fine and answers quickly.",
+        "How do I set max_tokens for gpt-oss?",
+        # a parser's position and another family's markup: no sentence about a tool call
+        'got exception: {"message":"Failed to parse input at pos 12: </tool_call>"}',
+        "the reply appears as plain text",
+    ],
 )
 def test_other_prose_names_nothing(text: str) -> None:
     assert described(text) is None

@@ -67,6 +67,8 @@ def test_any_other_form_is_read_before_the_fallback(message: str, code: str) -> 
         "class HarmonyError(Exception):",
         "handler for HarmonyError:",
         "catching HarmonyError and retrying",
+        "errors by type: HarmonyError: 3, ValueError: 1",
+        "HarmonyError:\t12 (0.4%)",
     ],
 )
 def test_the_exception_named_but_not_raised_is_no_failure(text: str) -> None:
