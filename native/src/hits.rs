@@ -22,6 +22,10 @@ use crate::pyre::{self, Translated};
 
 /// The name of the group holding form N (no Python group name of the catalogue starts so).
 const FORM: &str = "hit_form_";
+/// Ranks (faults/form.py `rank`): a generic form gives way to any of rank 0 matching the text;
+/// the fallback, to any other.
+const GENERIC: u8 = 1;
+const FALLBACK: u8 = 2;
 
 /// What a line holds from a position on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,11 +70,11 @@ pub struct Hits {
     pattern: String,
     /// per form: whether it is in the alternation exactly (not loosely)
     exact: Vec<bool>,
-    /// per form: its rank (faults/form.py): 0 a writer's own words, 1 generic, 2 the
-    /// fallback; a form is read only where none of a lower rank matches
+    /// per form: its rank (faults/form.py): 0 a writer's own words, 1 generic, FALLBACK;
+    /// a form is read only where none of a lower rank matches
     ranks: Vec<u8>,
-    /// the search of the forms below the highest rank, and their indices among all, when a
-    /// form has a rank (it settles further down, rank by rank)
+    /// the search of the forms of rank 0, and their indices among all, when some form has a
+    /// rank (a generic form settles there; the fallback searches on in this one first)
     lower: Option<(Box<Hits>, Vec<usize>)>,
     compiled: OnceLock<Option<Arc<Compiled>>>,
 }
@@ -96,12 +100,10 @@ impl Hits {
         let ranks: Vec<u8> = (0..patterns.len())
             .map(|i| ranks.get(i).copied().unwrap_or(0))
             .collect();
-        let top = ranks.iter().copied().max().unwrap_or(0);
-        let lower = if top > 0 {
-            let kept: Vec<usize> = (0..patterns.len()).filter(|&i| ranks[i] < top).collect();
+        let lower = if ranks.iter().any(|&r| r > 0) {
+            let kept: Vec<usize> = (0..patterns.len()).filter(|&i| ranks[i] == 0).collect();
             let chosen: Vec<String> = kept.iter().map(|&i| patterns[i].clone()).collect();
-            let chosen_ranks: Vec<u8> = kept.iter().map(|&i| ranks[i]).collect();
-            Some((Box::new(Hits::new(&chosen, &chosen_ranks)?), kept))
+            Some((Box::new(Hits::new(&chosen, &[])?), kept))
         } else {
             None
         };
@@ -197,12 +199,35 @@ impl Hits {
     /// The form messages.py `_hit` reads in `text` from `position` on, with its match's end
     /// and named groups: Python's `find_hit` up to reading the message out of its quoting.
     pub fn settle(&self, text: &str, position: usize) -> Settling {
-        let (form, start, locs) = match self.locate(text, position) {
+        let (mut form, mut start, mut locs) = match self.locate(text, position) {
             Located::Declined => return Settling::Declined,
             Located::Nothing => return Settling::Nothing,
             Located::Form { form, start, locs } => (form, start, locs),
         };
-        if self.ranks[form] > 0 {
+        if self.ranks[form] == FALLBACK {
+            // The fallback is tried last (faults/catalogue.py), so no other form matches at or
+            // before its start: the first other form after it reads the text, if one does (one
+            // search more in the same alternation, not a search of its own).
+            let mut from = start;
+            loop {
+                match self.locate(text, from + 1) {
+                    Located::Declined => return Settling::Declined,
+                    Located::Nothing => break,
+                    Located::Form {
+                        form: f, start: s, ..
+                    } if self.ranks[f] == FALLBACK => from = s,
+                    Located::Form {
+                        form: f,
+                        start: s,
+                        locs: l,
+                    } => {
+                        (form, start, locs) = (f, s, l);
+                        break;
+                    }
+                }
+            }
+        }
+        if self.ranks[form] == GENERIC {
             if let Some((lower, kept)) = &self.lower {
                 match lower.settle(text, position) {
                     Settling::Declined => return Settling::Declined,

@@ -105,3 +105,11 @@ def test_a_line_without_keywords_is_rejected_before_any_pattern_runs() -> None:
 
 def test_quoting_kinds_are_kinds() -> None:
     assert catalogue.QUOTING_KINDS <= KINDS
+
+
+def test_forms_are_tried_by_rank_and_the_fallback_last() -> None:
+    """The Rust search relies on it: where the fallback matches first, no other form can match
+    at or before its start, so searching on after it finds what Python's `_hit` reads."""
+    ranks = [f.rank for f in MESSAGE_FORMS if f.pattern]
+    assert ranks == sorted(ranks) and ranks[-1] == 2 and ranks.count(2) == 1
+    assert all(f.generic for f in MESSAGE_FORMS if f.fallback)
