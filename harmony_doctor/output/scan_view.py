@@ -136,7 +136,12 @@ def _headline_words(totals: dict[str, Any], title: str) -> tuple[str, str]:
         elif totals.get("unrated") or totals.get("rate_requests") != totals["requests"]:
             # the rate is of the failures and requests in its scopes: said so
             rated = totals["failures"] - totals["unrated"]
-            bits.append(f"rate {percent(rate)} ({rated:,} of {totals['rate_requests']:,} requests)")
+            if rated == 0 and totals["failures"]:
+                # `rate 0.00%` beside failures reads as none: every one is unrated (said below)
+                bits.append("no failure in a rate")
+            else:
+                requests = totals["rate_requests"]
+                bits.append(f"rate {percent(rate)} ({rated:,} of {requests:,} requests)")
         else:
             bits.append(f"rate {percent(rate)}")
     if totals.get("skipped") or totals.get("partial"):

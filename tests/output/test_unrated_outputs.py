@@ -49,3 +49,19 @@ def test_every_output_shows_the_unrated_failures(logs: Path, tmp_path: Path) -> 
     step = tmp_path / "step.md"
     github = _run([*scan, "-f", "github"], GITHUB_STEP_SUMMARY=str(step)).stdout
     assert LINE in github.splitlines()[-1] and LINE in step.read_text()
+
+
+def test_a_summary_whose_every_failure_is_unrated_gives_no_rate_of_zero(tmp_path: Path) -> None:
+    # the failures' process logged no request; another's requests alone make no rate of them
+    (tmp_path / "worker.log").write_text(
+        "openai_harmony.HarmonyError: Unexpected token 200002 while expecting start token 200006\n"
+    )
+    (tmp_path / "api.log").write_text(
+        'INFO:     127.0.0.1:1 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
+    )
+    result = _run(["scan", str(tmp_path)])
+    head = result.stdout.splitlines()[0]
+    assert result.exit_code == 1, result.output
+    assert "1 failure · 1 request · no failure in a rate" in head
+    assert "0.00%" not in head
+    assert "1 failure unrated (in no rate)" in result.stdout
