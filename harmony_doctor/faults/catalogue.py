@@ -173,6 +173,26 @@ FORMS: Final[tuple[Form, ...]] = (
         wording=wording.detail("o200k_base.tiktoken, local or downloadable"),
     ),
     Form(
+        "vocab_file",
+        "vocab_load",
+        "openai-harmony",
+        "openai-harmony's vocabulary loader (tiktoken-rs) in its own words",
+        (
+            "failed to download or load vocab file",
+            "invalid tiktoken vocab file: No such file or directory (os error 2)",
+            "the env var TIKTOKEN_ENCODINGS_BASE is not set, or invalid",
+        ),
+        pattern=phrase("failed to download or load vocab file")
+        + "|"
+        + phrase("invalid tiktoken vocab file")
+        + r"|TIKTOKEN_ENCODINGS_BASE\s*is\s*not\s*set",
+        # (each anchor is one of at most 64 the scan searches at once: tests/scan)
+        anchors=(b"vocab file", b"TIKTOKEN_ENCODINGS_BASE"),
+        keywords=("vocab", "tiktoken"),
+        code="HD171",
+        wording=wording.detail("o200k_base.tiktoken, local or downloadable"),
+    ),
+    Form(
         "render_error",
         "render_error",
         "openai-harmony",
@@ -182,6 +202,28 @@ FORMS: Final[tuple[Form, ...]] = (
         canonical="invalid conversation JSON",
         anchors=(b"conversation JSON",),
         keywords=("conversation",),
+        code="HD175",
+        wording=wording.detail("a conversation openai-harmony can render"),
+    ),
+    Form(
+        "render_refused",
+        "render_error",
+        "openai-harmony",
+        "openai-harmony's render_conversation and encode, in their own words",
+        (
+            "Tools should have a name!",
+            "render failed: Tools should have a name!",
+            "token 200012 was specified as a stop token, but is not mapped",
+            "could not render stop token",
+            "Encountered text corresponding to disallowed special token '<|start|>'.",
+        ),
+        pattern=phrase("Tools should have a name")
+        + r"|specified\s*as\s*a\s*stop\s*token\s*,?\s*but\s*is\s*not\s*mapped"
+        + r"|could\s*not\s*render\s*stop\s*token"
+        + r"|disallowed\s*special\s*token\s*['\"`]?<\|(?:start|end|message|channel|constrain"
+        + r"|return|call)\|>",
+        anchors=(b"should have a name", b"stop token", b"disallowed special token"),
+        keywords=("tools", "stop", "disallowed"),
         code="HD175",
         wording=wording.detail("a conversation openai-harmony can render"),
     ),

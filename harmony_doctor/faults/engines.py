@@ -12,7 +12,8 @@ from harmony_doctor.faults.form import Form, phrase
 ENGINE_FORMS: Final[tuple[Form, ...]] = (
     Form(
         # vLLM's chat completions parse_chat_output (v0.10.1) took gpt-oss output to be one
-        # analysis and one final message and refused anything else.
+        # analysis and one final message and refused anything else; SGLang's serving_chat
+        # carries a copy of it, so the words alone name no server (a guess, after the lines).
         "vllm_two_messages",
         "server_rejected",
         "server",
@@ -26,7 +27,7 @@ ENGINE_FORMS: Final[tuple[Form, ...]] = (
         anchors=(b"output messages",),
         keywords=("output",),
         code="HD187",
-        server="vllm",
+        guess="vllm",
         wording=wording.two_messages,
     ),
     Form(

@@ -325,18 +325,19 @@ GENERIC_FORMS: Final[tuple[Form, ...]] = (
         "said_harmony_error",
         "unknown_error",
         "openai-harmony",
-        "openai-harmony's exception in words no other form knows: a newer or patched release, "
-        "an error outside its parser, a message cut short",
+        "openai-harmony's exception, named in full, in words no other form knows: a newer or "
+        "patched release, an error outside its parser, a message cut short",
         (
-            "openai_harmony.HarmonyError: Tools should have a name!",
-            "openai_harmony.HarmonyError: token 200012 was specified as a stop token, but is "
-            "not mapped",
-            "HarmonyError: Encountered text corresponding to disallowed special token '<|start|>'.",
+            "openai_harmony.HarmonyError: Invalid token for decoding: 99999999",
+            "openai_harmony.HarmonyError: unknown encoding name: HarmonyGptOss",
+            "openai_harmony.HarmonyError: Unexpected token 12",
         ),
-        # a message, never a count (`errors by type: HarmonyError: 3, ValueError: 1`)
-        pattern=r"HarmonyError[ \t]*:[ \t]*[^\s\d]",
-        anchors=(b"HarmonyError",),
-        keywords=("harmonyerror",),
+        # the exception as Python prints it, module and all: a name ending so, a field, a
+        # docstring's `HarmonyError: when ...`, another project's HarmonyError, a count
+        # (`HarmonyError: 3`) are no openai-harmony error raised
+        pattern=r"\bopenai_harmony\.HarmonyError[ \t]*:[ \t]*[^\s\d]",
+        anchors=(b"openai_harmony.HarmonyError",),
+        keywords=("openai_harmony",),
         code="HD179",
         generic=True,
         fallback=True,

@@ -303,14 +303,16 @@ _RULES = (
         "HD187",
         "server_rejected",
         "error",
-        "vLLM expected exactly an analysis and a final message",
-        "vLLM 0.10.1's chat completions (parse_chat_output) took gpt-oss output to be one "
+        "The server expected exactly an analysis and a final message",
+        "vLLM 0.10.1's chat completions (parse_chat_output, which SGLang's carries a copy of) "
+        "took gpt-oss output to be one "
         "reasoning and one final message and raised when the model wrote more: several analysis "
         "or commentary messages, or a tool-like commentary message with no tools declared. The "
         "output itself may be well-formed Harmony: this is the server's check refusing it, not "
         "the model leaving the format, so the request fails with HTTP 400 or 500 at random.",
-        "Upgrade vLLM (later parse_chat_output joins every message before the last as "
-        "reasoning); meanwhile use the Responses API, or declare the tools the model calls.",
+        "Upgrade the server (vLLM's later parse_chat_output joins every message before the "
+        "last as reasoning); meanwhile use the Responses API, or declare the tools the model "
+        "calls.",
         ("vllm-project/vllm#22403", "openai/openai-cookbook#2063"),
     ),
     Rule(

@@ -41,8 +41,7 @@ def describe(
         or (state.traceback_server if in_traceback else None)
         or (state.server if line.key or (in_traceback and state.server_line >= since) else None)
         or (lead.evidence if lead is not None else None)
-        or form.guess
-    )
+    )  # else the form's guess, once every sighting was seen (logs/extract.py `_flush`)
     versions = _form_versions(hit, form)
     if in_traceback and state.versions is not None:
         both = state.versions & versions if versions is not None else state.versions

@@ -569,6 +569,10 @@ class _Extractor:
             self.pending.remove(item)
             item.emitted = True
             self.recent.append(item)
+            guess = FORM[item.form].guess
+            if item.error.server is None and guess is not None:
+                # no sighting's line named a server: the one its words are most often from
+                item.error = replace(item.error, server=guess)
             yield item.error
 
 

@@ -18,7 +18,11 @@ pub(crate) const ANCHORS: &[&[u8]] = &[
     b"decode header",
     b"decode tokens",
     b"vocab file",
+    b"TIKTOKEN_ENCODINGS_BASE",
     b"conversation JSON",
+    b"should have a name",
+    b"stop token",
+    b"disallowed special token",
     b"tool call",
     b"parse input at pos",
     b"non-terminal state",
@@ -77,6 +81,7 @@ pub(crate) const ANCHORS: &[&[u8]] = &[
     b"in its content",
     b"in the message",
     b"both",
+    b"openai_harmony.HarmonyError",
 ];
 
 /// The markup-line rule (`catalogue.MARKUP_LINE`).

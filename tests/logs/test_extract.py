@@ -307,3 +307,16 @@ def test_a_javascript_syntax_error_is_no_harmony_failure(text: str) -> None:
     assert [e.kind for e in shown] == ["unexpected_token"]
     assert run(["explain", "-"], stdin=text).exit_code == 0
     assert run(["scan", "-"], stdin=text).exit_code == 0
+
+
+def test_a_forms_guessed_server_gives_way_to_any_sighting_that_names_one() -> None:
+    # SGLang carries vLLM's check with its words: the summary line names no server, the
+    # traceback after it does; one failure, named by the traceback
+    text = (
+        "Error in request: Expected 2 output messages (reasoning and final), but got 3.\n"
+        'File "/x/site-packages/sglang/srt/entrypoints/openai/serving_chat.py", line 785, in f\n'
+        "ValueError: Expected 2 output messages (reasoning and final), but got 3.\n"
+    )
+    assert [(e.code, e.server) for e in extract_text(text)] == [("HD187", "sglang")]
+    alone = text.split("\n")[0] + "\n"
+    assert [(e.code, e.server) for e in extract_text(alone)] == [("HD187", "vllm")]
