@@ -181,6 +181,31 @@ ENGINE_FORMS: Final[tuple[Form, ...]] = (
         wording=wording.provider_tool_args,
     ),
     Form(
+        # Ollama's gpt-oss template (as pulled before early 2026) indexed each tool parameter's
+        # type list; a parameter with none (Optional/Union, anyOf) crashed the render.
+        "ollama_template_tools",
+        "render_error",
+        "server",
+        "Ollama's gpt-oss chat template (a Go template), as pulled with the model",
+        (
+            'template: :108:130: executing "" at <index $prop.Type 0>: error calling index: '
+            "reflect: slice index out of range",
+            # in a JSON error body, as a client prints it
+            'executing \\"\\" at \\u003cindex $prop.Type 0\\u003e: error calling index',
+        ),
+        pattern=r"\$prop\.Type\s*0\s*(?:>|\\u003e)\s*:\s*error\s*calling\s*index",
+        canonical='template: executing "" at <index $prop.Type 0>: error calling index',
+        anchors=(b"$prop.Type",),
+        keywords=("prop",),
+        code="HD178",
+        server="ollama",
+        wording=wording.fixed(
+            "a template that renders every tool parameter's type",
+            "the template indexed a tool parameter's list of types and found it empty (an "
+            "Optional/Union or anyOf parameter)",
+        ),
+    ),
+    Form(
         "ollama_unmapped_tool",
         "tool_call_parse",
         "server",

@@ -528,6 +528,21 @@ _RULES = (
         catch_all=True,
     ),
     Rule(
+        "HD178",
+        "render_error",
+        "error",
+        "Ollama's gpt-oss template could not render the request's tools",
+        "Ollama renders gpt-oss prompts with a Go template that comes with the model. Templates "
+        "pulled before the fix index each tool parameter's type (`index $prop.Type 0`), so a "
+        "parameter whose schema has no single `type` (Optional/Union, anyOf, a nullable field "
+        "from LangChain, an MCP server or an editor's tools) crashes the render: HTTP 500 "
+        "before anything is generated, while other models on the same server work.",
+        "Update Ollama and re-pull the model (`ollama pull gpt-oss:20b`: the template comes "
+        "with the model, the weights are not downloaded again); until then give every tool "
+        "parameter one plain `type`.",
+        ("ollama/ollama#11800", "langchain-ai/langchain#35140", "zed-industries/zed#35694"),
+    ),
+    Rule(
         "HD179",
         "unknown_error",
         "error",

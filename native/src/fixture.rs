@@ -38,6 +38,7 @@ pub(crate) const ANCHORS: &[&[u8]] = &[
     b"content and thinking",
     b"structure_info",
     b"arguments as JSON",
+    b"$prop.Type",
     b"reverse mapping",
     b"fell back to raw",
     b"xpected",
