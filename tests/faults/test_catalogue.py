@@ -113,3 +113,21 @@ def test_forms_are_tried_by_rank_and_the_fallback_last() -> None:
     ranks = [f.rank for f in MESSAGE_FORMS if f.pattern]
     assert ranks == sorted(ranks) and ranks[-1] == 2 and ranks.count(2) == 1
     assert all(f.generic for f in MESSAGE_FORMS if f.fallback)
+
+
+def test_ollamas_gpt_oss_template_crash_on_a_tools_types_is_its_own_render_error() -> None:
+    # as LangChain's ChatOllama prints it, and as a client quotes Ollama's JSON error body
+    said = (
+        'ollama._types.ResponseError: template: :108:130: executing "" at <index $prop.Type '
+        "0>: error calling index: reflect: slice index out of range (status code: 500)\n"
+    )
+    body = (
+        'Ollama API error: [500] {"error":"template: :108:130: executing \\"\\" at '
+        "\\u003cindex $prop.Type 0\\u003e: error calling index: reflect: slice index out of "
+        'range"}\n'
+    )
+    for text in (said, body):
+        assert [(e.code, e.server) for e in extract_text(text)] == [("HD178", "ollama")]
+    # another model's template failing is no gpt-oss render error
+    other = 'Error: template: :7:3: executing "" at <.Response>: can\'t evaluate field Response\n'
+    assert extract_text(other) == ()
