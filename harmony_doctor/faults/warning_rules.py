@@ -57,8 +57,11 @@ WARNING_RULES = (
         "or <|message|>: no parser raised anything, but the server did not parse the output, "
         "or parsed it wrongly, and passed the markup on. Degenerate output from speculative "
         "decoding (EAGLE3 draft models) is a known source.",
-        "Upgrade the server (vLLM PR #35906 strips leaked markup); turn speculative decoding "
-        "off to see whether it is the source; strip <|...|> markup on the client meanwhile.",
+        "Make sure whatever serves or shows the model parses gpt-oss output as Harmony (a "
+        "server with gpt-oss support, llama.cpp with --jinja, an app that does not print the "
+        "raw completion); upgrade it (vLLM PR #35906 strips leaked markup); turn speculative "
+        "decoding off to see whether it is the source; strip <|...|> markup on the client "
+        "meanwhile.",
         (
             "NVIDIA/TensorRT-LLM#9256",
             "NVIDIA/TensorRT-LLM#8713",
@@ -76,8 +79,11 @@ WARNING_RULES = (
         "(`analysisGreet back.assistantfinalHi there!`): vLLM's `output:` log field and some "
         "clients drop <|channel|>, <|message|>, <|start|> and the stop tokens. The message "
         "boundaries are gone, so the stream cannot be replayed or checked.",
-        "Give the token ids instead (vLLM: `Generated response ... output_token_ids`, at DEBUG "
-        "in newer versions, or the `return_token_ids` request option), or text decoded with "
+        "If an app or a server showed you this text, it does not parse gpt-oss output: run the "
+        "model where Harmony is parsed (a server with gpt-oss support, llama.cpp with --jinja) "
+        "so that reasoning and answer come apart. To check the stream itself, give the token "
+        "ids (vLLM: `Generated response ... output_token_ids`, at DEBUG in newer versions, or "
+        "the `return_token_ids` request option), or text decoded with "
         "skip_special_tokens=False.",
         catch_all=True,
     ),
