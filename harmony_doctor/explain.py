@@ -204,7 +204,10 @@ def _read_plain(text: str, body: str) -> Reading:
     from harmony_doctor.evidence import combine  # what only a text needs: never for ids
 
     if shape == "text" and not found and combine.not_a_stream(body):
-        return Reading(found)  # a loader's or a config's listing of the special tokens
+        # a loader's or a config's listing of the special tokens, or prose quoting markup:
+        # a leak only where a sentence says the reply held it
+        said = combine.said_leak(body)
+        return Reading(found if said is None else (said,))
     if shape in ("text", "vllm-log") and (found or (shape == "text" and opens_as_log(body))):
         # text: special-token strings inside error messages or log records (a template dump,
         # a logged prompt), not a Harmony stream; vllm-log: a log with failures, its

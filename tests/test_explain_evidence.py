@@ -612,3 +612,15 @@ def test_another_familys_tool_tag_after_a_parsers_position_is_not_described() ->
     explained = hd.explain_input(TextInput(log, "<paste>"), vocab())
     assert isinstance(explained, hd.ExplainedLog)
     assert explained.explanation.errors == () and explained.explanation.described is None
+
+
+def test_prose_quoting_markup_is_no_stream_unless_it_says_the_reply_held_it() -> None:
+    # a discussion of a template's tags: nothing was generated, nothing failed
+    tags = (
+        'Our assistant tag is "<|end|><|start|>assistant<|channel|>final<|message|>", which '
+        'skips thinking; before, the model would generate "<|channel|>analysis<|message|>" '
+        "first and think.\n"
+    )
+    assert findings(tags) == ()
+    said = 'The response content contains "<|channel|>analysis<|message|>hi" every time.\n'
+    assert [s.code for s in findings(said)] == ["HD205"]

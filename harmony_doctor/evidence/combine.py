@@ -24,10 +24,11 @@ def refined(errors: tuple[LogError, ...], text: str) -> tuple[LogError, ...]:
 
 
 def not_a_stream(text: str) -> bool:
-    """Markup in `text` that is no Harmony output: a listing of the special tokens."""
+    """Markup in `text` that is no Harmony output: a listing of the special tokens, or markup
+    its sentences quote."""
     from harmony_doctor.evidence import markup
 
-    return markup.lists_tokens(text)
+    return markup.lists_tokens(text) or markup.quoted_in_prose(text)
 
 
 def named_in_prose(piece: str) -> bool:

@@ -161,3 +161,23 @@ def named_in_a_sentence(text: str) -> bool:
         return False  # a body opened, or a message's own opening: output, however long
     words = _SPECIAL.sub(" ", text).split()
     return len(words) >= 12 and _SENTENCE_END.search(text) is not None
+
+
+# A quoted span on one line: straight or curly double quotes, or inline code.
+_QUOTED: Final = Pattern(r'"[^"\n]*"|`[^`\n]*`|\u201c[^\u201d\n]*\u201d')
+_WORD: Final = Pattern(r"[A-Za-z]{2,}")
+
+
+def quoted_in_prose(text: str) -> bool:
+    """Markup a text's sentences quote, not output: every special token sits inside a quoted
+    span (`the tag is "<|end|><|start|>assistant"`), and prose (half a dozen words or more)
+    stands outside the quotes. Output opens with markup, or holds some outside any quote."""
+    if text.lstrip().startswith("<|"):
+        return False
+    words = 0
+    for line in text.split("\n"):
+        bare = _QUOTED.sub(" ", line)
+        if "<|" in bare:
+            return False  # markup outside a quote: it may be output
+        words += len(_WORD.findall(bare))
+    return words >= 6

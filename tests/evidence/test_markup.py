@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 
-from harmony_doctor.evidence.markup import lists_tokens, stripped_in_json
+import pytest
+
+from harmony_doctor.evidence.markup import lists_tokens, quoted_in_prose, stripped_in_json
 
 LOADER = """\
 llama_model_loader: - kv  22: tokenizer.ggml.eos_token_ids arr[i32,3] = [199999, 200002, 200012]
@@ -44,3 +46,24 @@ def test_clean_content_and_a_request_stay_quiet() -> None:
     request = {"messages": [{"role": "assistant", "content": "analysisX.assistantfinalY"}]}
     assert stripped_in_json(json.dumps(request)) is None
     assert stripped_in_json("not json") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "quoted"),
+    [
+        ('Its assistant tag in the template is "<|end|><|start|>assistant" and more.', True),
+        (
+            "Before 1.98 the model would generate\n"
+            '"<|channel|>analysis<|message|>" first, then think, then answer.',
+            True,
+        ),
+        ("Use `<|constrain|>json` after the recipient for tool arguments.", True),
+        # output: it opens with markup, or holds some outside any quote
+        ('<|channel|>final<|message|>He said "hi" to me<|return|>', False),
+        ('The model wrote "<|channel|>final" and then <|message|>Hello there friend', False),
+        # too few words around the quote to be a sentence
+        ('output: "<|channel|>final<|message|>hi"', False),
+    ],
+)
+def test_markup_only_inside_a_sentences_quotes_is_no_output(text: str, quoted: bool) -> None:
+    assert quoted_in_prose(text) is quoted
