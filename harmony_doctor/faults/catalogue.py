@@ -170,7 +170,7 @@ FORMS: Final[tuple[Form, ...]] = (
         anchors=(b"vocab file",),
         keywords=("vocab",),
         code="HD171",
-        wording=wording.detail("o200k_base.tiktoken, local or downloadable"),
+        wording=wording.VOCAB_LOAD,
     ),
     Form(
         "vocab_file",
@@ -190,7 +190,7 @@ FORMS: Final[tuple[Form, ...]] = (
         anchors=(b"vocab file", b"TIKTOKEN_ENCODINGS_BASE"),
         keywords=("vocab", "tiktoken"),
         code="HD171",
-        wording=wording.detail("o200k_base.tiktoken, local or downloadable"),
+        wording=wording.VOCAB_LOAD,
     ),
     Form(
         "render_error",
@@ -203,7 +203,7 @@ FORMS: Final[tuple[Form, ...]] = (
         anchors=(b"conversation JSON",),
         keywords=("conversation",),
         code="HD175",
-        wording=wording.detail("a conversation openai-harmony can render"),
+        wording=wording.RENDER,
     ),
     Form(
         "render_refused",
@@ -225,7 +225,7 @@ FORMS: Final[tuple[Form, ...]] = (
         anchors=(b"should have a name", b"stop token", b"disallowed special token"),
         keywords=("tools", "stop", "disallowed"),
         code="HD175",
-        wording=wording.detail("a conversation openai-harmony can render"),
+        wording=wording.RENDER,
     ),
     Form(
         "ollama_tool",

@@ -45,6 +45,8 @@ def detail(expected: str) -> Wording:
 # wordings more than one form says
 HEADER_DECODE = fixed("header tokens that decode as UTF-8", "invalid UTF-8 in the header")
 LLAMACPP_INPUT = detail("output the llama.cpp Harmony parser accepts")
+VOCAB_LOAD = detail("o200k_base.tiktoken, local or downloadable")
+RENDER = detail("a conversation openai-harmony can render")
 RAW_RETURNED = fixed(
     "a stream openai-harmony parses to its end",
     "the parser ended in a non-terminal state; the server returned the raw text "

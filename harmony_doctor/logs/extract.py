@@ -311,8 +311,13 @@ class _Extractor:
             if candidate is not None and is_generic(candidate.hit.name):
                 candidate = None
         if candidate is None and hit is not None:
-            candidate = Candidate(line=line, text=line.text, last_line=line.number, hit=hit)
-            candidate.provisional = is_fallback(hit.name)
+            candidate = Candidate(
+                line=line,
+                text=line.text,
+                last_line=line.number,
+                hit=hit,
+                provisional=is_fallback(hit.name),
+            )
         elif candidate is None:
             candidate = self._wrapped(line)
         # (a provisional hit lets the next line try the wrap: `_continue`)

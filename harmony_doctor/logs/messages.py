@@ -223,6 +223,7 @@ def _hit(
 
 
 _GENERIC: frozenset[FormName] = frozenset(f.name for f in MESSAGE_FORMS if f.generic)
+_FALLBACK: frozenset[FormName] = frozenset(f.name for f in MESSAGE_FORMS if f.fallback)
 _RANK: dict[FormName, int] = {f.name: f.rank for f in MESSAGE_FORMS}
 
 
@@ -233,7 +234,7 @@ def is_generic(name: FormName) -> bool:
 
 def is_fallback(name: FormName) -> bool:
     """Whether a form is the last resort: openai-harmony's exception in words no form knows."""
-    return _RANK.get(name, 0) == 2
+    return name in _FALLBACK
 
 
 def _below(
