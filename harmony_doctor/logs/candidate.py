@@ -59,8 +59,19 @@ def request_id_of(text: str) -> str | None:
     return None if found is None else found.group(1) or found.group(0)
 
 
-def is_mention(hit: MessageHit) -> bool:
-    """`...remaining in message header` with nothing after it: openai-harmony always writes
-    the words, so this is someone naming the error (an issue's title, a sentence)."""
+# pytest's short test summary: `FAILED tests/x.py::test_y[param] - <the error>`, a line a
+# session ends with for a test whose failure its FAILURES section showed above.
+_TEST_SUMMARY = Pattern(r"(?:FAILED|ERROR) \S+(?:\[[^\]\n]*\])? - ")
+
+
+def is_mention(hit: MessageHit, text: str) -> bool:
+    """A line naming a failure rather than recording it:
+    - `...remaining in message header` with nothing after it: openai-harmony always writes the
+      words, so this is someone naming the error (an issue's title, a sentence);
+    - pytest's short summary line, which quotes the error its test raised (alone, with
+      `--tb=no`, it is the only sighting, and counts one)."""
     remainder = hit.remainder
-    return hit.name == "leftover" and remainder is not None and remainder.form == "absent"
+    if hit.name == "leftover" and remainder is not None and remainder.form == "absent":
+        return True
+    summary = _TEST_SUMMARY.match(text)
+    return summary is not None and summary.end() <= hit.start

@@ -440,7 +440,7 @@ class _Extractor:
             rank=1 if hit.name == "bare_remainder" else _SHAPE_RANK.get(hit.shape, 1),
             traceback_start=error.span[0] if ended else None,
             request_id=request_id_of(candidate.text[: hit.start] + " " + candidate.text[hit.end :]),
-            mention=is_mention(hit),
+            mention=is_mention(hit, candidate.text),
             field_line=line.text.startswith(('"', "'")),
         )
         self._place(item, state)
