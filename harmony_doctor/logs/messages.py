@@ -67,6 +67,7 @@ class MessageHit:
     role_word: str | None
     context: str | None
     message_cut: int = 0  # characters left out of `message`'s middle (LogError.message_cut)
+    opened_at: int | None = None  # where the string the message sits in opens, when it does
 
 
 # Every form holds one of these words whole, so a line without them holds no message.
@@ -363,6 +364,7 @@ def _read_hit(
         role_word=role_word,
         context=context,
         message_cut=message_cut,
+        opened_at=opener[0] if opener is not None else None,
     )
 
 

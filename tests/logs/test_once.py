@@ -192,11 +192,11 @@ def test_mentions_fold_into_the_failure_they_name_and_count_alone() -> None:
 def _pytest_session(tests: list[str], message: str) -> str:
     sections = "".join(
         f"____ {name} ____\n\n    def {name}():\n>       enc.parse(toks)\n"
-        f"E       openai_harmony.HarmonyError: {message}\n\ntests/t.py:12: HarmonyError\n"
+        f"E       openai_harmony.HarmonyError: {message}\n\ntest_t.py:12: HarmonyError\n"
         for name in tests
     )
     summary = "".join(
-        f"FAILED tests/t.py::{name} - openai_harmony.HarmonyError: {message}\n" for name in tests
+        f"FAILED test_t.py::{name} - openai_harmony.HarmonyError: {message}\n" for name in tests
     )
     return (
         "collected 3 items\n\n=== FAILURES ===\n"
@@ -213,7 +213,7 @@ def test_pytest_summary_lines_fold_into_the_failures_they_quote(tests: list[str]
 
 
 def test_pytest_summary_lines_alone_count_one_each() -> None:
-    summary = f"FAILED tests/t.py::test_a - openai_harmony.HarmonyError: {UNEXPECTED}\n"
+    summary = f"FAILED test_t.py::test_a - openai_harmony.HarmonyError: {UNEXPECTED}\n"
     assert count(summary + summary.replace("test_a", "test_b")) == 2
 
 
