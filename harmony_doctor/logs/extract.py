@@ -34,7 +34,14 @@ from typing import Final
 
 from harmony_doctor.faults.catalogue import FORM
 from harmony_doctor.faults.generic import stated
-from harmony_doctor.logs.candidate import Candidate, is_mention, may_close, request_id_of, reread
+from harmony_doctor.logs.candidate import (
+    Candidate,
+    is_mention,
+    may_close,
+    request_id_of,
+    reread,
+    written_by_caller,
+)
 from harmony_doctor.logs.describe import Worded, describe, lmstudio_found
 from harmony_doctor.logs.families import javascript_syntax_error
 from harmony_doctor.logs.firstpass import NOT_READ, QUIET, Absorbed, first_pass
@@ -420,6 +427,8 @@ class _Extractor:
         hit = candidate.hit
         if javascript_syntax_error(FORM[hit.name].kind, hit.token, candidate.text, hit.start):
             return  # a character JavaScript's parser stopped at: no Harmony token
+        if written_by_caller(candidate.text, hit):
+            return  # a user (system, tool) quoting the error in a request: asking about it
         line = candidate.line
         state = self.state(line.key)
         error = describe(
@@ -440,7 +449,7 @@ class _Extractor:
             rank=1 if hit.name == "bare_remainder" else _SHAPE_RANK.get(hit.shape, 1),
             traceback_start=error.span[0] if ended else None,
             request_id=request_id_of(candidate.text[: hit.start] + " " + candidate.text[hit.end :]),
-            mention=is_mention(hit),
+            mention=is_mention(hit, candidate.text),
             field_line=line.text.startswith(('"', "'")),
         )
         self._place(item, state)

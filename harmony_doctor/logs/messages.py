@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from harmony_doctor.native import FormFound, Hits
 
 OPENER_REACH: Final = 4096  # characters before a message its opening quote may sit
+# What stands before an exception's message as raised: its class, or pytest's `E` lines, which
+# show the exception as raised (the short summary's `FAILED test - ...` quotes it again).
+_RAISED: Final = re.compile(r"(?:E\s+)?[\w.]*(?:Error|Exception)\s*:?")
 
 
 # The message forms (faults/catalogue.py), compiled in the order they are tried.
@@ -64,6 +67,7 @@ class MessageHit:
     role_word: str | None
     context: str | None
     message_cut: int = 0  # characters left out of `message`'s middle (LogError.message_cut)
+    opened_at: int | None = None  # where the string the message sits in opens, when it does
 
 
 # Every form holds one of these words whole, so a line without them holds no message.
@@ -360,6 +364,7 @@ def _read_hit(
         role_word=role_word,
         context=context,
         message_cut=message_cut,
+        opened_at=opener[0] if opener is not None else None,
     )
 
 
@@ -394,7 +399,7 @@ def _read_plain(text: str, start: int, end: int) -> tuple[str, str, bool, str]:
     before = text[:start].strip()
     if not before:
         shape = "bare"
-    elif re.fullmatch(r"[\w.]*(?:Error|Exception)\s*:?", before):
+    elif _RAISED.fullmatch(before):
         shape = "exception"
     else:
         shape = "wrapper"

@@ -189,6 +189,34 @@ def test_mentions_fold_into_the_failure_they_name_and_count_alone() -> None:
     assert count(f"{mention}\n{mention}\n") == 2  # nothing says two mentions are one failure
 
 
+def _pytest_session(tests: list[str], message: str) -> str:
+    sections = "".join(
+        f"____ {name} ____\n\n    def {name}():\n>       enc.parse(toks)\n"
+        f"E       openai_harmony.HarmonyError: {message}\n\ntest_t.py:12: HarmonyError\n"
+        for name in tests
+    )
+    summary = "".join(
+        f"FAILED test_t.py::{name} - openai_harmony.HarmonyError: {message}\n" for name in tests
+    )
+    return (
+        "collected 3 items\n\n=== FAILURES ===\n"
+        + sections
+        + "=== short test summary info ===\n"
+        + summary
+        + "=== 2 failed, 1 passed ===\n"
+    )
+
+
+@pytest.mark.parametrize("tests", [["test_a"], ["test_a", "test_b[x-1]"]])
+def test_pytest_summary_lines_fold_into_the_failures_they_quote(tests: list[str]) -> None:
+    assert codes(_pytest_session(tests, LEFTOVER_SOME)) == {"HD102": len(tests)}
+
+
+def test_pytest_summary_lines_alone_count_one_each() -> None:
+    summary = f"FAILED test_t.py::test_a - openai_harmony.HarmonyError: {UNEXPECTED}\n"
+    assert count(summary + summary.replace("test_a", "test_b")) == 2
+
+
 def test_markup_leaks_one_per_body() -> None:
     pretty = "\n".join(
         [
