@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-
 from typing import Final
 
 from harmony_doctor.lazy_regex import Pattern
