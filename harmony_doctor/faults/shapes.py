@@ -71,14 +71,17 @@ LINE_SHAPES: Final[tuple[LineShape, ...]] = (
     # Output ids only: a `Received request` line's prompt ids are no completion (the reader
     # replays what a request generated), and vLLM writes one per request.
     LineShape("ids", "ids", (b"output_token_ids",), blanks=True, then=b":="),
-    # An OpenAI-style access line (uvicorn's, vLLM's and SGLang's servers).
+    # An OpenAI-style access line (uvicorn's, vLLM's and SGLang's servers), Anthropic's
+    # `/v1/messages` too (vLLM serves it; never `/v1/messages/count_tokens`).
     LineShape(
         "quoted",
         "access",
         (b'"POST /v1/', b'"GET /v1/'),
-        words=(b"chat/completions", b"responses", b"completions"),
+        words=(b"chat/completions", b"responses", b"completions", b"messages"),
         then=b' ?"',
     ),
+    # SGLang's native endpoint: `"POST /generate HTTP/1.1" 200 OK`.
+    LineShape("native", "access", (b'"POST /generate',), then=b' ?"'),
     # ollama's gin access line.
     LineShape(
         "gin",

@@ -68,7 +68,14 @@ _LOG_LINE = Pattern(
 _RECORD_START = Pattern(
     r"^\s*(?:\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\(\w+ pid=\d+\)|time=\S+ level="
     r"|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\s+\d\d-\d\d \d\d:"
-    r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:)"
+    r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:"
+    # Python's logging and uvicorn (`INFO:     `, `ERROR:root:`), a bracketed level or source
+    # tag (`[INFO] `, `[serving_chat.py:1001] `), a compose service (`vllm-1  | `)
+    r"|(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL):(?:[\w.]+:|\s)"
+    r"|\[(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL)\]\s|\[[\w.-]+\.py:\d+\]\s"
+    r"|[A-Za-z0-9][\w.-]*[-_]\d+\s+\|\s"
+    # llama-server's module and function tags (`srv  update_chat_: `, `slot launch_slot_: `)
+    r"|(?:srv|slot|que|res)\s+[\w()~]+:\s)"
 )
 # An issue's title tagged in brackets (`[Bug]: ...`, `[Feature] ...`): words, not a JSON array.
 _TAGGED_TITLE: Final = Pattern(r"\[[A-Za-z][\w -]*\]:?\s+[A-Za-z]")

@@ -144,3 +144,32 @@ def test_a_log_opens_with_a_record_a_completion_does_not() -> None:
     assert opens_as_log("(APIServer pid=1) ERROR 08-06 23:25:57 [serving_chat.py:1001] x")
     assert not opens_as_log("<|channel|>final<|message|>2025-09-04 13:55<|return|>")
     assert not opens_as_log("The user asks for the time.<|end|>")
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        "srv  update_chat_: Parsing chat message: <|channel|>analysis<|message|>We need",
+        "slot launch_slot_: id  1 | task 1 | processing task",
+        "srv    operator(): got exception: <|channel|>final",
+        "INFO:     Parsing chat message: <|channel|>analysis<|message|>Msg 1",
+        "DEBUG:root:output <|start|>assistant<|channel|>final<|message|>x",
+        "[INFO] raw output: <|channel|>final<|message|>x",
+        "[serving_chat.py:1001] <|channel|>final<|message|>x",
+        "vllm-1  | <|channel|>final<|message|>x",
+    ],
+)
+def test_a_log_records_level_module_or_service_tag_opens_a_log(record: str) -> None:
+    assert opens_as_log(record + "\n<|end|>")
+
+
+@pytest.mark.parametrize(
+    "completion",
+    [
+        "INFO is what the user wants.<|end|>",  # the model's own words, no record's colon
+        "srv is short for server.<|end|>",
+        "<|channel|>analysis<|message|>INFO: the log said<|end|>",
+    ],
+)
+def test_a_completion_opening_with_a_levels_word_is_no_log(completion: str) -> None:
+    assert not opens_as_log(completion)

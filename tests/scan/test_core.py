@@ -193,6 +193,13 @@ REQUEST_LINES = [
     (b'srv  log_server_r: request:  {"messages": [{"role": "user"}]}', False),  # verbose body
     (b'srv  log_server_r: response: {"error":{"code":500,"message":"x"}}', False),
     (b"Received request: GET to /v1/chat/completions with body {", False),
+    # uvicorn's access lines (vLLM, SGLang): OpenAI's and Anthropic's routes, SGLang's own
+    (b'INFO:     127.0.0.1:5 - "POST /v1/chat/completions HTTP/1.1" 200 OK', True),
+    (b'INFO:     127.0.0.1:5 - "POST /v1/messages HTTP/1.1" 200 OK', True),
+    (b'[2025-08-07 21:37:03] INFO:     127.0.0.1:5 - "POST /generate HTTP/1.1" 200 OK', True),
+    (b'INFO:     127.0.0.1:5 - "POST /v1/messages/count_tokens HTTP/1.1" 200 OK', False),
+    (b'INFO:     127.0.0.1:5 - "POST /generated HTTP/1.1" 200 OK', False),
+    (b'INFO:     127.0.0.1:5 - "GET /v1/models HTTP/1.1" 200 OK', False),
 ]
 
 

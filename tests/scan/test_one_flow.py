@@ -192,3 +192,22 @@ def test_a_large_text_with_markup_is_read_as_a_log(tmp_path: Path) -> None:
     small = tmp_path / "small.log"
     small.write_text(line * 3)
     assert {e.source for e in hd.scan_file(small).events} == {"log"}
+
+
+def test_a_small_verbose_log_quoting_markup_is_read_as_a_log(tmp_path: Path) -> None:
+    """llama-server's verbose log prints each reply it parses (`srv  update_chat_: Parsing chat
+    message: <|channel|>...`): a log of requests, not one completion, at any size. Small, it
+    was read as one Harmony text: a failure (HD101) and no request."""
+    records = "".join(
+        f"slot launch_slot_: id  1 | task {n} | processing task\n"
+        f"srv  update_chat_: Parsing chat message: <|channel|>analysis<|message|>Msg {n}\n"
+        f"srv  update_chat_: Parsing chat message: <|channel|>analysis<|message|>Msg {n} "
+        "reasoning.<|end|><|start|>assistant<|channel|>final<|message|>Answer\n"
+        f"srv  log_server_r: request: POST /v1/chat/completions 127.0.0.1 200\n"
+        for n in range(20)
+    )
+    path = tmp_path / "verbose.log"
+    path.write_text(records)
+    found = hd.scan_file(path)
+    assert (found.events, sum(t.count for t in found.requests)) == ((), 20)
+    _agree(path, tmp_path)
