@@ -161,7 +161,12 @@ def read_as(text: str, input_format: InputFormat = "auto", request: str | None =
     if not paste.prose and len(completions) == 1 and not completions[0].spread:
         piece = completions[0]  # the paste is this completion, maybe under a caption
         reading = _read_plain(piece.text, piece.text)
-        shown = paste.captions > 0 and piece.kind != "ids" and not piece.spread
+        shown = (
+            paste.captions > 0
+            and piece.kind != "ids"
+            and not piece.spread
+            and not combine.documented_above(paste.text, piece.line)  # `The format is:`
+        )
         if combine.shows_prompt(paste.text, piece.text):  # a rendered prompt, not a reply
             return replace(reading, prompt=True, offset=piece.line - 1)
         return replace(reading, shown=shown, offset=piece.line - 1)

@@ -110,3 +110,58 @@ def test_stripped_markup_of_every_header_shape_is_found(text: str) -> None:
 def test_words_about_channels_are_not_stripped_markup() -> None:
     result = run(["explain", "-"], 'I will use the commentary channel to send json {"a": 1}\n')
     assert result.exit_code == 0
+
+
+SHOWN = (
+    "<|channel|>analysis<|message|>The user asks why.<|end|>"
+    "<|start|>assistant<|channel|>final<|message|>Because."
+)
+
+
+def _codes(text: str) -> list[str]:
+    result = run(["explain", "-", "--format", "json"], stdin=text)
+    assert result.exit_code in (0, 1), result.stderr
+    return [f["code"] for f in json.loads(result.stdout)["findings"]]
+
+
+@pytest.mark.parametrize(
+    "above",
+    [
+        "The app shows this in the bubble.",
+        "gpt-oss answer looks like this",
+        "**Observed (in WebUI chat bubble):**",
+        "I get this response:",
+    ],
+)
+def test_markup_the_words_above_call_what_an_app_showed_is_a_leak(above: str) -> None:
+    assert _codes(f"{above}\n\n```\n{SHOWN}\n```\n") == ["HD205"]
+
+
+@pytest.mark.parametrize(
+    "above",
+    [
+        "The correct format looks like this:",
+        "The model emits the following, which the server should parse:",
+        "A typical example of the format:",
+    ],
+)
+def test_markup_the_words_above_call_the_format_is_no_leak(above: str) -> None:
+    assert _codes(f"{above}\n\n```\n{SHOWN}\n```\n") == []
+
+
+def test_a_block_of_another_familys_markup_is_no_leak() -> None:
+    text = "The live issue log shows the final unparsed fragment as:\n\n```text\n<|channel> \n```\n"
+    assert _codes(text) == []
+
+
+@pytest.mark.parametrize(
+    "glossary",
+    [
+        "<|channel|> - means the model switched channel. Usually this is:",
+        "Some words first.\n\n<|channel|> \u2014 marks a switch of channel, and then:\n\n"
+        "The thought channel is where the model reasons before it answers.",
+        "- `<|end|>`: ends a message\n- `<|return|>`: ends the reply\n",
+    ],
+)
+def test_a_glossary_of_special_tokens_is_no_completion(glossary: str) -> None:
+    assert _codes(glossary) == []

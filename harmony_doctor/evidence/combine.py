@@ -74,21 +74,35 @@ def described_leak(text: str, pieces: tuple[Piece, ...]) -> LogError | None:
     the leak they describe (HD205), however well-formed it is."""
     from harmony_doctor.evidence import markup, prose
 
-    shown = next((p for p in pieces if p.text.lstrip().startswith("<|")), None)
-    if shown is None:
+    shown = [p for p in pieces if markup.opens_with_markup(p.text)]
+    if not shown:
         return None
     said = prose.described(text)
-    labelled = next((p for p in pieces if p.labelled), None)
-    if labelled is not None:  # `output : <|channel|>...`: its label says it came back
-        shown = labelled
-    elif said is None or said.code != "HD205":
-        # no description: the words right above the block call it what came back
-        above = _words_above(text, shown.line)
-        if not prose.calls_it_returned(above) or markup.rendered_prompt(shown.text):
-            return None
+    piece = next((p for p in pieces if p.labelled), None)  # `output : <|channel|>...`
+    if piece is None and said is not None and said.code == "HD205":
+        piece = shown[0]
+    if piece is None:  # no description: the words right above a block call it what came back
+        piece = next(
+            (
+                p
+                for p in shown
+                if prose.calls_it_returned(_words_above(text, p.line))
+                and not markup.rendered_prompt(p.text)
+            ),
+            None,
+        )
+    if piece is None:
+        return None
     from harmony_doctor.logs.describe import shown_markup
 
-    return shown_markup(shown.text, shown.line)
+    return shown_markup(piece.text, piece.line)
+
+
+def documented_above(text: str, line: int) -> bool:
+    """Whether the words right above line `line` call what follows the format, not output."""
+    from harmony_doctor.evidence import prose
+
+    return prose.calls_it_documented(_words_above(text, line))
 
 
 def _words_above(text: str, line: int, reach: int = 2) -> str:

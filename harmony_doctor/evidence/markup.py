@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Final
 
 from harmony_doctor.faults import rules
+from harmony_doctor.inputs.paste import DEFINES
 from harmony_doctor.lazy_regex import Pattern
 from harmony_doctor.logs.describe import unparsed
 from harmony_doctor.logs.stripped import find_stripped
@@ -25,13 +26,23 @@ _LISTED: Final = Pattern(
 )
 
 
+_OPENING: Final = Pattern(r"\s*<\|(?:start|channel|message|constrain|end|return|call)\|>")
+
+
+def opens_with_markup(text: str) -> bool:
+    """Whether `text` opens with a Harmony special token (never `<|channel>`, another family's
+    markup, nor `<|im_start|>`)."""
+    return _OPENING.match(text) is not None
+
+
 def lists_tokens(text: str) -> bool:
     """Whether the markup in `text` is a listing of special tokens (a model loader's log, a
-    tokenizer config), not Harmony output: most lines that hold markup list tokens."""
+    tokenizer config) or a glossary of them (`<|channel|> - means ...`), not Harmony output:
+    most lines that hold markup list or define tokens."""
     marked = [line for line in text.split("\n") if _SPECIAL.search(line)]
     if not marked:
         return False
-    listed = sum(1 for line in marked if _LISTED.search(line))
+    listed = sum(1 for line in marked if _LISTED.search(line) or DEFINES.match(line))
     return listed * 2 > len(marked)
 
 

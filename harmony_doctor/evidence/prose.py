@@ -54,7 +54,9 @@ _SYMPTOMS: Final[tuple[tuple[Pattern[str], Description], ...]] = (
             r"(?:harmony|raw|channel)\s+(?:markup|tokens?|tags?))\W+(?:\w+\W+){0,6}?"
             r"(?:in|inside|into)\s+(?:\w+\s+){0,2}\W?(?:content|response|output|"
             r"tool(?:[ _-]call)?\s+names?|"
-            r"function\s+names?|arguments)"
+            r"function\s+names?|arguments"
+            # where an app shows the reply: `directly in the chat bubble`, `in the WebUI`
+            r"|(?:chat\s+)?bubbles?|chat\s+(?:window|ui|view)|(?:web\s*)?ui\b)"
             # what came back shown as the markup itself: `appears inline in the chat as raw
             # channel markup`, `is displayed as raw harmony tags`
             r"|(?:appears?|shows?(?:\s+up)?|(?:is|are|gets?)\s+(?:displayed|rendered|shown|printed)"
@@ -135,7 +137,9 @@ def said_with_markup(text: str) -> tuple[int, str, Description] | None:
 # Words that call a block what a client got back, and words that call it documentation or
 # what the model itself generated (its raw tokens, which a server is meant to parse).
 _RETURNED: Final = Pattern(
-    r"\b(?:returned|returns|getting|got|receiv\w*|answer|reply|response"
+    r"\b(?:returned|returns?|getting|got|receiv\w*|answer|reply|response"
+    # what a person saw an app show: `The app shows this in the bubble`, `Observed:`
+    r"|observed|shows|shown|displays?|displayed|prints|printed|see|seeing|bubble"
     r"|(?:api|server|client|endpoint|request)\W+(?:\w+\W+){0,2}?output"
     # an application's output (`RooCode's output`), not the model's own (its raw tokens)
     r"|(?!model|gpt|llm|oss)[a-z]\w*'s\s+output)\b",
@@ -146,10 +150,21 @@ _CONTRAST: Final = Pattern(
     r"\b(?:but|instead)\s+(?:\w+\s+){0,2}?(?:got|get|getting|received|receive|see|saw)\b", re.I
 )
 _DOCUMENTED: Final = Pattern(
-    r"\b(?:emits?|spec\w*|format|example|template|prompt|render\w*|should|expected|looks?\s+like"
-    r"|correct|valid|produc\w*|generat\w*)\b",
+    r"\b(?:emits?|spec\w*|format|example|template|prompt|render\w*|should|expected"
+    r"|correct|valid|produc\w*|generat\w*|typical\w*|sample|illustrat\w*|docs?"
+    r"|documentation)\b",
     re.I,
 )
+
+
+def calls_it_documented(words: str) -> bool:
+    """Whether the words above a block call it what the format is or should be (`The correct
+    format looks like this:`, `The model emits`), and nothing calls it what came back."""
+    return (
+        _DOCUMENTED.search(words) is not None
+        and _RETURNED.search(words) is None
+        and _CONTRAST.search(words) is None
+    )
 
 
 def calls_it_returned(words: str) -> bool:

@@ -72,16 +72,24 @@ LINE_SHAPES: Final[tuple[LineShape, ...]] = (
     # replays what a request generated), and vLLM writes one per request.
     LineShape("ids", "ids", (b"output_token_ids",), blanks=True, then=b":="),
     # An OpenAI-style access line (uvicorn's, vLLM's and SGLang's servers), Anthropic's
-    # `/v1/messages` too (vLLM serves it; never `/v1/messages/count_tokens`).
+    # `/v1/messages` too (vLLM serves it; never `/v1/messages/count_tokens`), and SGLang's
+    # native `"POST /generate HTTP/1.1"` (one literal for all: the anchors are 64 at most).
     LineShape(
         "quoted",
         "access",
-        (b'"POST /v1/', b'"GET /v1/'),
-        words=(b"chat/completions", b"responses", b"completions", b"messages"),
+        (b'"POST /', b'"GET /v1/'),
+        words=(
+            b"v1/chat/completions",
+            b"v1/responses",
+            b"v1/completions",
+            b"v1/messages",
+            b"generate",
+            b"chat/completions",
+            b"responses",
+            b"completions",
+        ),
         then=b' ?"',
     ),
-    # SGLang's native endpoint: `"POST /generate HTTP/1.1" 200 OK`.
-    LineShape("native", "access", (b'"POST /generate',), then=b' ?"'),
     # ollama's gin access line.
     LineShape(
         "gin",

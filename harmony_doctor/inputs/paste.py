@@ -369,6 +369,17 @@ _LABEL: Final = Pattern(
 )
 
 
+# A line that opens by defining a special token, as a glossary does (`<|channel|> - means the
+# model switched channel`, `` `<|end|>`: ends a message ``): a token followed by blanks, then a
+# dash, a colon or a defining verb. A model writes no blank after a token but <|message|> (its
+# body may open with anything): a channel, a role, `json` or the next token follows at once.
+DEFINES: Final = Pattern(
+    r"^\s*(?:[-*+]\s+)?[`*_\"']*<\|(?!message\|)[a-z_]+\|>[`*_\"']*\s*"
+    r"(?:[-\u2013\u2014:=]|(?:means|is|marks|indicates|denotes|signals)\b)\s",
+    re.I,
+)
+
+
 def _paragraph_pieces(outside: list[tuple[int, str]], source: list[int]) -> list[Piece]:
     """Paragraphs outside blocks that open with Harmony markup, or with a label of what came
     back before it (`output : <|channel|>...`): output shown as it came. A label on a line
@@ -386,8 +397,8 @@ def _paragraph_pieces(outside: list[tuple[int, str]], source: list[int]) -> list
         if not line.strip():
             continue
         if not current:
-            if label is None and not line.lstrip().startswith("<|"):
-                continue
+            if label is None and (not line.lstrip().startswith("<|") or DEFINES.match(line)):
+                continue  # no markup opens it, or a sentence defining a token does
             start, labelled = index, label is not None
             if label is not None and label["back"] is None:
                 start = -1  # labelled as something else: not a piece
@@ -512,6 +523,8 @@ def _line_kind(line: str) -> Literal["prose", "caption", "other"]:
     """Prose (sentences), a caption (heading, list item, a line ending in a colon), or other
     (log records, code, markup, short fragments)."""
     stripped = line.strip()
+    if DEFINES.match(stripped):
+        return "prose"  # a glossary's sentence, whatever token it opens with
     if _LOG_LINE.match(stripped) or stripped.startswith(("<|", "{", "[", "}", "]", '"')):
         return "other"
     outside_code = _INLINE.sub(" ", stripped)

@@ -280,7 +280,7 @@ mod tests {
             .collect();
         let want = [
             "put_token_ids",
-            "\"POST /v1/",
+            "\"POST /",
             "\"GET /v1/",
             "| POST",
             "| GET",

@@ -101,8 +101,8 @@ pub(crate) static SHAPES: LazyLock<Vec<Shape>> = LazyLock::new(|| {
         },
         Shape {
             counts: Counts::Access,
-            literals: vec![b"\x22POST /v1/".to_vec(), b"\x22GET /v1/".to_vec()],
-            words: vec![b"chat/completions".to_vec(), b"responses".to_vec(), b"completions".to_vec()],
+            literals: vec![b"\x22POST /".to_vec(), b"\x22GET /v1/".to_vec()],
+            words: vec![b"v1/chat/completions".to_vec(), b"v1/responses".to_vec(), b"v1/completions".to_vec(), b"v1/messages".to_vec(), b"generate".to_vec(), b"chat/completions".to_vec(), b"responses".to_vec(), b"completions".to_vec()],
             blanks: false,
             then: b" ?\x22".to_vec(),
             line: None,
@@ -137,7 +137,7 @@ pub(crate) static SHAPES: LazyLock<Vec<Shape>> = LazyLock::new(|| {
 /// Each line shape as the regex the Python core searches a candidate line with.
 pub(crate) const SHAPE_REGEXES: &[&str] = &[
     "(?:output_token_ids)[ \\t\\n\\r\\f\\v]*[:=]",
-    "(?:\"POST /v1/|\"GET /v1/)(?:chat/completions|responses|completions)[ \\?\"]",
+    "(?:\"POST /|\"GET /v1/)(?:v1/chat/completions|v1/responses|v1/completions|v1/messages|generate|chat/completions|responses|completions)[ \\?\"]",
     "\\| (?:POST|GET)[ \\t\\n\\r\\f\\v]+\"/(?:api/chat|api/generate|v1/[a-z/]+)\"",
     "(?:Received request )",
     "(?:request: POST /|request: POST to /)(?:v1/chat/completions|chat/completions|v1/completions|completions|completion|v1/responses|responses|v1/messages|infill|api/chat)[ ]",
