@@ -161,12 +161,8 @@ def read_as(text: str, input_format: InputFormat = "auto", request: str | None =
     if not paste.prose and len(completions) == 1 and not completions[0].spread:
         piece = completions[0]  # the paste is this completion, maybe under a caption
         reading = _read_plain(piece.text, piece.text)
-        shown = (
-            paste.captions > 0
-            and piece.kind != "ids"
-            and not piece.spread
-            and not combine.documented_above(paste.text, piece.line)  # `The format is:`
-        )
+        shown = paste.captions > 0 and piece.kind != "ids" and not piece.spread
+        shown = shown and not combine.documented_above(paste.text, piece.line)  # `Format:`
         if combine.shows_prompt(paste.text, piece.text):  # a rendered prompt, not a reply
             return replace(reading, prompt=True, offset=piece.line - 1)
         return replace(reading, shown=shown, offset=piece.line - 1)
@@ -570,6 +566,7 @@ def explain_log(
     `vocab` is called only when there are completions to replay."""
     from harmony_doctor.evidence import combine
 
+    found = combine.prompt_parsed(found, text, vocab)
     completions: tuple[Diagnosis, ...] = ()
     logged: list[TokenInput] = []
     if _OUTPUT_IDS.search(text):  # vLLM's reader loads for a log that logged ids only

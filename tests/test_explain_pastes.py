@@ -165,3 +165,20 @@ def test_a_block_of_another_familys_markup_is_no_leak() -> None:
 )
 def test_a_glossary_of_special_tokens_is_no_completion(glossary: str) -> None:
     assert _codes(glossary) == []
+
+
+def test_an_eos_in_a_header_from_parsing_the_rendered_prompt_is_a_prompt_fed() -> None:
+    """openai/harmony#33: the example renders a conversation for completion and parses those
+    very tokens; the parser's `Unexpected EOS while waiting for message header` is the
+    prompt's trailing `<|start|>assistant`, not a max_tokens cut (HD141)."""
+    error = "HarmonyError: Unexpected EOS while waiting for message header to complete\n"
+    code = (
+        "tokens = enc.render_conversation_for_completion(convo, Role.ASSISTANT)\n"
+        "parsed = enc.parse_messages_from_completion_tokens(tokens, role=Role.ASSISTANT)\n"
+    )
+    assert _codes(error + "\n```\n" + code + "```\n") == ["HD143"]
+    assert _codes(error) == ["HD141"]
+    ids = "[200006, 17360, 200008, 3575, 553, 200007, 200006, 173781]"  # <|start|>system...
+    assert _codes(error + f"\ntokens = {ids}\n") == ["HD143"]
+    completion = "[200005, 35644, 200008, 3575, 553, 200007, 200006, 173781]"
+    assert "HD143" not in _codes(error + f"\ntokens = {completion}\n")

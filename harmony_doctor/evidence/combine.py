@@ -5,15 +5,19 @@ named (context.py); markup, ids, frames and prose are read in other texts."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import re
+from typing import TYPE_CHECKING, Final
 
 from harmony_doctor.evidence import context
+from harmony_doctor.harmony.vocab import START
 from harmony_doctor.inputs.paste import Piece
+from harmony_doctor.lazy_regex import Pattern
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from harmony_doctor.evidence.prose import Description
+    from harmony_doctor.harmony.vocab import Vocab
     from harmony_doctor.models import LogError
 
 
@@ -66,6 +70,36 @@ def id_pieces(text: str) -> Iterator[Piece]:
 
     for run in ids.id_runs(text):
         yield Piece("ids", run.text, run.line, elided=run.elided or run.prompt)
+
+
+def prompt_parsed(
+    found: tuple[LogError, ...], text: str, vocab: Callable[[], Vocab]
+) -> tuple[LogError, ...]:
+    """The failures, a stream that ended in a header (HD141) called what the paste shows it
+    was: a rendered prompt handed to the completion parser (HD143), when its code or its ids
+    say so."""
+    if not any(e.code == _ENDED_IN_HEADER for e in found) or not (
+        "render_conversation_for_completion" in text or _OPENS_WITH_START.search(text)
+    ):
+        return found  # no rendering code, no id run opening with <|start|>: no reader to load
+    from dataclasses import replace
+
+    from harmony_doctor.evidence import ids
+
+    def callers() -> frozenset[int]:  # the vocabulary, loaded only for ids to judge
+        encode = vocab().encode
+        words = ("system", "developer", "user")
+        return frozenset(ids[0] for ids in map(encode, words) if len(ids) == 1)
+
+    if not ids.parses_its_prompt(text, callers, START):
+        return found
+    return tuple(replace(e, code=_PROMPT_FED) if e.code == _ENDED_IN_HEADER else e for e in found)
+
+
+_ENDED_IN_HEADER: Final = "HD141"
+# An id run that opens with <|start|> (`[200006, 17360, ...`, `tokens: 200006 17360`).
+_OPENS_WITH_START: Final = Pattern(rf"(?:[\[(:=]|^)\s*{START}(?:\s*,\s*|\s+)\d", re.M)
+_PROMPT_FED: Final = "HD143"
 
 
 def described_leak(text: str, pieces: tuple[Piece, ...]) -> LogError | None:

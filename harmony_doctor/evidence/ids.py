@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import heapq
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
@@ -138,3 +138,22 @@ class _Lines:
             end = text.find("\n", index)
             self._end = len(text) if end < 0 else end
         return self._number, self._start, self._end
+
+
+# Code that renders a conversation for completion, then hands that same variable to the
+# completion parser: the prompt parsed as if the model wrote it (openai/harmony#33).
+_RENDERED: Final = Pattern(r"(?P<name>\w+)\s*=\s*[\w.]*render_conversation_for_completion\(")
+_PARSED: Final = Pattern(r"parse_messages_from_completion_tokens\(\s*(?P<name>\w+)\s*[,)]")
+
+
+def parses_its_prompt(text: str, callers: Callable[[], frozenset[int]], start: int) -> bool:
+    """Whether a paste shows a rendered prompt handed to the completion parser: code parsing
+    the variable it rendered for completion, or an id run opening with a header of a message
+    a caller writes (`<|start|>system`, `developer`, `user`: `callers()` are their ids, asked
+    only for a run that opens with <|start|>), which no completion does (a model writes from
+    the assistant's header on)."""
+    rendered = {m["name"] for m in _RENDERED.finditer(text)}
+    if rendered and any(m["name"] in rendered for m in _PARSED.finditer(text)):
+        return True
+    opened = [run.ids[1] for run in id_runs(text) if run.ids[0] == start and len(run.ids) > 1]
+    return bool(opened) and not callers().isdisjoint(opened)

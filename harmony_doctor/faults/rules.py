@@ -225,6 +225,7 @@ _RULES = (
         "(or prompt and completion), not what the model generated.",
         "Parse only the generated ids (vLLM logs them as output_token_ids); to check a prompt or "
         "a partial stream, use `--open` (no end-of-stream check) or --role none.",
+        ("openai/harmony#33",),
     ),
     Rule(
         "HD141",
@@ -233,7 +234,6 @@ _RULES = (
         "The stream ended inside a message header",
         "Generation stopped before <|message|>: max_tokens too small, or the stream was cut.",
         "Raise max_tokens; if the log cut the token list, raise --max-log-len.",
-        ("openai/harmony#33",),
         catch_all=True,
     ),
     Rule(

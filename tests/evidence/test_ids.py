@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harmony_doctor.evidence.ids import id_runs
+from harmony_doctor.evidence.ids import id_runs, parses_its_prompt
+from harmony_doctor.harmony.vocab import START
 
 STREAM = "200005, 35644, 200008, 976, 1825, 200007"
 
@@ -63,3 +64,29 @@ def test_runs_are_read_a_line_at_a_time_in_order_and_once_per_line() -> None:
     runs = id_runs(f"out ids: {ids.replace(',', '')} again [{ids}]\nnext [{ids}]\n")
     assert not isinstance(runs, tuple)  # read lazily: nothing held for lines already given
     assert [(r.line, r.key) for r in runs] == [(1, "again"), (2, "next")]
+
+
+RENDER_THEN_PARSE = """tokens = enc.render_conversation_for_completion(convo, Role.ASSISTANT)
+parsed = enc.parse_messages_from_completion_tokens(tokens, role=Role.ASSISTANT)
+"""
+GENERATE_THEN_PARSE = """prefill = enc.render_conversation_for_completion(convo, Role.ASSISTANT)
+out = llm.generate(prompt_token_ids=[prefill])
+parsed = enc.parse_messages_from_completion_tokens(out[0].outputs[0].token_ids, Role.ASSISTANT)
+"""
+SYSTEM, ASSISTANT = 17360, 173781
+
+
+def _system() -> frozenset[int]:
+    return frozenset({SYSTEM})
+
+
+def test_code_parsing_the_prompt_it_rendered_is_a_prompt_parsed() -> None:
+    assert parses_its_prompt(RENDER_THEN_PARSE, _system, START)
+    assert not parses_its_prompt(GENERATE_THEN_PARSE, _system, START)
+
+
+def test_ids_opening_with_a_callers_header_are_a_prompt_parsed() -> None:
+    prompt = f"[{START}, {SYSTEM}, 200008, 3575, 553, 200007, {START}, {ASSISTANT}]"
+    completion = f"[200005, 35644, 200008, 3575, 553, 200007, {START}, {ASSISTANT}]"
+    assert parses_its_prompt(f"tokens: {prompt}", _system, START)
+    assert not parses_its_prompt(f"tokens: {completion}", _system, START)

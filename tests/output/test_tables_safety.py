@@ -92,19 +92,26 @@ def test_exports_follow_the_umask(tmp_path: Path) -> None:
 
 
 _SLOW_WRITE = """
-import sys, polars as pl
+import sys, time, polars as pl
 from pathlib import Path
 from harmony_doctor.output import tables as export
-from harmony_doctor.output.targets import Target, check_targets
-frame = pl.DataFrame({"a": ["=x" * 20] * 3_000_000})
+real = export._write_text_batches
+def endless(frames, columns, kind, stream):
+    real(frames, columns, kind, stream)  # the real rows, flushed: then a write that never ends
+    stream.flush()
+    while True:
+        time.sleep(1)
+export._write_text_batches = endless
+frame = pl.DataFrame({"a": ["=x" * 20] * 1000})
 print("ready", flush=True)
 export.write_table(frame, Path(sys.argv[1]))
 """
 
 
 def _writing(tmp_path: Path) -> tuple[subprocess.Popen[bytes], list[Path]]:
-    """A process writing `big.csv` in `tmp_path`, once its temporary file has grown (a signal
-    then lands mid-write), and that temporary file."""
+    """A process writing `big.csv` in `tmp_path`, once its temporary file has grown, and that
+    temporary file. Its write never ends (the rows, then a wait): a signal lands mid-write
+    however loaded the machine is (a write of 3 million rows finished first on a busy CI)."""
     child = subprocess.Popen(
         [sys.executable, "-c", _SLOW_WRITE, str(tmp_path / "big.csv")],
         stdout=subprocess.PIPE,
