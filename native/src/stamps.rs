@@ -93,20 +93,57 @@ fn within(b: u8, lo: u8, hi: u8) -> bool {
     (lo..=hi).contains(&b)
 }
 
-/// `((?:19|20)\d\d)-([01]\d)-([0-3]\d)[ T]([0-2]\d):([0-5]\d):([0-6]\d)` at `p` (19 bytes).
-fn iso_at(h: &[u8], p: usize) -> bool {
-    let g = &h[p..p + 19];
+/// `((?:19|20)\d\d)` `sep` `([01]\d)` `sep` `([0-3]\d)` at the start of `g` (10 bytes).
+fn date_at(g: &[u8], sep: u8) -> bool {
     ((g[0] == b'1' && g[1] == b'9') || (g[0] == b'2' && g[1] == b'0'))
         && dig(g[2])
         && dig(g[3])
-        && g[4] == b'-'
+        && g[4] == sep
         && within(g[5], b'0', b'1')
         && dig(g[6])
-        && g[7] == b'-'
+        && g[7] == sep
         && within(g[8], b'0', b'3')
         && dig(g[9])
-        && (g[10] == b' ' || g[10] == b'T')
-        && hms_at(&g[11..])
+}
+
+/// The full date (with its year) whose `-` at `k` shows it, after no digit: ISO's first `-`
+/// (`2025-08-20 09:38:05`, or `T`: 19 bytes) or Go gin's one (`2025/08/20 - 09:38:05`: 21
+/// bytes); the offsets of its date (`YYYY?MM?DD`) and of its `HH:MM:SS`. No `-` shows both;
+/// in the order of their `-`, full dates come in the order of their starts (neither form's
+/// first 11 bytes hold a start of the other).
+fn full_date_at(h: &[u8], k: usize) -> Option<(usize, usize)> {
+    // an ISO stamp's month and day are 3 bytes apart, gin's date and time ` - ` apart: most
+    // `-` fail both at once
+    let (p, t) = if k >= 4 && k + 15 <= h.len() && h[k + 3] == b'-' {
+        let p = k - 4;
+        let iso = date_at(&h[p..], b'-') && matches!(h[p + 10], b' ' | b'T');
+        iso.then_some((p, p + 11))?
+    } else if k >= 11 && k + 10 <= h.len() && h[k - 1] == b' ' && h[k - 4] == b'/' {
+        let p = k - 11;
+        let gin = date_at(&h[p..], b'/') && h[k + 1] == b' ';
+        gin.then_some((p, k + 2))?
+    } else {
+        return None;
+    };
+    ((p == 0 || !dig(h[p - 1])) && hms_at(&h[t..])).then_some((p, t))
+}
+
+/// A full date's canonical stamp (`YYYY-MM-DD HH:MM:SS`), if a valid one.
+fn full_stamp(date: &[u8], hms: &[u8]) -> Option<St> {
+    if !valid(
+        &date[5..7],
+        &date[8..10],
+        &hms[0..2],
+        &hms[3..5],
+        &hms[6..8],
+    ) {
+        return None;
+    }
+    let mut out = [0u8; 19];
+    out[..10].copy_from_slice(&date[..10]);
+    (out[4], out[7], out[10]) = (b'-', b'-', b' ');
+    out[11..].copy_from_slice(&hms[..8]);
+    Some(St::Own(OwnSt { b: out, n: 19 }))
 }
 
 /// `([0-2]\d):([0-5]\d):([0-6]\d)` at the start of `t`.
@@ -152,9 +189,10 @@ pub fn own_stamp(head: &[u8], words: &StampWords) -> Option<Vec<u8>> {
     own_st(head, words).map(|s| s.bytes().to_vec())
 }
 
-/// One pass over the `-` of `head`: the leftmost ISO match decides; else the leftmost vLLM
-/// match. (The vLLM match whose MM-DD comes first starts first: a level word and its blanks
-/// hold no digit, so they cannot reach back over an earlier MM-DD.)
+/// One pass over the `-` of `head`: the leftmost full date (ISO, gin) decides, even when out
+/// of range; else the leftmost vLLM match. (The vLLM match whose MM-DD comes first starts
+/// first: a level word and its blanks hold no digit, so they cannot reach back over an earlier
+/// MM-DD.)
 pub(crate) fn own_st(head: &[u8], words: &StampWords) -> Option<St> {
     // SSE2's memchr directly: a head is short, and the generic memchr_iter dispatches each
     // call through AVX2 detection (three calls per `-`, ~60% of the stamp search)
@@ -166,19 +204,8 @@ pub(crate) fn own_st(head: &[u8], words: &StampWords) -> Option<St> {
     let dashes = memchr_iter(b'-', head);
     let mut vllm: Option<(usize, usize)> = None;
     for k in dashes {
-        // an ISO stamp's month and day are 3 bytes apart: most `-` fail that at once
-        if k >= 4 && k + 15 <= head.len() && head[k + 3] == b'-' {
-            let p = k - 4;
-            if (p == 0 || !dig(head[p - 1])) && iso_at(head, p) {
-                let g = &head[p..p + 19];
-                if !valid(&g[5..7], &g[8..10], &g[11..13], &g[14..16], &g[17..19]) {
-                    return None;
-                }
-                let mut out = [0u8; 19];
-                out.copy_from_slice(g);
-                out[10] = b' ';
-                return Some(St::Own(OwnSt { b: out, n: 19 }));
-            }
+        if let Some((p, t)) = full_date_at(head, k) {
+            return full_stamp(&head[p..], &head[t..]);
         }
         if vllm.is_none() && k >= 2 {
             vllm = vllm_core(head, k - 2).filter(|&(q, _)| vllm_prefix(head, q, &words.levels));
@@ -277,6 +304,31 @@ mod tests {
         assert_eq!(own_stamp(b"2026-13-01 10:00:01 INFO 11-27 10:00:01"), None);
         assert_eq!(own_stamp(b"2026-11-27 10:00:60"), None);
         assert_eq!(own_stamp(b"INFO 11-27 24:00:00"), None);
+        // Go gin's full date (Ollama's request lines), behind journald's prefix
+        assert_eq!(
+            own_stamp(b"Dec 11 09:58:58 h ollama[8]: [GIN] 2024/12/11 - 09:58:58 | 200 |"),
+            Some(b"2024-12-11 09:58:58".to_vec())
+        );
+        assert_eq!(own_stamp(b"2024/12/11 09:58:58"), None);
+        assert_eq!(own_stamp(b"2024/12/11  - 09:58:58"), None);
+        assert_eq!(own_stamp(b"12024/12/11 - 09:58:58"), None);
+        // a full date beats a vLLM stamp before it; the leftmost full date decides
+        assert_eq!(
+            own_stamp(b"INFO 11-27 10:00:01 [GIN] 2024/12/11 - 09:58:58"),
+            Some(b"2024-12-11 09:58:58".to_vec())
+        );
+        assert_eq!(
+            own_stamp(b"[GIN] 2024/12/11 - 09:58:58 | 2025-01-01 01:01:01"),
+            Some(b"2024-12-11 09:58:58".to_vec())
+        );
+        assert_eq!(
+            own_stamp(b"2025-01-01 01:01:01 | 2024/12/11 - 09:58:58"),
+            Some(b"2025-01-01 01:01:01".to_vec())
+        );
+        assert_eq!(
+            own_stamp(b"2024/13/11 - 09:58:58 2025-01-01 01:01:01"),
+            None
+        );
     }
 
     #[test]
@@ -292,12 +344,14 @@ mod tests {
     }
 
     /// The hand-written stamp and pid matchers agree with the reference's regexes
-    /// (harmony_doctor/scan/core.py `_ISO`, `_VLLM`, `_PID`) on fragment soup.
+    /// (harmony_doctor/inputs/timestamps.py `_FULL_STAMP`, `_VLLM_STAMP`, scan/core.py `_PID`)
+    /// on fragment soup.
     #[test]
     fn matchers_agree_with_the_regexes() {
-        let iso = re(
-            r"((?:19|20)[0-9][0-9])-([01][0-9])-([0-3][0-9])[ T]([0-2][0-9]):([0-5][0-9]):([0-6][0-9])",
-        );
+        let iso = re(concat!(
+            r"((?:19|20)[0-9][0-9])(?:-([01][0-9])-([0-3][0-9])[ T]|/([01][0-9])/([0-3][0-9]) - )",
+            r"([0-2][0-9]):([0-5][0-9]):([0-6][0-9])"
+        ));
         let vllm = re(&format!(
             "(?:(?:INFO|ERROR|WARNING|DEBUG|CRITICAL|WARN){WS}+|^{WS}*)([01][0-9])-([0-3][0-9]){WS}+([0-2][0-9]):([0-5][0-9]):([0-6][0-9])"
         ));
@@ -310,7 +364,10 @@ mod tests {
                     at = st + 1;
                     continue;
                 }
-                let g: Vec<&[u8]> = (1..=6).map(|i| c.get(i).unwrap().as_bytes()).collect();
+                let g: Vec<&[u8]> = [1, 2, 3, 6, 7, 8]
+                    .iter()
+                    .map(|&i| c.get(i).or(c.get(i + 2)).unwrap().as_bytes())
+                    .collect();
                 return valid(g[1], g[2], g[3], g[4], g[5]).then(|| {
                     [
                         g[0], b"-", g[1], b"-", g[2], b" ", g[3], b":", g[4], b":", g[5],
@@ -327,7 +384,7 @@ mod tests {
             let d = pid.captures(h)?.get(1).unwrap().as_bytes();
             (d.len() <= 18).then(|| std::str::from_utf8(d).unwrap().parse().unwrap())
         };
-        let mut agreed = [0usize; 2];
+        let mut agreed = [0usize; 3];
         for line in soup(200_000) {
             let want = stamp_ref(&line);
             assert_eq!(
@@ -336,7 +393,10 @@ mod tests {
                 "{:?}",
                 String::from_utf8_lossy(&line)
             );
+            let full = want.as_ref().is_some_and(|w| w.len() == 19);
             agreed[0] += usize::from(want.is_some());
+            let gin = iso.captures(&line).is_some_and(|c| c.get(4).is_some());
+            agreed[2] += usize::from(full && gin);
             let want = pid_ref(&line);
             assert_eq!(own_pid(&line), want, "{:?}", String::from_utf8_lossy(&line));
             agreed[1] += usize::from(want.is_some());
