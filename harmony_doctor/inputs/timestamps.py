@@ -158,6 +158,13 @@ def own_stamp(head: bytes) -> bytes | None:
     return None
 
 
+def dated(text: str) -> bool:
+    """Whether a time read from a line's prefix (logs/lines.py) is a full date, with its year,
+    as `own_stamp` reads one: such a time beats one without a year."""
+    m = _FULL_STAMP.search(text[:HEAD].encode(errors="replace"))
+    return m is not None and _full_date(m) is not None
+
+
 def _full_date(m: re.Match[bytes]) -> bytes | None:
     y, mo, d, h, mi, s = m[1], m[2] or m[4], m[3] or m[5], m[6], m[7], m[8]
     if _valid(mo, d, h, mi, s):

@@ -146,6 +146,16 @@ fn full_stamp(date: &[u8], hms: &[u8]) -> Option<St> {
     Some(St::Own(OwnSt { b: out, n: 19 }))
 }
 
+/// Whether a time read from a line's prefix (crate::anatomy) is a full date, with its year, as
+/// `own_st` reads one: such a time beats one without a year (harmony_doctor/inputs/
+/// timestamps.py `dated`).
+pub(crate) fn dated(text: &[u8]) -> bool {
+    let head = &text[..text.len().min(HEAD)];
+    memchr::memchr_iter(b'-', head)
+        .find_map(|k| full_date_at(head, k))
+        .is_some_and(|(p, t)| full_stamp(&head[p..], &head[t..]).is_some())
+}
+
 /// `([0-2]\d):([0-5]\d):([0-6]\d)` at the start of `t`.
 fn hms_at(t: &[u8]) -> bool {
     t.len() >= 8
@@ -332,6 +342,15 @@ mod tests {
     }
 
     #[test]
+    fn dated_times() {
+        assert!(dated(b"2024-12-11T09:59:30.186Z"));
+        assert!(dated(b"2024/12/11 - 09:59:30"));
+        assert!(!dated(b"Dec 11 09:59:30"));
+        assert!(!dated(b"12-11 09:59:30"));
+        assert!(!dated(b"2024-13-11T09:59:30"));
+    }
+
+    #[test]
     fn pids_and_hour_keys() {
         assert_eq!(own_pid(b"(APIServer pid=123)"), Some(123));
         assert_eq!(own_pid(b"xpid=1 pid: 2"), Some(2));
@@ -394,6 +413,9 @@ mod tests {
                 String::from_utf8_lossy(&line)
             );
             let full = want.as_ref().is_some_and(|w| w.len() == 19);
+            if line.len() <= HEAD {
+                assert_eq!(dated(&line), full, "{:?}", String::from_utf8_lossy(&line));
+            }
             agreed[0] += usize::from(want.is_some());
             let gin = iso.captures(&line).is_some_and(|c| c.get(4).is_some());
             agreed[2] += usize::from(full && gin);

@@ -6,7 +6,7 @@ from datetime import datetime
 
 import pytest
 
-from harmony_doctor.inputs.timestamps import own_stamp, parse_timestamp
+from harmony_doctor.inputs.timestamps import dated, own_stamp, parse_timestamp
 
 REF = datetime(2026, 1, 3, 12, 0, 0)
 
@@ -74,3 +74,11 @@ def test_wrapper_times_become_canonical_utc_stamps() -> None:
 )
 def test_own_stamp_reads_full_dates_first(head: bytes, stamp: bytes | None) -> None:
     assert own_stamp(head) == stamp
+
+
+def test_a_prefix_time_is_dated_when_it_carries_its_year() -> None:
+    assert dated("2024-12-11T09:59:30.186Z")
+    assert dated("2024/12/11 - 09:59:30")
+    assert not dated("Dec 11 09:59:30")
+    assert not dated("12-11 09:59:30")
+    assert not dated("2024-13-11T09:59:30")
