@@ -58,8 +58,8 @@ _LEVEL = r"(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|ERR|CRITICAL|FATAL)"
 # Process tags: they tell interleaved processes apart.
 _KEY_PREFIXES = (
     Pattern(r"^(?P<key>[A-Za-z0-9][\w.-]*[-_]\d+)\s+\|\s?"),  # docker compose `vllm-1  | `
-    Pattern(  # journald: `Aug 10 12:00:01 host ollama[812]: `
-        rf"^(?P<ts>{_TS_SYSLOG}) \S+ (?P<key>[\w.@/-]+\[(?P<pid>\d+)\]):\s?"
+    Pattern(  # journald: `Aug 10 12:00:01 host ollama[812]: `, the host left out or not
+        rf"^(?P<ts>{_TS_SYSLOG}) (?:\S+ )?(?P<key>[\w.@/-]+\[(?P<pid>\d+)\]):\s?"
     ),
     Pattern(r"^\((?P<key>[^()]*?\bpid=(?P<pid>\d+)[^()]*)\)\s?"),  # vLLM `(APIServer pid=1)`
 )

@@ -106,6 +106,11 @@ def test_colours_html_entities_and_container_timestamps() -> None:
             'source=routes.go:1 msg="error parsing tool call"',
             "2024-12-11T09:59:30.123Z",
         ),
+        # journald without its host (`journalctl --no-hostname`)
+        (
+            "Aug 20 09:40:01 ollama[1914]: time=2025-08-20T09:40:01.186Z level=ERROR msg=x",
+            "2025-08-20T09:40:01.186Z",
+        ),
         # neither has a year (or the later one is no date): the first is kept
         (
             "Dec 11 09:59:30 quorra vllm[812]: ERROR 12-11 09:59:31 [serving.py:830] x",
@@ -167,6 +172,7 @@ _PREFIX_PIECES = [
     "ERROR 2025-08-07 21:37:03 [serving_chat.py:1145] ",
     "vllm-1  | ",
     "Aug 10 12:00:01 host ollama[812]: ",
+    "Aug 10 12:00:01 ollama[812]: ",
     "2025-09-15 11:29:27,572 - lmdeploy - ERROR - async_engine.py:657 - ",
     "2025-01-01 12:00:00.123 | ERROR    | module:function:12 - ",
     "[ ERROR | logging:handle:1681 ] ",
