@@ -1,7 +1,9 @@
 """Timestamps in server log lines, with the year inferred when the log leaves it out.
 
 Recognised: ISO-like `2025-08-07 21:37:03[,.]mmm` and `2025-08-07T21:37:03Z` (SGLang, lmdeploy,
-uvicorn, loguru, Ollama's `time=`), and vLLM's `MM-DD HH:MM:SS` without a year.
+uvicorn, loguru, Ollama's `time=`), and vLLM's `MM-DD HH:MM:SS` without a year; a line's own
+stamp (`own_stamp`, the scan cores') also Go gin's `2025/08/07 - 21:37:03` (Ollama's [GIN]
+request lines). A full date beats a time without a year in the same line.
 
 The year rule, for logs without one: take the year of the reference time (the file's
 modification time, or now for standard input); if the date would then fall more than a day
@@ -118,10 +120,13 @@ def _format(moment: datetime) -> bytes | None:
 
 # -- the scan core's stamps (both cores, byte for byte: native/src/stamps.rs) ---------------
 
-# The spec's `(?<!\d)((?:19|20)\d\d)-...`, with the look-behind moved past the first two bytes
-# (same matches; lets the regex engine skip to the bytes 1 and 2).
-_ISO_STAMP = Pattern(
-    rb"((?:19|20)(?<!\d..)\d\d)-([01]\d)-([0-3]\d)[ T]([0-2]\d):([0-5]\d):([0-6]\d)"
+# A full date, with its year: ISO's `2025-08-20 09:38:05` (or `T`) and Go gin's
+# `2025/08/20 - 09:38:05` (Ollama's [GIN] request lines). The spec's `(?<!\d)((?:19|20)\d\d)`,
+# with the look-behind moved past the first two bytes (same matches; lets the regex engine skip
+# to the bytes 1 and 2).
+_FULL_STAMP = Pattern(
+    rb"((?:19|20)(?<!\d..)\d\d)(?:-([01]\d)-([0-3]\d)[ T]|/([01]\d)/([0-3]\d) - )"
+    rb"([0-2]\d):([0-5]\d):([0-6]\d)"
 )
 _VLLM_STAMP = Pattern(
     rb"(?:(?:"
@@ -137,18 +142,33 @@ _VLLM_STAMP = Pattern(
 
 
 def own_stamp(head: bytes) -> bytes | None:
-    """The canonical stamp a line carries in `head` (its first HEAD bytes), if a valid one."""
-    m = _ISO_STAMP.search(head)
+    """The canonical stamp a line carries in `head` (its first HEAD bytes), if a valid one.
+
+    A full date beats a stamp without a year wherever either stands (a journald or syslog
+    prefix's time is the wrapper's, read apart: inputs/wrappers.py): the leftmost full date
+    decides, even when out of range; else the leftmost vLLM stamp."""
+    m = _FULL_STAMP.search(head)
     if m is not None:
-        y, mo, d, h, mi, s = m.groups()
-        if _valid(mo, d, h, mi, s):
-            return b"%s-%s-%s %s:%s:%s" % (y, mo, d, h, mi, s)
-        return None
+        return _full_date(m)
     m = _VLLM_STAMP.search(head)
     if m is not None:
         mo, d, h, mi, s = m.groups()
         if _valid(mo, d, h, mi, s):
             return b"%s-%s %s:%s:%s" % (mo, d, h, mi, s)
+    return None
+
+
+def dated(text: str) -> bool:
+    """Whether a time read from a line's prefix (logs/lines.py) is a full date, with its year,
+    as `own_stamp` reads one: such a time beats one without a year."""
+    m = _FULL_STAMP.search(text[:HEAD].encode(errors="replace"))
+    return m is not None and _full_date(m) is not None
+
+
+def _full_date(m: re.Match[bytes]) -> bytes | None:
+    y, mo, d, h, mi, s = m[1], m[2] or m[4], m[3] or m[5], m[6], m[7], m[8]
+    if _valid(mo, d, h, mi, s):
+        return b"%s-%s-%s %s:%s:%s" % (y, mo, d, h, mi, s)
     return None
 
 

@@ -11,7 +11,8 @@ Supported, each recognised by its shape, never by a file name:
              trailing newline in "log", are rejoined per stream)
   cri        <RFC3339Nano> stdout|stderr P|F <text>             (P pieces rejoined per stream)
   journal    journalctl -o json (MESSAGE a string or a byte array), -o short (and -precise),
-             -o short-iso (indented continuation lines of multi-line messages included)
+             -o short-iso, with or without the host (--no-hostname) (indented continuation
+             lines of multi-line messages included)
   json       Vector / Promtail / Fluent Bit / logcli --output=jsonl: a "message", "line" or "log"
              field beside a timestamp, labels, host or stream field
   logcli     logcli's default output `<RFC3339> {labels} <line>`
@@ -110,9 +111,12 @@ _ISO = rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)"
 _CRI_STREAMS = either(CRI_STREAMS).encode()
 _CRI_TAGS = either((CRI_PIECE, CRI_WHOLE)).encode()
 _CRI = Pattern(rb"^(" + _ISO + rb") (" + _CRI_STREAMS + rb") (" + _CRI_TAGS + rb")(?: |$)")
+# The host (left out by `journalctl --no-hostname`) is a word as the identifier is, without `:`
+# or `[`: an identifier with its pid is never read as a host (`ollama[1914]:`), nor the text
+# after it as an identifier (`time=2025-08-20T09`, cutting off the line's own date).
 _SHORT = Pattern(
     rb"^(?:(" + either(MONTHS).encode() + rb") ([ \d]\d) (\d\d:\d\d:\d\d)(?:\.\d+)?"
-    rb"|(" + _ISO + rb")) (\S+) ([^\s:\[]+)(?:\[(\d+)\])?: ?"
+    rb"|(" + _ISO + rb")) (?:([^\s:\[]+) )?([^\s:\[]+)(?:\[(\d+)\])?: ?"
 )
 _LOGCLI = Pattern(rb"^(" + _ISO + rb") (\{[^{}]*\}) ")
 _JOURNAL_NOTE = Pattern(
@@ -532,7 +536,7 @@ class Unwrapper:
             None,
             stamp,
             pid,
-            match[5].decode(errors="replace"),
+            match[5].decode(errors="replace") if match[5] is not None else None,
             "journal",
         )
         self._indent = (match.end(), record)

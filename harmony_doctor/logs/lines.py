@@ -7,6 +7,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
+from harmony_doctor.inputs.timestamps import dated
 from harmony_doctor.lazy_regex import Pattern
 from harmony_doctor.logs.servers import path_server, server_shapes, text_server
 from harmony_doctor.models import Server
@@ -57,8 +58,8 @@ _LEVEL = r"(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|ERR|CRITICAL|FATAL)"
 # Process tags: they tell interleaved processes apart.
 _KEY_PREFIXES = (
     Pattern(r"^(?P<key>[A-Za-z0-9][\w.-]*[-_]\d+)\s+\|\s?"),  # docker compose `vllm-1  | `
-    Pattern(  # journald: `Aug 10 12:00:01 host ollama[812]: `
-        rf"^(?P<ts>{_TS_SYSLOG}) \S+ (?P<key>[\w.@/-]+\[(?P<pid>\d+)\]):\s?"
+    Pattern(  # journald: `Aug 10 12:00:01 host ollama[812]: `, the host left out or not
+        rf"^(?P<ts>{_TS_SYSLOG}) (?:\S+ )?(?P<key>[\w.@/-]+\[(?P<pid>\d+)\]):\s?"
     ),
     Pattern(r"^\((?P<key>[^()]*?\bpid=(?P<pid>\d+)[^()]*)\)\s?"),  # vLLM `(APIServer pid=1)`
 )
@@ -328,7 +329,7 @@ def _anatomize_python(number: int, raw: str) -> Line:
             evidence = _MONTH_DAY_SERVER
         if key_group is not None and match.group(key_group):
             keys.append(match.group(key_group))
-        if timestamp is None and ts_group is not None and match.group(ts_group):
+        if ts_group is not None and _replaces(match.group(ts_group), timestamp):
             timestamp = match.group(ts_group)
         if pid is None and pid_group is not None and match.group(pid_group):
             pid = int(match.group(pid_group))
@@ -356,6 +357,15 @@ def _anatomize_python(number: int, raw: str) -> Line:
 _KEY_PID = Pattern(r"pid=(\d+)|\[(\d+)\]")
 
 
+def _replaces(time: str | None, kept: str | None) -> bool:
+    """Whether a prefix's time is the line's, over the time `kept` from a prefix before it: the
+    first time read is, unless it has no year and this one is a full date (journald's `Dec 11
+    09:59:30` before Ollama's `time=2024-12-11T09:59:30.186Z`), as in a line's own stamp."""
+    if not time:
+        return False
+    return kept is None or (not dated(kept) and dated(time))
+
+
 def anatomize_reference(number: int, raw: str) -> Line:
     """`anatomize` as first written, one regex per step: the reference it is tested equal to."""
     line = _clean(raw)
@@ -381,7 +391,7 @@ def anatomize_reference(number: int, raw: str) -> Line:
         groups = match.groupdict()
         if groups.get("key"):
             keys.append(groups["key"])
-        if timestamp is None and groups.get("ts"):
+        if _replaces(groups.get("ts"), timestamp):
             timestamp = groups["ts"]
         if pid is None and groups.get("pid"):
             pid = int(groups["pid"])

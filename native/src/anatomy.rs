@@ -19,6 +19,7 @@ use crate::patterns;
 use crate::prefixes::Prefixes;
 pub use crate::prefixes::{ShapeGroups, ShapeNames};
 use crate::pyre::{self, Deferred, Translated};
+use crate::stamps::dated;
 
 /// The Python patterns a reader is made of (harmony_doctor/logs/lines.py, servers.py).
 pub struct Spec {
@@ -245,8 +246,14 @@ impl Anatomy {
             if let Some(key) = found(got.key) {
                 keys.push(key);
             }
-            if timestamp.is_none() {
-                timestamp = found(got.ts);
+            if let Some(ts) = found(got.ts) {
+                // the first time read, unless it has no year and this one is a full date
+                // (lines.py `_replaces`)
+                if timestamp
+                    .is_none_or(|kept: &str| !dated(kept.as_bytes()) && dated(ts.as_bytes()))
+                {
+                    timestamp = Some(ts);
+                }
             }
             if pid.is_none() {
                 if let Some(digits) = found(got.pid) {
@@ -410,6 +417,18 @@ mod tests {
         assert_eq!(r.pid, Some(12));
         assert!(r.month_day);
         assert_eq!(r.evidence, Evidence::None);
+    }
+
+    #[test]
+    fn a_full_date_beats_an_earlier_time_without_a_year() {
+        let a = anatomy();
+        let time = |line: &'static str| a.read(line).unwrap().timestamp;
+        let line = "ERROR 12-01 00:00:01 [a.py:1] time=2024-12-01T00:00:02Z msg=x";
+        assert_eq!(time(line), Some("2024-12-01T00:00:02Z"));
+        let line = "ERROR 12-01 00:00:01 [a.py:1] time=12-01T00:00:02Z msg=x";
+        assert_eq!(time(line), Some("12-01 00:00:01"));
+        let line = "ERROR 12-01 00:00:01 [a.py:1] time=2024-13-01T00:00:02Z msg=x";
+        assert_eq!(time(line), Some("12-01 00:00:01"));
     }
 
     #[test]

@@ -7,10 +7,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
 
 use crate::anchors::{Prefilter, Shape};
+use crate::known_stamps::{KnownStamps, MetaLines};
 use crate::lines::{count_nl, find_nl, CutStream, Taken};
 pub use crate::runs::IdLine;
 use crate::runs::{Helper, Lines};
-use crate::stamps::{KnownStamps, MetaLines, StampWords};
+use crate::stamps::StampWords;
 use crate::tallies::{Tallies, TallyKey};
 pub use crate::windows::Window;
 use crate::windows::Windows;

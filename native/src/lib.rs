@@ -14,6 +14,7 @@ mod fixture;
 pub mod harmony;
 pub mod hits;
 mod json_line;
+mod known_stamps;
 mod lines;
 mod patterns;
 mod pieces;

@@ -7,8 +7,9 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
 use crate::anchors::{find_markup, Prefilter};
+use crate::known_stamps::{KnownStamps, MetaLines};
 use crate::lines::{count_nl, find_nl, line_start, CutStream};
-use crate::stamps::{own_pid, stamp_vec, KnownStamps, MetaLines, Stamp, StampWords, HEAD};
+use crate::stamps::{own_pid, stamp_vec, Stamp, StampWords, HEAD};
 use crate::tallies::Tallies;
 
 /// A line holding output token ids (`output_token_ids` then `:` or `=`; vLLM's prompt ids

@@ -1,13 +1,13 @@
-//! Stamps and pids: a line's own stamp and pid, hour keys, and every line's effective stamp.
+//! Stamps and pids: a line's own stamp and pid, and hour keys (every line's effective stamp:
+//! crate::known_stamps).
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 #[cfg(not(target_arch = "x86_64"))]
 use memchr::memchr_iter;
 use memchr::memmem;
 
-use crate::lines::{is_ws, line_start, skip_ws, CutStream};
+use crate::lines::{is_ws, skip_ws};
 
 /// Stamps and pids are looked for in a line's first HEAD bytes.
 pub const HEAD: usize = 200;
@@ -93,20 +93,67 @@ fn within(b: u8, lo: u8, hi: u8) -> bool {
     (lo..=hi).contains(&b)
 }
 
-/// `((?:19|20)\d\d)-([01]\d)-([0-3]\d)[ T]([0-2]\d):([0-5]\d):([0-6]\d)` at `p` (19 bytes).
-fn iso_at(h: &[u8], p: usize) -> bool {
-    let g = &h[p..p + 19];
+/// `((?:19|20)\d\d)` `sep` `([01]\d)` `sep` `([0-3]\d)` at the start of `g` (10 bytes).
+fn date_at(g: &[u8], sep: u8) -> bool {
     ((g[0] == b'1' && g[1] == b'9') || (g[0] == b'2' && g[1] == b'0'))
         && dig(g[2])
         && dig(g[3])
-        && g[4] == b'-'
+        && g[4] == sep
         && within(g[5], b'0', b'1')
         && dig(g[6])
-        && g[7] == b'-'
+        && g[7] == sep
         && within(g[8], b'0', b'3')
         && dig(g[9])
-        && (g[10] == b' ' || g[10] == b'T')
-        && hms_at(&g[11..])
+}
+
+/// The full date (with its year) whose `-` at `k` shows it, after no digit: ISO's first `-`
+/// (`2025-08-20 09:38:05`, or `T`: 19 bytes) or Go gin's one (`2025/08/20 - 09:38:05`: 21
+/// bytes); the offsets of its date (`YYYY?MM?DD`) and of its `HH:MM:SS`. No `-` shows both;
+/// in the order of their `-`, full dates come in the order of their starts (neither form's
+/// first 11 bytes hold a start of the other).
+fn full_date_at(h: &[u8], k: usize) -> Option<(usize, usize)> {
+    // an ISO stamp's month and day are 3 bytes apart, gin's date and time ` - ` apart: most
+    // `-` fail both at once
+    let (p, t) = if k >= 4 && k + 15 <= h.len() && h[k + 3] == b'-' {
+        let p = k - 4;
+        let iso = date_at(&h[p..], b'-') && matches!(h[p + 10], b' ' | b'T');
+        iso.then_some((p, p + 11))?
+    } else if k >= 11 && k + 10 <= h.len() && h[k - 1] == b' ' && h[k - 4] == b'/' {
+        let p = k - 11;
+        let gin = date_at(&h[p..], b'/') && h[k + 1] == b' ';
+        gin.then_some((p, k + 2))?
+    } else {
+        return None;
+    };
+    ((p == 0 || !dig(h[p - 1])) && hms_at(&h[t..])).then_some((p, t))
+}
+
+/// A full date's canonical stamp (`YYYY-MM-DD HH:MM:SS`), if a valid one.
+fn full_stamp(date: &[u8], hms: &[u8]) -> Option<St> {
+    if !valid(
+        &date[5..7],
+        &date[8..10],
+        &hms[0..2],
+        &hms[3..5],
+        &hms[6..8],
+    ) {
+        return None;
+    }
+    let mut out = [0u8; 19];
+    out[..10].copy_from_slice(&date[..10]);
+    (out[4], out[7], out[10]) = (b'-', b'-', b' ');
+    out[11..].copy_from_slice(&hms[..8]);
+    Some(St::Own(OwnSt { b: out, n: 19 }))
+}
+
+/// Whether a time read from a line's prefix (crate::anatomy) is a full date, with its year, as
+/// `own_st` reads one: such a time beats one without a year (harmony_doctor/inputs/
+/// timestamps.py `dated`).
+pub(crate) fn dated(text: &[u8]) -> bool {
+    let head = &text[..text.len().min(HEAD)];
+    memchr::memchr_iter(b'-', head)
+        .find_map(|k| full_date_at(head, k))
+        .is_some_and(|(p, t)| full_stamp(&head[p..], &head[t..]).is_some())
 }
 
 /// `([0-2]\d):([0-5]\d):([0-6]\d)` at the start of `t`.
@@ -152,9 +199,10 @@ pub fn own_stamp(head: &[u8], words: &StampWords) -> Option<Vec<u8>> {
     own_st(head, words).map(|s| s.bytes().to_vec())
 }
 
-/// One pass over the `-` of `head`: the leftmost ISO match decides; else the leftmost vLLM
-/// match. (The vLLM match whose MM-DD comes first starts first: a level word and its blanks
-/// hold no digit, so they cannot reach back over an earlier MM-DD.)
+/// One pass over the `-` of `head`: the leftmost full date (ISO, gin) decides, even when out
+/// of range; else the leftmost vLLM match. (The vLLM match whose MM-DD comes first starts
+/// first: a level word and its blanks hold no digit, so they cannot reach back over an earlier
+/// MM-DD.)
 pub(crate) fn own_st(head: &[u8], words: &StampWords) -> Option<St> {
     // SSE2's memchr directly: a head is short, and the generic memchr_iter dispatches each
     // call through AVX2 detection (three calls per `-`, ~60% of the stamp search)
@@ -166,19 +214,8 @@ pub(crate) fn own_st(head: &[u8], words: &StampWords) -> Option<St> {
     let dashes = memchr_iter(b'-', head);
     let mut vllm: Option<(usize, usize)> = None;
     for k in dashes {
-        // an ISO stamp's month and day are 3 bytes apart: most `-` fail that at once
-        if k >= 4 && k + 15 <= head.len() && head[k + 3] == b'-' {
-            let p = k - 4;
-            if (p == 0 || !dig(head[p - 1])) && iso_at(head, p) {
-                let g = &head[p..p + 19];
-                if !valid(&g[5..7], &g[8..10], &g[11..13], &g[14..16], &g[17..19]) {
-                    return None;
-                }
-                let mut out = [0u8; 19];
-                out.copy_from_slice(g);
-                out[10] = b' ';
-                return Some(St::Own(OwnSt { b: out, n: 19 }));
-            }
+        if let Some((p, t)) = full_date_at(head, k) {
+            return full_stamp(&head[p..], &head[t..]);
         }
         if vllm.is_none() && k >= 2 {
             vllm = vllm_core(head, k - 2).filter(|&(q, _)| vllm_prefix(head, q, &words.levels));
@@ -238,184 +275,6 @@ pub fn hour_key(stamp: &[u8]) -> &[u8] {
     &stamp[..stamp.len().saturating_sub(6)]
 }
 
-/// The wrapper's facts per line: line -> (wrapper stamp, wrapper pid).
-#[derive(Default, Clone)]
-pub(crate) struct MetaLines(BTreeMap<u64, (Stamp, Option<i64>)>);
-
-impl MetaLines {
-    pub(crate) fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    pub(crate) fn add(&mut self, line: u64, stamp: Option<&[u8]>, pid: Option<i64>) {
-        self.0
-            .insert(line, (stamp.map(|s| St::Meta(Arc::from(s))), pid));
-    }
-
-    /// The wrapper's pid for `line`, if any.
-    pub(crate) fn pid(&self, line: u64) -> Option<i64> {
-        self.0.get(&line).and_then(|m| m.1)
-    }
-
-    /// The wrapper's stamp for `line`, if any.
-    fn stamp(&self, line: u64) -> Stamp {
-        self.0.get(&line).and_then(|m| m.0.clone())
-    }
-
-    /// Forget the meta of the lines before `keep_line`.
-    pub(crate) fn forget_before(&mut self, keep_line: u64) {
-        if !self.0.is_empty() {
-            self.0 = self.0.split_off(&keep_line);
-        }
-    }
-}
-
-/// A line's own stamp, else its wrapper's from meta.
-fn line_stamp(meta: &MetaLines, line: u64, text: &[u8], words: &StampWords) -> Stamp {
-    match own_st(&text[..text.len().min(HEAD)], words) {
-        Some(st) => Some(st),
-        None if meta.is_empty() => None,
-        None => meta.stamp(line),
-    }
-}
-
-/// The effective stamps known so far: a line's own stamp, else its wrapper's from meta, else
-/// the effective stamp of the line before it.
-pub(crate) struct KnownStamps {
-    /// (stream offset just past a line, effective stamp of that line) points known, sorted;
-    /// the first is the line before the buffer (offset `off`; 0: the empty start of the stream)
-    /// or, for a part of a chunk scanned on its own, the line before the part.
-    points: Vec<(usize, Stamp)>,
-    /// How many of the first points have the effective stamp of the line before the first
-    /// point, not known here: a part's points up to its first stamped line (see `carried_from`;
-    /// 0 for a stream's own points). They always come first: the stamp of a point is that of
-    /// the last stamped line at or before it.
-    carried: usize,
-    /// the words a line's own stamp is read with
-    words: Arc<StampWords>,
-}
-
-impl KnownStamps {
-    pub(crate) fn new(words: Arc<StampWords>) -> KnownStamps {
-        KnownStamps {
-            points: vec![(0, None)],
-            carried: 0,
-            words,
-        }
-    }
-
-    /// The words a line's stamp and pid are read with.
-    pub(crate) fn words(&self) -> &Arc<StampWords> {
-        &self.words
-    }
-
-    /// The points of a part of the stream whose lines start at stream offset `key`: the
-    /// effective stamp of the line before it is carried in later (see `append`).
-    pub(crate) fn carried_from(key: usize, words: Arc<StampWords>) -> KnownStamps {
-        KnownStamps {
-            points: vec![(key, None)],
-            carried: 1,
-            words,
-        }
-    }
-
-    /// The stamp of the point `k` (as `eff` returns it; None when `is_carried(k)`).
-    pub(crate) fn stamp(&self, k: usize) -> &Stamp {
-        &self.points[k].1
-    }
-
-    /// Whether the point `k` has the stamp carried into a part (see `carried_from`).
-    pub(crate) fn is_carried(&self, k: usize) -> bool {
-        k < self.carried
-    }
-
-    /// Whether a point other than the first has the carried stamp.
-    pub(crate) fn carries(&self) -> bool {
-        self.carried > 1
-    }
-
-    /// Effective stamp of `line`, which ends at buffer index `end` and starts at `start`
-    /// (usize::MAX: not known), as its point index (see `stamp`; `line` matters only for meta
-    /// lookups: it may be anything when there is no meta).
-    pub(crate) fn eff(
-        &mut self,
-        s: &CutStream,
-        meta: &MetaLines,
-        line: u64,
-        end: usize,
-        start: usize,
-    ) -> usize {
-        let key = s.off + end.wrapping_add(1);
-        let last = self.points.len() - 1;
-        let k = if self.points[last].0 <= key {
-            last
-        } else {
-            self.points.partition_point(|(o, _)| *o <= key) - 1
-        };
-        let known = self.points[k].0;
-        if known == key {
-            return k;
-        }
-        let mut found = None;
-        let (mut cur, mut cur_key, mut end, mut st) = (line, key, end, start);
-        while cur_key > known {
-            if st == usize::MAX {
-                st = line_start(&s.buf, 0, end);
-            }
-            found = line_stamp(meta, cur, &s.buf[st..end], &self.words);
-            if found.is_some() {
-                break;
-            }
-            cur = cur.wrapping_sub(1);
-            cur_key = s.off + st;
-            end = st.wrapping_sub(1);
-            st = usize::MAX;
-        }
-        let stamp = match found {
-            Some(st) => Some(st),
-            None => {
-                if k < self.carried {
-                    self.carried += 1;
-                }
-                self.points[k].1.clone()
-            }
-        };
-        debug_assert!(stamp.is_none() || k + 1 >= self.carried);
-        self.points.insert(k + 1, (key, stamp));
-        k + 1
-    }
-
-    /// Add the points of the part that follows this stream's points (see `carried_from`),
-    /// whose carried stamp is `carried`.
-    pub(crate) fn append(&mut self, part: KnownStamps, carried: &Stamp) {
-        let points = part.points.into_iter().enumerate().skip(1);
-        self.points.extend(points.map(|(i, (key, st))| {
-            (
-                key,
-                if i < part.carried {
-                    carried.clone()
-                } else {
-                    st
-                },
-            )
-        }));
-        debug_assert!(self.points.windows(2).all(|w| w[0].0 < w[1].0));
-    }
-
-    /// Forget the points before stream offset `keep` (the point of the line before `keep` must
-    /// be known: `eff` of it first).
-    pub(crate) fn forget_before(&mut self, keep: usize) {
-        let k = self.points.partition_point(|(o, _)| *o < keep);
-        self.points.drain(..k);
-        self.carried = self.carried.saturating_sub(k);
-    }
-
-    #[cfg(test)]
-    pub(crate) fn len(&self) -> usize {
-        self.points.len()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -455,6 +314,40 @@ mod tests {
         assert_eq!(own_stamp(b"2026-13-01 10:00:01 INFO 11-27 10:00:01"), None);
         assert_eq!(own_stamp(b"2026-11-27 10:00:60"), None);
         assert_eq!(own_stamp(b"INFO 11-27 24:00:00"), None);
+        // Go gin's full date (Ollama's request lines), behind journald's prefix
+        assert_eq!(
+            own_stamp(b"Dec 11 09:58:58 h ollama[8]: [GIN] 2024/12/11 - 09:58:58 | 200 |"),
+            Some(b"2024-12-11 09:58:58".to_vec())
+        );
+        assert_eq!(own_stamp(b"2024/12/11 09:58:58"), None);
+        assert_eq!(own_stamp(b"2024/12/11  - 09:58:58"), None);
+        assert_eq!(own_stamp(b"12024/12/11 - 09:58:58"), None);
+        // a full date beats a vLLM stamp before it; the leftmost full date decides
+        assert_eq!(
+            own_stamp(b"INFO 11-27 10:00:01 [GIN] 2024/12/11 - 09:58:58"),
+            Some(b"2024-12-11 09:58:58".to_vec())
+        );
+        assert_eq!(
+            own_stamp(b"[GIN] 2024/12/11 - 09:58:58 | 2025-01-01 01:01:01"),
+            Some(b"2024-12-11 09:58:58".to_vec())
+        );
+        assert_eq!(
+            own_stamp(b"2025-01-01 01:01:01 | 2024/12/11 - 09:58:58"),
+            Some(b"2025-01-01 01:01:01".to_vec())
+        );
+        assert_eq!(
+            own_stamp(b"2024/13/11 - 09:58:58 2025-01-01 01:01:01"),
+            None
+        );
+    }
+
+    #[test]
+    fn dated_times() {
+        assert!(dated(b"2024-12-11T09:59:30.186Z"));
+        assert!(dated(b"2024/12/11 - 09:59:30"));
+        assert!(!dated(b"Dec 11 09:59:30"));
+        assert!(!dated(b"12-11 09:59:30"));
+        assert!(!dated(b"2024-13-11T09:59:30"));
     }
 
     #[test]
@@ -470,12 +363,14 @@ mod tests {
     }
 
     /// The hand-written stamp and pid matchers agree with the reference's regexes
-    /// (harmony_doctor/scan/core.py `_ISO`, `_VLLM`, `_PID`) on fragment soup.
+    /// (harmony_doctor/inputs/timestamps.py `_FULL_STAMP`, `_VLLM_STAMP`, scan/core.py `_PID`)
+    /// on fragment soup.
     #[test]
     fn matchers_agree_with_the_regexes() {
-        let iso = re(
-            r"((?:19|20)[0-9][0-9])-([01][0-9])-([0-3][0-9])[ T]([0-2][0-9]):([0-5][0-9]):([0-6][0-9])",
-        );
+        let iso = re(concat!(
+            r"((?:19|20)[0-9][0-9])(?:-([01][0-9])-([0-3][0-9])[ T]|/([01][0-9])/([0-3][0-9]) - )",
+            r"([0-2][0-9]):([0-5][0-9]):([0-6][0-9])"
+        ));
         let vllm = re(&format!(
             "(?:(?:INFO|ERROR|WARNING|DEBUG|CRITICAL|WARN){WS}+|^{WS}*)([01][0-9])-([0-3][0-9]){WS}+([0-2][0-9]):([0-5][0-9]):([0-6][0-9])"
         ));
@@ -488,7 +383,10 @@ mod tests {
                     at = st + 1;
                     continue;
                 }
-                let g: Vec<&[u8]> = (1..=6).map(|i| c.get(i).unwrap().as_bytes()).collect();
+                let g: Vec<&[u8]> = [1, 2, 3, 6, 7, 8]
+                    .iter()
+                    .map(|&i| c.get(i).or(c.get(i + 2)).unwrap().as_bytes())
+                    .collect();
                 return valid(g[1], g[2], g[3], g[4], g[5]).then(|| {
                     [
                         g[0], b"-", g[1], b"-", g[2], b" ", g[3], b":", g[4], b":", g[5],
@@ -505,7 +403,7 @@ mod tests {
             let d = pid.captures(h)?.get(1).unwrap().as_bytes();
             (d.len() <= 18).then(|| std::str::from_utf8(d).unwrap().parse().unwrap())
         };
-        let mut agreed = [0usize; 2];
+        let mut agreed = [0usize; 3];
         for line in soup(200_000) {
             let want = stamp_ref(&line);
             assert_eq!(
@@ -514,43 +412,18 @@ mod tests {
                 "{:?}",
                 String::from_utf8_lossy(&line)
             );
+            let full = want.as_ref().is_some_and(|w| w.len() == 19);
+            if line.len() <= HEAD {
+                assert_eq!(dated(&line), full, "{:?}", String::from_utf8_lossy(&line));
+            }
             agreed[0] += usize::from(want.is_some());
+            let gin = iso.captures(&line).is_some_and(|c| c.get(4).is_some());
+            agreed[2] += usize::from(full && gin);
             let want = pid_ref(&line);
             assert_eq!(own_pid(&line), want, "{:?}", String::from_utf8_lossy(&line));
             agreed[1] += usize::from(want.is_some());
         }
         // the soup does exercise the positive cases
         assert!(agreed.iter().all(|&n| n > 100), "{agreed:?}");
-    }
-
-    /// A part of the stream scanned on its own knows its stamps from its first stamped line on;
-    /// appended with the stamp carried in, its points give the stream's effective stamps.
-    #[test]
-    fn a_part_carries_the_stamp_before_it() {
-        let mut s = CutStream::new(1000);
-        let data = b"INFO 11-27 10:00:01 a\nb\nc\nINFO 11-27 11:00:00 d\ne\n";
-        s.take(data).unwrap();
-        let meta = MetaLines::default();
-        let bytes = |k: &KnownStamps, i: usize| stamp_vec(k.stamp(i));
-        // the part: lines 3.. ("c" starts at 24)
-        let mut part = KnownStamps::carried_from(24, crate::fixture::STAMPS.clone());
-        let c = part.eff(&s, &meta, 3, 25, 24);
-        assert!(part.is_carried(c) && part.carries());
-        let e = part.eff(&s, &meta, 5, 49, usize::MAX);
-        assert!(!part.is_carried(e));
-        assert_eq!(bytes(&part, e), Some(b"11-27 11:00:00".to_vec()));
-        let mut known = KnownStamps::new(crate::fixture::STAMPS.clone());
-        let b = known.eff(&s, &meta, 2, 23, usize::MAX);
-        let carried = known.stamp(b).clone();
-        known.append(part, &carried);
-        let mut whole = KnownStamps::new(crate::fixture::STAMPS.clone());
-        for (line, end) in [(3, 25), (4, 47), (5, 49)] {
-            let (k, w) = (
-                known.eff(&s, &meta, line, end, usize::MAX),
-                whole.eff(&s, &meta, line, end, usize::MAX),
-            );
-            assert_eq!(bytes(&known, k), bytes(&whole, w), "line {line}");
-        }
-        assert_eq!(bytes(&known, 2), Some(b"11-27 10:00:01".to_vec())); // "c"
     }
 }

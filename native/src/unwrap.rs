@@ -7,7 +7,8 @@
 //! only for chunks whose every line is a complete record in the exact shape its writer uses:
 //!   docker   `{"log":"<text>\n","stream":"<name>","time":"<time>"}`
 //!   cri      `<RFC 3339 time> stdout|stderr F <text>`
-//!   journal  `journalctl -o short` / `-o short-iso`: `<time> <host> <ident>[<pid>]: <text>`
+//!   journal  `journalctl -o short` / `-o short-iso`: `<time> <host> <ident>[<pid>]: <text>`,
+//!            the host left out or not (`--no-hostname`)
 //! and declines (None) anything else (a plain line, a split record, an indented continuation,
 //! JSON written some other way, escapes it does not decode exactly as Python's json does),
 //! which Python then reads line by line. The wrappers' words (their keys, stream names, month
@@ -183,8 +184,9 @@ fn space(b: u8) -> bool {
 }
 
 /// A `journalctl -o short`/`short-iso` line's text and pid, as `_SHORT` in wrappers.py reads
-/// it: `^(?:(Mon) ([ \d]\d) (\d\d:\d\d:\d\d)(?:\.\d+)?|(ISO)) (\S+) ([^\s:\[]+)(?:\[(\d+)\])?: ?`;
-/// None for a line Python reads as something else first (a logcli line) or not at all.
+/// it: `^(?:(Mon) ([ \d]\d) (\d\d:\d\d:\d\d)(?:\.\d+)?|(ISO)) (?:([^\s:\[]+) )?([^\s:\[]+)`
+/// `(?:\[(\d+)\])?: ?`; None for a line Python reads as something else first (a logcli line)
+/// or not at all.
 fn journal_short<'a>(line: &'a [u8], months: &Months) -> Option<(&'a [u8], Option<i64>)> {
     let rest = if line.first().is_some_and(u8::is_ascii_digit) {
         let rest = rfc3339(line)?;
@@ -196,13 +198,31 @@ fn journal_short<'a>(line: &'a [u8], months: &Months) -> Option<(&'a [u8], Optio
         syslog_stamp(line, months)?
     };
     let rest = rest.strip_prefix(b" ")?;
-    let host = rest.iter().position(|&b| space(b)).filter(|&n| n > 0)?;
-    let rest = rest[host..].strip_prefix(b" ")?;
-    let ident = rest
-        .iter()
+    // the host, a word as the identifier is, then a blank; without it (`--no-hostname`), the
+    // identifier comes first
+    let host = word(rest);
+    if host > 0 && rest.get(host) == Some(&b' ') {
+        if let Some(found) = ident_and_pid(&rest[host + 1..]) {
+            return Some(found);
+        }
+    }
+    ident_and_pid(rest)
+}
+
+/// `[^\s:\[]*`: the length of the word at the start of `s`.
+fn word(s: &[u8]) -> usize {
+    s.iter()
         .position(|&b| space(b) || b == b':' || b == b'[')
-        .filter(|&n| n > 0)?;
-    let mut rest = &rest[ident..];
+        .unwrap_or(s.len())
+}
+
+/// `([^\s:\[]+)(?:\[(\d+)\])?: ?` at the start of `s`: the text after it, and the pid.
+fn ident_and_pid(s: &[u8]) -> Option<(&[u8], Option<i64>)> {
+    let ident = word(s);
+    if ident == 0 {
+        return None;
+    }
+    let mut rest = &s[ident..];
     let mut pid = None;
     if let Some(open) = rest.strip_prefix(b"[") {
         let digits = open.iter().take_while(|b| b.is_ascii_digit()).count();
@@ -473,6 +493,19 @@ Nov 12 10:41:19 gpu-1 kernel: y\n";
             b"-- Boot 1234 --\n",
             b"Now 12 10:41:19 gpu-1 vllm: y\n",
         ]);
+    }
+
+    #[test]
+    fn unwraps_journal_lines_without_their_host() {
+        // `journalctl --no-hostname`: the identifier and pid come first, never as the host
+        let body = b"Aug 20 09:40:01 ollama[1914]: time=2025-08-20T09:40:01Z level=ERROR\n\
+Aug 20 09:40:02 kernel: time=2025-08-20T09:40:02Z\n";
+        let records = unwrap_records(body).unwrap();
+        assert_eq!(
+            records.text,
+            b"time=2025-08-20T09:40:01Z level=ERROR\ntime=2025-08-20T09:40:02Z\n".to_vec()
+        );
+        assert_eq!(records.pids, vec![(0, 1914, "journal")]);
     }
 
     #[test]

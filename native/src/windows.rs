@@ -4,8 +4,9 @@ use std::collections::VecDeque;
 
 use memchr::{memchr, memrchr};
 
+use crate::known_stamps::{KnownStamps, MetaLines};
 use crate::lines::{count_nl, line_start, CutStream};
-use crate::stamps::{stamp_vec, KnownStamps, MetaLines, Stamp};
+use crate::stamps::{stamp_vec, Stamp};
 
 /// The text around one or more hit lines: from a line start up to `before` bytes before the
 /// first hit to the last line end within `after` bytes past the last one.

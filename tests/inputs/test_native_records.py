@@ -50,10 +50,13 @@ _TIME = st.sampled_from(
 @st.composite
 def _inner(draw: st.DrawFn) -> str:
     """An inner line: stamped as vLLM stamps it (with its pid), or an access line that names
-    no pid, or any text."""
-    shape = draw(st.sampled_from(["stamped", "access", "text"]))
+    no pid, Ollama's request line, or any text."""
+    shape = draw(st.sampled_from(["stamped", "access", "gin", "text"]))
     if shape == "stamped":
         return STAMPED.format(draw(st.integers(0, 9)), draw(_TEXT))
+    if shape == "gin":  # Ollama's request line: its own full date, no pid
+        return f'[GIN] 2026/11/01 - 00:00:0{draw(st.integers(0, 9))} | 200 | POST "/api/chat"'
+
     if shape == "access":
         return 'INFO:     10.0.0.1:5 - "POST /v1/chat/completions HTTP/1.1" 200 OK' + draw(_TEXT)
     return draw(_TEXT)
@@ -112,7 +115,8 @@ def _line(draw: st.DrawFn, kinds: list[str], stamped: bool = False) -> str:
             st.sampled_from(["Nov  2 10:41:19", "Nov 12 10:41:19.25", STAMP[:19] + "+0000"])
         )
         pid = draw(st.sampled_from(["[4242]", "", "[x]", "[0123456789012345678]"]))
-        return f"{time} gpu-1 vllm{pid}: {text}".replace("\n", " ")
+        host = draw(st.sampled_from(["gpu-1 ", "", "gpu:1 ", "gpu[1] ", "vllm[7]: "]))
+        return f"{time} {host}vllm{pid}: {text}".replace("\n", " ")
     if kind == "indented":  # a journal message's continuation (or a plain indented line)
         return "                                     " + text.replace("\n", " ")
     if kind == "piece":

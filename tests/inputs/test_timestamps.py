@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from harmony_doctor.inputs.timestamps import parse_timestamp
+import pytest
+
+from harmony_doctor.inputs.timestamps import dated, own_stamp, parse_timestamp
 
 REF = datetime(2026, 1, 3, 12, 0, 0)
 
@@ -44,3 +46,39 @@ def test_wrapper_times_become_canonical_utc_stamps() -> None:
     assert canonical_epoch(1795773601123456, 1_000_000) == b"2026-11-27 10:00:01"
     assert canonical_syslog("Nov", " 7", "10:00:01") == b"11-07 10:00:01"
     assert canonical_syslog("Foo", "7", "10:00:01") is None
+
+
+@pytest.mark.parametrize(
+    ("head", "stamp"),
+    [
+        # Ollama's request line through journald: gin's full date, not the yearless prefix
+        (
+            b"Dec 11 09:58:58 quorra ollama[812]: [GIN] 2024/12/11 - 09:58:58 | 200 |",
+            b"2024-12-11 09:58:58",
+        ),
+        (
+            b'[GIN] 2025/08/20 - 09:38:05 | 200 | 1.2s | ::1 | POST "/api/chat"',
+            b"2025-08-20 09:38:05",
+        ),
+        # a full date beats a vLLM stamp wherever either stands; the leftmost full date decides
+        (b"INFO 11-27 10:00:01 [GIN] 2024/12/11 - 09:58:58", b"2024-12-11 09:58:58"),
+        (b"[GIN] 2024/12/11 - 09:58:58 | 2025-01-01 01:01:01", b"2024-12-11 09:58:58"),
+        (b"2025-01-01 01:01:01 [GIN] 2024/12/11 - 09:58:58", b"2025-01-01 01:01:01"),
+        (b"[GIN] 2024/13/11 - 09:58:58 | 2025-01-01 01:01:01", None),
+        # gin's shape exactly: ` - ` between date and time, no digit before the year
+        (b"2024/12/11 09:58:58", None),
+        (b"2024/12/11  - 09:58:58", None),
+        (b"2024-12/11 - 09:58:58", None),
+        (b"12024/12/11 - 09:58:58", None),
+    ],
+)
+def test_own_stamp_reads_full_dates_first(head: bytes, stamp: bytes | None) -> None:
+    assert own_stamp(head) == stamp
+
+
+def test_a_prefix_time_is_dated_when_it_carries_its_year() -> None:
+    assert dated("2024-12-11T09:59:30.186Z")
+    assert dated("2024/12/11 - 09:59:30")
+    assert not dated("Dec 11 09:59:30")
+    assert not dated("12-11 09:59:30")
+    assert not dated("2024-13-11T09:59:30")

@@ -143,6 +143,30 @@ def test_journal_short_keeps_syslog_time_without_year_and_pid() -> None:
     ]
 
 
+def test_journal_short_without_the_host() -> None:
+    """`journalctl --no-hostname` (Ollama's journald logs as posted): the identifier and pid
+    come first; `ollama[1914]:` was read as a host and `time=2025-08-20T09` as the identifier,
+    cutting the line's own date off its text."""
+    data = (
+        b'Aug 20 09:38:05 ollama[1914]: [GIN] 2025/08/20 - 09:38:05 | 200 | 1m43s | POST "/api/chat"\n'
+        b'Aug 20 09:40:01 ollama[1914]: time=2025-08-20T09:40:01.186Z level=ERROR msg="x"\n'
+        b"Aug 20 09:40:02 kernel: y\n"
+        b"Aug 20 09:40:03 gpu-1 kernel: z\n"
+    )
+    unwrapper = Unwrapper()
+    out = unwrapper.feed(data)
+    assert out.data == (
+        b'[GIN] 2025/08/20 - 09:38:05 | 200 | 1m43s | POST "/api/chat"\n'
+        b'time=2025-08-20T09:40:01.186Z level=ERROR msg="x"\ny\nz\n'
+    )
+    assert [(m.pid, m.host) for m in out.meta] == [
+        (1914, None),
+        (1914, None),
+        (None, None),
+        (None, "gpu-1"),
+    ]
+
+
 def test_loki_query_range_is_put_in_time_order() -> None:
     data = wrapping.loki_query_range(["first", "second", "third"])
     text, unwrapper = unwrap_text(data)

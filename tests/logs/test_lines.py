@@ -7,7 +7,13 @@ import random
 import pytest
 
 from harmony_doctor.logs import extract_text
-from harmony_doctor.logs.lines import _ANY_PREFIX, _PREFIXES
+from harmony_doctor.logs.lines import (
+    _ANY_PREFIX,
+    _PREFIXES,
+    _anatomize_python,
+    anatomize,
+    anatomize_reference,
+)
 from tests.logs.helpers import LEFTOVER_SOME, only, prefixed, traceback_lines
 
 PREFIXES = {
@@ -91,6 +97,42 @@ def test_colours_html_entities_and_container_timestamps() -> None:
     assert error.message == "Unknown role: <|start|>assistant"
 
 
+@pytest.mark.parametrize(
+    ("raw", "timestamp"),
+    [
+        # journald's time has no year: Ollama's own full date after it is the line's
+        (
+            "Dec 11 09:59:30 quorra ollama[812]: time=2024-12-11T09:59:30.123Z level=ERROR "
+            'source=routes.go:1 msg="error parsing tool call"',
+            "2024-12-11T09:59:30.123Z",
+        ),
+        # journald without its host (`journalctl --no-hostname`)
+        (
+            "Aug 20 09:40:01 ollama[1914]: time=2025-08-20T09:40:01.186Z level=ERROR msg=x",
+            "2025-08-20T09:40:01.186Z",
+        ),
+        # neither has a year (or the later one is no date): the first is kept
+        (
+            "Dec 11 09:59:30 quorra vllm[812]: ERROR 12-11 09:59:31 [serving.py:830] x",
+            "Dec 11 09:59:30",
+        ),
+        (
+            "Dec 11 09:59:30 quorra ollama[812]: time=2024-13-11T09:59:30Z level=ERROR msg=x",
+            "Dec 11 09:59:30",
+        ),
+        # a full date first stays first
+        (
+            "2026-03-14T08:09:10Z stderr F ERROR 2026-03-14 09:09:10 [serving.py:830] x",
+            "2026-03-14T08:09:10Z",
+        ),
+    ],
+)
+def test_a_full_date_beats_an_earlier_time_without_a_year(raw: str, timestamp: str) -> None:
+    assert anatomize(1, raw).timestamp == timestamp
+    assert anatomize_reference(1, raw).timestamp == timestamp
+    assert _anatomize_python(1, raw).timestamp == timestamp
+
+
 def test_indented_code_block_keeps_prefixes() -> None:
     prefix = "    (APIServer pid=3) ERROR 09-09 10:10:10 [serving_chat.py:1145] "
     error = only(
@@ -130,6 +172,7 @@ _PREFIX_PIECES = [
     "ERROR 2025-08-07 21:37:03 [serving_chat.py:1145] ",
     "vllm-1  | ",
     "Aug 10 12:00:01 host ollama[812]: ",
+    "Aug 10 12:00:01 ollama[812]: ",
     "2025-09-15 11:29:27,572 - lmdeploy - ERROR - async_engine.py:657 - ",
     "2025-01-01 12:00:00.123 | ERROR    | module:function:12 - ",
     "[ ERROR | logging:handle:1681 ] ",

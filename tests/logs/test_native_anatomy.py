@@ -89,13 +89,13 @@ SHAPES = st.one_of(
     ),
     # docker compose `vllm-1  | `
     st.builds(lambda w, n, sp: f"{w}-{n}{sp}| ", _word, st.integers(0, 20), _sp),
-    # journald / syslog `Aug 10 12:00:01 host proc[pid]: `
+    # journald / syslog `Aug 10 12:00:01 host proc[pid]: `, the host left out or not
     st.builds(
-        lambda mon, day, c, host, proc, pid: f"{mon} {day} {c} {host} {proc}[{pid}]: ",
+        lambda mon, day, c, host, proc, pid: f"{mon} {day} {c} {host}{proc}[{pid}]: ",
         st.sampled_from(["Aug", "Dec", "Jan", "aug"]),
         st.sampled_from(["10", " 1", "01"]),
         _clock,
-        _word,
+        st.one_of(_word.map(lambda w: w + " "), st.just("")),
         st.sampled_from(["ollama", "vllm", "python3", "sglang.launch"]),
         _pid,
     ),
@@ -165,7 +165,12 @@ _KEY_SHAPES = st.one_of(
         _small_pid,
     ),
     st.builds(lambda w, n: f"{w}-{n}  | ", _word, st.integers(0, 20)),
-    st.builds(lambda c, pid: f"Aug 10 {c} host ollama[{pid}]: ", _syslog_clock, _small_pid),
+    st.builds(
+        lambda c, host, pid: f"Aug 10 {c} {host}ollama[{pid}]: ",
+        _syslog_clock,
+        st.sampled_from(["host ", ""]),
+        _small_pid,
+    ),
 )
 _RECORD_SHAPES = st.one_of(
     st.builds(lambda lv, ts, f: f"{lv} {ts} [{f}] ", st.sampled_from(LEVELS), _month_day, _file),

@@ -66,6 +66,10 @@ def bytewise(data: bytes, **kw: int | bool) -> Result:
         (b"INFO 11-32 10:00:01 then INFO 11-27 10:00:01", None),
         (b"1999-12-31 23:59:59", b"1999-12-31 23:59:59"),
         (b"2126-11-27 10:00:01", None),
+        (b"[GIN] 2025/11/12 - 10:41:19 | 200 |", b"2025-11-12 10:41:19"),
+        (b"Nov 12 10:41:19 h ollama[1]: [GIN] 2025/11/12 - 10:41:19", b"2025-11-12 10:41:19"),
+        (b"INFO 11-27 10:00:01 then [GIN] 2025/11/12 - 10:41:19", b"2025-11-12 10:41:19"),
+        (b"[GIN] 2025/11/32 - 10:41:19 decides: no stamp, 2026-11-27 10:00:01", None),
         (b"no stamp here", None),
     ],
 )
@@ -164,7 +168,8 @@ def test_access_received_and_gin() -> None:
     assert s.first_access_line is not None and s.first_access_line.startswith(b"(APIServer pid=7)")
     assert s.tallies == {
         ("access", 7, b"11-27 10"): 1,
-        ("access", None, b"11-27 10"): 3,
+        ("access", None, b"11-27 10"): 2,
+        ("access", None, b"2025-11-12 10"): 1,  # the gin line's own full date
         ("received", 3, b"2026-11-27 10"): 1,
     }
 
@@ -522,6 +527,10 @@ LINES = st.one_of(
                 b"2026-11-27",
                 b"T",
                 b"-",
+                b"/",
+                b" - ",
+                b"2025/11/12",
+                b"2025/13/12",
                 b":",
                 b"1",
                 b"20",

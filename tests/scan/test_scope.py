@@ -5,7 +5,9 @@ stderr, rotated into parts, wrapped by journald on a clock 5 h ahead, or doubled
 
 from __future__ import annotations
 
+import os
 from collections import Counter
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -371,3 +373,26 @@ def test_a_llamacpp_part_without_pid_keeps_its_requests_apart_from_ollamas(tmp_p
     assert _rates(summary) == (6, 3, 0, pytest.approx(3 / 6))
     rows = {g["pid"]: (g["count"], g["requests"]) for g in summary.table.to_dicts()}
     assert rows == {"1893": (1, 2), None: (2, 4)}
+
+
+@pytest.mark.parametrize("host", ["quorra ", ""])
+def test_journald_ollama_lines_are_on_their_own_full_dates(tmp_path: Path, host: str) -> None:
+    """Ollama under journald (with its host, or `--no-hostname`): a request line dated by gin
+    (`2024/12/11 - 09:58:58`) and a failure 32 s later dated by logfmt share their hour, though
+    the journal's yearless time would date them by the file's (2026) modification time."""
+    lines = [
+        f"Dec 11 09:58:58 {host}ollama[812]: [GIN] 2024/12/11 - 09:58:58 | 500 |        29m59s |"
+        '      10.0.0.123 | POST     "/api/chat"\n',
+        f"Dec 11 09:59:30 {host}ollama[812]: time=2024-12-11T09:59:30.186Z level=ERROR "
+        'source=routes.go:1 msg="error parsing tool call" raw="{\\"a\\":" '
+        'err="unexpected end of JSON input"\n',
+    ]
+    path = tmp_path / "ollama.log"
+    path.write_text("".join(lines))
+    modified = datetime(2026, 12, 6, 1, 0).timestamp()
+    os.utime(path, (modified, modified))
+    result = hd.scan([path], hd.ScanOptions(jobs=1, origin="host"))
+    assert [(e.timestamp, e.pid) for e in result.events] == [("2024-12-11T09:59:30", 812)]
+    summary = hd.report(result, ["pid", "hour"])
+    assert _cells(summary) == {(812, "2024-12-11T09"): (1, 1)}
+    assert _rates(summary) == (1, 1, 0, pytest.approx(1.0))
