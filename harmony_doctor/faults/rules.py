@@ -290,11 +290,13 @@ _RULES = (
         "openai-harmony ended in a non-terminal state (typically a header that never got "
         "<|message|>, or a stop token inside a header) and the server caught the error: the "
         "client got the unparsed text of the last message as content instead of parsed "
-        "messages, with no error status. Current vLLM logs it as a WARNING (PRs #47062, "
-        "#47379).",
-        "Count it as a failure: the reply holds raw Harmony text. Log the output ids "
-        "(--enable-log-outputs, DEBUG) and run `harmony-doctor explain` on them to see which "
-        "header broke; retry, or use guided decoding with a Harmony grammar.",
+        "messages, with no error status. Servers that catch it log a warning: current vLLM "
+        "(PRs #47062, #47379), TensorRT-LLM (`Harmony parsing fell back to raw text "
+        "decoding`).",
+        "Count it as a failure: the reply holds raw Harmony text. Log the output token ids "
+        "(vLLM: --enable-log-outputs at DEBUG; other servers: their debug log of generated "
+        "ids) and run `harmony-doctor explain` on them to see which header broke; retry, or "
+        "use guided decoding with a Harmony grammar.",
         ("vllm-project/vllm#45736", "vllm-project/vllm#47062", "vllm-project/vllm#47379"),
         catch_all=True,
     ),

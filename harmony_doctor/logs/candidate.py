@@ -11,7 +11,7 @@ from typing import Final
 
 from harmony_doctor.lazy_regex import Pattern
 from harmony_doctor.logs.lines import Line
-from harmony_doctor.logs.messages import MessageHit
+from harmony_doctor.logs.messages import MessageHit, string_around
 
 # Request ids a line may name: OpenAI-style ids, `request_id=...`, SGLang's `rid=...`.
 REQUEST_ID = Pattern(
@@ -105,6 +105,8 @@ def written_by_caller(text: str, hit: MessageHit) -> bool:
             word = role.group(1) if role else ""
             return word.lower() in _CALLERS or "." in word  # functions.x: a tool's output
     opened = hit.opened_at
+    if opened is not None and hit.quote == "`":
+        opened = string_around(text, opened)  # inline code in a message's content
     if opened is None or not _CONTENT_KEY.search(text, max(0, opened - 64), opened):
         return False
     roles = list(_ROLE_KEY.finditer(text, max(0, opened - _REACH), opened))

@@ -48,7 +48,10 @@ _LEAK = Pattern(
     r"""\s*:\s*(?P<q>["'])(?P<value>(?:\\.|(?!(?P=q)).)*)"""
 )
 
-_OPENER = Pattern(r"""(?:(?<=[(\[{:=,\s])|^)(\\*)(['"])""")
+# The quote a string a message may sit in opens with: straight quotes, and inline code's
+# backtick (`` `...remaining in message header` (a handful of failed requests) ``: the words
+# after the code's end are the writer's, never header words).
+_OPENER = Pattern(r"""(?:(?<=[(\[{:=,\s])|^)(\\*)(['"`])""")
 
 
 @dataclass(frozen=True)
@@ -468,6 +471,12 @@ def find_leak(text: str) -> MessageHit | None:
             context=match["field"],
         )
     return None
+
+
+def string_around(text: str, position: int) -> int | None:
+    """Where the innermost string still open at `position` opens (inline code's included)."""
+    opener = _find_opener(text, position)
+    return None if opener is None else opener[0]
 
 
 def _find_opener(text: str, start: int) -> tuple[int, int, str] | None:

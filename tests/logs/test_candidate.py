@@ -64,3 +64,8 @@ def test_an_assistants_output_quoted_with_the_error_stays_a_failure() -> None:
 def test_an_error_body_is_no_callers_message() -> None:
     body = {"error": {"message": ERROR, "type": "BadRequestError", "code": 400}}
     assert codes(json.dumps(body)) == ["HD102"]
+
+
+def test_an_error_in_inline_code_in_a_chat_messages_content_is_a_question() -> None:
+    body = {"messages": [{"role": "user", "content": f"My server logs `{ERROR}` - why?"}]}
+    assert codes(json.dumps(body)) == []

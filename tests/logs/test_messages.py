@@ -129,3 +129,16 @@ def test_a_long_remainder_is_read_as_its_head_and_tail_the_middle_counted(header
     assert words[-1] == names[-1] and words[HEAD_WORDS] == names[-TAIL_WORDS]
     assert words[:2] == (("to=f", "w0") if extra else ("w0", "w1"))
     assert hit.remainder.unread == count + extra - HEAD_WORDS - TAIL_WORDS
+
+
+def test_a_message_in_inline_code_ends_where_the_code_does() -> None:
+    """The words after inline code are the writer's (`(a handful of failed requests)`), never
+    header words: the message quoted without its remainder names the error."""
+    from harmony_doctor.logs import extract_text
+
+    line = (
+        "We saw -> `HarmonyError: unexpected tokens remaining in message header` "
+        "(a handful of failed requests) on the bench box."
+    )
+    (error,) = extract_text(line)
+    assert error.header_words == () and "handful" not in error.message

@@ -92,7 +92,8 @@ def test_exports_follow_the_umask(tmp_path: Path) -> None:
 
 
 _SLOW_WRITE = """
-import sys, time, polars as pl
+import signal, sys, time, polars as pl
+signal.signal(signal.SIGHUP, signal.SIG_DFL)  # as a shell starts it (nohup's ignore not inherited)
 from pathlib import Path
 from harmony_doctor.output import tables as export
 real = export._write_text_batches
@@ -133,7 +134,11 @@ def _writing(tmp_path: Path) -> tuple[subprocess.Popen[bytes], list[Path]]:
 def test_exports_signal_mid_write_leaves_no_part(tmp_path: Path, number: int) -> None:
     child, _ = _writing(tmp_path)
     child.send_signal(number)
-    _, err = child.communicate(timeout=60)
+    try:
+        _, err = child.communicate(timeout=60)
+    finally:
+        child.kill()  # never left running into another test (a signal it did not answer)
+        child.communicate()
     assert child.returncode != 0, err
     assert list(tmp_path.iterdir()) == []
 
