@@ -89,8 +89,7 @@ class Skipped:
 
 def shown_name(name: str) -> str:
     """A file name as text every output can hold: the bytes of a name that is not UTF-8 (held
-    as surrogates, os.fsdecode's way) shown as `\\xff` escapes. The file is opened by its path,
-    never by this."""
+    as surrogates, os.fsdecode's way) shown as `\\xff`; the file is opened by its path."""
     if name.isascii() or not any("\udc80" <= c <= "\udcff" for c in name):
         return name
     return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")

@@ -48,10 +48,9 @@ def escape_property(value: str) -> str:
 def _command(name: str, properties: dict[str, str], message: str) -> str:
     """One command. The `file` property is the real path, escaped only as the format asks:
     GitHub attaches the annotation by it (a path shown with escapes names no file in the
-    checkout), and shows it nowhere as text. A path holding a control or bidi character is
-    shown by the escaper as any value is: the job's log is a terminal too."""
+    checkout), and shows it nowhere as text."""
     props = ",".join(
-        f"{k}={_command_property(v) if k == 'file' and visible(v) == v else escape_property(v)}"
+        f"{k}={_command_property(v) if k == 'file' else escape_property(v)}"
         for k, v in properties.items()
         if v
     )
