@@ -114,6 +114,11 @@ def _event_files(inputs: list[str]) -> list[InputFile]:
 
     files = []
     for raw in inputs:
+        if not Path(raw).name or Path(raw).is_dir():
+            raise InputError(
+                f"{raw or repr(raw)} is a folder: report reads the event files scan --events "
+                "wrote (.csv, .jsonl, .parquet); name them, or a glob of them"
+            )
         tallies = advanced.requests_path(Path(raw))
         files += [
             InputFile(raw, Path(raw)),

@@ -106,6 +106,9 @@ def watch(
         return fail("say where the metrics go: --listen HOST:PORT or --textfile DIR")
     if textfile is not None and not textfile.is_dir():
         return fail(f"--textfile {textfile}: not a folder")
+    followed = next((p for p in paths if events is not None and _same_file(p, events)), None)
+    if followed is not None:
+        return fail(f"--events {events} is the followed log {followed}: write it elsewhere")
     address = None
     if listen is not None:
         address = _address(listen)
@@ -209,3 +212,11 @@ class _Flags:
         finally:
             for number, handler in previous.items():
                 signal.signal(number, handler)
+
+
+def _same_file(path: str, other: Path) -> bool:
+    """Whether `path` names the file `other` is (however spelled: links too), both existing."""
+    try:
+        return Path(path).samefile(other)
+    except OSError:
+        return False

@@ -72,6 +72,9 @@ class Source:
     stream: IO[bytes] | None = field(default=None, compare=False, repr=False)
     url: bool = False  # the label is a URL (remote.py), opened wherever the source is read
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "label", shown_name(self.label))
+
 
 @dataclass(frozen=True)
 class Skipped:
@@ -79,6 +82,17 @@ class Skipped:
 
     label: str
     reason: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "label", shown_name(self.label))
+
+
+def shown_name(name: str) -> str:
+    """A file name as text every output can hold: the bytes of a name that is not UTF-8 (held
+    as surrogates, os.fsdecode's way) shown as `\\xff`; the file is opened by its path."""
+    if name.isascii() or not any("\udc80" <= c <= "\udcff" for c in name):
+        return name
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 class Line(NamedTuple):

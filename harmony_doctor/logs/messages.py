@@ -340,6 +340,8 @@ def _read_hit(
         role_word = words[0] if words else ""
         if opener is None:
             role_word = strip_unbalanced(role_word)
+            if as_logged and words:  # the message ends with its word: more may follow on the
+                stop = start + offset + rest.index(words[0]) + len(words[0])  # line (a tally)
         message = f"Unknown role: {role_word}"
     elif name == "said_unexpected":
         token = _token_id(groups["found"] or groups["bare"] or groups["id"] or "")

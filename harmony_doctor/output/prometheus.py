@@ -1,8 +1,10 @@
 """The summary as Prometheus metrics, for node-exporter's textfile collector.
 
-Label values come from logs (codes, servers, origins): prometheus_client escapes `\\`, `"`
-and newlines in them, and `exposition` shows every other control and bidi character as an
-escape through the one escaper, so the textfile, `cat`ed, runs and reorders nothing.
+Label values come from logs (codes, servers, origins): each is made one plain line through
+the one escaper (`one_line`: control and bidi characters shown as `\\x1b`-style text) before
+prometheus_client escapes its `\\` and `"`, so the textfile, `cat`ed, runs and reorders
+nothing, and Prometheus reads it (an escape written after the format's own, `\\x1b` with one
+backslash, made promtool refuse the whole file).
 
 Gauges, not counters: each file is a snapshot of one scan window, and a later scan over other
 logs may count fewer failures, which a counter must never do.
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from harmony_doctor.output.escape import one_line
 from harmony_doctor.output.operator import OperatorSummary, origins, per_origin, text
 
 if TYPE_CHECKING:
@@ -35,7 +38,7 @@ def prometheus_registry(summary: OperatorSummary, now: float) -> CollectorRegist
     rows = folded.select("code", "kind", "server", "n").iter_rows()
     tally: dict[tuple[str, ...], int] = {}
     for (code, kind, server, n), origin in zip(rows, origins(folded), strict=True):
-        key = (text(code), text(kind), text(server), origin)
+        key = (_label(code), _label(kind), _label(server), _label(origin))
         tally[key] = tally.get(key, 0) + n
     for labels, count in tally.items():
         failures.labels(*labels).set(count)
@@ -48,7 +51,7 @@ def prometheus_registry(summary: OperatorSummary, now: float) -> CollectorRegist
         registry=registry,
     )
     for (server, origin), count in requests_by_server(summary).items():
-        requests.labels(server, origin).set(count)
+        requests.labels(_label(server), _label(origin)).set(count)
 
     rate = Gauge(
         f"{PREFIX}_failure_rate",
@@ -66,8 +69,8 @@ def prometheus_registry(summary: OperatorSummary, now: float) -> CollectorRegist
     )
     for row in per_origin(summary):
         if row.rate is not None:
-            rate.labels(row.origin).set(row.rate)
-        unrated.labels(row.origin).set(row.unrated)
+            rate.labels(_label(row.origin)).set(row.rate)
+        unrated.labels(_label(row.origin)).set(row.unrated)
 
     files = Gauge(
         f"{PREFIX}_files",
@@ -103,11 +106,12 @@ def prometheus_text(summary: OperatorSummary, now: float) -> str:
 
 
 def exposition(registry: CollectorRegistry) -> str:
-    """The registry in the exposition format, its label values' control and bidi characters
-    shown as escapes (the format's own escapes leave no newline inside a value, so every
-    newline left is a line end, which `visible` keeps)."""
+    """The registry in the exposition format (its label values made plain by `_label`)."""
     from prometheus_client import generate_latest
 
-    from harmony_doctor.output.escape import visible
+    return generate_latest(registry).decode("utf-8")
 
-    return visible(generate_latest(registry).decode("utf-8"))
+
+def _label(value: object) -> str:
+    """A label value as one plain line: the one escaper's, as watch's metrics make theirs."""
+    return one_line(text(value))

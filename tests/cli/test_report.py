@@ -126,3 +126,10 @@ def test_bad_event_files_are_one_line_exit_2(
 def test_report_needs_event_files() -> None:
     result = run(["report"])
     assert result.exit_code == 2 and result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("folder", [".", "./", "/", ""])
+def test_a_folder_given_to_report_is_one_line_not_a_traceback(folder: str) -> None:
+    result = run(["report", folder])
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1 and "is a folder" in result.stderr

@@ -338,3 +338,20 @@ def test_reads_are_at_most_their_size_and_end_only_at_the_end(
         got.append(piece)
     stream.close()
     assert b"".join(got) == text
+
+
+def test_a_file_name_that_is_not_utf8_is_scanned_and_shown_with_escapes(tmp_path: Path) -> None:
+    """A name's bytes that are no UTF-8 (held as surrogates) are shown as `\\xff`: every output
+    holds it (polars, JSON, CSV refused surrogates with a traceback); the file is opened by its
+    path."""
+    import json
+
+    from tests.helpers import run
+
+    folder = os.fsencode(tmp_path) + b"/bad\xff.log"
+    with open(folder, "wb") as stream:
+        stream.write(b"openai_harmony.HarmonyError: Unknown role: assistantassistant\n")
+    result = run(["scan", str(tmp_path), "-j", "1", "--format", "json"])
+    assert result.exit_code == 1, result.stderr
+    (group,) = json.loads(result.stdout)["groups"]
+    assert group["example"].endswith("bad\\xff.log:1")

@@ -142,3 +142,15 @@ def test_a_message_in_inline_code_ends_where_the_code_does() -> None:
     )
     (error,) = extract_text(line)
     assert error.header_words == () and "handful" not in error.message
+
+
+def test_a_tally_of_errors_on_one_line_gives_each() -> None:
+    """A flattened tally (`3x Unknown role: final 24x unexpected tokens ... 1x could not decode
+    header`): an unknown role's message ends with its word, and the next error is read."""
+    from harmony_doctor.logs import extract_text
+
+    line = (
+        '3x Unknown role: final 24x unexpected tokens remaining in message header: Some("to=x") '
+        "1x could not decode header"
+    )
+    assert [e.code for e in extract_text(line)] == ["HD122", "HD102", "HD161"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import polars as pl
@@ -11,6 +13,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from harmony_doctor.errors import OutputError
+from harmony_doctor.output.escape import one_line
 from harmony_doctor.output.operator import OperatorSummary
 from harmony_doctor.output.operator_files import write_textfile
 from harmony_doctor.output.prometheus import prometheus_registry, prometheus_text
@@ -89,7 +92,9 @@ def test_unwritable_textfile_is_absent_not_partial(tmp_path: Path) -> None:
 
 
 def test_label_values_are_escaped_by_the_library() -> None:
-    hostile = 'host"a\\b\nc,d=e}'
+    """The one escaper makes a value one plain line, then the library escapes it: the file
+    parses (an ESC shown as `\\x1b` after the library's escaping made Prometheus refuse it)."""
+    hostile = 'host"a\\b\nc,d=e}\x1b[31m\u202e'
     events = events_frame(()).vstack(
         pl.DataFrame(
             [
@@ -111,7 +116,11 @@ def test_label_values_are_escaped_by_the_library() -> None:
     )
     text = prometheus_text(summary, 1.0)
     [(labels, value)] = _samples(text)["harmony_doctor_failures"]
-    assert labels["server"] == hostile and value == 1
+    assert labels["server"] == one_line(hostile) and value == 1
+    assert "\x1b" not in text and "\u202e" not in text
+    if shutil.which("promtool"):
+        checked = subprocess.run(["promtool", "check", "metrics"], input=text, text=True)
+        assert checked.returncode == 0
 
 
 def test_the_requests_series_counts_as_the_totals_count(tmp_path: Path) -> None:

@@ -135,3 +135,15 @@ def test_a_stop_sent_twice_is_one_stop_with_the_state_saved(tmp_path: Path) -> N
     assert stderr == ""
     saved = json.loads((tmp_path / "state.json").read_text())
     assert sum(row[-1] for row in saved["counts"]["failures"]) == sum(truth.values())
+
+
+def test_events_written_into_the_followed_log_are_refused(tmp_path: Path) -> None:
+    """`--events app.log` on the log it follows would write into what it reads: refused in one
+    line, as scan refuses it (it followed nothing, silently, forever)."""
+    followed = tmp_path / "app.log"
+    followed.write_text("nothing\n")
+    (tmp_path / "link.log").symlink_to(followed)
+    for events in (followed, tmp_path / "link.log"):
+        result = run(["watch", str(followed), "--textfile", str(tmp_path), "--events", str(events)])
+        assert result.exit_code == 2
+        assert result.stderr.count("\n") == 1 and "followed log" in result.stderr
