@@ -22,6 +22,7 @@ from harmony_doctor.cli.funnel import (
     StdoutFailed,
     command,
     fail,
+    guard_stderr,
     guard_stdout,
     interrupted,
     stdout_failed,
@@ -130,6 +131,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
     """Entry point: usage errors become one line on stderr and exit 2, like the rest; standard
     output failing, from a command, --help or the last flush, ends through the funnel's exit;
     SIGTERM and SIGHUP unwind as Ctrl-C does (cli/signals.py)."""
+    guard_stderr()
     guard_stdout()
     with answered():
         try:

@@ -73,6 +73,13 @@ class _GuardedStdout(io.FileIO):
             raise StdoutFailed(exc) from None
 
 
+def guard_stderr() -> None:
+    """Started without a standard error (`2>&-`): what would be said there goes nowhere, and
+    the exit code still says it (scan failed on `sys.stderr` being None, and exited 1)."""
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - the process's
+
+
 def guard_stdout() -> None:
     """Route sys.stdout through _GuardedStdout, with its encoding and buffering kept; nothing
     to do when it is no file descriptor (a test's StringIO) or is guarded already."""

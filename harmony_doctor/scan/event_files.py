@@ -472,9 +472,17 @@ def _cannot_open(path: Path) -> str | None:
     if not stat.S_ISREG(info.st_mode):  # a folder; a FIFO would block the open below
         return f"cannot read {path}: not a file"
     try:
-        os.close(os.open(path, os.O_RDONLY))
+        descriptor = os.open(path, os.O_RDONLY)
     except OSError as exc:
         return f"cannot read {path}: {exc.strerror or exc}"
+    try:  # a CSV scan wrote ends every row with a line end: one that does not was cut short
+        last = os.pread(descriptor, 1, info.st_size - 1) if info.st_size else b"\n"
+    except OSError as exc:
+        return f"cannot read {path}: {exc.strerror or exc}"
+    finally:
+        os.close(descriptor)
+    if last != b"\n" and path.suffix.lower() == ".csv":
+        return f"cannot read {path}: it ends inside a row (cut short?); no event of it counted"
     return None
 
 

@@ -242,6 +242,22 @@ def test_a_standard_output_closed_at_start_is_one_line_and_exit_2(args: list[str
     )
 
 
+def test_a_standard_error_closed_at_start_keeps_the_exit_codes(tmp_path: Path) -> None:
+    """`harmony-doctor scan x 2>&-`: Python starts with no sys.stderr; nothing can be said, and
+    the exit code still says it all (scan failed on the missing stream, exit 1 on a clean log)."""
+    clean, failing = tmp_path / "clean.log", tmp_path / "failing.log"
+    clean.write_text("nothing to see\n")
+    failing.write_text("openai_harmony.HarmonyError: Unknown role: assistantassistant\n")
+    cases = [(["scan", str(clean)], 0), (["scan", str(failing)], 1), (["explain", "nofile"], 2)]
+    for args, code in cases:
+        done = subprocess.run(
+            ["sh", "-c", 'exec "$0" -m harmony_doctor "$@" 2>&-', sys.executable, *args],
+            stdout=subprocess.DEVNULL,
+            check=False,
+        )
+        assert done.returncode == code, args
+
+
 @pytest.mark.skipif(not FULL.exists(), reason="no /dev/full on this system")
 def test_a_write_error_in_the_middle_of_the_output_ends_the_same_way(tmp_path: Path) -> None:
     """Past the first buffer (8 KiB), the write fails inside the command, not at the last flush."""

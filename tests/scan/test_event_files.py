@@ -154,3 +154,18 @@ def test_report_reads_events_written_before_the_traceback_line_column(
     summary = json.loads(result.stdout)
     assert summary["totals"]["failures"] == 1
     assert [f["path"] for f in summary["files"]] == [str(path)]
+
+
+def test_an_events_csv_cut_inside_a_row_is_refused_not_read_as_ok(tmp_path: Path) -> None:
+    """A CSV scan wrote ends each row with a line end: one cut inside its last row was read as
+    ok, the cut row counted as a whole event (12 of 22), when no request counts sat beside it."""
+    from tests.helpers import SAMPLES, run
+
+    events = tmp_path / "ev.csv"
+    run(["scan", str(SAMPLES / "vllm-traceback.log"), "--events", str(events), "--exit-zero"])
+    whole = events.read_bytes()
+    cut = tmp_path / "cut.csv"
+    cut.write_bytes(whole[: whole.rindex(b"\n", 0, len(whole) - 1) + 20])
+    result = run(["report", str(cut)])
+    assert result.exit_code == 2 and "ends inside a row" in result.stderr
+    assert run(["report", str(events)]).exit_code == 1
