@@ -89,7 +89,7 @@ def prompt_parsed(
     def callers() -> frozenset[int]:  # the vocabulary, loaded only for ids to judge
         encode = vocab().encode
         words = ("system", "developer", "user")
-        return frozenset(ids[0] for ids in map(encode, words) if len(ids) == 1)
+        return frozenset(tokens[0] for tokens in map(encode, words) if len(tokens) == 1)
 
     if not ids.parses_its_prompt(text, callers, START):
         return found
