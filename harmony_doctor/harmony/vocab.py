@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 
 VOCAB_FILENAME = "o200k_base.tiktoken"
 VOCAB_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+VOCAB_BYTES = 3_613_922  # o200k_base.tiktoken's size: nothing else is read
+_CHUNK = 1 << 20
 ENCODINGS_BASE_VAR = "TIKTOKEN_ENCODINGS_BASE"
 VOCAB_SIZE = 201088
 FIRST_SPECIAL = 199998
@@ -144,20 +146,52 @@ def locate_vocab(explicit: Path | None = None) -> Path:
 
 
 def read_verified(path: Path) -> bytes:
-    """The vocabulary file's bytes, refused unless its SHA-256 is o200k_base's."""
+    """The vocabulary file's bytes, refused unless its SHA-256 is o200k_base's.
+
+    Only a regular file of o200k_base's exact size is read (a device such as /dev/zero would
+    be read forever, a FIFO would block): the size is checked before the first byte is read,
+    at most that many bytes are read, and they are hashed as they come.
+    """
     import hashlib
 
     try:
-        data = path.read_bytes()
+        # Checked before opening: opening a FIFO waits for a writer, and a device may act on
+        # being opened. O_NONBLOCK keeps the open itself from waiting should the path change
+        # in between; the checks are made again on what was opened.
+        _refuse_unless_vocabulary_sized(path, os.stat(path))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        with open(fd, "rb", buffering=0) as file:
+            _refuse_unless_vocabulary_sized(path, os.fstat(file.fileno()))
+            digest, chunks, left = hashlib.sha256(), [], VOCAB_BYTES + 1  # one more: it grew
+            while left > 0:
+                chunk = file.read(min(_CHUNK, left))
+                if not chunk:
+                    break
+                digest.update(chunk)
+                chunks.append(chunk)
+                left -= len(chunk)
     except OSError as exc:
         raise VocabError(f"cannot read vocabulary {path}: {exc.strerror or exc}") from None
-    digest = hashlib.sha256(data).hexdigest()
-    if digest != VOCAB_SHA256:
+    data = b"".join(chunks)
+    if len(data) != VOCAB_BYTES or digest.hexdigest() != VOCAB_SHA256:
+        shown = digest.hexdigest()[:12]
         raise VocabError(
-            f"vocabulary {path} is not o200k_base (sha256 {digest[:12]}..., "
+            f"vocabulary {path} is not o200k_base (sha256 {shown}..., "
             f"expected {VOCAB_SHA256[:12]}...); refusing to use it"
         )
     return data
+
+
+def _refuse_unless_vocabulary_sized(path: Path, info: os.stat_result) -> None:
+    import stat
+
+    if not stat.S_ISREG(info.st_mode):
+        raise VocabError(f"vocabulary {path} is not a regular file; refusing to read it")
+    if info.st_size != VOCAB_BYTES:
+        raise VocabError(
+            f"vocabulary {path} is not o200k_base ({info.st_size:,} bytes, expected "
+            f"{VOCAB_BYTES:,}); refusing to read it"
+        )
 
 
 _ENV_LOCK = threading.Lock()
