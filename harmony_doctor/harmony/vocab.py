@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from harmony_doctor.choices import ParseRole
 from harmony_doctor.errors import InputError, VocabError
+from harmony_doctor.lazy_regex import Pattern
 
 if TYPE_CHECKING:
     from harmony_doctor.harmony.ranks import Ranks
@@ -31,6 +32,7 @@ VOCAB_BYTES = 3_613_922  # o200k_base.tiktoken's size: nothing else is read
 _CHUNK = 1 << 20
 ENCODINGS_BASE_VAR = "TIKTOKEN_ENCODINGS_BASE"
 VOCAB_SIZE = 201088
+LONGEST_TOKEN_BYTES = 128  # the most bytes one ordinary token of o200k_base stands for
 FIRST_SPECIAL = 199998
 
 # Named special tokens of o200k_harmony (tiktoken's and openai-harmony's definition).
@@ -68,6 +70,10 @@ def id_objects() -> tuple[int, ...]:
 
 
 # Special-token strings tiktoken's o200k_harmony and openai-harmony's table encode differently.
+# Where count_ordinary may cut a text: a word character and the space after it end a pre-token.
+_PIECE_END = Pattern(r"(?<=\w) ")
+_COUNT_PIECE = 1 << 20
+
 _SPECIALS_NOT_ALIKE = ("<|endofprompt|>", f"<|reserved_{VOCAB_SIZE}|>")
 
 # o200k_base's split pattern, as tiktoken defines it for o200k_base and o200k_harmony.
@@ -334,6 +340,33 @@ class Vocab:
             text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
             tokens = core.encode(text, allowed)
         return [int(t) for t in tokens]
+
+    def count_ordinary(self, text: str, stop_after: int) -> int:
+        """How many tokens `text` encodes to as ordinary text (special-token strings as text,
+        as openai-harmony encodes a message's content), or a number past `stop_after` as soon
+        as the count passes it.
+
+        Counted in pieces of about a MiB, so that a long text costs no list of all its ids. A
+        piece ends only where a word character meets a space: o200k's split pattern never joins
+        the two into one pre-token, and each pre-token is encoded on its own, so the pieces
+        count exactly what the whole text does. A text with no such place is counted whole.
+        """
+        core, count, start = self.harmony_core, 0, 0
+        while start < len(text) and count <= stop_after:
+            cut = (
+                _PIECE_END.search(text, start + _COUNT_PIECE)
+                if len(text) - start > _COUNT_PIECE
+                else None
+            )
+            end = cut.start() if cut is not None else len(text)
+            piece = text[start:end]
+            try:
+                count += len(core.encode(piece, []))
+            except UnicodeEncodeError:  # lone surrogates: replaced, as encode() does
+                piece = piece.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+                count += len(core.encode(piece, []))
+            start = end
+        return count
 
     @cached_property
     def _harmony_specials(self) -> list[str]:

@@ -458,3 +458,31 @@ def test_the_vocabulary_is_hashed_in_chunks(monkeypatch: pytest.MonkeyPatch) -> 
     data = vocab_module.read_verified(locate_vocab())
     assert hashlib.sha256(data).hexdigest() == VOCAB_SHA256
     assert len(data) == vocab_module.VOCAB_BYTES
+
+
+def test_the_longest_token_is_as_long_as_said() -> None:
+    pieces = Vocab(locate_vocab())._pieces
+    assert max(len(p) for p in pieces) == vocab_module.LONGEST_TOKEN_BYTES
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "hello world, " * 500 + "tail",
+        "a  b\tc \n d" * 300,
+        "no_spaces_at_all" * 200,
+        "<|end|> <|start|>x \ud800 y " * 100,  # special-token strings and a lone surrogate
+        "é ü ß 1 2 3 _ _ ²  x" * 200,
+    ],
+    ids=["prose", "whitespace", "uncut", "specials", "unicode"],
+)
+def test_counting_in_pieces_counts_what_the_whole_text_encodes_to(
+    monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    loaded = Vocab(locate_vocab())
+    whole = loaded.harmony_core.encode(
+        text.encode("utf-16", "surrogatepass").decode("utf-16", "replace"), []
+    )
+    monkeypatch.setattr(vocab_module, "_COUNT_PIECE", 7)  # a cut every few words
+    assert loaded.count_ordinary(text, 10**9) == len(whole)
+    assert loaded.count_ordinary(text, 3) > 3

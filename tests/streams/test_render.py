@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from typing import Any
 
 import pytest
@@ -262,3 +263,67 @@ def test_regression_deeply_nested_or_huge_chat_json(text: str) -> None:
     assert result.exit_code == 2
     assert result.stderr.startswith("harmony-doctor: error: chat ")
     assert result.stderr.count("\n") == 1
+
+
+# --- one context at most (red team H10: 2 million tokens rendered at 1.65 GB) ----------------
+
+_LIMIT = "more than a gpt-oss context holds (131,072)"
+
+
+def _no_render(monkeypatch: pytest.MonkeyPatch, vocab: Vocab) -> None:
+    """openai-harmony's renderer made to fail: a refusal must come before it."""
+
+    def refuse(*_args: Any, **_kwargs: Any) -> list[int]:
+        raise AssertionError("the chat was rendered before it was refused")
+
+    monkeypatch.setattr(vocab, "render_for_completion", refuse)
+
+
+def test_a_chat_of_more_messages_than_a_context_frames_is_refused_before_rendering(
+    vocab: Vocab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _no_render(monkeypatch, vocab)
+    chat = {"messages": [{"role": "user", "content": "hi"}] * 40_000}  # 200,002 tokens
+    with pytest.raises(InputError, match=rf"more than 131,072 tokens: {re.escape(_LIMIT)}"):
+        render_chat(chat, vocab)
+
+
+def test_a_chat_of_long_texts_is_refused_by_their_count_before_rendering(
+    vocab: Vocab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _no_render(monkeypatch, vocab)
+    long = "hello world " * 70_000  # 140,000 tokens in 840,000 characters
+    chat = {"messages": [{"role": "system", "content": long}, {"role": "user", "content": "x"}]}
+    with pytest.raises(InputError, match=re.escape(_LIMIT)):
+        render_chat(chat, vocab)
+
+
+def test_a_chat_that_fits_a_context_still_renders(vocab: Vocab) -> None:
+    chat = {"messages": [{"role": "user", "content": "hello world " * 60_000}]}
+    prompt = render_chat(chat, vocab)
+    assert 120_000 < len(prompt.tokens) <= 131_072
+
+
+def test_what_only_the_rendering_shows_is_refused_with_its_count(vocab: Vocab) -> None:
+    # Tool schemas are rendered as TypeScript, not counted before: the rendered tokens are.
+    properties = {f"p{i}": {"type": "string"} for i in range(30_000)}
+    tool = {
+        "type": "function",
+        "function": {"name": "f", "parameters": {"type": "object", "properties": properties}},
+    }
+    chat = {"messages": [{"role": "user", "content": "x"}], "tools": [tool]}
+    with pytest.raises(
+        InputError, match=r"the chat renders to [\d,]+ tokens: " + re.escape(_LIMIT)
+    ):
+        render_chat(chat, vocab)
+
+
+def test_cli_refuses_a_chat_longer_than_a_context_in_one_line() -> None:
+    chat = json.dumps({"messages": [{"role": "user", "content": "hi"}] * 40_000})
+    result = run(["render", "-"], chat)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == (
+        "harmony-doctor: error: the chat renders to more than 131,072 tokens: more than a "
+        "gpt-oss context holds (131,072), so no one prompt: cut the chat to the turns you want "
+        "rendered\n"
+    )
