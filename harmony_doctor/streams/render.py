@@ -29,6 +29,7 @@ from harmony_doctor.inputs.lengths import MAX_COMPLETION_TOKENS
 from harmony_doctor.models import RenderedPrompt, RenderWarning
 
 _EFFORTS = {"low": "Low", "medium": "Medium", "high": "High"}
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _MARKUP = re.compile(r"<\|(?:start|end|message|channel|return|call|constrain)\|>")
 _ROLES = ("system", "developer", "user", "assistant", "tool")
 # The roles of which each request message renders as one message at least (the harmony style
@@ -96,7 +97,7 @@ def render_chat(
     effort = _effort(chat, b)
     system: dict[str, Any] = {"type": "system_content", "reasoning_effort": effort}
     if date is not None:
-        system["conversation_start_date"] = date
+        system["conversation_start_date"] = check_date(date)
     if style == "passthrough" and not tools:
         system["channel_config"] = {
             "valid_channels": ["analysis", "final"],
@@ -127,6 +128,22 @@ def render_chat(
         style=style,
         conversation=tuple(b.messages),
     )
+
+
+def check_date(date: str) -> str:
+    """`date` when it is a real date written YYYY-MM-DD (what the system message's `Current
+    date:` line holds); else InputError, the value cut to a few dozen characters."""
+    import datetime
+
+    if _DATE.fullmatch(date):
+        try:
+            datetime.date.fromisoformat(date)
+        except ValueError:
+            pass
+        else:
+            return date
+    shown = repr(date if len(date) <= 40 else date[:39] + "…")
+    raise InputError(f"date {shown} is not a real date written YYYY-MM-DD (such as 2025-08-26)")
 
 
 # What every rendered message costs at least: <|start|>, its role, <|message|> and <|end|>.

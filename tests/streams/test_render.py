@@ -327,3 +327,37 @@ def test_cli_refuses_a_chat_longer_than_a_context_in_one_line() -> None:
         "gpt-oss context holds (131,072), so no one prompt: cut the chat to the turns you want "
         "rendered\n"
     )
+
+
+# --- --date (red team M11: "abc", "2024-13-45" and escapes reached the prompt) ---------------
+
+
+@pytest.mark.parametrize(
+    "date",
+    [
+        "abc",
+        "2024-13-45",
+        "2023-02-29",
+        "2024-01-01\x1b[31m",
+        "2024-1-01",
+        "\u0662\u0660\u0662\u0664-\u0660\u0661-\u0660\u0661",
+        "",
+    ],
+)
+def test_a_date_that_is_not_a_real_yyyy_mm_dd_is_refused(vocab: Vocab, date: str) -> None:
+    chat = {"messages": [{"role": "user", "content": "hi"}]}
+    with pytest.raises(InputError, match="is not a real date written YYYY-MM-DD"):
+        render_chat(chat, vocab, date=date)
+
+
+def test_cli_refuses_a_bad_date_in_one_escaped_cut_line() -> None:
+    result = run(["render", "--date", "\x1b]0;PWN\x07" + "9" * 100_000, str(SEED_CHAT)])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and len(result.stderr) < 200
+    assert "\x1b" not in result.stderr and "\x07" not in result.stderr
+    assert result.stderr.startswith("harmony-doctor: error: date '\\x1b]0;PWN\\x0799")
+
+
+def test_a_leap_day_is_a_date(vocab: Vocab) -> None:
+    chat = {"messages": [{"role": "user", "content": "hi"}]}
+    assert "Current date: 2024-02-29" in render_chat(chat, vocab, date="2024-02-29").text
