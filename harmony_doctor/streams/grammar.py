@@ -42,6 +42,7 @@ from harmony_doctor.harmony.vocab import (
     Vocab,
     special_token_name,
 )
+from harmony_doctor.streams.grammar_compile import on_a_deep_stack, refuse_large_lark
 
 TOOL_CHANNEL = "commentary"
 # Recipients written without a dot are functions (`functions.NAME`), except these built-ins.
@@ -466,9 +467,10 @@ def llg_tokenizer(vocab: Vocab, eos: int = ENGINE_EOS) -> Any:
 def matcher(lark: str, vocab: Vocab, eos: int = ENGINE_EOS) -> Any:
     """A fresh llguidance LLMatcher for a Lark grammar; a bad grammar is an error."""
     llguidance = _llguidance()
+    refuse_large_lark(lark)
     tokenizer = llg_tokenizer(vocab, eos)
     compiled = llguidance.grammar_from("lark", lark)
-    m = llguidance.LLMatcher(tokenizer, compiled, log_level=0)
+    m = on_a_deep_stack(lambda: llguidance.LLMatcher(tokenizer, compiled, log_level=0))
     if m.is_error():
         raise GrammarEngineError(f"llguidance refused the grammar: {_first_line(m.get_error())}")
     return m
@@ -484,7 +486,8 @@ def validate(text: str, dialect: Dialect, vocab: Vocab) -> None:
         compiled = llguidance.grammar_from("gbnf", text)
     except ValueError as exc:
         raise GrammarEngineError(f"llguidance refused the grammar: {exc}") from None
-    error = llguidance.LLMatcher.validate_grammar(compiled, llg_tokenizer(vocab))
+    tokenizer = llg_tokenizer(vocab)
+    error = on_a_deep_stack(lambda: llguidance.LLMatcher.validate_grammar(compiled, tokenizer))
     if error and not error.startswith("WARNING"):
         raise GrammarEngineError(f"llguidance refused the grammar: {_first_line(error)}")
 
