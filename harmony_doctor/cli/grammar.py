@@ -14,7 +14,6 @@ from harmony_doctor import advanced
 from harmony_doctor.choices import CONTENT_TYPES, Channel, ContentType, Dialect
 from harmony_doctor.cli.options import VocabOpt
 from harmony_doctor.errors import ExitCode, InputError
-from harmony_doctor.output.escape import visible
 
 # typer reads lists of choices only as enums: these are built from the core's own tuples.
 ChannelChoice = StrEnum("ChannelChoice", {c: c for c in get_args(Channel)})  # type: ignore[misc]
@@ -80,6 +79,8 @@ def grammar(
     )
     if check:
         advanced.validate_grammar(text, fmt, vocab_path)
+    from harmony_doctor.output.escape import visible  # not loaded for --help
+
     # Through the one escaper, as every output: the tool names in its comments and literals
     # are checked printable already, so this changes nothing unless a check is ever missed.
     sys.stdout.write(visible(text))
