@@ -79,7 +79,11 @@ def grammar(
     )
     if check:
         advanced.validate_grammar(text, fmt, vocab_path)
-    sys.stdout.write(text)
+    from harmony_doctor.output.escape import visible  # not loaded for --help
+
+    # Through the one escaper, as every output: the tool names in its comments and literals
+    # are checked printable already, so this changes nothing unless a check is ever missed.
+    sys.stdout.write(visible(text))
     return ExitCode.CLEAN
 
 

@@ -21,14 +21,18 @@ from typing import TYPE_CHECKING, Any
 
 from harmony_doctor.choices import ParseRole
 from harmony_doctor.errors import InputError, VocabError
+from harmony_doctor.lazy_regex import Pattern
 
 if TYPE_CHECKING:
     from harmony_doctor.harmony.ranks import Ranks
 
 VOCAB_FILENAME = "o200k_base.tiktoken"
 VOCAB_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+VOCAB_BYTES = 3_613_922  # o200k_base.tiktoken's size: nothing else is read
+_CHUNK = 1 << 20
 ENCODINGS_BASE_VAR = "TIKTOKEN_ENCODINGS_BASE"
 VOCAB_SIZE = 201088
+LONGEST_TOKEN_BYTES = 128  # the most bytes one ordinary token of o200k_base stands for
 FIRST_SPECIAL = 199998
 
 # Named special tokens of o200k_harmony (tiktoken's and openai-harmony's definition).
@@ -66,6 +70,10 @@ def id_objects() -> tuple[int, ...]:
 
 
 # Special-token strings tiktoken's o200k_harmony and openai-harmony's table encode differently.
+# Where count_ordinary may cut a text: a word character and the space after it end a pre-token.
+_PIECE_END = Pattern(r"(?<=\w) ")
+_COUNT_PIECE = 1 << 20
+
 _SPECIALS_NOT_ALIKE = ("<|endofprompt|>", f"<|reserved_{VOCAB_SIZE}|>")
 
 # o200k_base's split pattern, as tiktoken defines it for o200k_base and o200k_harmony.
@@ -144,20 +152,52 @@ def locate_vocab(explicit: Path | None = None) -> Path:
 
 
 def read_verified(path: Path) -> bytes:
-    """The vocabulary file's bytes, refused unless its SHA-256 is o200k_base's."""
+    """The vocabulary file's bytes, refused unless its SHA-256 is o200k_base's.
+
+    Only a regular file of o200k_base's exact size is read (a device such as /dev/zero would
+    be read forever, a FIFO would block): the size is checked before the first byte is read,
+    at most that many bytes are read, and they are hashed as they come.
+    """
     import hashlib
 
     try:
-        data = path.read_bytes()
+        # Checked before opening: opening a FIFO waits for a writer, and a device may act on
+        # being opened. O_NONBLOCK keeps the open itself from waiting should the path change
+        # in between; the checks are made again on what was opened.
+        _refuse_unless_vocabulary_sized(path, os.stat(path))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        with open(fd, "rb", buffering=0) as file:
+            _refuse_unless_vocabulary_sized(path, os.fstat(file.fileno()))
+            digest, chunks, left = hashlib.sha256(), [], VOCAB_BYTES + 1  # one more: it grew
+            while left > 0:
+                chunk = file.read(min(_CHUNK, left))
+                if not chunk:
+                    break
+                digest.update(chunk)
+                chunks.append(chunk)
+                left -= len(chunk)
     except OSError as exc:
         raise VocabError(f"cannot read vocabulary {path}: {exc.strerror or exc}") from None
-    digest = hashlib.sha256(data).hexdigest()
-    if digest != VOCAB_SHA256:
+    data = b"".join(chunks)
+    if len(data) != VOCAB_BYTES or digest.hexdigest() != VOCAB_SHA256:
+        shown = digest.hexdigest()[:12]
         raise VocabError(
-            f"vocabulary {path} is not o200k_base (sha256 {digest[:12]}..., "
+            f"vocabulary {path} is not o200k_base (sha256 {shown}..., "
             f"expected {VOCAB_SHA256[:12]}...); refusing to use it"
         )
     return data
+
+
+def _refuse_unless_vocabulary_sized(path: Path, info: os.stat_result) -> None:
+    import stat
+
+    if not stat.S_ISREG(info.st_mode):
+        raise VocabError(f"vocabulary {path} is not a regular file; refusing to read it")
+    if info.st_size != VOCAB_BYTES:
+        raise VocabError(
+            f"vocabulary {path} is not o200k_base ({info.st_size:,} bytes, expected "
+            f"{VOCAB_BYTES:,}); refusing to read it"
+        )
 
 
 _ENV_LOCK = threading.Lock()
@@ -300,6 +340,33 @@ class Vocab:
             text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
             tokens = core.encode(text, allowed)
         return [int(t) for t in tokens]
+
+    def count_ordinary(self, text: str, stop_after: int) -> int:
+        """How many tokens `text` encodes to as ordinary text (special-token strings as text,
+        as openai-harmony encodes a message's content), or a number past `stop_after` as soon
+        as the count passes it.
+
+        Counted in pieces of about a MiB, so that a long text costs no list of all its ids. A
+        piece ends only where a word character meets a space: o200k's split pattern never joins
+        the two into one pre-token, and each pre-token is encoded on its own, so the pieces
+        count exactly what the whole text does. A text with no such place is counted whole.
+        """
+        core, count, start = self.harmony_core, 0, 0
+        while start < len(text) and count <= stop_after:
+            cut = (
+                _PIECE_END.search(text, start + _COUNT_PIECE)
+                if len(text) - start > _COUNT_PIECE
+                else None
+            )
+            end = cut.start() if cut is not None else len(text)
+            piece = text[start:end]
+            try:
+                count += len(core.encode(piece, []))
+            except UnicodeEncodeError:  # lone surrogates: replaced, as encode() does
+                piece = piece.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+                count += len(core.encode(piece, []))
+            start = end
+        return count
 
     @cached_property
     def _harmony_specials(self) -> list[str]:

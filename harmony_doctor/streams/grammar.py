@@ -42,6 +42,7 @@ from harmony_doctor.harmony.vocab import (
     Vocab,
     special_token_name,
 )
+from harmony_doctor.streams.grammar_compile import on_a_deep_stack, refuse_large_lark
 
 TOOL_CHANNEL = "commentary"
 # Recipients written without a dot are functions (`functions.NAME`), except these built-ins.
@@ -155,7 +156,12 @@ class _Writer:
     dialect: Dialect
 
     def literal(self, text: str) -> str:
-        return json.dumps(text, ensure_ascii=False)
+        """A string literal both dialects read: JSON's quoting, and every character that is not
+        printable (C1 controls, bidi and invisible formatting) as its `\\u` escape, not raw."""
+        quoted = json.dumps(text, ensure_ascii=False)
+        if quoted.isprintable():
+            return quoted
+        return "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in quoted)
 
     def special(self, token: int) -> str:
         if self.dialect == "lark":
@@ -318,20 +324,48 @@ def _alternatives(items: Sequence[str]) -> str:
 # --- declared tools ----------------------------------------------------------------------------
 
 
+# The most tools a grammar declares. llguidance's compiler stops at 65,535 symbols (about 60,000
+# tools, --check shows its panic), and no API takes nearly as many (OpenAI's takes 128).
+MAX_TOOLS = 10_000
+_SHOWN_NAME = 60  # how much of a refused tool name an error shows
+
+
 def recipient_for(tool: str) -> str:
     """The recipient a model writes for a tool: `get_weather` -> `functions.get_weather`."""
     name = tool.strip()
+    if not name:
+        raise InputError(f"tool name {_shown(tool)} is empty: a recipient needs a name")
     if "." in name or name in BARE_BUILTINS:
         return name
     return f"functions.{name}"
 
 
 def check_recipient(name: str) -> str:
-    """A recipient a header can hold: no whitespace, no `<`, valid length."""
-    node = spec.NAME
-    if not name or len(name) > node.high or any(c in " \t\n\r\x0b\x0c<" for c in name):
-        raise InputError(f"tool name {name!r} cannot be a recipient (no spaces or '<', 1-200)")
+    """A recipient a header can hold and a grammar names as it is: 1-200 printable characters,
+    no whitespace, no `<`, and no empty part between dots (`functions.`, `.`, `a..b`)."""
+    problem = _recipient_problem(name)
+    if problem:
+        raise InputError(f"tool name {_shown(name)} cannot be a recipient: {problem}")
     return name
+
+
+def _recipient_problem(name: str) -> str:
+    if not name:
+        return "it is empty"
+    if len(name) > spec.MAX_NAME:
+        return f"longer than {spec.MAX_NAME} characters"
+    if "<" in name or any(c.isspace() for c in name):
+        return "it holds whitespace or '<'"
+    if not name.isprintable():
+        return "it holds a control or invisible character"
+    if "" in name.split("."):
+        return "a part between dots is empty"
+    return ""
+
+
+def _shown(name: str) -> str:
+    """A tool name for an error: quoted, and cut when long (the funnel escapes the rest)."""
+    return repr(name if len(name) <= _SHOWN_NAME else name[: _SHOWN_NAME - 1] + "…")
 
 
 def tools_from_request(text: str, label: str) -> tuple[str, ...]:
@@ -360,8 +394,15 @@ def tools_from_request(text: str, label: str) -> tuple[str, ...]:
 
 
 def narrow_tools(names: Iterable[str]) -> tuple[str, ...]:
-    """Declared recipients, checked and without repeats, in the order given."""
-    return tuple(dict.fromkeys(check_recipient(n) for n in names))
+    """Declared recipients, checked and without repeats, in the order given; at most
+    MAX_TOOLS of them."""
+    declared = tuple(dict.fromkeys(check_recipient(n) for n in names))
+    if len(declared) > MAX_TOOLS:
+        raise InputError(
+            f"{len(declared):,} tools declared: a grammar takes at most {MAX_TOOLS:,} "
+            "(llguidance cannot compile about 60,000); declare the tools the model may call"
+        )
+    return declared
 
 
 # --- llguidance --------------------------------------------------------------------------------
@@ -426,9 +467,10 @@ def llg_tokenizer(vocab: Vocab, eos: int = ENGINE_EOS) -> Any:
 def matcher(lark: str, vocab: Vocab, eos: int = ENGINE_EOS) -> Any:
     """A fresh llguidance LLMatcher for a Lark grammar; a bad grammar is an error."""
     llguidance = _llguidance()
+    refuse_large_lark(lark)
     tokenizer = llg_tokenizer(vocab, eos)
     compiled = llguidance.grammar_from("lark", lark)
-    m = llguidance.LLMatcher(tokenizer, compiled, log_level=0)
+    m = on_a_deep_stack(lambda: llguidance.LLMatcher(tokenizer, compiled, log_level=0))
     if m.is_error():
         raise GrammarEngineError(f"llguidance refused the grammar: {_first_line(m.get_error())}")
     return m
@@ -444,7 +486,8 @@ def validate(text: str, dialect: Dialect, vocab: Vocab) -> None:
         compiled = llguidance.grammar_from("gbnf", text)
     except ValueError as exc:
         raise GrammarEngineError(f"llguidance refused the grammar: {exc}") from None
-    error = llguidance.LLMatcher.validate_grammar(compiled, llg_tokenizer(vocab))
+    tokenizer = llg_tokenizer(vocab)
+    error = on_a_deep_stack(lambda: llguidance.LLMatcher.validate_grammar(compiled, tokenizer))
     if error and not error.startswith("WARNING"):
         raise GrammarEngineError(f"llguidance refused the grammar: {_first_line(error)}")
 

@@ -24,12 +24,18 @@ from typing import Any
 
 from harmony_doctor.choices import Style
 from harmony_doctor.errors import InputError
-from harmony_doctor.harmony.vocab import Vocab
+from harmony_doctor.harmony.vocab import LONGEST_TOKEN_BYTES, Vocab
+from harmony_doctor.inputs.lengths import MAX_COMPLETION_TOKENS
 from harmony_doctor.models import RenderedPrompt, RenderWarning
 
 _EFFORTS = {"low": "Low", "medium": "Medium", "high": "High"}
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _MARKUP = re.compile(r"<\|(?:start|end|message|channel|return|call|constrain)\|>")
 _ROLES = ("system", "developer", "user", "assistant", "tool")
+# The roles of which each request message renders as one message at least (the harmony style
+# folds system and developer messages into one, and every message of the passthrough style
+# renders).
+_FRAMED = frozenset({"user", "assistant", "tool"})
 
 
 def load_chat(text: str) -> dict[str, Any]:
@@ -83,12 +89,15 @@ def render_chat(
     keep_analysis: bool = False,
 ) -> RenderedPrompt:
     """Render a chat request with openai-harmony and list the pitfalls found on the way."""
+    framed = [m for m in chat["messages"] if style == "passthrough" or m["role"] in _FRAMED]
+    if _MESSAGE_TOKENS * len(framed) > MAX_COMPLETION_TOKENS:  # before any is converted
+        raise InputError(_TOO_LONG.format(f"more than {MAX_COMPLETION_TOKENS:,}"))
     b = _Builder(style)
     tools = _tools(chat.get("tools"))
     effort = _effort(chat, b)
     system: dict[str, Any] = {"type": "system_content", "reasoning_effort": effort}
     if date is not None:
-        system["conversation_start_date"] = date
+        system["conversation_start_date"] = check_date(date)
     if style == "passthrough" and not tools:
         system["channel_config"] = {
             "valid_channels": ["analysis", "final"],
@@ -108,7 +117,10 @@ def render_chat(
             "the chat ends with an assistant message; the prompt still ends with "
             "<|start|>assistant, so the model writes a new message instead of continuing it",
         )
+    refuse_long_prompt(b.messages, vocab, keep_analysis)
     tokens = vocab.render_for_completion(b.messages, auto_drop_analysis=not keep_analysis)
+    if len(tokens) > MAX_COMPLETION_TOKENS:
+        raise InputError(_TOO_LONG.format(f"{len(tokens):,}"))
     return RenderedPrompt(
         tokens=tuple(tokens),
         text=vocab.decode(tokens),
@@ -116,6 +128,70 @@ def render_chat(
         style=style,
         conversation=tuple(b.messages),
     )
+
+
+def check_date(date: str) -> str:
+    """`date` when it is a real date written YYYY-MM-DD (what the system message's `Current
+    date:` line holds); else InputError, the value cut to a few dozen characters."""
+    import datetime
+
+    if _DATE.fullmatch(date):
+        try:
+            datetime.date.fromisoformat(date)
+        except ValueError:
+            pass
+        else:
+            return date
+    shown = repr(date if len(date) <= 40 else date[:39] + "…")
+    raise InputError(f"date {shown} is not a real date written YYYY-MM-DD (such as 2025-08-26)")
+
+
+# What every rendered message costs at least: <|start|>, its role, <|message|> and <|end|>.
+_MESSAGE_TOKENS = 4
+_TOO_LONG = (
+    f"the chat renders to {{}} tokens: more than a gpt-oss context holds "
+    f"({MAX_COMPLETION_TOKENS:,}), so no one prompt: cut the chat to the turns you want rendered"
+)
+
+
+def refuse_long_prompt(
+    messages: list[dict[str, Any]], vocab: Vocab, keep_analysis: bool = False
+) -> None:
+    """Refuse, before openai-harmony renders it, a conversation whose prompt would be longer
+    than a gpt-oss context (what explain, decode and recover refuse to read): rendering and
+    showing a chat costs hundreds of bytes a token (2 million tokens took 1.65 GB).
+
+    First from what needs no encoding (a message's frame, a token's longest bytes), then by
+    counting the tokens of the texts; both count only what is rendered whatever happens
+    (analysis may be dropped), so neither refuses a chat that fits. The rendered tokens are
+    checked again after (the system message and the tools' schemas add some).
+    """
+    rendered = [m for m in messages if keep_analysis or m.get("channel") != "analysis"]
+    texts = [text for m in rendered for text in _rendered_texts(m)]
+    least = _MESSAGE_TOKENS * len(rendered)
+    if least + sum(len(t) for t in texts) // LONGEST_TOKEN_BYTES > MAX_COMPLETION_TOKENS:
+        raise InputError(_TOO_LONG.format(f"more than {MAX_COMPLETION_TOKENS:,}"))
+    if least + sum(len(t.encode("utf-8", "surrogatepass")) for t in texts) <= MAX_COMPLETION_TOKENS:
+        return  # a token stands for a byte at least: the texts cannot pass the limit
+    for text in texts:
+        least += vocab.count_ordinary(text, MAX_COMPLETION_TOKENS - least)
+        if least > MAX_COMPLETION_TOKENS:
+            raise InputError(_TOO_LONG.format(f"more than {MAX_COMPLETION_TOKENS:,}"))
+
+
+def _rendered_texts(message: Mapping[str, Any]) -> list[str]:
+    """The texts a message renders verbatim: its content, a developer message's instructions
+    and its tools' descriptions."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return [content]
+    texts = []
+    for part in content if isinstance(content, list) else []:
+        if isinstance(part.get("instructions"), str):
+            texts.append(part["instructions"])
+        functions = part.get("tools", {}).get("functions", {}).get("tools", [])
+        texts.extend(tool["description"] for tool in functions)
+    return texts
 
 
 def _effort(chat: Mapping[str, Any], b: _Builder) -> str:

@@ -373,3 +373,116 @@ def test_latency_the_core_loads_once_when_threads_ask_together() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["8", "1"]
+
+
+def _refused_in_a_bounded_child(vocab: str, env: dict[str, str] | None = None) -> Any:
+    """`decode --vocab VOCAB` in a child held to 1 GiB of address space and 60 s, so that a
+    vocabulary read without a bound fails the test instead of the machine."""
+    import os
+    import subprocess
+    import sys
+
+    child = (
+        "import resource, runpy, sys; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)); "
+        "sys.argv = ['harmony-doctor', *sys.argv[1:]]; "
+        "runpy.run_module('harmony_doctor', run_name='__main__')"
+    )
+    args = ["decode", "-"] + (["--vocab", vocab] if vocab else [])
+    return subprocess.run(
+        [sys.executable, "-c", child, *args],
+        input="[1, 2, 3]",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def test_a_device_as_vocabulary_is_refused_before_reading() -> None:
+    done = _refused_in_a_bounded_child("/dev/zero")
+    assert done.returncode == 2
+    assert done.stderr == (
+        "harmony-doctor: error: vocabulary /dev/zero is not a regular file; refusing to read it\n"
+    )
+
+
+def test_a_device_found_through_the_encodings_base_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "o200k_base.tiktoken").symlink_to("/dev/zero")
+    done = _refused_in_a_bounded_child("", {"TIKTOKEN_ENCODINGS_BASE": str(tmp_path)})
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1
+    assert "is not a regular file" in done.stderr
+
+
+def test_a_fifo_as_vocabulary_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    import os
+    import threading
+
+    fifo = tmp_path / "vocab.fifo"
+    os.mkfifo(fifo)
+    outcome: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            vocab_module.read_verified(fifo)
+        except VocabError as exc:
+            outcome.append(exc)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(20)
+    if reader.is_alive():  # it waits on the FIFO: release it before failing
+        with open(fifo, "wb"):
+            pass
+        reader.join(5)
+        pytest.fail("read_verified waited on a FIFO")
+    assert "is not a regular file" in str(outcome[0])
+
+
+def test_a_file_of_another_size_is_refused_before_reading(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    big = tmp_path / "o200k_base.tiktoken"
+    with big.open("wb") as out:
+        out.truncate(300 << 20)  # sparse: 300 MiB that cost nothing to make
+    monkeypatch.setattr(vocab_module, "_CHUNK", None)  # any read would now raise TypeError
+    with pytest.raises(
+        VocabError, match=r"not o200k_base \(314,572,800 bytes, expected 3,613,922\)"
+    ):
+        vocab_module.read_verified(big)
+
+
+def test_the_vocabulary_is_hashed_in_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vocab_module, "_CHUNK", 4096)
+    data = vocab_module.read_verified(locate_vocab())
+    assert hashlib.sha256(data).hexdigest() == VOCAB_SHA256
+    assert len(data) == vocab_module.VOCAB_BYTES
+
+
+def test_the_longest_token_is_as_long_as_said() -> None:
+    pieces = Vocab(locate_vocab())._pieces
+    assert max(len(p) for p in pieces) == vocab_module.LONGEST_TOKEN_BYTES
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "hello world, " * 500 + "tail",
+        "a  b\tc \n d" * 300,
+        "no_spaces_at_all" * 200,
+        "<|end|> <|start|>x \ud800 y " * 100,  # special-token strings and a lone surrogate
+        "é ü ß 1 2 3 _ _ ²  x" * 200,
+    ],
+    ids=["prose", "whitespace", "uncut", "specials", "unicode"],
+)
+def test_counting_in_pieces_counts_what_the_whole_text_encodes_to(
+    monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    loaded = Vocab(locate_vocab())
+    whole = loaded.harmony_core.encode(
+        text.encode("utf-16", "surrogatepass").decode("utf-16", "replace"), []
+    )
+    monkeypatch.setattr(vocab_module, "_COUNT_PIECE", 7)  # a cut every few words
+    assert loaded.count_ordinary(text, 10**9) == len(whole)
+    assert loaded.count_ordinary(text, 3) > 3

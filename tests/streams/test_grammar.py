@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 
 from harmony_doctor.choices import CONTENT_TYPES
+from harmony_doctor.errors import InputError
 from harmony_doctor.harmony import spec
 from harmony_doctor.harmony.replay import find_origin
 from harmony_doctor.harmony.vocab import CALL, END, RETURN, Vocab
@@ -260,3 +262,80 @@ def test_regression_deeply_nested_tools_file(tmp_path: Path) -> None:
     result = run(["grammar", "--tools-from", str(tools)])
     assert result.exit_code == 2
     assert result.stderr == f"harmony-doctor: error: {tools}: JSON nested too deeply\n"
+
+
+# --- tool names (red team M10 and H8: "functions.", ".", raw ESC and U+202E in the output) ----
+
+
+@pytest.mark.parametrize(
+    ("tool", "problem"),
+    [
+        ("", "is empty"),
+        ("  ", "is empty"),
+        (".", "a part between dots is empty"),
+        ("functions.", "a part between dots is empty"),
+        ("a..b", "a part between dots is empty"),
+        (".x", "a part between dots is empty"),
+        ("a b", "whitespace or '<'"),
+        ("a<b", "whitespace or '<'"),
+        ("ev\x1b]0;PWN\x07il", "a control or invisible character"),
+        ("evil\u202e", "a control or invisible character"),
+        ("x" * 201, "longer than 200 characters"),
+    ],
+)
+def test_a_tool_name_no_header_can_hold_is_refused(tool: str, problem: str) -> None:
+    with pytest.raises(InputError, match=re.escape(problem)):
+        g.narrow_tools([g.recipient_for(tool)])
+
+
+def test_cli_refuses_a_bad_tool_name_in_one_short_escaped_line() -> None:
+    result = run(["grammar", "--tool", "\x1b[31m" + "a" * 100_000])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and len(result.stderr) < 200
+    assert "\x1b" not in result.stderr
+    assert result.stderr.startswith("harmony-doctor: error: tool name 'functions.\\x1b[31maaa")
+
+
+def test_cli_refuses_a_chat_tool_with_control_characters(tmp_path: Path) -> None:
+    request = tmp_path / "tf.json"
+    name = "ev\u001b]0;PWN\u0007il\u202e"
+    request.write_text(json.dumps({"tools": [{"type": "function", "function": {"name": name}}]}))
+    result = run(["grammar", "--tools-from", str(request)])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == (
+        "harmony-doctor: error: tool name 'functions.ev\\x1b]0;PWN\\x07il\\u202e' cannot be a "
+        "recipient: it holds a control or invisible character\n"
+    )
+
+
+def test_more_tools_than_a_grammar_takes_are_refused(tmp_path: Path) -> None:
+    request = tmp_path / "many.json"
+    tools = [{"type": "function", "function": {"name": f"t{i}"}} for i in range(g.MAX_TOOLS + 1)]
+    request.write_text(json.dumps({"tools": tools}))
+    result = run(["grammar", "--tools-from", str(request)])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == (
+        "harmony-doctor: error: 10,001 tools declared: a grammar takes at most 10,000 "
+        "(llguidance cannot compile about 60,000); declare the tools the model may call\n"
+    )
+
+
+def test_the_most_tools_a_grammar_takes_compile(vocab: Vocab) -> None:
+    names = g.narrow_tools(g.recipient_for(f"tool_{i}") for i in range(g.MAX_TOOLS))
+    g.validate(g.emit(g.GrammarOptions(tools=names), "lark"), "lark", vocab)
+
+
+def test_printable_unicode_and_quotes_are_kept_and_quoted(vocab: Vocab) -> None:
+    names = g.narrow_tools(g.recipient_for(t) for t in ("naïve_ü", 'a"b\\c', "browser.search"))
+    assert names == ("functions.naïve_ü", 'functions.a"b\\c', "browser.search")
+    for dialect in ("lark", "gbnf"):
+        text = g.emit(g.GrammarOptions(tools=names), dialect)
+        assert '"functions.naïve_ü" | "functions.a\\"b\\\\c" | "browser.search"' in text
+        g.validate(text, dialect, vocab)
+
+
+def test_a_literal_never_holds_a_character_that_is_not_printable(vocab: Vocab) -> None:
+    for dialect in ("lark", "gbnf"):
+        written = g._Writer(dialect).literal("a\x1b\x85\u202e\U000e0001b")
+        assert written == '"a\\u001b\\u0085\\u202e\\udb40\\udc01b"'
+    g.validate('start: "a\\u202eb"\n', "lark", vocab)  # llguidance reads the escape

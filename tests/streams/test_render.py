@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from typing import Any
 
 import pytest
@@ -262,3 +263,101 @@ def test_regression_deeply_nested_or_huge_chat_json(text: str) -> None:
     assert result.exit_code == 2
     assert result.stderr.startswith("harmony-doctor: error: chat ")
     assert result.stderr.count("\n") == 1
+
+
+# --- one context at most (red team H10: 2 million tokens rendered at 1.65 GB) ----------------
+
+_LIMIT = "more than a gpt-oss context holds (131,072)"
+
+
+def _no_render(monkeypatch: pytest.MonkeyPatch, vocab: Vocab) -> None:
+    """openai-harmony's renderer made to fail: a refusal must come before it."""
+
+    def refuse(*_args: Any, **_kwargs: Any) -> list[int]:
+        raise AssertionError("the chat was rendered before it was refused")
+
+    monkeypatch.setattr(vocab, "render_for_completion", refuse)
+
+
+def test_a_chat_of_more_messages_than_a_context_frames_is_refused_before_rendering(
+    vocab: Vocab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _no_render(monkeypatch, vocab)
+    chat = {"messages": [{"role": "user", "content": "hi"}] * 40_000}  # 200,002 tokens
+    with pytest.raises(InputError, match=rf"more than 131,072 tokens: {re.escape(_LIMIT)}"):
+        render_chat(chat, vocab)
+
+
+def test_a_chat_of_long_texts_is_refused_by_their_count_before_rendering(
+    vocab: Vocab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _no_render(monkeypatch, vocab)
+    long = "hello world " * 70_000  # 140,000 tokens in 840,000 characters
+    chat = {"messages": [{"role": "system", "content": long}, {"role": "user", "content": "x"}]}
+    with pytest.raises(InputError, match=re.escape(_LIMIT)):
+        render_chat(chat, vocab)
+
+
+def test_a_chat_that_fits_a_context_still_renders(vocab: Vocab) -> None:
+    chat = {"messages": [{"role": "user", "content": "hello world " * 60_000}]}
+    prompt = render_chat(chat, vocab)
+    assert 120_000 < len(prompt.tokens) <= 131_072
+
+
+def test_what_only_the_rendering_shows_is_refused_with_its_count(vocab: Vocab) -> None:
+    # Tool schemas are rendered as TypeScript, not counted before: the rendered tokens are.
+    properties = {f"p{i}": {"type": "string"} for i in range(30_000)}
+    tool = {
+        "type": "function",
+        "function": {"name": "f", "parameters": {"type": "object", "properties": properties}},
+    }
+    chat = {"messages": [{"role": "user", "content": "x"}], "tools": [tool]}
+    with pytest.raises(
+        InputError, match=r"the chat renders to [\d,]+ tokens: " + re.escape(_LIMIT)
+    ):
+        render_chat(chat, vocab)
+
+
+def test_cli_refuses_a_chat_longer_than_a_context_in_one_line() -> None:
+    chat = json.dumps({"messages": [{"role": "user", "content": "hi"}] * 40_000})
+    result = run(["render", "-"], chat)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == (
+        "harmony-doctor: error: the chat renders to more than 131,072 tokens: more than a "
+        "gpt-oss context holds (131,072), so no one prompt: cut the chat to the turns you want "
+        "rendered\n"
+    )
+
+
+# --- --date (red team M11: "abc", "2024-13-45" and escapes reached the prompt) ---------------
+
+
+@pytest.mark.parametrize(
+    "date",
+    [
+        "abc",
+        "2024-13-45",
+        "2023-02-29",
+        "2024-01-01\x1b[31m",
+        "2024-1-01",
+        "\u0662\u0660\u0662\u0664-\u0660\u0661-\u0660\u0661",
+        "",
+    ],
+)
+def test_a_date_that_is_not_a_real_yyyy_mm_dd_is_refused(vocab: Vocab, date: str) -> None:
+    chat = {"messages": [{"role": "user", "content": "hi"}]}
+    with pytest.raises(InputError, match="is not a real date written YYYY-MM-DD"):
+        render_chat(chat, vocab, date=date)
+
+
+def test_cli_refuses_a_bad_date_in_one_escaped_cut_line() -> None:
+    result = run(["render", "--date", "\x1b]0;PWN\x07" + "9" * 100_000, str(SEED_CHAT)])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and len(result.stderr) < 200
+    assert "\x1b" not in result.stderr and "\x07" not in result.stderr
+    assert result.stderr.startswith("harmony-doctor: error: date '\\x1b]0;PWN\\x0799")
+
+
+def test_a_leap_day_is_a_date(vocab: Vocab) -> None:
+    chat = {"messages": [{"role": "user", "content": "hi"}]}
+    assert "Current date: 2024-02-29" in render_chat(chat, vocab, date="2024-02-29").text
