@@ -11,6 +11,7 @@ MAX_GRAMMAR_RULES needs (a chain of 50,000 rules compiles on 256 MiB; 2,000 on t
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from typing import TypeVar
@@ -26,7 +27,7 @@ COMPILE_STACK = 128 << 20  # virtual: only the pages a compile touches are ever 
 # A rule or terminal definition of llguidance's Lark: at a line's start, `name:`, with the
 # `?`/`!` prefixes, a `.priority` and `[attributes]` it may carry. Counting every line that
 # looks like one can only count more rules than there are, never fewer.
-_DEFINITION = Pattern(r"^[ \t]*[?!]?[A-Za-z_]\w*(?:\.-?\d+)?(?:\[[^\]\n]*\])?[ \t]*:", 8)  # re.M
+_DEFINITION = Pattern(r"^[ \t]*[?!]?[A-Za-z_]\w*(?:\.-?\d+)?(?:\[[^\]\n]*\])?[ \t]*:", re.M)
 
 _STACK_LOCK = threading.Lock()  # threading.stack_size is the process's, for threads to come
 
