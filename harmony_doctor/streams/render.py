@@ -22,13 +22,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from harmony_doctor import specials
 from harmony_doctor.choices import Style
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.models import RenderedPrompt, RenderWarning
 
 _EFFORTS = {"low": "Low", "medium": "Medium", "high": "High"}
-_MARKUP = re.compile(r"<\|(?:start|end|message|channel|return|call|constrain)\|>")
+_MARKUP = re.compile(specials.ANY)
 _ROLES = ("system", "developer", "user", "assistant", "tool")
 
 
