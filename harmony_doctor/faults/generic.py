@@ -237,6 +237,7 @@ GENERIC_FORMS: Final[tuple[Form, ...]] = (
         keywords=("mapping", "harmony"),
         code="HD207",
         generic=True,
+        wording=wording.unmapped_tool,
     ),
     Form(
         "said_raw_fallback",
