@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterator
 from typing import Final
 
+from harmony_doctor import specials
 from harmony_doctor.faults import rules
 from harmony_doctor.inputs.paste import DEFINES
 from harmony_doctor.lazy_regex import Pattern
@@ -26,7 +27,7 @@ _LISTED: Final = Pattern(
 )
 
 
-_OPENING: Final = Pattern(r"\s*<\|(?:start|channel|message|constrain|end|return|call)\|>")
+_OPENING: Final = Pattern(r"\s*" + specials.ANY)
 
 
 def opens_with_markup(text: str) -> bool:
@@ -110,7 +111,7 @@ def _moved(error: LogError, line: int) -> LogError:
 # markup inside the name, and it went back to the client.
 _GLUED_NAME: Final = Pattern(
     r"""(?:^|[`'"\s(\uff08\u300c])(?P<name>(?:functions\.)?[A-Za-z_][\w.-]*)"""
-    r"(?P<markup><\|(?:channel|constrain|message|start)\|>)"
+    rf"(?P<markup>{specials.HEADER})"
     r"""(?P<rest>[A-Za-z0-9_.-]*)(?=[`'"\s),;\uff09\uff0c\u3001\u3002\u300d]|$)"""
 )
 

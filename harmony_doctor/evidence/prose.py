@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from harmony_doctor import specials
 from harmony_doctor.lazy_regex import Pattern
 
 
@@ -48,9 +49,11 @@ _SYMPTOMS: Final[tuple[tuple[Pattern[str], Description], ...]] = (
     (
         Pattern(
             r"(?:response|content|output|reply|answer)\W+(?:\w+\W+){0,8}?(?:includes?|contains?|"
-            r"has|shows?)\W+(?:\w+\W+){0,6}?<\|(?:channel|message|start|end|call|return|"
-            r"constrain)\|>"
-            r"|(?:<\|(?:channel|message|start|end|call|return|constrain)\|>|special\s+tokens?|"
+            r"has|shows?)\W+(?:\w+\W+){0,6}?"
+            + specials.ANY
+            + r"|(?:"
+            + specials.ANY
+            + r"|special\s+tokens?|"
             r"(?:harmony|raw|channel)\s+(?:markup|tokens?|tags?))\W+(?:\w+\W+){0,6}?"
             r"(?:in|inside|into)\s+(?:\w+\s+){0,2}\W?(?:content|response|output|"
             r"tool(?:[ _-]call)?\s+names?|"
@@ -116,7 +119,7 @@ def calls_it_a_prompt(text: str) -> bool:
     return _PROMPT_WORDS.search(text) is not None
 
 
-_MARKUP: Final = Pattern(r"<\|(?:channel|message|start|end|call|return|constrain)\|>")
+_MARKUP: Final = Pattern(specials.ANY)
 
 
 def said_with_markup(text: str) -> tuple[int, str, Description] | None:

@@ -21,6 +21,7 @@ import re
 from functools import cache
 from typing import Final, TypeGuard, get_args
 
+from harmony_doctor import specials
 from harmony_doctor.faults import wording
 from harmony_doctor.faults.engines import ENGINE_FORMS
 from harmony_doctor.faults.form import Form as Form
@@ -220,8 +221,8 @@ FORMS: Final[tuple[Form, ...]] = (
         pattern=phrase("Tools should have a name")
         + r"|specified\s*as\s*a\s*stop\s*token\s*,?\s*but\s*is\s*not\s*mapped"
         + r"|could\s*not\s*render\s*stop\s*token"
-        + r"|disallowed\s*special\s*token\s*['\"`]?<\|(?:start|end|message|channel|constrain"
-        + r"|return|call)\|>",
+        + r"|disallowed\s*special\s*token\s*['\"`]?"
+        + specials.ANY,
         anchors=(b"should have a name", b"stop token", b"disallowed special token"),
         keywords=("tools", "stop", "disallowed"),
         code="HD175",

@@ -18,12 +18,12 @@ import re
 from functools import cache
 from typing import Final, Protocol, TypeVar
 
+from harmony_doctor import specials
 from harmony_doctor.faults import wording
 from harmony_doctor.faults.form import Form
 
 # A special token as an error names it: `<|end|>`, its id, quoted or not.
-_NAMES: Final = "start|end|message|channel|constrain|return|call"
-SPECIAL_NAME: Final = rf"<\|(?:{_NAMES})\|>"
+SPECIAL_NAME: Final = specials.ANY
 SPECIAL_ID: Final = r"2000(?:0[2-8]|12)"
 _Q: Final = r"""['"`(]?"""
 _TOKEN: Final = rf"(?:special\s*)?(?:token\s*)?{_Q}"
@@ -31,11 +31,11 @@ _CLOSE: Final = r"""['"`)]?"""
 # What an error says it expected where a header must go on: <|message|>, <|channel|>,
 # <|constrain|> (or their ids, or openai-harmony's names for them: `(Message) 200008`).
 _HEADER_GOES_ON: Final = (
-    r"(?:<\|(?:message|channel|constrain)\|>|20000[358]"
+    "(?:" + specials.written(n for n in specials.HEADER_NAMES if n != "start") + r"|20000[358]"
     r"|\(?(?:Message|Channel|ConstrainedFormat)\)?(?:\s*20000[358])?)"
 )
 _START: Final = r"(?:<\|start\|>|200006|\(?Start\)?(?:\s*200006)?)"
-_STOP: Final = r"(?:<\|(?:end|call|return)\|>|20000[27]|200012)"
+_STOP: Final = rf"(?:{specials.STOP}|20000[27]|200012)"
 _ANY_SPECIAL: Final = rf"(?:{SPECIAL_NAME}|{SPECIAL_ID})"
 _RAN_OUT: Final = (
     r"(?:(?:but\s*)?(?:(?:was\s*|were\s*)?out\s*of\s*tokens|ran\s*out(?:\s*of\s*tokens)?"
@@ -237,6 +237,7 @@ GENERIC_FORMS: Final[tuple[Form, ...]] = (
         keywords=("mapping", "harmony"),
         code="HD207",
         generic=True,
+        wording=wording.unmapped_tool,
     ),
     Form(
         "said_raw_fallback",

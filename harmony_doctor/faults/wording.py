@@ -116,8 +116,9 @@ def lmstudio_found(message: str, output: str | None) -> str:
 
 
 def unmapped_tool(said: Said) -> tuple[str, str]:
+    name = repr(said.context) if said.context else "a function"
     return "a call to one of the request's tools", (
-        f"a call to {said.context or 'a function'!r}, which the request's tools do not declare"
+        f"a call to {name}, which the request's tools do not declare"
     )
 
 

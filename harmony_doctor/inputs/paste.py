@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from harmony_doctor import specials
 from harmony_doctor.harmony.vocab import NAMED_SPECIALS, VOCAB_SIZE
 from harmony_doctor.lazy_regex import Pattern
 
@@ -88,11 +89,11 @@ _NAMED_IDS = Pattern(
 )
 _PROMPT_NAME = Pattern(r"prompt|input|request", re.I)
 _SPECIAL_ID = Pattern(r"\b2000(?:0\d|1[0-8])\b")
-_MARKUP = Pattern(r"<\|(?:start|end|message|channel|constrain|return|call)\|>")
+_MARKUP = Pattern(specials.ANY)
 # A paragraph, not a label, whatever it opens or ends with: this many words or more (a list
 # item that explains, a paragraph that ends by introducing a block). A caption is a line or two.
 _PARAGRAPH_WORDS = 25
-_STOP = Pattern(r"<\|(?:end|return|call)\|>")
+_STOP = Pattern(specials.STOP)
 # An elision a person typed: the text was cut there, not by the model.
 _ELIDED = Pattern(r"(?:\.{3}|…)\s*[\])}\"'`]*\s*$")
 
@@ -230,7 +231,7 @@ def read_paste(text: str) -> Paste:
 
 # What follows a stop token a sentence names (`anything after <|end|> isn't visible`): words, up
 # to the line's end or the next markup, that are no header a model would write after it.
-_AFTER_STOP: Final = Pattern(r"<\|(?:end|return|call)\|>([^<\n]*)")
+_AFTER_STOP: Final = Pattern(specials.STOP + r"([^<\n]*)")
 _HEADER_WORDS: Final = Pattern(r"\W*(?:assistant|analysis|commentary|final|user|to=)", re.I)
 
 
@@ -496,15 +497,15 @@ def opens_as_log(text: str) -> bool:
 # (`<|end|>   ← reasoning`).
 _LAID_OUT: Final = Pattern(
     r"<\|(?:start|channel)\|>[^<]*\n\s*<\|(?:constrain|message)\|>"
-    r"|<\|(?:end|return|call)\|>[^\S\n]*(?:←|<-+|#|//)[^\n]*\n\s*<\|start\|>"
+    r"|" + specials.STOP + r"[^\S\n]*(?:←|<-+|#|//)[^\n]*\n\s*<\|start\|>"
 )
 # One message a line: the line break a person put between a stop token and the next <|start|>
 # (a model writes none there; what it does write there is read from its ids).
-_ONE_A_LINE: Final = Pattern(r"(<\|(?:end|return|call)\|>)[^\S\n]*\r?\n\s*(?=<\|start\|>)")
+_ONE_A_LINE: Final = Pattern(rf"({specials.STOP})[^\S\n]*\r?\n\s*(?=<\|start\|>)")
 
 
 # The stop token of a message begun above a paragraph (a message of several paragraphs).
-_CLOSES_ABOVE: Final = Pattern(r"^\s*(?:<\|(?:end|return|call)\|>)+(?=\s*<\|start\|>)")
+_CLOSES_ABOVE: Final = Pattern(rf"^\s*(?:{specials.STOP})+(?=\s*<\|start\|>)")
 
 
 def _unlaid(body: str) -> str:

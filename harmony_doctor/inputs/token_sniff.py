@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from harmony_doctor import specials
 from harmony_doctor.choices import InputFormat
 from harmony_doctor.errors import InputError
 from harmony_doctor.inputs import log_words as words
@@ -46,7 +47,7 @@ def may_hold_tokens(data: bytes) -> bool:
 
 # What a text holds: ids, JSON, Harmony text, a vLLM log's records.
 IDS_RE = Pattern(r"[\[\(]?\s*-?\d+(?:\s*[,\s]\s*-?\d+)*+\s*,?\s*[\]\)]?")  # *+: no stack
-_SPECIAL_TEXT_RE = Pattern(r"<\|(?:start|end|message|channel|return|call|constrain)\|>")
+_SPECIAL_TEXT_RE = Pattern(specials.ANY)
 _SPACE = Pattern(r"\s*")
 _FIRST_LINE = Pattern(f"[^{LINE_BREAKS}]*")  # the first line as splitlines() cuts it
 # A line that logs ids under vLLM's keys (or logs `None` there).

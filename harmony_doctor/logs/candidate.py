@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
+from harmony_doctor import specials
 from harmony_doctor.lazy_regex import Pattern
 from harmony_doctor.logs.lines import Line
 from harmony_doctor.logs.messages import MessageHit, string_around
@@ -83,7 +84,8 @@ def is_mention(hit: MessageHit, text: str) -> bool:
 # body's content. An error quoted there is someone asking about it, not a server raising it.
 _CALLERS: Final = frozenset({"user", "system", "developer", "tool", "function"})
 _REACH: Final = 4096  # how far before the error its message's header or role key may sit
-_MARK = Pattern(r"<\|(start|message|end|return|call)\|>")
+# where a message's header opens, where its body starts, where it stops
+_MARK = Pattern(r"<\|(" + "|".join(("start", "message", *specials.STOP_NAMES)) + r")\|>")
 _HEADER_ROLE = Pattern(r"\s*([\w.-]+)")
 # A role key's value (JSON, Python's repr, keyword arguments; quotes maybe escaped).
 _ROLE_KEY = Pattern(r"""\\*["']?role\\*["']?\s*[:=]\s*\\*["'](\w+)""")

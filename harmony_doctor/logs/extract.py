@@ -177,15 +177,20 @@ class _Extractor:
     def feed_window(self, first_line: int, lines: list[str]) -> Iterator[LogError]:
         """`feed` each of `lines`, numbered from `first_line`. The first pass sums a line only
         while no message is open (it may continue one), and only of processes that fit beside
-        those kept (no state is pushed out meanwhile); a run of lines it sums is one call into
-        Rust (`FirstPass.absorb_run`), which hands back the next line read."""
+        those kept (no state is pushed out meanwhile). The runs of lines it sums up to the
+        next line a message may begin on (the QUIET lines between them read here, one by one,
+        as they come) are one call into Rust (`FirstPass.absorb_runs`), which hands back each
+        line it stopped at, read."""
         first, index = self.first_pass, 0
         while index < len(lines):
-            number = first_line + index
-            fed, line, sums = NOT_READ, None, None
-            if first is not None and self.open is None:
-                room = MAX_KEYS - len(self.keys)
-                count, fed, line, sums = first.absorb_run(number, lines, index, room)
+            if first is None or self.open is not None:
+                self._arrive(first_line + index)
+                yield from self._read(first_line + index, lines[index], NOT_READ)
+                index += 1
+                continue
+            room = MAX_KEYS - len(self.keys)
+            for count, fed, line, sums in first.absorb_runs(first_line + index, lines, index, room):
+                number = first_line + index
                 if count:
                     self._arrive(number)
                     self.number = number + count - 1
@@ -194,9 +199,9 @@ class _Extractor:
                     if index == len(lines):
                         return
                     number += count
-            self._arrive(number)
-            yield from self._read(number, lines[index], fed, line, sums)
-            index += 1
+                self._arrive(number)
+                yield from self._read(number, lines[index], fed, line, sums)
+                index += 1
 
     def _arrive(self, number: int) -> None:
         """Line `number` is the next fed: note a gap before it (scan feeds the windows around

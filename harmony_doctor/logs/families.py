@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from harmony_doctor import specials
 from harmony_doctor.lazy_regex import Pattern
 from harmony_doctor.models import Kind
 
@@ -15,8 +16,9 @@ OTHER_FAMILY: Final = Pattern(
     r"</?tool_call>|<function=|</function>|</?parameter[=>]|\[TOOL_CALLS\]|<\|python_tag\|>"
     r"|\\u003c/?(?:function|tool_call)"
 )
+# `<|end|>` alone is no sign: other families end a turn with it too (Phi-3's chat format).
 HARMONY_SIGNS: Final = Pattern(
-    r"<\|(?:channel|message|start|constrain|call|return)\|>|gpt-oss", re.I
+    specials.written(n for n in specials.NAMES if n != "end") + "|gpt-oss", re.I
 )
 # The kinds of an engine's parse failure, which may be over any family's output.
 ENGINE_KINDS: Final[frozenset[Kind]] = frozenset({"input_parse", "tool_call_parse"})

@@ -5,15 +5,14 @@ nothing in the extractor but their process's counters: `ProcessState.observe` co
 keeps their time, pid, server, request start and record line; no message starts, continues or
 ends on them. Rust reads such a line with the reader made of `logs/lines.py`'s and
 `logs/servers.py`'s patterns, the catalogue's forms (`logs/messages.py`) and
-`logs/process.py`'s traceback shapes, and sums it per process (`absorb`; a window's run of such
-lines in one `absorb_run`, which hands back the line it stops at, taken apart, and the sums);
-Python takes the sums (`take`) before it next reads a line itself, and applies them with
-`ProcessState.absorb`. Of
-the other lines, those Rust read where no message begins (a traceback's head, frames and source
-lines) skip the extractor's search for one. Every other line (and every line while a message
-is open) goes through Python as before: the
-extractor without a first pass is the reference it is tested equal to (tests/logs/
-test_first_pass.py)."""
+`logs/process.py`'s traceback shapes, and sums it per process (`absorb`). One `absorb_runs`
+call reads a window's lines up to the next line a message may begin on: each run of ordinary
+lines ends at a line Python reads, handed back taken apart with the sums Python takes
+(`take`) before it reads that line and applies with `ProcessState.absorb`. Of the other lines,
+those Rust read where no message begins (QUIET: a traceback's head, frames and source lines)
+skip the extractor's search for one, and the call goes on past them. Every other line (and
+every line while a message is open) goes through Python as before: the extractor without a
+first pass is the reference it is tested equal to (tests/logs/test_first_pass.py)."""
 
 from __future__ import annotations
 
@@ -67,13 +66,19 @@ class FirstPass(Protocol):
         (ABSORBED); else NOT_READ or QUIET."""
         ...
 
-    def absorb_run(
+    def absorb_runs(
         self, number: int, lines: list[str], start: int, room: int
-    ) -> tuple[int, int, Line | None, list[Absorbed] | None]:
-        """`absorb` over `lines[start:]` (line `number` first) until one is not ABSORBED: how
-        many were, what `absorb` said of the next, its `Line` (read by the line anatomy the
-        first pass was made with, else None) and the sums to take before reading it (None:
-        nothing summed); (how many, ABSORBED, None, None) when no line is left."""
+    ) -> list[tuple[int, int, Line | None, list[Absorbed] | None]]:
+        """`absorb` over `lines[start:]` (line `number` first) in runs, each ending at a line
+        that is not ABSORBED: how many were, what `absorb` said of that line, its `Line` (read
+        by the line anatomy the first pass was made with, else None) and the sums to take
+        before reading it (None: nothing summed); (how many, ABSORBED, None, None) when no
+        line is left. A run ending at a QUIET line (Python only counts it in its process: no
+        message opens on it) is followed by the next, until one ending at a line that is not
+        QUIET, or the end. A run after a QUIET line may sum fewer processes than a call made
+        after Python read that line would (its room counts every process handed back as
+        new); a line it does not sum comes back QUIET, which Python reads as the reference
+        does."""
         ...
 
     def take(self) -> list[Absorbed]:

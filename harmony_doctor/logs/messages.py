@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import cache, partial
 from typing import TYPE_CHECKING, Final
 
+from harmony_doctor import specials
 from harmony_doctor.faults.catalogue import (
     FORM,
     HEADER_FIELDS,
@@ -42,7 +43,7 @@ _CANONICAL: dict[FormName, str] = {f.name: f.canonical for f in MESSAGE_FORMS if
 # All forms in one regex, to reject text in one call.
 ANY_FORM = Pattern("|".join(f"(?:{p.pattern})" for _, p in _FORMS), re.I)
 
-SPECIAL_TEXT = Pattern(r"<\|(?:start|end|message|channel|constrain|return|call|reserved_\d+)\|>")
+SPECIAL_TEXT = Pattern(specials.written((*specials.NAMES, r"reserved_\d+")))
 _LEAK = Pattern(
     rf"""(?P<q0>["']?)(?P<field>{"|".join((*LEAK_FIELDS, *HEADER_FIELDS))})(?P=q0)"""
     r"""\s*:\s*(?P<q>["'])(?P<value>(?:\\.|(?!(?P=q)).)*)"""
@@ -79,8 +80,8 @@ _FRAGMENTS = KEYWORDS
 # A header remainder quoted on its own (pasted into an issue or a chat without the error text
 # before it): Rust Debug `Some("...")` or `["...", ...]`, only where it holds Harmony markup.
 _BARE_REMAINDER = Pattern(r"""(?<![\w:=])(?:Some\(\s*|\[\s*)(?=\\*")""")
-_HEADER_MARKUP = Pattern(r"<\|(?:start|constrain|channel|message)\|>")
-_STOP_MARKUP = Pattern(r"<\|(?:end|call|return)\|>")
+_HEADER_MARKUP = Pattern(specials.HEADER)
+_STOP_MARKUP = Pattern(specials.STOP)
 
 
 # Per form, the words one of which each of its matches holds (a form without them: any word).

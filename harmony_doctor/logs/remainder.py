@@ -13,20 +13,27 @@ _PAIRS = {")": "(", "]": "[", "}": "{"}
 
 
 def strip_unbalanced(value: str) -> str:
-    """Drop the quotes, brackets and commas a plain line's wrapper left after the message."""
+    """Drop the quotes, brackets and commas a plain line's wrapper left after the message, and
+    the full stop of a sentence that put it in brackets (`... (harmony parser: no mapping
+    found).`). Only brackets: a quote's balance is not known from the rest of a line alone."""
     value = value.rstrip()
     while value:
-        last = value[-1]
-        if last in _PAIRS:
-            unbalanced = value.count(last) > value.count(_PAIRS[last])
-        elif last in "\"'":
-            unbalanced = value.count(last) % 2 == 1
-        else:
-            unbalanced = last in ",;"
-        if not unbalanced:
+        if value[-1] in ".:" and value[-2:-1] in _PAIRS and _unbalanced(value[:-1]):
+            value = value[:-1]  # a sentence's stop after the bracket it closes
+        if not _unbalanced(value):
             break
         value = value[:-1].rstrip()
     return value
+
+
+def _unbalanced(value: str) -> bool:
+    """Whether `value` ends with a bracket or quote it did not open, a comma or a semicolon."""
+    last = value[-1]
+    if last in _PAIRS:
+        return value.count(last) > value.count(_PAIRS[last])
+    if last in "\"'":
+        return value.count(last) % 2 == 1
+    return last in ",;"
 
 
 _ESCAPE = Pattern(r"\\(u\{[0-9a-fA-F]{1,6}\}|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|.)", re.S)

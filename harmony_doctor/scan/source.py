@@ -194,16 +194,20 @@ class _ErrorReader:
         extractor = self.extractor
         last = window.first_line + window.text.count(b"\n")
         self.reach.append((window.hit_lines[0], last))
-        if window.first_line > self.fed_until + 1 and self.fed_until:
-            # Lines between two windows were not read: end what was open, as a blank line would.
-            self._errors(extractor.feed(window.first_line - 1, ""))
+        # Lines between two windows were not read: end what was open, as a blank line would
+        # (fed with the window's lines, in one call).
+        gap = window.first_line > self.fed_until + 1 and self.fed_until
         self._keep(window)
-        # a window cut by MAX_WINDOW repeats context already read
+        # a window cut by MAX_WINDOW repeats context already read (never after a gap)
         skip = max(0, self.fed_until + 1 - window.first_line)
         if skip <= last - window.first_line:
             self.fed_until = last
             lines = _decoded(window.text, skip)
-            self._errors(extractor.feed_window(window.first_line + skip, lines))
+            first = window.first_line + skip
+            if gap:
+                lines.insert(0, "")
+                first -= 1
+            self._errors(extractor.feed_window(first, lines))
 
     def close(self) -> None:
         if self.extractor is not None:

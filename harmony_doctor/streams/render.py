@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from harmony_doctor import specials
 from harmony_doctor.choices import Style
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import LONGEST_TOKEN_BYTES, Vocab
@@ -30,7 +31,7 @@ from harmony_doctor.models import RenderedPrompt, RenderWarning
 
 _EFFORTS = {"low": "Low", "medium": "Medium", "high": "High"}
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-_MARKUP = re.compile(r"<\|(?:start|end|message|channel|return|call|constrain)\|>")
+_MARKUP = re.compile(specials.ANY)
 _ROLES = ("system", "developer", "user", "assistant", "tool")
 # The roles of which each request message renders as one message at least (the harmony style
 # folds system and developer messages into one, and every message of the passthrough style

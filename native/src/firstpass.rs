@@ -247,6 +247,11 @@ impl FirstPass {
     pub fn holds(&self) -> bool {
         !self.absorbed.is_empty()
     }
+
+    /// How many processes the lines summed since the last `take` are of.
+    pub fn held(&self) -> usize {
+        self.absorbed.len()
+    }
 }
 
 #[cfg(feature = "python")]
@@ -351,44 +356,37 @@ pub mod python {
             }
         }
 
-        /// `absorb` over `lines[start:]` (line `number` first) until a line is not summed:
-        /// (how many were, what `absorb` said of the next line, its `Line` read by the
-        /// anatomy given, and the sums Python takes before reading it); when no line is left,
-        /// (how many, 1, None, None). One call for a run of ordinary lines and the line after.
-        fn absorb_run<'py>(
+        /// `absorb` over `lines[start:]` (line `number` first) in runs: a run ends at a line
+        /// not summed, handed back as (how many were summed, what `absorb` said of the line,
+        /// its `Line` read by the anatomy given, and the sums Python takes before reading it);
+        /// when no line is left, (how many, 1, None, None). A run ending at a line Python reads
+        /// QUIET (it only counts in its process: no message opens on it) is followed by the
+        /// next, until one at a line Python may find a message on, or the end: the runs, in
+        /// order, in one call. Python applies them one by one as
+        /// it would the calls' (logs/extract.py `feed_window`). Each run after the first has
+        /// the room left when every process summed before and every QUIET line handed back
+        /// were a process new to Python (it may keep fewer: a line of a process that does not
+        /// fit comes back QUIET, which Python reads as the reference does).
+        fn absorb_runs<'py>(
             &mut self,
             py: Python<'py>,
             number: u64,
             lines: &Bound<'py, PyList>,
             start: usize,
             room: usize,
-        ) -> PyResult<(usize, u8, PyObject, PyObject)> {
-            let mut count = 0;
-            for (offset, item) in lines.iter().skip(start).enumerate() {
-                let number = number + offset as u64;
-                let raw = item.downcast::<PyString>().ok();
-                let fed = match raw.map(|s| s.to_str()) {
-                    Some(Ok(text)) => self.inner.absorb(number, text, room),
-                    _ => super::Fed::Python,
-                };
-                if fed == super::Fed::Absorbed {
-                    count += 1;
-                    continue;
+        ) -> PyResult<Bound<'py, PyList>> {
+            let runs = PyList::empty_bound(py);
+            let (mut at, mut room) = (start, room);
+            loop {
+                let (run, summed) = self.run(py, number + (at - start) as u64, lines, at, room)?;
+                let (count, fed) = (run.0, run.1);
+                runs.append(run)?;
+                at += count + 1;
+                if fed != super::Fed::Quiet as u8 || at >= lines.len() {
+                    return Ok(runs);
                 }
-                let line = match (&self.anatomy, raw) {
-                    (Some(anatomy), Some(raw)) => {
-                        anatomy.get().read(py, number.into_py(py), raw)?
-                    }
-                    _ => py.None(),
-                };
-                let sums = if self.inner.holds() {
-                    self.take(py).into_any().unbind()
-                } else {
-                    py.None()
-                };
-                return Ok((count, fed as u8, line, sums));
+                room = room.saturating_sub(summed + 1);
             }
-            Ok((count, super::Fed::Absorbed as u8, py.None(), py.None()))
         }
 
         /// Per process, in the order last seen: (key, lines, timestamp, its line, pid, server,
@@ -419,6 +417,46 @@ pub mod python {
                 PyTuple::new_bound(py, fields)
             });
             PyList::new_bound(py, rows)
+        }
+    }
+
+    impl FirstPass {
+        /// One run of `absorb_runs`, and how many processes the sums it hands back hold.
+        fn run<'py>(
+            &mut self,
+            py: Python<'py>,
+            number: u64,
+            lines: &Bound<'py, PyList>,
+            start: usize,
+            room: usize,
+        ) -> PyResult<((usize, u8, PyObject, PyObject), usize)> {
+            let mut count = 0;
+            for (offset, item) in lines.iter().skip(start).enumerate() {
+                let number = number + offset as u64;
+                let raw = item.downcast::<PyString>().ok();
+                let fed = match raw.map(|s| s.to_str()) {
+                    Some(Ok(text)) => self.inner.absorb(number, text, room),
+                    _ => super::Fed::Python,
+                };
+                if fed == super::Fed::Absorbed {
+                    count += 1;
+                    continue;
+                }
+                let line = match (&self.anatomy, raw) {
+                    (Some(anatomy), Some(raw)) => {
+                        anatomy.get().read(py, number.into_py(py), raw)?
+                    }
+                    _ => py.None(),
+                };
+                let summed = self.inner.held();
+                let sums = if summed > 0 {
+                    self.take(py).into_any().unbind()
+                } else {
+                    py.None()
+                };
+                return Ok(((count, fed as u8, line, sums), summed));
+            }
+            Ok(((count, super::Fed::Absorbed as u8, py.None(), py.None()), 0))
         }
     }
 }

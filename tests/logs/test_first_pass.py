@@ -56,13 +56,14 @@ class _Counting:
         self.quiet += fed == firstpass.QUIET
         return fed
 
-    def absorb_run(
+    def absorb_runs(
         self, number: int, lines: list[str], start: int, room: int
-    ) -> tuple[int, int, Line | None, list[firstpass.Absorbed] | None]:
-        count, fed, line, sums = self.inner.absorb_run(number, lines, start, room)
-        self.absorbed += count
-        self.quiet += fed == firstpass.QUIET and start + count < len(lines)
-        return count, fed, line, sums
+    ) -> list[tuple[int, int, Line | None, list[firstpass.Absorbed] | None]]:
+        runs = self.inner.absorb_runs(number, lines, start, room)
+        for count, fed, _, _ in runs:
+            self.absorbed += count
+            self.quiet += fed == firstpass.QUIET
+        return runs
 
     def take(self) -> list[firstpass.Absorbed]:
         return self.inner.take()

@@ -154,3 +154,42 @@ def test_a_tally_of_errors_on_one_line_gives_each() -> None:
         "1x could not decode header"
     )
     assert [e.code for e in extract_text(line)] == ["HD122", "HD102", "HD161"]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (
+            "I bet it is the same as above (harmony parser: no reverse mapping found).",
+            "harmony parser: no reverse mapping found",
+        ),
+    ],
+)
+def test_a_sentence_s_stop_after_the_bracket_that_quoted_a_message_is_not_its_text(
+    line: str, message: str
+) -> None:
+    """pastes3/07: prose quoting the error in brackets ended the message with `).`; HD207's
+    own wording (a tool the request did not declare), not a tool call's arguments."""
+    error = only(line)
+    assert (error.code, error.message) == ("HD207", message)
+    assert error.expected == "a call to one of the request's tools"
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("found).", "found"),
+        ("x).", "x"),
+        ("'<|start|>'.", "'<|start|>'."),  # a quote's balance is not known from a line's rest
+        ("found),", "found"),
+        ("a (b).", "a (b)."),  # balanced: the sentence's own
+        ("e.g.", "e.g."),
+        ("version 1.2.", "version 1.2."),
+    ],
+)
+def test_strip_unbalanced_takes_a_stop_only_after_an_unbalanced_closer(
+    text: str, kept: str
+) -> None:
+    from harmony_doctor.logs.remainder import strip_unbalanced
+
+    assert strip_unbalanced(text) == kept

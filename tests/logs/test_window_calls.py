@@ -1,6 +1,7 @@
 """Calls from Python into the Rust extension per failure window of a scan (issue 35: the
-first pass takes a window's run of ordinary lines in one `FirstPass.absorb_run`, not one
-`absorb` a line), counted with benchmarks/seam.py's profile hook on a generated vLLM log."""
+first pass takes a window's runs of ordinary lines, and the QUIET lines between them, in one
+`FirstPass.absorb_runs`, not one `absorb` a line), counted with benchmarks/seam.py's profile
+hook on a generated vLLM log."""
 
 from __future__ import annotations
 
@@ -15,12 +16,13 @@ from tests.watch.vllm_logs import log
 
 pytestmark = pytest.mark.skipif(not native_available(), reason="the Rust extension is not built")
 
-# What reading a failure window costs today: one `absorb_run` per run of ordinary lines (8:
-# one before the traceback, one after each of its 6 lines Python reads, each handing back the
-# next line's `Line`, read in Rust, and the sums to take before it; one for the blank line scan
-# feeds between two windows), and `Hits.find` on the 2 lines that may hold a message. Before
-# the runs: 47 (38 `absorb`, 6 `Anatomy.read`, 2 `Hits.find`, 1 `take`).
-CALLS_PER_WINDOW = 10
+# What reading a failure window costs today: two `absorb_runs` (the first from the window's
+# start, with the blank line scan feeds for the lines between two windows, through the
+# traceback's QUIET lines, to the error line, handed back read; the second past the error line
+# to the window's end), and `Hits.find` on the few lines that may hold a message. Before the
+# runs: 47 calls (38 `absorb`, 6 `Anatomy.read`, 2 `Hits.find`, 1 `take`); with one
+# `absorb_run` a run of ordinary lines, 8.1 (a run ended at each traceback line Python read).
+CALLS_PER_WINDOW = 3
 WINDOW_CLASSES = ("FirstPass.", "Anatomy.", "Hits.")
 ONCE_PER_SCAN = ("FirstPass.fresh", "Anatomy.counts", "Hits.counts")
 
@@ -49,5 +51,6 @@ def test_a_failure_window_costs_a_few_calls_into_rust(tmp_path: Path) -> None:
     # the window's ordinary lines are summed in runs, not a call each, and the lines Python
     # reads come back read with them
     assert calls["FirstPass.absorb"] == 0, dict(calls)
+    assert calls["FirstPass.absorb_run"] == 0, dict(calls)
     assert calls["Anatomy.read"] == 0, dict(calls)
     assert calls["FirstPass.take"] <= 1, dict(calls)
