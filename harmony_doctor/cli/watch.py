@@ -106,16 +106,20 @@ def watch(
         return fail("say where the metrics go: --listen HOST:PORT or --textfile DIR")
     if textfile is not None and not textfile.is_dir():
         return fail(f"--textfile {textfile}: not a folder")
-    followed = next((p for p in paths if events is not None and _same_file(p, events)), None)
-    if followed is not None:
-        return fail(f"--events {events} is the followed log {followed}: write it elsewhere")
     address = None
     if listen is not None:
         address = _address(listen)
         if address is None:
             return fail(f"--listen {listen!r}: give HOST:PORT (127.0.0.1:9464, [::1]:9464)")
     options = advanced.WatchOptions(
-        tuple(paths), from_start, origin, state, events, interval, jobs=jobs or os.cpu_count() or 1
+        tuple(paths),
+        from_start,
+        origin,
+        state,
+        events,
+        textfile,
+        interval,
+        jobs=jobs or os.cpu_count() or 1,
     )
     return _run(options, address, textfile)
 
@@ -155,8 +159,9 @@ def _run(
     with flags.installed():  # the close too: a repeated signal there is ignored as well
         try:
             watcher.run(flags.stopping, flags.reopening, publish)
-        except OSError as exc:
-            return fail(f"cannot save the state: {exc.strerror or exc}")
+        except OSError as exc:  # the state and events files say their own errors (DoctorError)
+            where = f" {exc.filename}" if exc.filename else ""
+            return fail(f"the watch stopped:{where} {exc.strerror or exc}")
         finally:
             watcher.close()
             if server is not None:
@@ -212,11 +217,3 @@ class _Flags:
         finally:
             for number, handler in previous.items():
                 signal.signal(number, handler)
-
-
-def _same_file(path: str, other: Path) -> bool:
-    """Whether `path` names the file `other` is (however spelled: links too), both existing."""
-    try:
-        return Path(path).samefile(other)
-    except OSError:
-        return False

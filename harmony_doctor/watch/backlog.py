@@ -206,8 +206,9 @@ def read_backlog(
 ) -> FileScan | None:
     """The backlog [piece.pos, piece.end) (a line end) read on `options.jobs` cores, as one
     read's FileScan, and `piece.pos` moved to its end; None when it is not shared out (too
-    small, one process, a read failed or a worker died: the caller reads it as one stream), or
-    when `stopped` became true (nothing read, `piece.pos` unmoved)."""
+    small, one process, a read failed or a worker died, a range not read whole: the caller
+    reads it as one stream), or when `stopped` became true (nothing read, `piece.pos`
+    unmoved)."""
     planned = spans(piece.fd, piece.pos, piece.end, options.jobs, layout)
     if not planned:
         return None
@@ -225,8 +226,11 @@ def read_backlog(
 def _joinable(reads: list[SpanRead]) -> bool:
     """Whether the reads join into what the one-stream read finds: not when the ranges name
     different servers (a failure that names none takes its source's first one, which a range
-    alone cannot know); such a backlog is read as one stream."""
-    return len({read.server for read in reads if read.server is not None}) <= 1
+    alone cannot know), nor when one was not read whole (a line cut short, data that is not
+    text: the one-stream read gives scan's status and reason for the whole); such a backlog is
+    read as one stream."""
+    whole = all(read.scan is None or read.scan.report.status == "ok" for read in reads)
+    return whole and len({read.server for read in reads if read.server is not None}) <= 1
 
 
 Call = tuple[str, Identity, Span, str, ScanOptions, datetime]  # read_span's arguments

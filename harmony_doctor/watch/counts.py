@@ -36,7 +36,8 @@ class Counts:
     scopes: dict[ScopeKey, int] = field(default_factory=dict)  # requests per recent scope
     bytes: int = 0
     lines: int = 0
-    read_errors: int = 0
+    read_errors: int = 0  # inputs not opened or not read whole (said on stderr each time)
+    cut_lines: int = 0  # lines longer than inputs/files.MAX_LINE, read to that length only
 
     def add(self, found: FileScan, now: float) -> None:
         """Fold one read's failures and requests in."""
@@ -106,6 +107,7 @@ class Counts:
             "bytes": self.bytes,
             "lines": self.lines,
             "read_errors": self.read_errors,
+            "cut_lines": self.cut_lines,
         }
 
     @classmethod
@@ -119,4 +121,5 @@ class Counts:
             int(data.get("bytes", 0)),
             int(data.get("lines", 0)),
             int(data.get("read_errors", 0)),
+            int(data.get("cut_lines", 0)),
         )

@@ -13,6 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harmony_doctor.inputs.files import MAX_LINE
 from harmony_doctor.output.escape import one_line, shorten
 from harmony_doctor.watch.counts import Counts
 
@@ -85,8 +86,15 @@ class WatchCollector:
         yield CounterMetricFamily(f"{PREFIX}_read_lines", "Log lines read.", value=counts.lines)
         yield CounterMetricFamily(
             f"{PREFIX}_read_errors",
-            "Files that could not be opened or read, each time it happened.",
+            "Reads that lost log input, each said on stderr: a file that could not be opened or "
+            "read, or was not read whole (not text, a line cut short).",
             value=counts.read_errors,
+        )
+        yield CounterMetricFamily(
+            f"{PREFIX}_cut_lines",
+            f"Log lines longer than {MAX_LINE // (1024 * 1024)} MiB, read to that length only "
+            "(a failure past the cut is not counted).",
+            value=counts.cut_lines,
         )
         yield GaugeMetricFamily(f"{PREFIX}_files_followed", "Files followed now.", value=shot.files)
         yield GaugeMetricFamily(

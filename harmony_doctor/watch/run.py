@@ -19,7 +19,8 @@ from harmony_doctor.watch.counts import Counts
 from harmony_doctor.watch.events import EventLog
 from harmony_doctor.watch.follow import Followed, Identity, Start, adopt, starts_with
 from harmony_doctor.watch.metrics import Snapshot
-from harmony_doctor.watch.paths import STDIN, expand, parts_of
+from harmony_doctor.watch.outputs import check_outputs, own_outputs
+from harmony_doctor.watch.paths import SPECIAL, STDIN, expand, parts_of
 from harmony_doctor.watch.reading import read_bytes, read_pieces, whole_lines_end
 from harmony_doctor.watch.state import Saved, load_state, save_state
 
@@ -33,6 +34,7 @@ class WatchOptions:
     origin: str | None = None
     state: Path | None = None
     events: Path | None = None
+    textfile: Path | None = None  # the folder of node-exporter's textfile (not followed)
     interval: float = 0.25  # seconds between looks at the files
     quiet: float = 0.2  # a pause this long ends a read
     longest: float = 2.0  # a log growing without a pause is read at least this often
@@ -79,6 +81,7 @@ class Watcher:
     """One watch: its followers, counts, events file and state."""
 
     def __init__(self, options: WatchOptions, say: Callable[[str], None]) -> None:
+        check_outputs(options.paths, options.state, options.events, options.textfile)
         self.options = options
         self.say = say
         origin = options.origin or host_name()
@@ -94,7 +97,9 @@ class Watcher:
         self.lock = threading.Lock()
         self.started = time.time()
         self.shown = Snapshot(self.counts.copy(), 0, self.started)
-        self.own = {p.resolve() for p in (options.state, options.events) if p is not None}
+        self.own = own_outputs(options.state, options.events, options.textfile)
+        self.unfollowed: set[str] = set()  # what expand left out and was said (until SIGHUP)
+        self.not_text: set[str] = set()  # inputs whose last read was skipped as not text
         self.looked = False  # files found at the first look start at their end
         self.rescanned = -1e9
         self.saved_at = time.monotonic()
@@ -159,8 +164,14 @@ class Watcher:
     def discover(self) -> None:
         """Follow what the arguments name now and is not followed yet; forget files found in a
         folder or by a glob that are gone and read to their end (a deleted pod's log), so that
-        memory and the state do not grow with every file ever followed."""
-        found = expand(self.options.paths)
+        memory and the state do not grow with every file ever followed. What is left out is
+        said once (again after SIGHUP): a glob that matches no log, a FIFO or device found."""
+        found, unfollowed = expand(self.options.paths)
+        for name, why in unfollowed:
+            if name not in self.unfollowed:
+                again = "" if why == SPECIAL else f" (looked for again every {_secs(self)})"
+                self.say(f"{name}: {why}{again}")
+                self.unfollowed.add(name)
         now = {label for label, _, _ in found}
         for label, followed in list(self.followed.items()):
             if label not in now and not followed.named and not followed.waiting:
@@ -178,6 +189,7 @@ class Watcher:
     def reopen(self) -> None:
         """SIGHUP: look for every file again now, and say again what is still wrong."""
         self.rescanned = -1e9
+        self.unfollowed.clear()
         for followed in self.followed.values():
             followed.problem = None
 
@@ -213,7 +225,9 @@ class Watcher:
         if pipe.held and (waited or long or pipe.ended or len(pipe.held) >= PIPE_HELD):
             data = pipe.take()
             if data:
-                self._fold(read_bytes(data, "(stdin)", self.scan_options), pipe_only=True)
+                found = read_bytes(data, "(stdin)", self.scan_options)
+                self._lost(found, len(data))
+                self._fold(found, pipe_only=True)
                 return True
         return False
 
@@ -224,18 +238,43 @@ class Watcher:
             found = self._read_backlog(followed)
             if found is not None:
                 followed.read_done()
+                self._lost(found, 0)
                 self._fold(found)
                 return
             if self.stopped():
                 return  # stopped in a backlog: nothing read, the place stays at its start
+        begun = [(piece, piece.pos) for piece in followed.pending]
         found, failed = read_pieces(
             followed.pending, followed.label, self.scan_options, self.stopped
         )
         if failed is not None:
             self.counts.read_errors += 1
             self.say(f"{followed.label}: {failed}")
+        if found.report.status == "skipped" and failed is None:
+            for piece, _ in begun:  # not text: what was noted is skipped whole, as scan skips it
+                piece.pos = max(piece.pos, piece.end)
+        self._lost(found, sum(piece.pos - pos for piece, pos in begun))
         followed.read_done()
         self._fold(found)
+
+    def _lost(self, found: FileScan, size: int) -> None:
+        """A read that did not take its bytes whole, by scan's own facts (the status and reason
+        it gives a file: a line cut at MAX_LINE, data that is not text), said on one line and
+        counted. Data still not text on the next reads is counted, not said again."""
+        report = found.report
+        if report.status == "ok":
+            self.not_text.discard(report.path)
+            return
+        self.counts.read_errors += 1
+        self.counts.cut_lines += report.cut_lines
+        self.unsaved = True
+        if report.status != "skipped":
+            self.say(f"{report.path}: {report.reason}")
+        elif report.path not in self.not_text:
+            self.not_text.add(report.path)
+            self.say(
+                f"{report.reason}: {size:,} bytes skipped (said once until it reads as text again)"
+            )
 
     def _shared(self, followed: Followed) -> bool:
         """Whether what is to read is a large backlog of the live file alone (a first read from

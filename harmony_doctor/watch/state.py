@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harmony_doctor.errors import InputError
+from harmony_doctor.errors import InputError, OutputError
 from harmony_doctor.watch.counts import Counts
 from harmony_doctor.watch.follow import Identity
 
@@ -56,7 +56,8 @@ def load_state(path: Path) -> Saved | None:
 
 
 def save_state(path: Path, saved: Saved) -> None:
-    """Write the state atomically (a temporary file in the same folder, synced, renamed)."""
+    """Write the state atomically (a temporary file in the same folder, synced, renamed);
+    OutputError naming it when it cannot be."""
     data: dict[str, Any] = {
         "version": VERSION,
         "files": {
@@ -70,6 +71,13 @@ def save_state(path: Path, saved: Saved) -> None:
         "events_bytes": saved.events_bytes,
     }
     folder = path.parent if str(path.parent) else Path(".")
+    try:
+        _write(path, folder, data)
+    except OSError as exc:
+        raise OutputError(f"cannot save the state {path}: {exc.strerror or exc}") from None
+
+
+def _write(path: Path, folder: Path, data: dict[str, Any]) -> None:
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=folder)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:

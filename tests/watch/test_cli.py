@@ -35,8 +35,14 @@ def test_usage_errors_are_one_line(args: list[str], said: str) -> None:
 
 def _watch(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
     command = [sys.executable, "-m", "harmony_doctor", "watch", *args]
+    # this checkout's package: from tmp_path, `-m harmony_doctor` finds the installed one
+    checkout = str(Path(__file__).resolve().parents[2])
     return subprocess.Popen(
-        command, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env={**os.environ}
+        command,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": checkout},
     )
 
 
