@@ -55,7 +55,8 @@ def test_the_clients_echo_and_the_servers_raise_far_apart_are_one_failure() -> N
     found = extract_text(CLIENT_AND_SERVER)
     assert len(found) == 2  # the extractor alone: too far apart to be one
     (one,) = one_per_failure(found)
-    assert one.server == "vllm" and one.pid == 1 and one.line == 7
+    # at the first sighting's line, as scan counts it; the server's facts taken from its raise
+    assert one.server == "vllm" and one.pid == 1 and one.line == 1 and one.span == (1, 7)
 
 
 def test_two_processes_or_two_times_are_two_failures() -> None:
