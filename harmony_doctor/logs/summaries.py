@@ -52,17 +52,46 @@ def join_sightings(
     the same failure within JOIN_WINDOW lines not joined yet (`one_failure`): the first keeps
     its place, `joined(first, other)` stands for both, and the other leaves. One for one, in
     the order of their lines, so that a summary takes the raise of its own traceback, and two
-    requests failing alike stay two. Each error is compared with those of the window below it
-    only: linear in the errors, the window bounded."""
-    index = 0 if start is None else bisect_left(logged, start, key=lambda t: t[0])
-    while index < len(logged) and (cut is None or logged[index][0] < cut):
-        line, kind, arrival, error = logged[index]
-        first = bisect_right(logged, line, lo=index, key=lambda t: t[0])
-        end = bisect_right(logged, line + JOIN_WINDOW, lo=first, key=lambda t: t[0])
-        other = next((k for k in range(first, end) if one_failure(error, logged[k][3])), None)
-        if other is not None:
-            logged[index] = (line, kind, arrival, joined(error, logged.pop(other)[3]))
-        index += 1
+    requests failing alike stay two.
+
+    An error is compared only with the errors of its window that can be its other sighting (a
+    raise for a summary, a summary for a raise, of the same code, kind and token): a log of
+    many failures alike costs one look each, not one per failure in the window."""
+    begin = 0 if start is None else bisect_left(logged, start, key=_line)
+    stop = len(logged) if cut is None else bisect_left(logged, cut, key=_line, lo=begin)
+    if begin >= stop:
+        return
+    reach = bisect_right(logged, logged[stop - 1][0] + JOIN_WINDOW, key=_line, lo=stop)
+    shapes: dict[tuple[str, str, int | None, bool], list[int]] = {}
+    for position in range(begin, reach):
+        shapes.setdefault(_shape(logged[position][3]), []).append(position)
+    gone: set[int] = set()
+    for position in range(begin, stop):
+        if position in gone:
+            continue
+        line, kind, arrival, error = logged[position]
+        code, what, token, raised = _shape(error)
+        others = shapes.get((code, what, token, not raised), [])
+        index = bisect_right(others, line, key=lambda p: logged[p][0])
+        for other in others[index:]:
+            if logged[other][0] > line + JOIN_WINDOW:
+                break
+            if other not in gone and one_failure(error, logged[other][3]):
+                gone.add(other)
+                logged[position] = (line, kind, arrival, joined(error, logged[other][3]))
+                break
+    for position in sorted(gone, reverse=True):
+        del logged[position]
+
+
+def _line(item: tuple[int, int, int, Logged]) -> int:
+    return item[0]
+
+
+def _shape(error: Logged) -> tuple[str, str, int | None, bool]:
+    """What two sightings of one failure share: code, kind and token; and whether it is a raise
+    (its other sighting is a summary, and the other way round)."""
+    return error.code, error.kind, error.token_id, error.traceback_line is not None
 
 
 def one_failure(first: Logged, later: Logged) -> bool:
