@@ -95,3 +95,41 @@ def test_scan_finds_what_explain_finds(path: Path) -> None:
         ):
             return
     pytest.fail(f"explain {sorted(explained.elements())}, scan {sorted(scanned.elements())}")
+
+
+# The sample logs of logged errors (vllm-requests.log's completions, logged twice under the
+# same request ids, are the named exception above: a logged error and its replay).
+LOGS = [
+    ROOT / "samples" / name
+    for name in (
+        "vllm-traceback.log",
+        "other-engines.log",
+        "lmdeploy.log",
+        "sglang-exception-group.log",
+        "error-bodies.txt",
+    )
+]
+NO_STAMPS = (
+    'INFO:     10.0.0.1:5000 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
+    "openai_harmony.HarmonyError: Unexpected token 200002 while expecting start token 200006\n"
+    'INFO:     10.0.0.1:5000 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error\n'
+)
+
+
+@pytest.mark.parametrize("path", LOGS, ids=[p.name for p in LOGS])
+def test_a_log_shown_twice_is_every_failure_twice_in_both(path: Path, tmp_path: Path) -> None:
+    """Red team H9: `cat log log` was 3 failures in explain and 6 in scan (explain folded the
+    same code and message at any distance)."""
+    text = path.read_text()
+    twice = tmp_path / path.name
+    twice.write_text(text + ("" if text.endswith("\n") else "\n") + text)
+    once = _explained(path)
+    assert once is not None
+    assert _explained(twice) == _scanned(twice) == once + once
+
+
+def test_requests_failing_alike_count_one_each_in_both(tmp_path: Path) -> None:
+    """Red team H9: five failing requests, logged without stamps, were one finding."""
+    path = tmp_path / "notime.log"
+    path.write_text(NO_STAMPS * 5)
+    assert _explained(path) == _scanned(path) == Counter({"HD111": 5})

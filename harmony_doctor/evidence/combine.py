@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 def refined(errors: tuple[LogError, ...], text: str) -> tuple[LogError, ...]:
     """The failures with what the whole paste says of them: the server all its evidence names,
-    and one finding per failure however often the paste shows it."""
+    and one finding per failure, counted as scan counts them."""
     return context.one_per_failure(context.attribute(errors, text))
 
 

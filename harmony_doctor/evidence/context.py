@@ -1,11 +1,12 @@
-"""The server a paste names, from all of its evidence together: paths, loggers, products."""
+"""The server a paste names, from all of its evidence together: paths, loggers, products; and
+its failures one per failure, as scan counts them."""
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_left
 from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final
 
 from harmony_doctor.lazy_regex import Pattern
@@ -108,55 +109,69 @@ def _nearest(error: LogError, lines: dict[Server, list[int]]) -> LogError:
 
 
 def one_per_failure(errors: tuple[LogError, ...]) -> tuple[LogError, ...]:
-    """One finding per failure a paste shows several times: a summary line, its traceback's
-    raise, the client's echo and the HTTP error that carried it, in any order and at any
-    distance. Two sightings are one failure when they report the same code and the same
-    message (one a copy of the other, maybe cut or wrapped) and nothing of their places says
-    otherwise: another process, or another time."""
-    kept: list[LogError] = []
-    for error in errors:
-        same = next((k for k in kept if _one_failure(k, error)), None)
-        if same is None:
-            kept.append(error)
-            continue
-        index = kept.index(same)
-        kept[index] = _merged(same, error)
-    return tuple(sorted(kept, key=_line))
+    """The failures counted as scan counts them, by line: the extractor's (it folds the
+    sightings of one failure close together), with each logged summary and the raise of the
+    traceback it sums up joined across the lines between (logs/summaries.py, scan's rule). The
+    same error shown again otherwise is another failure: the next request failing alike, a
+    log pasted twice, a copy in a sentence."""
+    from harmony_doctor.logs.summaries import join_sightings
+
+    logged = [(e.line, 0, index, _Sighted(e)) for index, e in enumerate(errors)]
+    logged.sort(key=lambda t: t[:3])
+    join_sightings(logged, None, None, _joined)
+    return tuple(sighted.error for *_, sighted in logged)
 
 
-_SPACE: Final = Pattern(r"\s+")
-# A quote's closing mark and the sentence that goes on after it (`...header`. The model ...`):
-# the words after it are the writer's, not the message's.
-_QUOTE_CLOSED: Final = Pattern(r"[`\u201d](?=[\s.,;:)]|$).*", re.S)
+@dataclass(frozen=True, slots=True)
+class _Sighted:
+    """A failure as logs/summaries.py reads a logged error (`Logged`)."""
+
+    error: LogError
+
+    @property
+    def line(self) -> int:
+        return self.error.line
+
+    @property
+    def traceback_line(self) -> int | None:
+        start = self.error.span[0]  # the traceback's head, where the error line is its raise
+        return start if start < self.error.line else None
+
+    @property
+    def code(self) -> str:
+        return self.error.code
+
+    @property
+    def kind(self) -> str:
+        return self.error.kind
+
+    @property
+    def token_id(self) -> int | None:
+        return self.error.token
+
+    @property
+    def pid(self) -> int | None:
+        return self.error.pid
+
+    @property
+    def request_id(self) -> str | None:
+        return None  # a log line's: none read
+
+    @property
+    def timestamp(self) -> str | None:
+        return self.error.timestamp
+
+    @property
+    def message(self) -> str:
+        return self.error.message
 
 
-def _core(message: str) -> str:
-    return _SPACE.sub("", _QUOTE_CLOSED.sub("", message)).lower().rstrip(".'\")")
-
-
-def _one_failure(a: LogError, b: LogError) -> bool:
-    if a.code != b.code or a.kind in ("markup_leak", "stripped_markup"):
-        return False
-    if a.pid is not None and b.pid is not None and a.pid != b.pid:
-        return False
-    if a.timestamp and b.timestamp and a.timestamp != b.timestamp:
-        return False
-    first, second = _core(a.message), _core(b.message)
-    return bool(first and second) and (first in second or second in first)
-
-
-def _merged(kept: LogError, other: LogError) -> LogError:
-    """The sighting the server wrote (it carries the most), with what the other adds."""
-    main, extra = (kept, other) if _weight(kept) >= _weight(other) else (other, kept)
-    return with_facts(main, extra)
-
-
-def _weight(error: LogError) -> tuple[int, int]:
-    """What a sighting says of its failure: its server's facts, then how much of the message."""
-    facts = sum(x is not None for x in (error.server, error.timestamp, error.pid))
-    facts += error.harmony_version is not None
-    return facts, len(error.message)
-
-
-def _line(error: LogError) -> int:
-    return error.line
+def _joined(first: _Sighted, later: _Sighted) -> _Sighted:
+    """One finding of a failure's two sightings, as scan joins them (scan/findings.py): the
+    first's line and words with what the other adds, the server the traceback's frames name
+    before the summary's; its evidence from the first line of either to the last."""
+    raised, summary = (later, first) if later.traceback_line is not None else (first, later)
+    one, other = first.error, later.error
+    span = (min(one.span[0], other.span[0]), max(one.span[1], other.span[1]))
+    server = raised.error.server or summary.error.server
+    return _Sighted(replace(with_facts(one, other), server=server, span=span))

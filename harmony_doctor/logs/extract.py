@@ -19,7 +19,8 @@ Two sightings with compatible messages are one event only when their places say 
 - a mention: the message without its details (an issue's title, a sentence about it), folded
   into the failure it names nearby (mentions alone count one each: nothing says they are one);
 - a markup leak over the field lines of one pretty-printed body.
-Two sightings that name different request ids are never one event. Nothing here knows a
+Two sightings that name different request ids are never one event. A line that marks a cut (an
+elision, grep's `--`) does not count in how close two sightings are. Nothing here knows a
 particular excerpt: prefixes, wrappers and message forms are recognised by shape.
 """
 
@@ -44,7 +45,7 @@ from harmony_doctor.logs.candidate import (
 )
 from harmony_doctor.logs.describe import Worded, describe, lmstudio_found
 from harmony_doctor.logs.families import javascript_syntax_error
-from harmony_doctor.logs.firstpass import NOT_READ, QUIET, Absorbed, first_pass
+from harmony_doctor.logs.firstpass import NOT_READ, QUIET, Absorbed, Run, first_pass
 from harmony_doctor.logs.lines import FRAME, Line, line_reader, native_counts, structural
 from harmony_doctor.logs.lines import MODEL_OUTPUT as _MODEL_OUTPUT
 from harmony_doctor.logs.messages import (
@@ -57,7 +58,7 @@ from harmony_doctor.logs.messages import (
 from harmony_doctor.logs.process import TRACEBACK_REACH, ProcessState, Shapes
 from harmony_doctor.logs.recall import hit_finder
 from harmony_doctor.logs.servers import raise_server
-from harmony_doctor.logs.sightings import Pending, compatible, keys_agree, stamps_differ
+from harmony_doctor.logs.sightings import Cuts, Pending, compatible, keys_agree, stamps_differ
 from harmony_doctor.models import LogError
 from harmony_doctor.models.core import with_facts
 
@@ -112,6 +113,7 @@ class _Extractor:
         self.pending: list[Pending] = []
         self.recent: deque[Pending] = deque(maxlen=32)
         self.latest: Pending | None = None  # the failure the last sighting was
+        self.cuts = Cuts()
         self.number: int | None = None  # the last line fed
         self.unread_from: int | None = None  # first line of the last run of lines not fed
         self.anatomize = line_reader()  # Rust or Python, decided once
@@ -177,19 +179,15 @@ class _Extractor:
     def feed_window(self, first_line: int, lines: list[str]) -> Iterator[LogError]:
         """`feed` each of `lines`, numbered from `first_line`. The first pass sums a line only
         while no message is open (it may continue one), and only of processes that fit beside
-        those kept (no state is pushed out meanwhile). The runs of lines it sums up to the
-        next line a message may begin on (the QUIET lines between them read here, one by one,
-        as they come) are one call into Rust (`FirstPass.absorb_runs`), which hands back each
-        line it stopped at, read."""
+        those kept (no state is pushed out meanwhile). Its runs up to the next line a message
+        may begin on (the QUIET lines between read here) are one call into Rust."""
         first, index = self.first_pass, 0
         while index < len(lines):
-            if first is None or self.open is not None:
-                self._arrive(first_line + index)
-                yield from self._read(first_line + index, lines[index], NOT_READ)
-                index += 1
-                continue
-            room = MAX_KEYS - len(self.keys)
-            for count, fed, line, sums in first.absorb_runs(first_line + index, lines, index, room):
+            runs: list[Run] = [(0, NOT_READ, None, None)]  # Python reads the line
+            if first is not None and self.open is None:
+                room = MAX_KEYS - len(self.keys)
+                runs = first.absorb_runs(first_line + index, lines, index, room)
+            for count, fed, line, sums in runs:
                 number = first_line + index
                 if count:
                     self._arrive(number)
@@ -246,6 +244,7 @@ class _Extractor:
             # a line the first pass calls QUIET holds no form (its search found none there)
             shape = self.shapes.of(line.text, line.gutter)
             self.state(line.key).observe(line, fed == QUIET, shape)
+            self.cuts.see(line)
             if fed == QUIET:
                 self.previous_hit = False  # what `_detect` finds on a line no message is on
             else:
@@ -536,11 +535,11 @@ class _Extractor:
             return (
                 old.traceback_start is None
                 and old.rank <= _SUMMARY_RANK
-                and start - old.last_line <= SUMMARY_REACH
+                and self.cuts.apart(old.last_line, start) <= SUMMARY_REACH
                 and old.key == new.key
                 and not stamps_differ(old.error, new.error)
             )
-        return distance <= ECHO_REACH and new.rank > old.rank
+        return self.cuts.apart(old.last_line, new.error.line) <= ECHO_REACH and new.rank > old.rank
 
     def _unread(self, old: Pending, new: Pending, state: ProcessState) -> bool:
         """Whether lines between a traceback's failure and `new` were not fed (the scan read

@@ -49,6 +49,10 @@ Absorbed = tuple[
     "int | None",
 ]
 
+# One run of `FirstPass.absorb_runs`: lines summed, what was said of the line it ends at, that
+# line read (or None), the sums to take before reading it (or None).
+Run = tuple[int, int, "Line | None", "list[Absorbed] | None"]
+
 
 # What `FirstPass.absorb` did with a line: left it to Python, which may find a message on it;
 # summed it; left it to Python, but no message (nor a leak, LM Studio's output, the rest of a
@@ -66,9 +70,7 @@ class FirstPass(Protocol):
         (ABSORBED); else NOT_READ or QUIET."""
         ...
 
-    def absorb_runs(
-        self, number: int, lines: list[str], start: int, room: int
-    ) -> list[tuple[int, int, Line | None, list[Absorbed] | None]]:
+    def absorb_runs(self, number: int, lines: list[str], start: int, room: int) -> list[Run]:
         """`absorb` over `lines[start:]` (line `number` first) in runs, each ending at a line
         that is not ABSORBED: how many were, what `absorb` said of that line, its `Line` (read
         by the line anatomy the first pass was made with, else None) and the sums to take

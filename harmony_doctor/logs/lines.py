@@ -178,9 +178,11 @@ FRAME_SHORT = Pattern(
 # Lines inside a traceback that are neither frames nor code: IPython arrows and cells, boxes.
 TRACEBACK_FURNITURE = Pattern(r"^(?:-*>\s*\d+\s|\d+\s|Cell In\[\d+\]|[│╭╰┌└├])")
 CARETS = Pattern(r"^[\s^~]*[\^~][\s^~]*$")
+# A line that marks a cut: an elision a person typed, or grep's `--` between two groups of
+# context lines (`grep -A/-B/-C`): the lines on either side were not adjacent.
 _ELISION = Pattern(
     r"^(?:\.{3,}|…+|\[(?:\.\.\.|…|snip|truncated)[^\]]*\]|\((?:\.\.\.|…|snip|truncated)[^)]*\)"
-    r"|<snip>|-- ?snip ?--)$",
+    r"|<snip>|-- ?snip ?--|--)$",
     re.I,
 )
 
@@ -451,6 +453,12 @@ def _server_evidence(line: str) -> Server | None:
     if frame is not None:
         return path_server(frame["path"])
     return text_server(line)
+
+
+def cut_marker(line: Line) -> bool:
+    """Whether `line` marks a cut in an excerpt (an elision, grep's `--`): a line of no log
+    record (no prefix) that stands for lines left out."""
+    return not line.prefix and _ELISION.match(line.text) is not None
 
 
 def structural(text: str) -> bool:

@@ -3,10 +3,16 @@ it again: what places a sighting, and the pure tests of whether two sightings ca
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
+from typing import Final
 
 from harmony_doctor.faults.catalogue import FormName
+from harmony_doctor.logs.lines import Line, cut_marker
 from harmony_doctor.models import LogError
+
+# Cut markers remembered: the reaches they shorten are a few lines (logs/extract.py *_REACH).
+_CUTS_KEPT: Final = 8
 
 
 @dataclass
@@ -45,3 +51,21 @@ def keys_agree(old: Pending, new: Pending) -> bool:
 
 def stamps_differ(a: LogError, b: LogError) -> bool:
     return bool(a.timestamp and b.timestamp and a.timestamp != b.timestamp)
+
+
+class Cuts:
+    """The lines lately read that mark a cut in an excerpt (logs/lines.py `cut_marker`: an
+    elision, grep's `--`): two sightings of one failure with a cut between are as near as
+    without it (a summary line, `--`, then its traceback)."""
+
+    def __init__(self) -> None:
+        self.lines: deque[int] = deque(maxlen=_CUTS_KEPT)
+
+    def see(self, line: Line) -> None:
+        """Note `line` if it marks a cut (a line of no log record: no prefix)."""
+        if cut_marker(line):
+            self.lines.append(line.number)
+
+    def apart(self, first: int, last: int) -> int:
+        """How many lines after `first` line `last` is, the cut markers between not counted."""
+        return last - first - sum(first < cut < last for cut in self.lines)

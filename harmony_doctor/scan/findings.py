@@ -16,6 +16,8 @@ from harmony_doctor.harmony.vocab import Vocab
 from harmony_doctor.inputs.text_lines import bounded
 from harmony_doctor.inputs.timestamps import parse_timestamp
 from harmony_doctor.logs.families import ENGINE_KINDS, shows_another_family
+from harmony_doctor.logs.summaries import bare as _bare
+from harmony_doctor.logs.summaries import join_sightings
 from harmony_doctor.models import Diagnosis, LoggedFailure, ScanEvent, Server, TokenInput
 from harmony_doctor.models.core import with_facts
 from harmony_doctor.scan import patterns
@@ -53,7 +55,8 @@ class EventStream:
 
     The scan appends its findings to `found` (errors, replayed, completions, rejected) and calls
     `advance(floor)` with the lowest line any later finding can be on. A logged error more than
-    MERGE_WINDOW lines below it has every sighting it can be joined with (`_join_sightings`);
+    MERGE_WINDOW lines below it has every sighting it can be joined with (`join_sightings`:
+    its JOIN_WINDOW is no wider, tests/scan hold it);
     what lies MERGE_WINDOW lines below that can no longer merge with anything to come (a
     replay folds only into errors already joined), and is handed on.
     `close()` hands on the rest. `server`, while the source names none yet, is left None: the
@@ -125,7 +128,7 @@ class EventStream:
         faults MERGE_WINDOW lines below that, in merge_duplicates' order, and hand on every
         decided event below it."""
         _drop_other_families(self.logged, self.families, self.joined_to, joined)
-        _join_sightings(self.logged, self.joined_to, joined)
+        join_sightings(self.logged, self.joined_to, joined, _joined)
         self.joined_to = joined
         if joined is not None:  # what no error left to judge can be near
             del self.families[: bisect_left(self.families, joined - MERGE_WINDOW, key=_first)]
@@ -190,8 +193,9 @@ MERGE_WINDOW = 200  # lines from a completion's last log line to the traceback l
 
 def merge_duplicates(events: list[ScanEvent]) -> list[ScanEvent]:
     """Count each failure once: a logged summary and its traceback's raise are one event
-    (`_join_sightings`); then a logged error that is the server's report of a replayed
-    completion's fault is folded into the replay, which takes the line that carries the error.
+    (logs/summaries.py `join_sightings`, as explain counts); then a logged error that is the
+    server's report of a replayed completion's fault is folded into the replay, which takes the
+    line that carries the error.
 
     They are one failure when they agree on kind and token, on the process and the request id
     wherever both are known, and the error was logged after the completion, within
@@ -224,7 +228,7 @@ def merge_duplicates(events: list[ScanEvent]) -> list[ScanEvent]:
 
 def _joined_sightings(events: list[ScanEvent]) -> list[ScanEvent]:
     """`events` without the parse failures over another family's markup, and with each
-    logged summary and its traceback's raise joined (`_join_sightings`)."""
+    logged summary and its traceback's raise joined (logs/summaries.py `join_sightings`)."""
     logged = sorted(
         ((e.line, 0, index, e) for index, e in enumerate(events) if e.source == "log"),
         key=lambda t: t[:3],
@@ -233,7 +237,7 @@ def _joined_sightings(events: list[ScanEvent]) -> list[ScanEvent]:
         ((e.line, e.pid, _bare(e.message)) for e in events if _another_family(e)), key=_first
     )
     _drop_other_families(logged, families, None, None)
-    _join_sightings(logged, None, None)
+    join_sightings(logged, None, None, _joined)
     kept = {index: event for _, _, index, event in logged}
     return [
         kept.get(index, e) for index, e in enumerate(events) if e.source != "log" or index in kept
@@ -261,7 +265,7 @@ def _drop_other_families(
     start: int | None,
     cut: int | None,
 ) -> None:
-    """Take out of `logged` (as in `_join_sightings`) the errors from line `start` to below
+    """Take out of `logged` (as in `join_sightings`) the errors from line `start` to below
     `cut` that are engine parse failures over another family's output: those whose message
     shows it (`families`: their lines, processes and messages), and the copies of one without
     its payload (the client's copy of the error, a summary), of the same process within
@@ -295,57 +299,6 @@ def _copies(short: str, message: str) -> bool:
     """Whether `short` is `message` without what follows a word of it (`at pos 1` is not
     `at pos 12: ...` cut)."""
     return message.startswith(short) and not message[len(short) : len(short) + 1].isalnum()
-
-
-def _join_sightings(
-    logged: list[tuple[int, int, int, ScanEvent]], start: int | None, cut: int | None
-) -> None:
-    """Join, in `logged` (logged errors as (line, kind, arrival, event), sorted), each that
-    lies from line `start` to below `cut` (None: no bound) with the nearest later sighting of
-    the same failure within MERGE_WINDOW lines not joined yet (`_one_failure`): the first
-    keeps its place, the other leaves. One for one, in the order of their lines, so that a
-    summary takes the raise of its own traceback, and two requests failing alike stay two."""
-    index = 0 if start is None else bisect_left(logged, start, key=lambda t: t[0])
-    while index < len(logged) and (cut is None or logged[index][0] < cut):
-        line, kind, arrival, event = logged[index]
-        first = bisect_right(logged, line, lo=index, key=lambda t: t[0])
-        end = bisect_right(logged, line + MERGE_WINDOW, lo=first, key=lambda t: t[0])
-        other = next((k for k in range(first, end) if _one_failure(event, logged[k][3])), None)
-        if other is not None:
-            logged[index] = (line, kind, arrival, _joined(event, logged.pop(other)[3]))
-        index += 1
-
-
-def _one_failure(first: ScanEvent, later: ScanEvent) -> bool:
-    """Whether `later`, logged after `first`, is another sighting of its failure: a logged
-    summary (a record that states the error) and the raise of the traceback it sums up, in
-    either order, never two summaries nor two raises (two requests failing alike). They
-    report the same failure (code, token, the message one a prefix of the other), in the same
-    process, request and second wherever both say."""
-    if (first.traceback_line is None) == (later.traceback_line is None):
-        return False
-    summary, raised = (first, later) if first.traceback_line is None else (later, first)
-    if raised.traceback_line is not None and raised.traceback_line <= summary.line:
-        return False  # the summary lies in the raise's own traceback
-    if (first.code, first.kind, first.token_id) != (later.code, later.kind, later.token_id):
-        return False
-    for mine, theirs in (
-        (first.pid, later.pid),
-        (first.request_id, later.request_id),
-        (first.timestamp, later.timestamp),
-    ):
-        if mine is not None and theirs is not None and mine != theirs:
-            return False
-    one, other = _bare(first.message), _bare(later.message)
-    return bool(one and other) and (one.startswith(other) or other.startswith(one))
-
-
-_BLANKS = re.compile(r"\s+")
-
-
-def _bare(message: str) -> str:
-    """A message as two sightings of it compare: without blanks (wraps), in lower case."""
-    return _BLANKS.sub("", message).lower()
 
 
 def _joined(first: ScanEvent, later: ScanEvent) -> ScanEvent:

@@ -97,6 +97,37 @@ def test_summary_line_right_above_its_traceback_is_the_same_failure(
     assert count("\n".join([summary.format(message=ROLE), *stamped])) == 1 + bool(prefix)
 
 
+# An excerpt taken with `grep -A/-B` puts `--` between its groups of lines (SGLang paste 114:
+# the summary line, `--`, then its traceback); a person marks a cut with `...` or `[snip]`.
+SGLANG_SUMMARY = "[2025-08-08 16:52:59] Error in request: {message}"
+
+
+@pytest.mark.parametrize("cut", ["--", "...", "[snip]"])
+def test_a_cut_between_a_summary_and_its_traceback_does_not_split_them(cut: str) -> None:
+    tail = traceback_lines(ROLE)[1:]
+    found = extract_text("\n".join([SGLANG_SUMMARY.format(message=ROLE), cut, *tail]))
+    assert [(e.line, e.code) for e in found] == [(1, "HD121")]
+    # a line of the log's own there is another record: the summary of another failure
+    other = "[2025-08-08 16:52:59] Received request: x"
+    assert count("\n".join([SGLANG_SUMMARY.format(message=ROLE), other, *tail])) == 2
+
+
+def test_a_cut_between_an_error_and_its_echo_does_not_split_them() -> None:
+    error = f"openai_harmony.HarmonyError: {UNEXPECTED}"
+    body = json.dumps({"error": {"message": UNEXPECTED}})
+    filler = ["DEBUG a", "DEBUG b", "DEBUG c"]
+    assert count("\n".join([error, *filler, "--", body])) == 1
+    assert count("\n".join([error, *filler, "DEBUG d", body])) == 2  # five lines: too far
+
+
+def test_failures_alike_on_either_side_of_a_cut_stay_two_and_keep_their_words() -> None:
+    error = f"openai_harmony.HarmonyError: {UNEXPECTED}"
+    found = extract_text("\n".join([error, "--", error]))
+    assert [e.line for e in found] == [1, 3]
+    # `--` under a message is a cut, not the message's next words
+    assert [e.message for e in found] == [UNEXPECTED, UNEXPECTED]
+
+
 def test_a_line_before_a_record_and_a_traceback_is_not_its_summary() -> None:
     # The record line `Error in chat completion stream generator.` belongs to the traceback
     # under it: the error line above both is another failure's.

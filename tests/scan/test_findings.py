@@ -129,13 +129,20 @@ def _codes(tmp_path: Path, lines: list[str]) -> list[tuple[int, str]]:
 
 
 def test_a_summary_and_its_tracebacks_raise_are_one_event_apart(tmp_path: Path) -> None:
-    """An SGLang summary line, a separator a paste put between (`--`), then the traceback whose
-    raise it sums up: one failure, at the summary's line, its server named by the frames."""
-    lines = [_summary("2025-08-08 16:52:59"), "--", *_raise()]
+    """An SGLang summary line, another record between, then the traceback whose raise it sums
+    up: one failure, at the summary's line, its server named by the frames. With a separator a
+    paste put between (grep's `--`) the extractor folds them as it folds adjacent ones."""
+    lines = [_summary("2025-08-08 16:52:59"), "[2025-08-08 16:52:59] INFO x", *_raise()]
     (tmp_path / "a.log").write_text("\n".join(lines) + "\n")
     (event,) = scan_folder(tmp_path).events
     assert (event.line, event.code, event.traceback_line) == (1, "HD187", 3)
     assert event.server == "sglang"
+    for between in (["--"], []):
+        lines = [_summary("2025-08-08 16:52:59"), *between, *_raise()]
+        (tmp_path / "a.log").write_text("\n".join(lines) + "\n")
+        (event,) = scan_folder(tmp_path).events
+        assert (event.line, event.code, event.traceback_line) == (1, "HD187", None)
+        assert event.server == "sglang"
 
 
 def test_two_failures_alike_each_with_its_traceback_stay_two(tmp_path: Path) -> None:
