@@ -1,10 +1,10 @@
 """The one reader of commands that take one input (explain, decode, recover, repro, render, ...).
 
-A path, `-` or "" (standard input), /dev/stdin or a process substitution `<(...)` (a pipe: never
-stat-sized, never seeked), compressed or not (gzip, bzip2, xz, zstd by magic bytes: sources.py),
-in any encoding encodings.py detects, inside any wrapper wrappers.py removes. Memory is bounded:
-an input larger than `limit` bytes once decompressed and decoded (DEFAULT_LIMIT, 32 MiB) ends
-with one InputError; `scan` reads logs of any size.
+A path, `-` (standard input; "" names no file), /dev/stdin or a process substitution `<(...)`
+(a pipe: never stat-sized, never seeked), compressed or not (gzip, bzip2, xz, zstd by magic
+bytes: files.py), in any encoding encodings.py detects, inside any wrapper wrappers.py removes.
+Memory is bounded: an input larger than `limit` bytes once decompressed and decoded
+(DEFAULT_LIMIT, 32 MiB) ends with one InputError; `scan` reads logs of any size.
 """
 
 from __future__ import annotations
@@ -90,7 +90,9 @@ def unwrap_whole(chunks: Iterable[bytes], label: str) -> TextInput:
 
 
 def _open(source: str) -> tuple[Readable, str]:
-    if source in ("", "-"):
+    if not source:  # not standard input: an unset variable names nothing to read
+        raise InputError("cannot read '': No such file or directory")
+    if source == "-":
         if sys.stdin is None or sys.stdin.isatty():
             raise InputError("no input: give a file, or pipe text to standard input")
         return open_binary(Source("<stdin>", None)), "<stdin>"

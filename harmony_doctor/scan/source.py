@@ -24,7 +24,8 @@ from itertools import islice
 from typing import TYPE_CHECKING
 
 from harmony_doctor.errors import InputError
-from harmony_doctor.inputs.files import MAX_LINE, CheckedLines, Checks, Readable
+from harmony_doctor.inputs.checks import CheckedLines, Checks
+from harmony_doctor.inputs.files import MAX_LINE, Readable
 from harmony_doctor.inputs.timestamps import HEAD, own_stamp
 from harmony_doctor.inputs.wrappers import Unwrapped, Unwrapper
 from harmony_doctor.logs.servers import server_in
