@@ -28,6 +28,11 @@ class Checks:
         self.decoded: Transcoding | None = None  # the text's decoder, once opened
 
     @property
+    def not_text(self) -> str | None:
+        """Why part of the text so far was not text in its encoding (not_text.py), or None."""
+        return self.decoded.not_text.reason() if self.decoded is not None else None
+
+    @property
     def latin1_lines(self) -> int:
         """Lines so far that were not UTF-8, read as latin-1 (encodings.Transcoding)."""
         return self.decoded.latin1_lines if self.decoded is not None else 0
