@@ -134,3 +134,14 @@ def test_ordinary_text_has_nothing_not_text() -> None:
     while stream.read(65536):
         pass
     assert stream.not_text.reason() is None  # type: ignore[attr-defined]
+
+
+def test_a_rotated_part_is_partial_alone(tmp_path: Path) -> None:
+    """Parts of a rotated log are read as one stream: the part with the block is partial, the
+    other keeps its `ok`."""
+    (tmp_path / "app.log").write_text(LOG)
+    (tmp_path / "app.log.1").write_bytes(_mixed("binary-small"))
+    result = run(["scan", str(tmp_path), "--format", "csv"])
+    assert result.exit_code == 2, result
+    assert f"partial {tmp_path / 'app.log.1'}: " in result.stderr
+    assert "app.log:" not in result.stderr.replace("app.log.1:", "")
