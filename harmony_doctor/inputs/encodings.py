@@ -1,15 +1,17 @@
 """Text encodings of a byte stream detected from its first bytes, and transcoded to UTF-8.
 
-UTF-8 (a byte-order mark is dropped) passes through untouched. UTF-16 LE/BE, with or without a
-byte-order mark, and latin-1 (bytes that are not UTF-8 but clearly 8-bit text) are transcoded
-to UTF-8 while streaming, so everything after this layer reads UTF-8 bytes. Data that is not
-text at all raises `Undecodable` (an InputError: the source is reported as skipped with the
-reason, never read as zero failures). ANSI colour codes and CRLF are left in place: the log
+UTF-8 (a byte-order mark is dropped) passes through untouched. UTF-16 and UTF-32 LE/BE, with or
+without a byte-order mark, and latin-1 (bytes that are not UTF-8 but clearly 8-bit text) are
+transcoded to UTF-8 while streaming, so everything after this layer reads UTF-8 bytes. Data
+that is not text at all raises `Undecodable` (an InputError: the source is reported as skipped
+with the reason, never read as zero failures). ANSI colour codes and CRLF are left in place: the log
 extractor (logs/lines.py) removes them from each line.
 
 The encoding is decided once, from the first HEAD bytes; UTF-8 and latin-1 then follow one rule,
 line by line, at any size: a line that is UTF-8 passes as it is, a line that is not is read as
-latin-1 (Transcoding, which counts such lines).
+latin-1 (Transcoding, which counts such lines). What turns out not to be text in the encoding
+decided (a binary block, UTF-16 appended to UTF-8, UTF-8 after a UTF-16 header) is found as it
+is read and kept in `Transcoding.not_text` (not_text.py): the reader says the file is partial.
 """
 
 from __future__ import annotations
