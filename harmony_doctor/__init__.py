@@ -138,8 +138,9 @@ def load_vocab(path: Path | None = None) -> Vocab:
 
 def read_input(source: str | Path = "-") -> TextInput:
     """One input read whole, as every command that takes one input reads it: a path, or `-`
-    (or "") for standard input; decompressed (gzip, bzip2, xz, zstd), decoded, and unwrapped
-    from Docker, CRI, journald or Loki lines. InputError past 32 MiB or for a folder."""
+    for standard input; decompressed (gzip, bzip2, xz, zstd), decoded, and unwrapped from
+    Docker, CRI, journald or Loki lines. InputError past 32 MiB or for a folder. Data that is
+    not text in the input's encoding (binary, UTF-16 inside UTF-8...) is said in `not_text`."""
     from harmony_doctor import advanced
 
     return advanced.read_input(source)

@@ -162,16 +162,19 @@ def load_vocab(path: Path | None = None) -> Vocab:
 
 def read_input(source: str | Path = "-") -> TextInput:
     """One input read whole, as every command that takes one input reads it: a path, or `-`
-    (or "") for standard input; decompressed (gzip, bzip2, xz, zstd), decoded, and unwrapped
-    from Docker, CRI, journald or Loki lines, with what the wrapper said of each line (for
-    `explain_input` to place failures in the input as given). InputError past 32 MiB."""
+    for standard input; decompressed (gzip, bzip2, xz, zstd), decoded, and unwrapped from
+    Docker, CRI, journald or Loki lines, with what the wrapper said of each line (for
+    `explain_input` to place failures in the input as given). InputError past 32 MiB. Data
+    that is not text in the input's encoding is said in `not_text` (the input was not read
+    whole)."""
     from harmony_doctor.inputs.reader import read_input as read
 
     return read(str(source))
 
 
 def read_text(source: str | Path = "-") -> tuple[str, str]:
-    """`read_input`'s text and label (the path, or `<stdin>`) alone."""
+    """`read_input`'s text and label (the path, or `<stdin>`) alone; InputError when part of
+    the input is not text (`not_text`): a token command reads its input whole or not at all."""
     from harmony_doctor.inputs.reader import read_text as read
 
     return read(str(source))

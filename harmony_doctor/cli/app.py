@@ -28,6 +28,7 @@ from harmony_doctor.cli.funnel import (
     stdout_failed,
     unsaid_interrupt,
 )
+from harmony_doctor.cli.options import refuse_empty_paths
 from harmony_doctor.cli.signals import answered, received
 from harmony_doctor.errors import ExitCode
 from harmony_doctor.version import PROGRAM, __version__
@@ -69,6 +70,7 @@ class _Commands(MutableMapping[str, Any]):
                 pretty_exceptions_short=app.pretty_exceptions_short,
                 rich_markup_mode=None,
             )
+            refuse_empty_paths(built)
         return built
 
     def __setitem__(self, name: str, built: Any) -> None:

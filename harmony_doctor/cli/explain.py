@@ -11,12 +11,13 @@ import typer
 import harmony_doctor as hd
 from harmony_doctor.choices import ParseRole
 from harmony_doctor.cli.console import make_console, print_json, show, writes_plain
+from harmony_doctor.cli.funnel import note
 from harmony_doctor.cli.options import RoleOpt
 from harmony_doctor.cli.reading import InputArgs, takes_input
 from harmony_doctor.errors import ExitCode
 
 if TYPE_CHECKING:
-    from harmony_doctor import ExplainedLog
+    from harmony_doctor import ExplainedLog, TextInput
 
 
 @takes_input
@@ -79,7 +80,7 @@ def explain(
         _explain_log(explained, read.label, given)
         found = explained.explanation
         faults = found.errors or any(d.findings for d in found.completions)
-        return ExitCode.FINDINGS if faults and not exit_zero else ExitCode.CLEAN
+        return _read_whole(read, ExitCode.FINDINGS if faults and not exit_zero else ExitCode.CLEAN)
     result, check = explained.diagnosis, explained.check
     vocab = given.vocab()  # the one the stream was judged with (loaded once per process)
     if given.output == "json":
@@ -101,7 +102,16 @@ def explain(
 
             steps = next_commands(given, role, lenient)
             show(console, next_steps_view(steps))
-    return ExitCode.FINDINGS if result.findings and not exit_zero else ExitCode.CLEAN
+    return _read_whole(read, ExitCode.FINDINGS if result.findings and not exit_zero else 0)
+
+
+def _read_whole(read: TextInput, code: int) -> int:
+    """`code`, when the input was read whole; else the input is said to be partial, and the
+    run exits 2 (what was shown holds what could be read, and is no verdict on the rest)."""
+    if read.not_text is None:
+        return code
+    note(f"partial {read.label}: {read.not_text}")
+    return ExitCode.ERROR
 
 
 def _explain_log(explained: ExplainedLog, label: str, given: InputArgs) -> None:

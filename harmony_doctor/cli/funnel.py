@@ -75,9 +75,28 @@ class _GuardedStdout(io.FileIO):
 
 def guard_stderr() -> None:
     """Started without a standard error (`2>&-`): what would be said there goes nowhere, and
-    the exit code still says it (scan failed on `sys.stderr` being None, and exited 1)."""
+    the exit code still says it (scan failed on `sys.stderr` being None, and exited 1).
+
+    Descriptors 0, 1 and 2 closed at start are first held by /dev/null, each at its own
+    number: else the next file opened takes the lowest free one, and code that writes to, or
+    dup2()s over, "fd 2" hits it (report hung for ever with `<&- 2>&-`: polars' runtime had
+    its epoll descriptor at 2 when the Parquet reader silenced stderr over it). sys.stdin and
+    sys.stdout stay None (reading or writing them is the error it was); sys.stderr is fd 2."""
+    for descriptor in (0, 1, 2):
+        hold_descriptor(descriptor)
     if sys.stderr is None:
-        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - the process's
+        sys.stderr = open(2, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+
+
+def hold_descriptor(descriptor: int) -> None:
+    """A standard descriptor that is not open is opened on /dev/null, at that very number."""
+    try:
+        os.fstat(descriptor)
+    except OSError:
+        opened = os.open(os.devnull, os.O_RDWR)
+        if opened != descriptor:
+            os.dup2(opened, descriptor)
+            os.close(opened)
 
 
 def guard_stdout() -> None:

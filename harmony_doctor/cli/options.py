@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import typer
+
+try:  # typer >= 0.26 vendors click; older releases depend on it
+    from typer._click import exceptions as click_errors
+except ImportError:  # pragma: no cover - depends on the installed typer
+    from click import exceptions as click_errors  # type: ignore[no-redef,import-not-found,unused-ignore]
 
 from harmony_doctor.choices import GROUP_KEYS, InputFormat, ParseRole
 from harmony_doctor.errors import OutputError
@@ -115,3 +121,32 @@ def once(option: str, given: list[Path] | None) -> Path | None:
 
 
 TopOpt = Annotated[int, typer.Option("--top", min=1, help="Groups shown in the table.")]
+
+# Arguments that name files, though typed as text (`-`, URLs and globs are theirs too).
+PATH_ARGUMENTS = frozenset({"source", "inputs", "paths"})
+
+
+def refuse_empty_paths(command: Any) -> None:
+    """Every path a built command takes refuses an empty name: `Path("")` is `.` (`scan ""`
+    scanned the current folder, as an unset `$LOGDIR` gives), `explain ""` read stdin, and
+    `--events ""` failed with a traceback. Checked on the raw words, before typer makes them
+    paths (where "" and "." are one). A click UsageError: one line, exit 2."""
+    for param in command.params:
+        kind = type(param.type).__name__
+        named = param.param_type_name == "argument" and param.name in PATH_ARGUMENTS
+        if named or kind == "TyperPath":
+            param.process_value = _checked(param, param.process_value)
+
+
+def _checked(param: Any, process: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    def check(ctx: Any, value: Any) -> Any:
+        words = value if isinstance(value, (list, tuple)) else [value]
+        if any(isinstance(word, str) and not word for word in words):
+            if param.param_type_name == "argument":
+                message = "cannot read '': No such file or directory"
+            else:
+                message = f"{param.opts[0]} '': an empty name names no file"
+            raise click_errors.UsageError(message, ctx)
+        return process(ctx, value)
+
+    return check

@@ -1,10 +1,10 @@
 """The one reader of commands that take one input (explain, decode, recover, repro, render, ...).
 
-A path, `-` or "" (standard input), /dev/stdin or a process substitution `<(...)` (a pipe: never
-stat-sized, never seeked), compressed or not (gzip, bzip2, xz, zstd by magic bytes: sources.py),
-in any encoding encodings.py detects, inside any wrapper wrappers.py removes. Memory is bounded:
-an input larger than `limit` bytes once decompressed and decoded (DEFAULT_LIMIT, 32 MiB) ends
-with one InputError; `scan` reads logs of any size.
+A path, `-` (standard input; "" names no file), /dev/stdin or a process substitution `<(...)`
+(a pipe: never stat-sized, never seeked), compressed or not (gzip, bzip2, xz, zstd by magic
+bytes: files.py), in any encoding encodings.py detects, inside any wrapper wrappers.py removes.
+Memory is bounded: an input larger than `limit` bytes once decompressed and decoded
+(DEFAULT_LIMIT, 32 MiB) ends with one InputError; `scan` reads logs of any size.
 """
 
 from __future__ import annotations
@@ -12,11 +12,12 @@ from __future__ import annotations
 import codecs
 import sys
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from harmony_doctor.errors import InputError
-from harmony_doctor.inputs.files import CHUNK, Readable, Source, open_binary
+from harmony_doctor.inputs.checks import Checks
+from harmony_doctor.inputs.files import CHUNK, Readable, Source, open_checked
 from harmony_doctor.inputs.wrappers import LineMeta, Unwrapper
 
 DEFAULT_LIMIT = 32 * 1024 * 1024  # bytes of decoded text one input may hold (issue 34: 200 MiB)
@@ -31,6 +32,9 @@ class TextInput:
     wrappers: tuple[str, ...] = ()  # wrappers removed (empty for a plain input)
     meta: tuple[LineMeta, ...] = ()  # wrapper stamp, pid, host per wrapped line
     unwrapper: Unwrapper | None = field(default=None, compare=False, repr=False)
+    # why part of the input was not text in its encoding (inputs/not_text.py): read, but not
+    # as the text it held, so the input was not read whole
+    not_text: str | None = None
 
     def source_line(self, line: int) -> int:
         """The line of the input as given (wrapped) where unwrapped line `line` starts."""
@@ -40,12 +44,14 @@ class TextInput:
 def read_text(source: str, limit: int = DEFAULT_LIMIT) -> tuple[str, str]:
     """(text, label) of one input: decompressed, decoded, unwrapped. Raises InputError."""
     found = read_input(source, limit)
+    if found.not_text:
+        raise InputError(f"cannot read {found.label}: {found.not_text}")
     return found.text, found.label
 
 
 def read_input(source: str, limit: int = DEFAULT_LIMIT) -> TextInput:
     """One input read whole, with its wrapper metadata; see the module docstring."""
-    stream, label = _open(source)
+    stream, checks, label = _open(source)
     size = 0
 
     def chunks() -> Iterator[bytes]:
@@ -60,11 +66,12 @@ def read_input(source: str, limit: int = DEFAULT_LIMIT) -> TextInput:
             yield data
 
     try:
-        return unwrap_whole(chunks(), label)
+        found = unwrap_whole(chunks(), label)
     except (OSError, EOFError, ValueError) as exc:
         raise InputError(f"cannot read {label} after {size} bytes: {exc}") from None
     finally:
         stream.close()
+    return replace(found, not_text=checks.not_text) if checks.not_text else found
 
 
 def unwrap_whole(chunks: Iterable[bytes], label: str) -> TextInput:
@@ -89,15 +96,17 @@ def unwrap_whole(chunks: Iterable[bytes], label: str) -> TextInput:
     return TextInput(text, label, wrappers, tuple(meta), unwrapper if wrappers else None)
 
 
-def _open(source: str) -> tuple[Readable, str]:
-    if source in ("", "-"):
+def _open(source: str) -> tuple[Readable, Checks, str]:
+    if not source:  # not standard input: an unset variable names nothing to read
+        raise InputError("cannot read '': No such file or directory")
+    if source == "-":
         if sys.stdin is None or sys.stdin.isatty():
             raise InputError("no input: give a file, or pipe text to standard input")
-        return open_binary(Source("<stdin>", None)), "<stdin>"
+        return *open_checked(Source("<stdin>", None)), "<stdin>"
     path = Path(source)
     if path.is_dir():
         raise InputError(f"{source} is a directory; this command reads one file")
-    return open_binary(Source(source, path)), source
+    return *open_checked(Source(source, path)), source
 
 
 def _size(limit: int) -> str:

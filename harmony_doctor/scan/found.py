@@ -56,6 +56,9 @@ class SourceScan:
     # head): zeroed data, no text, so the file was not read as a log whole
     zeroed: int = 0
     latin1_lines: int = 0  # lines that were not UTF-8, read as latin-1 (said, not a damage)
+    # why part of the data was not text in its encoding (binary data, UTF-16 inside UTF-8...,
+    # inputs/not_text.py): read, but not as the text it held, so the file was not read whole
+    not_text: str | None = None
     # wrapped lines the Unwrapper read one by one in Python: how the source was read (it
     # depends on where chunks end), not what it holds, so reports compare without it
     python_lines: int = field(default=0, compare=False)

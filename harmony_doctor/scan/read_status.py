@@ -20,6 +20,7 @@ def read_status(found: SourceScan, changed: str | None) -> tuple[FileStatus, str
     # A line cut at MAX_LINE was not read whole: a failure past the cut is not counted, so the
     # file is `partial` (the run exits 2), as a file that stopped early is.
     cut_short = found.damage or found.cut_lines or found.zeroed or (changed and not grew)
+    cut_short = cut_short or found.not_text
     status: FileStatus = "partial" if cut_short else "ok"
     reasons = []
     # Lines read from data that did not pass its check (a damaged gzip member gives changed
@@ -44,6 +45,8 @@ def read_status(found: SourceScan, changed: str | None) -> tuple[FileStatus, str
         reasons.append(f"{odd} {LATIN1}")
     if found.zeroed:
         reasons.append(f"{found.zeroed:,} bytes of zeroed data (runs of NUL bytes), not text")
+    if found.not_text:  # read, but not as the text it held: binary, or in another encoding
+        reasons.append(found.not_text)
     return status, "; ".join(reasons) or None, lines
 
 

@@ -14,8 +14,8 @@ from typing import IO, TYPE_CHECKING
 
 from harmony_doctor.errors import InputError
 from harmony_doctor.harmony.vocab import Vocab
+from harmony_doctor.inputs.checks import Checks
 from harmony_doctor.inputs.files import (
-    Checks,
     Readable,
     Skipped,
     Source,

@@ -24,7 +24,8 @@ from itertools import islice
 from typing import TYPE_CHECKING
 
 from harmony_doctor.errors import InputError
-from harmony_doctor.inputs.files import MAX_LINE, CheckedLines, Checks, Readable
+from harmony_doctor.inputs.checks import CheckedLines, Checks
+from harmony_doctor.inputs.files import MAX_LINE, Readable
 from harmony_doctor.inputs.timestamps import HEAD, own_stamp
 from harmony_doctor.inputs.wrappers import Unwrapped, Unwrapper
 from harmony_doctor.logs.servers import server_in
@@ -371,6 +372,7 @@ class _SourceScanner:
         unchecked: list[int] = []
         zeroed: list[int] = []
         latin1: list[int] = []
+        not_text: list[str | None] = []
         try:
             for index, (_, open_part) in enumerate(parts):
                 before = self.out.zeroed
@@ -380,6 +382,7 @@ class _SourceScanner:
                 zeroed.append(self.out.zeroed - before)
                 part_checks = checks[index] if checks else None
                 latin1.append(part_checks.latin1_lines if part_checks is not None else 0)
+                not_text.append(part_checks.not_text if part_checks is not None else None)
                 if damages[-1] and self.raw_tail not in (b"", b"\n"):
                     self.completions.cut_by_damage.add(self.unwrapper.newlines + 1)
                 if index < len(parts) - 1:
@@ -394,6 +397,7 @@ class _SourceScanner:
         self.out.damage = damages[-1]
         self.out.unchecked_lines = sum(unchecked)
         self.out.latin1_lines = sum(latin1)
+        self.out.not_text = next((reason for reason in not_text if reason), None)
         self._finish()
         self._drop_cut_failures()
         if len(parts) > 1:
@@ -403,6 +407,8 @@ class _SourceScanner:
                 self.out.parts, unchecked, zeroed, latin1, strict=True
             ):
                 part.unchecked_lines, part.zeroed, part.latin1_lines = lines, nul, odd
+            for part, reason in zip(self.out.parts, not_text, strict=True):
+                part.not_text = reason
             self.out.damage = next((d for d in damages if d), None)
         return self.out
 

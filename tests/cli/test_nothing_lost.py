@@ -258,6 +258,28 @@ def test_a_standard_error_closed_at_start_keeps_the_exit_codes(tmp_path: Path) -
         assert done.returncode == code, args
 
 
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
+def test_report_with_stdin_and_stderr_closed_at_start_ends(tmp_path: Path, suffix: str) -> None:
+    """`harmony-doctor report ev.csv <&- 2>&-` (a cron job's descriptors): report hung for
+    ever, deaf to SIGTERM. With 0 and 2 closed, /dev/null for sys.stderr took descriptor 0,
+    polars' runtime put its epoll descriptor at 2, and silencing polars' stderr (dup2 over 2)
+    replaced it. The harness's timeout only ends a hung run; the exit code and the summary
+    are what is checked."""
+    events = tmp_path / f"ev{suffix}"
+    wrote = run(["scan", str(SAMPLES / "vllm-requests.log"), "--events", str(events)])
+    assert wrote.exit_code == 1 and events.exists(), wrote
+    closed = 'exec "$0" -m harmony_doctor "$@" <&- 2>&-'
+    done = subprocess.run(
+        ["sh", "-c", closed, sys.executable, "report", str(events)],
+        stdout=subprocess.PIPE,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 1
+    assert done.stdout.startswith(b"harmony-doctor report  1 file")
+    assert b" 1 failure " in done.stdout.split(b"\n")[0]
+
+
 @pytest.mark.skipif(not FULL.exists(), reason="no /dev/full on this system")
 def test_a_write_error_in_the_middle_of_the_output_ends_the_same_way(tmp_path: Path) -> None:
     """Past the first buffer (8 KiB), the write fails inside the command, not at the last flush."""

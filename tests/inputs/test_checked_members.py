@@ -24,7 +24,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import harmony_doctor as hd
-from harmony_doctor.inputs.files import CheckedLines, Checks, Source, open_checked
+from harmony_doctor.inputs.checks import CheckedLines, Checks
+from harmony_doctor.inputs.files import Source, open_checked
 from tests.helpers import SAMPLES
 
 LOG = (SAMPLES / "vllm-requests.log").read_bytes() * 40  # 320 lines, 40 failures
