@@ -362,11 +362,11 @@ pub mod python {
         /// when no line is left, (how many, 1, None, None). A run ending at a line Python reads
         /// QUIET (it only counts in its process: no message opens on it) is followed by the
         /// next, until one at a line Python may find a message on, or the end: the runs, in
-        /// order, in one call. Python applies them one by one as
-        /// it would the calls' (logs/extract.py `feed_window`). Each run after the first has
-        /// the room left when every process summed before and every QUIET line handed back
-        /// were a process new to Python (it may keep fewer: a line of a process that does not
-        /// fit comes back QUIET, which Python reads as the reference does).
+        /// order, in one call, which Python applies one by one (logs/extract.py
+        /// `feed_window`). Each run after the first has the room left when every process
+        /// summed before and every QUIET line handed back were a process new to Python (it may
+        /// keep fewer: a line of a process that does not fit comes back QUIET, which Python
+        /// reads as the reference does).
         fn absorb_runs<'py>(
             &mut self,
             py: Python<'py>,
