@@ -4,8 +4,8 @@ count them; exactly what the straightforward loop gives, with work linear in the
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from itertools import pairwise
 
 import pytest
@@ -33,11 +33,7 @@ class Seen:
 
 
 def _joined(first: Seen, other: Seen) -> Seen:
-    return Seen(f"({first.name}+{other.name})", *_fields(first))
-
-
-def _fields(seen: Seen) -> tuple[object, ...]:
-    return tuple(getattr(seen, f) for f in Seen.__dataclass_fields__ if f != "name")  # type: ignore[misc]
+    return replace(first, name=f"({first.name}+{other.name})")
 
 
 def _reference(
@@ -73,7 +69,7 @@ _SEEN = st.builds(
 
 
 def _logged(
-    rows: list[tuple[int, int | None, str, int | None, int | None, str | None, str]],
+    rows: Sequence[tuple[int, int | None, str, int | None, int | None, str | None, str]],
 ) -> list[tuple[int, int, int, Seen]]:
     logged = []
     for arrival, (line, above, code, token, pid, stamp, message) in enumerate(rows):
@@ -87,7 +83,7 @@ def _logged(
 @settings(max_examples=400, deadline=None)
 @given(st.lists(_SEEN, max_size=40), st.lists(st.integers(1, 3 * JOIN_WINDOW), max_size=4))
 def test_the_join_is_exactly_the_straightforward_ones(
-    rows: list[tuple[int, int | None, str, int | None, int | None, str | None, str]],
+    rows: Sequence[tuple[int, int | None, str, int | None, int | None, str | None, str]],
     cuts: list[int],
 ) -> None:
     # whole, and a window at a time as a scan's EventStream calls it
@@ -113,7 +109,7 @@ def test_a_summary_joins_the_raise_of_its_own_traceback_and_two_summaries_stay_t
 
 
 def _comparisons(
-    rows: list[tuple[int, int | None, str, int | None, int | None, str | None, str]],
+    rows: Sequence[tuple[int, int | None, str, int | None, int | None, str | None, str]],
 ) -> int:
     """How many times joining `rows` asks `one_failure`."""
     calls = 0
