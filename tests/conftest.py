@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import socket
 import tempfile
 from collections.abc import Iterator
@@ -18,7 +20,11 @@ os.environ["COLUMNS"] = "100"
 os.environ["TERM"] = "dumb"
 os.environ.pop("TIKTOKEN_ENCODINGS_BASE", None)
 # The parsed-vocabulary cache goes to a folder of this run, never to the user's ~/.cache.
-os.environ["HARMONY_DOCTOR_CACHE"] = tempfile.mkdtemp(prefix="harmony-doctor-cache-")
+# Removed when the process ends (each xdist worker makes and removes its own): 609 empty ones
+# were found left in /tmp (red team L6).
+_CACHE = tempfile.mkdtemp(prefix="harmony-doctor-cache-")
+atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
+os.environ["HARMONY_DOCTOR_CACHE"] = _CACHE
 
 # Property tests: fast by default (part of `make test`), many more examples on demand with
 # HYPOTHESIS_PROFILE=deep. No deadline: timing is never asserted (CI machines vary).
