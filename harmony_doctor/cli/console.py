@@ -25,8 +25,9 @@ class Presentation(Protocol):
     def width(self) -> int | None: ...
 
 
-def make_console(color: Color, width: int | None = None) -> Console:
-    """A console for stdout; an explicit --color wins over NO_COLOR and TERM.
+def make_console(color: Color, width: int | None = None, file: Any = None) -> Console:
+    """A console for stdout (or `file`: standard error's progress); an explicit --color wins
+    over NO_COLOR and TERM.
 
     Without --width, a terminal's own width is used; off a terminal (a pipe, a file) lines are
     never wrapped or cut, as grep and jq users expect.
@@ -46,7 +47,13 @@ def make_console(color: Color, width: int | None = None) -> Console:
     from harmony_doctor.output.layout import UNLIMITED
 
     console = Console(
-        highlight=False, emoji=False, markup=False, soft_wrap=False, width=width, **settings
+        highlight=False,
+        emoji=False,
+        markup=False,
+        soft_wrap=False,
+        width=width,
+        file=file,
+        **settings,
     )
     if width is None and not console.is_terminal:
         console.width = UNLIMITED

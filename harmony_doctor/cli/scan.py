@@ -15,9 +15,11 @@ import typer
 
 import harmony_doctor as hd
 from harmony_doctor import advanced
+from harmony_doctor.cli.console import make_console
 from harmony_doctor.cli.funnel import fail, note
 from harmony_doctor.cli.options import (
     ByOpt,
+    Color,
     ColorOpt,
     ExitZeroOpt,
     HtmlOpt,
@@ -161,7 +163,7 @@ def scan(
     # the failures); it is removed on every way out, a signal's included (cli/signals.py).
     failed: list[str] = []
     with _spill_directory() as spill:
-        with _progress(listing.bytes) as progress:
+        with _progress(listing.bytes, color) as progress:
             result = advanced.scan_inputs(listing, options, progress, spill)
         found = hd.report(result, keys)  # folds the spill's events: built here
         if summary_path is not None or events_path is not None:  # the writers load for these
@@ -236,13 +238,15 @@ def _spill_directory() -> Iterator[Path]:
 
 
 @contextmanager
-def _progress(total_bytes: int) -> Iterator[Callable[[ScanProgress], None] | None]:
-    """Bytes and files done and failures so far, as a rich progress bar on stderr; nothing
-    when stderr is not a terminal (a log or a pipe gets no control codes)."""
+def _progress(
+    total_bytes: int, color: Color = "auto"
+) -> Iterator[Callable[[ScanProgress], None] | None]:
+    """Bytes and files done and failures so far, as a rich progress bar on stderr, coloured
+    as --color says (red team M6: `never` still coloured the bar); nothing when stderr is not a
+    terminal (a log or a pipe gets no control codes)."""
     if not sys.stderr.isatty():
         yield None
         return
-    from rich.console import Console
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
 
     bar = Progress(
@@ -251,7 +255,7 @@ def _progress(total_bytes: int) -> Iterator[Callable[[ScanProgress], None] | Non
         DownloadColumn(),
         TextColumn("{task.fields[files]} file(s) · {task.fields[failures]} failure(s)"),
         TimeElapsedColumn(),
-        console=Console(file=sys.stderr),
+        console=make_console(color, file=sys.stderr),
         transient=True,
     )
     task = bar.add_task("scan", total=total_bytes or None, files=0, failures=0)
