@@ -138,7 +138,7 @@ impl Reader {
 
     /// What `raw` tells its process, if it is an ordinary line (see the module's notes).
     pub fn ordinary<'a>(&self, raw: &'a str) -> Option<Ordinary<'a>> {
-        match self.classify(raw) {
+        match self.classify(raw, None) {
             Class::Ordinary(o) => Some(o),
             _ => None,
         }
@@ -146,15 +146,19 @@ impl Reader {
 
     /// Whether `raw` is an ordinary line (and what it tells its process), a quiet one, or one
     /// Python must read whole.
-    pub fn classify<'a>(&self, raw: &'a str) -> Class<'a> {
+    /// `previous`: the line fed just before it, when known (a line without a prefix is QUIET,
+    /// never ordinary, when neither it nor the previous line's text with it holds a form: no
+    /// message a terminal wrap broke ends on it, extract.py `_wrapped`).
+    pub fn classify<'a>(&self, raw: &'a str, previous: Option<&str>) -> Class<'a> {
         let Some(r) = self.anatomy.read(raw) else {
             return Class::Python;
         };
         let text = &r.line[r.text.0..r.text.1];
         let b = text.as_bytes();
         let head = &b[..b.len().min(self.model_output.len())];
+        let unprefixed = r.prefix == 0 && !text.is_empty();
         if r.gutter_asked
-            || (r.prefix == 0 && !text.is_empty())
+            || (unprefixed && !self.no_wrap_ends(&r.line[r.prefix..], previous))
             || self.markup.find(b).is_some()
             || head.eq_ignore_ascii_case(&self.model_output)
             || (!text.is_empty() && self.hits.first(text, 0) != Found::Nothing)
@@ -162,7 +166,8 @@ impl Reader {
             return Class::Python;
         }
         let rest = &r.line[r.prefix..];
-        if matches!(r.evidence, Evidence::Frame(_))
+        if unprefixed
+            || matches!(r.evidence, Evidence::Frame(_))
             || rest.starts_with([' ', '\t'])
             || self.traceback.regex.is_match(b)
             || (self.frame_source.find(b).is_some() && b.starts_with(&self.frame_start))
@@ -183,6 +188,23 @@ impl Reader {
             record: !text.is_empty(),
         })
     }
+
+    /// Whether no form ends on a line without a prefix whose rest is `rest`: none starts in
+    /// the text of the `previous` line and goes on into it (a known previous line, both read
+    /// here, plain text: an escape code may read otherwise in Python).
+    fn no_wrap_ends(&self, rest: &str, previous: Option<&str>) -> bool {
+        let Some(previous) = previous else {
+            return false;
+        };
+        let Some(p) = self.anatomy.read(previous) else {
+            return false;
+        };
+        let before = &p.line[p.text.0..p.text.1];
+        if rest.contains('\x1b') || before.contains('\x1b') {
+            return false;
+        }
+        before.is_empty() || self.hits.first(&format!("{before}{rest}"), 0) == Found::Nothing
+    }
 }
 
 impl FirstPass {
@@ -197,7 +219,18 @@ impl FirstPass {
     /// process is one of at most `room` seen since the last `take` (`Fed::Absorbed`); else
     /// Python reads it, after taking what was summed (`Fed::Quiet`: no message begins on it).
     pub fn absorb(&mut self, number: u64, raw: &str, room: usize) -> Fed {
-        let o = match self.reader.classify(raw) {
+        self.absorb_after(number, raw, None, room)
+    }
+
+    /// `absorb`, the line fed just before it being `previous` (when known).
+    pub fn absorb_after(
+        &mut self,
+        number: u64,
+        raw: &str,
+        previous: Option<&str>,
+        room: usize,
+    ) -> Fed {
+        let o = match self.reader.classify(raw, previous) {
             Class::Ordinary(o) => o,
             Class::Quiet => return Fed::Quiet,
             Class::Python => return Fed::Python,
@@ -431,13 +464,23 @@ pub mod python {
             room: usize,
         ) -> PyResult<((usize, u8, PyObject, PyObject), usize)> {
             let mut count = 0;
+            // the line fed before each: the list's previous one (the first's is not known)
+            let mut previous = match start {
+                0 => None,
+                _ => lines.get_item(start - 1).ok(),
+            };
             for (offset, item) in lines.iter().skip(start).enumerate() {
                 let number = number + offset as u64;
                 let raw = item.downcast::<PyString>().ok();
+                let before = previous
+                    .as_ref()
+                    .and_then(|p| p.downcast::<PyString>().ok())
+                    .and_then(|p| p.to_str().ok());
                 let fed = match raw.map(|s| s.to_str()) {
-                    Some(Ok(text)) => self.inner.absorb(number, text, room),
+                    Some(Ok(text)) => self.inner.absorb_after(number, text, before, room),
                     _ => super::Fed::Python,
                 };
+                previous = Some(item.clone());
                 if fed == super::Fed::Absorbed {
                     count += 1;
                     continue;
@@ -462,128 +505,5 @@ pub mod python {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::anatomy::ShapeNames;
-
-    fn spec() -> Spec {
-        let shape = |i: usize, key: bool, ts: bool, pid: bool| ShapeNames {
-            shape: format!("shape_{i}"),
-            key: key.then(|| format!("key_{i}")),
-            ts: ts.then(|| format!("ts_{i}")),
-            pid: pid.then(|| format!("pid_{i}")),
-        };
-        Spec {
-            anatomy: AnatomySpec {
-                prefixes: concat!(
-                    r"(?P<shape_0>^\((?P<key_0>[^()]*?\bpid=(?P<pid_0>\d+)[^()]*)\)\s?)",
-                    r"|(?P<shape_1>^(?P<level_1>INFO|ERROR)\s+(?P<ts_1>\d\d-\d\d \d\d:\d\d:\d\d)",
-                    r"\s+\[(?P<src_1>[\w.-]+\.py:\d+)\]\s?)",
-                )
-                .to_string(),
-                shapes: vec![shape(0, true, false, true), shape(1, false, true, false)],
-                never: " \t|".to_string(),
-                month_day: r"^(?:INFO|ERROR)\s+\d\d-\d\d".to_string(),
-                key_pid: r"pid=(\d+)|\[(\d+)\]".to_string(),
-                entity: r"&(?:quot|amp);".to_string(),
-                frame: r#"^File\s*"(?P<path>[^"]*)""#.to_string(),
-                frame_path: "path".to_string(),
-                frame_start: "File ".to_string(),
-                servers: r"(?P<s0>(?:\bvllm\b))|(?P<s1>(?i:\bsglang\b))".to_string(),
-                server_groups: vec!["s0".to_string(), "s1".to_string()],
-                gutter: [r"^\s*\+-", r"^\s*\+ (?=E)", r"^\s*\|(?:\s+\|)*(?=\s|$)"]
-                    .map(String::from)
-                    .to_vec(),
-            },
-            forms: vec![r"unexpected\s*token\s*(?P<token>\d+)".to_string()],
-            traceback: r"^(?:[╭┌][─ ]*)?Traceback|^File |^[│╭]".to_string(),
-            request: r"\bReceived request \S".to_string(),
-            model_output: "model output:".to_string(),
-            frame_source: ".py:".to_string(),
-        }
-    }
-
-    const INFO: &str = "(APIServer pid=7) INFO 11-01 00:00:01 [a.py:1] ";
-
-    #[test]
-    fn an_ordinary_line_tells_its_process_what_observe_keeps() {
-        let p = Reader::new(spec()).unwrap();
-        let line = format!("{INFO}Received request x: vllm");
-        let o = p.ordinary(&line).unwrap();
-        assert_eq!(o.key, "APIServer pid=7");
-        assert_eq!(o.timestamp, Some("11-01 00:00:01"));
-        assert_eq!(o.pid, Some(7));
-        assert_eq!(o.server, Some(Server::Shape(0)));
-        assert!(o.request && o.record);
-        let o = p
-            .ordinary("(APIServer pid=7) INFO 11-01 00:00:01 [a.py:1]")
-            .unwrap();
-        assert_eq!(o.server, Some(Server::MonthDay));
-        assert!(!o.request && !o.record);
-        assert!(p
-            .ordinary("")
-            .is_some_and(|o| o.key.is_empty() && !o.record));
-    }
-
-    #[test]
-    fn lines_that_may_begin_or_end_something_are_left_to_python() {
-        let p = Reader::new(spec()).unwrap();
-        let quiet = [
-            "Traceback (most recent call last):",
-            "File \"/x/vllm/a.py\", line 1",
-            "  indented source",
-        ];
-        let python = [
-            "Unexpected token 12 while expecting start token",
-            "a leak <|channel|>",
-            "Model output: hi",
-            "a | gutter",
-            "caf\u{e9}",
-        ];
-        for text in quiet {
-            assert_eq!(
-                p.classify(&format!("{INFO}{text}")),
-                Class::Quiet,
-                "{text:?}"
-            );
-        }
-        for text in python {
-            assert_eq!(
-                p.classify(&format!("{INFO}{text}")),
-                Class::Python,
-                "{text:?}"
-            );
-        }
-        // no prefix: it may be the rest of a wrapped line
-        assert_eq!(p.classify("plain words"), Class::Python);
-        assert!(p.ordinary(&format!("{INFO}plain words")).is_some());
-    }
-
-    #[test]
-    fn absorbed_lines_are_summed_per_process_in_the_order_last_seen() {
-        let mut p = FirstPass::new(Arc::new(Reader::new(spec()).unwrap()));
-        let fed = Fed::Absorbed;
-        assert_eq!(p.absorb(1, &format!("{INFO}Received request a"), 4), fed);
-        assert_eq!(p.absorb(2, "(Engine pid=8) x", 4), fed);
-        assert_eq!(p.absorb(3, &format!("{INFO}b"), 4), fed);
-        // a third process past the room
-        assert_eq!(p.absorb(4, "(Other pid=9) y", 2), Fed::Quiet);
-        let head = format!("{INFO}Traceback (most recent call last):");
-        assert_eq!(p.absorb(5, &head, 4), Fed::Quiet);
-        let error = format!("{INFO}Unexpected token 12");
-        assert_eq!(p.absorb(6, &error, 4), Fed::Python);
-        let taken = p.take();
-        assert_eq!(taken.len(), 2);
-        assert_eq!(taken[0].key, "Engine pid=8");
-        assert_eq!(taken[0].record_line, Some(2));
-        assert_eq!(taken[0].earlier_record_line, None);
-        let a = &taken[1];
-        assert_eq!(a.key, "APIServer pid=7");
-        assert_eq!(a.lines, 2);
-        assert_eq!(a.timestamp, Some(("11-01 00:00:01".to_string(), 3)));
-        assert_eq!(a.request_line, Some(1));
-        assert_eq!((a.record_line, a.earlier_record_line), (Some(3), Some(1)));
-        assert_eq!(a.server, Some((Server::MonthDay, 3)));
-        assert!(!p.holds() && p.take().is_empty());
-    }
-}
+#[path = "firstpass_tests.rs"]
+mod tests;
