@@ -17,9 +17,21 @@ from harmony_doctor.inputs import log_words
 from harmony_doctor.native import native_module
 
 SOURCES = Path(__file__).parents[1] / "native" / "src"
-# generated from the catalogue for the unit tests (tests/test_native_fixture.py), and the unit
-# tests' own helpers
+# generated from the catalogue for the unit tests (tests/test_native_fixture.py), the unit
+# tests' own helpers, and a module's unit tests kept in a file of their own (`NAME_tests.rs`)
 TEST_ONLY = {"fixture.rs", "testing.rs"}
+
+
+def _test_only(path: Path) -> bool:
+    """A file only unit tests compile: a helper, or a module's tests (`NAME_tests.rs`, which
+    NAME.rs includes under `#[cfg(test)]`)."""
+    if path.name in TEST_ONLY:
+        return True
+    if not path.name.endswith("_tests.rs"):
+        return False
+    owner = path.with_name(path.name.removesuffix("_tests.rs") + ".rs").read_text("utf-8")
+    return f'#[cfg(test)]\n#[path = "{path.name}"]\nmod tests;' in owner
+
 
 _STRING = re.compile(rb'b?"((?:[^"\\]|\\.)*)"')
 _CHAR = re.compile(rb"b?'(?:[^'\\]|\\[^']*)'")  # b'"', '\\n', b'\\x1f': no string's quote
@@ -86,7 +98,7 @@ def test_no_rust_source_writes_a_word_of_a_log() -> None:
             }
         )
         for path in SOURCES.glob("*.rs")
-        if path.name not in TEST_ONLY
+        if not _test_only(path)
     }
     assert "lib.rs" in found  # the tree was read
     written = {name: hits for name, hits in found.items() if hits}
