@@ -15,6 +15,13 @@ sys) and wall of `--repeat` runs; the slope is (large - small) / (its GiB differ
 so Python's start-up and fixed costs fall out; the ratio is scan's slope over rg's. Each scan's
 requests and failures are checked against the truth (MISMATCH, and exit 1, where they differ).
 The load average is printed before each log. A benchmark, not a test.
+
+A second reference, `literals`: `rg -c -F -f FILE`, FILE holding every literal the scan core
+searches for (the catalogue's error anchors and the request-line shapes' literals, as the first
+tree's package builds them). It counts the lines holding any of them and nothing more (no
+markup pattern, no stamp, no window read): a bound on what any scan that looks for every form
+the catalogue knows can cost, against which the goals (2.5x the floor dense, 1.5x sparse) can
+be read.
 """
 
 from __future__ import annotations
@@ -84,15 +91,39 @@ def _env(tree: str | None) -> dict[str, str]:
     return env
 
 
-def measure_log(path: Path, trees: dict[str, str | None], repeat: int) -> dict[str, dict[str, Any]]:
-    """Best CPU and wall of each tree's scan and of the floor, runs alternating."""
+# The literals the scan core searches for, one a line (rg -F -f reads them so)
+_LITERALS = """
+from harmony_doctor.scan.core import ERROR_ANCHORS, LINE_SHAPES
+found = set(ERROR_ANCHORS)
+for shape in LINE_SHAPES:
+    found.update(shape.literals)
+print("\\n".join(sorted(x.decode() for x in found)))
+"""
+
+
+def literals_file(folder: Path, tree: str | None) -> Path:
+    """A file of the scan core's literals, one a line, from `tree`'s package."""
+    out = subprocess.run(
+        [sys.executable, "-c", _LITERALS], capture_output=True, check=True, env=_env(tree)
+    )
+    path = folder / "literals.txt"
+    path.write_bytes(out.stdout)
+    return path
+
+
+def measure_log(
+    path: Path, trees: dict[str, str | None], repeat: int, literals: Path
+) -> dict[str, dict[str, Any]]:
+    """Best CPU and wall of each tree's scan, of the floor and of the literals' count, runs
+    alternating."""
     scan = [sys.executable, "-m", "harmony_doctor", "scan", "--jobs", "1", "--format", "json"]
     best: dict[str, dict[str, Any]] = {}
     for _ in range(repeat):
-        commands = [
+        commands: list[tuple[str, list[str], dict[str, str] | None]] = [
             (name, [*scan, "--exit-zero", str(path)], _env(tree)) for name, tree in trees.items()
         ]
         commands.append(("rg", [*FLOOR, str(path)], None))
+        commands.append(("literals", ["rg", "-c", "-F", "-f", str(literals), str(path)], None))
         for name, command, env in commands:
             cpu, wall, out = _run(command, env)
             row = best.setdefault(name, {"cpu": cpu, "wall": wall, "out": out})
@@ -113,12 +144,14 @@ def main() -> None:
     args = parser.parse_args()
     trees: dict[str, str | None] = dict(t.split("=", 1) for t in args.tree) or {"scan": None}
     folder = Path(args.dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    literals = literals_file(folder, next(iter(trees.values())))
     rows, exact = [], True
     for engine in args.engines.split(","):
         for per_gib in map(int, args.densities.split(",")):
             logs = [_log(folder, engine, per_gib, mib) for mib in (args.small, args.large)]
             load = os.getloadavg()[0]
-            measured = [measure_log(path, trees, args.repeat) for path, _ in logs]
+            measured = [measure_log(path, trees, args.repeat, literals) for path, _ in logs]
             gib = (logs[1][0].stat().st_size - logs[0][0].stat().st_size) / GIB
             floor = (measured[1]["rg"]["cpu"] - measured[0]["rg"]["cpu"]) / gib
             row: dict[str, Any] = {
@@ -128,6 +161,9 @@ def main() -> None:
                 "failures": [truth["failures"] for _, truth in logs],
                 "rg_slope": round(floor, 3),
             }
+            found = (measured[1]["literals"]["cpu"] - measured[0]["literals"]["cpu"]) / gib
+            row["literals_slope"] = round(found, 3)
+            row["literals_ratio"] = round(found / floor, 1) if floor > 0 else None
             for name in trees:
                 slope = (measured[1][name]["cpu"] - measured[0][name]["cpu"]) / gib
                 wall = (measured[1][name]["wall"] - measured[0][name]["wall"]) / gib
@@ -144,6 +180,7 @@ def main() -> None:
             rows.append(row)
             print(
                 f"{engine:9} {per_gib:>6}/GiB load {load:4.1f}  rg {floor:.3f} s/GiB  "
+                f"literals {found:.3f} s/GiB ({row['literals_ratio']}x)  "
                 + "  ".join(
                     f"{n} {row[f'{n}_slope']:.2f} s/GiB ({row[f'{n}_ratio']}x)" for n in trees
                 ),

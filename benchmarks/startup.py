@@ -1,5 +1,14 @@
 """Start-up of each command shape, end to end, against `python -c pass` side by side.
 
+The reference, `python -c pass`, is a bare start of the same interpreter: a virtual
+environment made from it for the run, with no package and no `.pth` file. Before session
+fifteen it was this environment's own `python -c pass`, which in an editable install (`make
+install`, `pip install -e`) imports the editable finder and pathlib at every start (~10 of its
+~20 ms): the reference was twice a bare start, and every ratio half what a user of a wheel
+sees. `python -c pass (this env)` is still shown. `typer + rich floor` is a two-command typer
+app (typer 0.2x imports rich when it is installed, as here): what the CLI's fixed choice costs
+before a line of ours runs.
+
 Every shape runs as a fresh process N times, after one warm-up run each (which fills the
 vocabulary cache, and the bytecode cache: in a temporary PYTHONPYCACHEPREFIX, whatever
 PYTHONDONTWRITEBYTECODE says). The runs are interleaved, one round at a time with every shape
@@ -35,6 +44,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import venv
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,6 +85,27 @@ GOAL = 5.0
 GOAL_SHAPES = ("scan empty file", "scan clean log", "explain traceback")
 
 
+# The floor the CLI's fixed choice (typer, with rich beside it) sets: an app of two commands.
+_TYPER_APP = """import typer
+app = typer.Typer()
+@app.command()
+def scan(path: str) -> None:
+    pass
+@app.command()
+def explain(path: str) -> None:
+    pass
+app()
+"""
+
+
+def bare_python(folder: Path) -> str:
+    """The interpreter behind this environment, in a virtual environment of its own with
+    nothing installed: a bare start (no `.pth` file runs, no package is on the path)."""
+    where = folder / "bare-venv"
+    venv.create(where, with_pip=False, symlinks=True)
+    return str(where / "bin" / "python")
+
+
 def shapes(folder: Path) -> dict[str, list[str]]:
     ids = folder / "ids-100.txt"
     ids.write_text(" ".join(map(str, IDS_100)) + "\n")
@@ -84,9 +115,13 @@ def shapes(folder: Path) -> dict[str, list[str]]:
     clean.write_text("\n".join(_STARTED) + "\n")
     served = folder / "clean-requests.log"
     served.write_text("\n".join(_STARTED + _SERVED) + "\n")
+    typer_app = folder / "typer_app.py"
+    typer_app.write_text(_TYPER_APP)
     program = [sys.executable, "-m", "harmony_doctor"]
     return {
-        "python -c pass": [sys.executable, "-c", "pass"],
+        "python -c pass": [bare_python(folder), "-c", "pass"],
+        "python -c pass (this env)": [sys.executable, "-c", "pass"],
+        "typer + rich floor": [sys.executable, str(typer_app), "scan", "x"],
         "--version": [*program, "--version"],
         "--help": [*program, "--help"],
         "scan empty file": [*program, "scan", str(empty)],
@@ -191,9 +226,9 @@ def count_instructions(as_json: bool) -> None:
         print(json.dumps({"instructions": counts}, indent=2))
         return
     reference = counts["python -c pass"]
-    print(f"{'shape':<22} {'instructions':>14} {'x pass':>7}")
+    print(f"{'shape':<26} {'instructions':>14} {'x pass':>7}")
     for name, count in counts.items():
-        print(f"{name:<22} {count:>14,} {count / reference:>7.1f}")
+        print(f"{name:<26} {count:>14,} {count / reference:>7.1f}")
 
 
 def with_ratios(results: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
@@ -238,14 +273,14 @@ def main() -> None:
         f"{load_before[0]:.2f} before, {load_after[0]:.2f} after; x pass = best over best "
         f"(median over median); goal <= {GOAL:g}x for {', '.join(GOAL_SHAPES)}"
     )
-    print(f"{'shape':<22} {'best ms':>8} {'median ms':>10} {'cpu ms':>7} {'x pass':>13}  goal")
+    print(f"{'shape':<26} {'best ms':>8} {'median ms':>10} {'cpu ms':>7} {'x pass':>13}  goal")
     for name, r in results.items():
         goal = ""
         if name in GOAL_SHAPES:
             goal = "met" if r["x_best"] <= GOAL else "not met"
         ratio = f"{r['x_best']:.1f} ({r['x_median']:.1f})"
         print(
-            f"{name:<22} {r['best'] * 1000:>8.0f} {r['median'] * 1000:>10.0f} "
+            f"{name:<26} {r['best'] * 1000:>8.0f} {r['median'] * 1000:>10.0f} "
             f"{r['cpu'] * 1000:>7.0f} {ratio:>13}  {goal}"
         )
 
