@@ -45,7 +45,7 @@ from harmony_doctor.logs.candidate import (
 )
 from harmony_doctor.logs.describe import Worded, describe, lmstudio_found
 from harmony_doctor.logs.families import javascript_syntax_error
-from harmony_doctor.logs.firstpass import NOT_READ, QUIET, Absorbed, Run, first_pass
+from harmony_doctor.logs.firstpass import ABSORBED, NOT_READ, QUIET, Absorbed, Run, first_pass
 from harmony_doctor.logs.lines import FRAME, Line, line_reader, native_counts, structural
 from harmony_doctor.logs.lines import MODEL_OUTPUT as _MODEL_OUTPUT
 from harmony_doctor.logs.messages import (
@@ -146,20 +146,8 @@ class _Extractor:
         if not self.absorbed or self.first_pass is None:
             return
         self.absorbed = False
-        for (
-            key,
-            lines,
-            stamp,
-            stamp_line,
-            pid,
-            server,
-            server_line,
-            request,
-            *records,
-        ) in self.first_pass.take() if sums is None else sums:
-            self.state(key).absorb(
-                lines, stamp, stamp_line, pid, server, server_line, request, *records
-            )
+        for absorbed in self.first_pass.take() if sums is None else sums:
+            self.state(absorbed[0]).absorb(*absorbed[1:])  # key, then absorb's arguments
 
     def state(self, key: str) -> ProcessState:
         state = self.keys.get(key)
@@ -179,15 +167,24 @@ class _Extractor:
     def feed_window(self, first_line: int, lines: list[str]) -> Iterator[LogError]:
         """`feed` each of `lines`, numbered from `first_line`. The first pass sums a line only
         while no message is open (it may continue one), and only of processes that fit beside
-        those kept (no state is pushed out meanwhile). Its runs up to the next line a message
-        may begin on (the QUIET lines between read here) are one call into Rust."""
+        those kept (no state is pushed out meanwhile). Its runs to the window's end are one
+        call into Rust: past a line a message may open on (and the line after it, read here),
+        they hold only if the message has ended by then; else they are dropped, and the lines
+        are read here until it has, then summed by another call."""
         first, index = self.first_pass, 0
         while index < len(lines):
             runs: list[Run] = [(0, NOT_READ, None, None)]  # Python reads the line
             if first is not None and self.open is None:
                 room = MAX_KEYS - len(self.keys)
                 runs = first.absorb_runs(first_line + index, lines, index, room)
+            past_message = False  # a line a message may open on was read in this call
             for count, fed, line, sums in runs:
+                if past_message and count and self.open is not None:
+                    last_count, last_fed = runs[-1][:2]
+                    if first is not None and last_count and last_fed == ABSORBED:
+                        first.take()  # what the runs dropped here left in Rust
+                    break
+                past_message = past_message or fed == NOT_READ
                 number = first_line + index
                 if count:
                     self._arrive(number)

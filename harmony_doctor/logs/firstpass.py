@@ -6,13 +6,15 @@ keeps their time, pid, server, request start and record line; no message starts,
 ends on them. Rust reads such a line with the reader made of `logs/lines.py`'s and
 `logs/servers.py`'s patterns, the catalogue's forms (`logs/messages.py`) and
 `logs/process.py`'s traceback shapes, and sums it per process (`absorb`). One `absorb_runs`
-call reads a window's lines up to the next line a message may begin on: each run of ordinary
-lines ends at a line Python reads, handed back taken apart with the sums Python takes
-(`take`) before it reads that line and applies with `ProcessState.absorb`. Of the other lines,
-those Rust read where no message begins (QUIET: a traceback's head, frames and source lines)
-skip the extractor's search for one, and the call goes on past them. Every other line (and
-every line while a message is open) goes through Python as before: the extractor without a
-first pass is the reference it is tested equal to (tests/logs/test_first_pass.py)."""
+call reads a window's lines to its end: each run of ordinary lines ends at a line Python
+reads, handed back taken apart with the sums Python takes (`take`) before it reads that line
+and applies with `ProcessState.absorb`. Of the other lines, those Rust read where no message
+begins (QUIET: a traceback's head, frames and source lines) skip the extractor's search for
+one. Past a line a message may begin on, the runs are summed as though the message had ended
+by the line after it (handed back too): Python applies them only if it had, else drops them
+and reads on as the reference does. Every other line (and every line while a message is
+open) goes through Python as before: the extractor without a first pass is the reference it
+is tested equal to (tests/logs/test_first_pass.py)."""
 
 from __future__ import annotations
 
@@ -71,16 +73,16 @@ class FirstPass(Protocol):
         ...
 
     def absorb_runs(self, number: int, lines: list[str], start: int, room: int) -> list[Run]:
-        """`absorb` over `lines[start:]` (line `number` first) in runs, each ending at a line
-        that is not ABSORBED: how many were, what `absorb` said of that line, its `Line` (read
-        by the line anatomy the first pass was made with, else None) and the sums to take
-        before reading it (None: nothing summed); (how many, ABSORBED, None, None) when no
-        line is left. A run ending at a QUIET line (Python only counts it in its process: no
-        message opens on it) is followed by the next, until one ending at a line that is not
-        QUIET, or the end. A run after a QUIET line may sum fewer processes than a call made
-        after Python read that line would (its room counts every process handed back as
-        new); a line it does not sum comes back QUIET, which Python reads as the reference
-        does."""
+        """`absorb` over `lines[start:]` (line `number` first) in runs to the end, each ending
+        at a line that is not ABSORBED: how many were, what `absorb` said of that line, its
+        `Line` (read by the line anatomy the first pass was made with, else None) and the sums
+        to take before reading it (None: nothing summed); (how many, ABSORBED, None, None)
+        when no line is left. The line after a NOT_READ one is handed back too, never summed,
+        as a run of none (QUIET or NOT_READ): the runs after it hold only if no message is
+        open by then (else Python drops them, and `take`s what the last left here). A run
+        after a line handed back may sum fewer processes than a call made after Python read
+        that line would (its room counts every process handed back as new); a line it does
+        not sum comes back QUIET, which Python reads as the reference does."""
         ...
 
     def take(self) -> list[Absorbed]:

@@ -271,6 +271,16 @@ impl FirstPass {
         Fed::Absorbed
     }
 
+    /// What `absorb_after` would say of a line without summing it: `Fed::Quiet` for an
+    /// ordinary line too (no message begins on it either), `Fed::Python` for one Python must
+    /// read whole.
+    pub fn look(&self, raw: &str, previous: Option<&str>) -> Fed {
+        match self.reader.classify(raw, previous) {
+            Class::Python => Fed::Python,
+            Class::Ordinary(_) | Class::Quiet => Fed::Quiet,
+        }
+    }
+
     /// What was summed since the last call, in the order the processes were last seen.
     pub fn take(&mut self) -> Vec<Absorbed> {
         std::mem::take(&mut self.absorbed)
@@ -389,17 +399,22 @@ pub mod python {
             }
         }
 
-        /// `absorb` over `lines[start:]` (line `number` first) in runs: a run ends at a line
-        /// not summed, handed back as (how many were summed, what `absorb` said of the line,
-        /// its `Line` read by the anatomy given, and the sums Python takes before reading it);
-        /// when no line is left, (how many, 1, None, None). A run ending at a line Python reads
-        /// QUIET (it only counts in its process: no message opens on it) is followed by the
-        /// next, until one at a line Python may find a message on, or the end: the runs, in
-        /// order, in one call, which Python applies one by one (logs/extract.py
-        /// `feed_window`). Each run after the first has the room left when every process
-        /// summed before and every QUIET line handed back were a process new to Python (it may
-        /// keep fewer: a line of a process that does not fit comes back QUIET, which Python
-        /// reads as the reference does).
+        /// `absorb` over `lines[start:]` (line `number` first) in runs, to the end, in one
+        /// call: a run ends at a line not summed, handed back as (how many were summed, what
+        /// `absorb` said of the line, its `Line` read by the anatomy given, and the sums Python
+        /// takes before reading it); when no line is left, (how many, 1, None, None). Python
+        /// applies them one by one (logs/extract.py `feed_window`).
+        ///
+        /// The line after one Python may find a message on (0) is handed back too, read and
+        /// never summed, as a run of none: (0, 2 or 0, its `Line`, None). A message that opens
+        /// on the first is decided on it (it goes on there or ends). The runs after it are
+        /// summed as though none were open by then: Python applies them only if so, and else
+        /// drops them (and `take`s what they left here) and reads on as the reference does.
+        ///
+        /// Each run after the first has the room left when every process summed before and
+        /// every line handed back were a process new to Python (it may keep fewer: a line of a
+        /// process that does not fit comes back QUIET, which Python reads as the reference
+        /// does).
         fn absorb_runs<'py>(
             &mut self,
             py: Python<'py>,
@@ -410,16 +425,23 @@ pub mod python {
         ) -> PyResult<Bound<'py, PyList>> {
             let runs = PyList::empty_bound(py);
             let (mut at, mut room) = (start, room);
-            loop {
-                let (run, summed) = self.run(py, number + (at - start) as u64, lines, at, room)?;
-                let (count, fed) = (run.0, run.1);
+            let number_of = |at: usize| number + (at - start) as u64;
+            while at < lines.len() {
+                let (run, summed) = self.run(py, number_of(at), lines, at, room)?;
+                let (count, mut fed) = (run.0, run.1);
                 runs.append(run)?;
                 at += count + 1;
-                if fed != super::Fed::Quiet as u8 || at >= lines.len() {
-                    return Ok(runs);
-                }
                 room = room.saturating_sub(summed + 1);
+                // the line after one a message may open on: read, decided by Python
+                while fed == super::Fed::Python as u8 && at < lines.len() {
+                    let next = self.hand_back(py, number_of(at), lines, at)?;
+                    fed = next.1;
+                    runs.append(next)?;
+                    at += 1;
+                    room = room.saturating_sub(1);
+                }
             }
+            Ok(runs)
         }
 
         /// Per process, in the order last seen: (key, lines, timestamp, its line, pid, server,
@@ -454,6 +476,36 @@ pub mod python {
     }
 
     impl FirstPass {
+        /// Line `at` of `lines`, handed back read and not summed: (0, what `look` says of it,
+        /// its `Line`, None).
+        fn hand_back<'py>(
+            &self,
+            py: Python<'py>,
+            number: u64,
+            lines: &Bound<'py, PyList>,
+            at: usize,
+        ) -> PyResult<(usize, u8, PyObject, PyObject)> {
+            let item = lines.get_item(at)?;
+            let raw = item.downcast::<PyString>().ok();
+            let previous = match at {
+                0 => None,
+                _ => lines.get_item(at - 1).ok(),
+            };
+            let before = previous
+                .as_ref()
+                .and_then(|p| p.downcast::<PyString>().ok())
+                .and_then(|p| p.to_str().ok());
+            let fed = match raw.map(|s| s.to_str()) {
+                Some(Ok(text)) => self.inner.look(text, before),
+                _ => super::Fed::Python,
+            };
+            let line = match (&self.anatomy, raw) {
+                (Some(anatomy), Some(raw)) => anatomy.get().read(py, number.into_py(py), raw)?,
+                _ => py.None(),
+            };
+            Ok((0, fed as u8, line, py.None()))
+        }
+
         /// One run of `absorb_runs`, and how many processes the sums it hands back hold.
         fn run<'py>(
             &mut self,

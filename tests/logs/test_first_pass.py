@@ -274,3 +274,71 @@ def test_failures_due_within_one_run_come_out_as_line_by_line() -> None:
     _same(lines)
     found = _run(lines, True, windows=True)[0]
     assert [e.line for e in found] == [13, 12]  # the re-raised failure fell due last
+
+
+class _Runs(_Counting):
+    """A first pass that counts its calls: `absorb_runs`, and the `take`s that drop the runs a
+    message still open made void."""
+
+    def __init__(self, inner: firstpass.FirstPass) -> None:
+        super().__init__(inner)
+        self.calls = 0
+        self.takes = 0
+
+    def absorb_runs(
+        self, number: int, lines: list[str], start: int, room: int
+    ) -> list[tuple[int, int, Line | None, list[firstpass.Absorbed] | None]]:
+        self.calls += 1
+        return super().absorb_runs(number, lines, start, room)
+
+    def take(self) -> list[firstpass.Absorbed]:
+        self.takes += 1
+        return super().take()
+
+
+def _windows(lines: list[str]) -> tuple[list[LogError], _Runs]:
+    """`lines` fed as one window to an extractor whose first pass counts its calls (up to the
+    window's end: not the `take` of `close`)."""
+    extractor = _Extractor()
+    assert extractor.first_pass is not None
+    runs = _Runs(extractor.first_pass)
+    extractor.first_pass = runs  # type: ignore[assignment]
+    found = list(extractor.feed_window(1, lines))
+    calls, takes = runs.calls, runs.takes
+    found.extend(extractor.close(len(lines)))  # takes the sums last left in Rust
+    runs.calls, runs.takes = calls, takes
+    return found, runs
+
+
+@needs_native
+def test_a_window_is_one_call_when_its_message_ends_on_the_next_line() -> None:
+    """The runs past the error line are summed in the same call: the message it opens ends on
+    the line after it (another record), and the runs after that hold."""
+    lines = [WINDOW[n % 3].format(pid=1, s=n) for n in range(6)]
+    lines += [ERROR.format(pid=1, s=7) + t for t in traceback_lines(_LEFTOVER)]
+    lines += [WINDOW[n % 3].format(pid=1, s=n) for n in range(6)]
+    _same(lines)
+    found, runs = _windows(lines)
+    assert len(found) == 1
+    assert (runs.calls, runs.takes) == (1, 0)
+    assert runs.absorbed >= 10
+
+
+@needs_native
+def test_runs_past_a_message_still_open_are_dropped_and_read_again() -> None:
+    """An error line cut inside its remainder's quote leaves its message open, and another
+    process's lines after it do not end it (they are interleaved), so it is still open where
+    the runs after the line handed back begin: they are dropped (what they summed taken and
+    thrown away), the lines are read in Python until a line of its own process ends it, and
+    a second call sums the rest."""
+    lines = [WINDOW[n % 3].format(pid=1, s=n) for n in range(6)]
+    lines += [ERROR.format(pid=1, s=7) + "openai_harmony.HarmonyError: " + _LEFTOVER[:-4]]
+    lines += [WINDOW[n % 3].format(pid=2, s=n) for n in range(4)]
+    lines += [WINDOW[1].format(pid=1, s=9)]
+    lines += [WINDOW[n % 3].format(pid=2, s=n) for n in range(6)]
+    _same(lines)
+    found, runs = _windows(lines)
+    assert len(found) == 1 and found[0].message.endswith(_LEFTOVER[:-4])
+    assert (runs.calls, runs.takes) == (2, 1)
+    assert runs.absorbed >= 6 + 3 + 6  # the runs dropped were counted too
+    assert _run(lines, True, windows=True)[0] == _run(lines, False)[0]
