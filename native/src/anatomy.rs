@@ -341,51 +341,13 @@ fn plain(b: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::{anatomy_spec as spec, shape_names};
 
-    /// Shapes of the kind lines.py has (a fixture: the tests' own, not the crate's).
+    /// A reader of the tests' shapes (crate::testing::anatomy_spec).
     fn anatomy() -> Anatomy {
         let a = Anatomy::new(spec()).unwrap();
         a.ready().unwrap();
         a
-    }
-
-    fn spec() -> Spec {
-        let shape = |i: usize, key: bool, ts: bool, pid: bool| ShapeNames {
-            shape: format!("shape_{i}"),
-            key: key.then(|| format!("key_{i}")),
-            ts: ts.then(|| format!("ts_{i}")),
-            pid: pid.then(|| format!("pid_{i}")),
-        };
-        Spec {
-            prefixes: concat!(
-                r"(?P<shape_0>^\((?P<key_0>[^()]*?\bpid=(?P<pid_0>\d+)[^()]*)\)\s?)",
-                r"|(?P<shape_1>^(?P<level_1>INFO|ERROR)\s+(?P<ts_1>\d\d-\d\d \d\d:\d\d:\d\d)\s+",
-                r"\[(?P<src_1>[\w.-]+\.py:\d+)\]\s?)",
-                r"|(?P<shape_2>^time=(?P<ts_2>\S+)\s+(?=msg=))",
-            )
-            .to_string(),
-            shapes: vec![
-                shape(0, true, false, true),
-                shape(1, false, true, false),
-                shape(2, false, true, false),
-            ],
-            never: " \t|".to_string(),
-            month_day: r"^(?:INFO|ERROR)\s+\d\d-\d\d".to_string(),
-            key_pid: r"pid=(\d+)|\[(\d+)\]".to_string(),
-            entity: r"&(?:quot|amp);".to_string(),
-            frame: r#"^File\s*"(?P<path>[^"]*)""#.to_string(),
-            frame_path: "path".to_string(),
-            frame_start: "File ".to_string(),
-            servers: r"(?P<s0>(?:\bvllm\b))|(?P<s1>(?i:\bsglang\b))".to_string(),
-            server_groups: vec!["s0".to_string(), "s1".to_string()],
-            gutter: [
-                r"^\s*\+-",
-                r"^\s*\+ (?=Exception)",
-                r"^\s*\|(?:\s+\|)*(?=\s|$)",
-            ]
-            .map(String::from)
-            .to_vec(),
-        }
     }
 
     #[test]
@@ -442,24 +404,9 @@ mod tests {
         )
         .to_string();
         s.shapes = vec![
-            ShapeNames {
-                shape: "shape_0".to_string(),
-                key: Some("key_0".to_string()),
-                ts: None,
-                pid: None,
-            },
-            ShapeNames {
-                shape: "shape_1".to_string(),
-                key: None,
-                ts: Some("ts_1".to_string()),
-                pid: None,
-            },
-            ShapeNames {
-                shape: "shape_2".to_string(),
-                key: None,
-                ts: Some("ts_2".to_string()),
-                pid: None,
-            },
+            shape_names(0, true, false, false),
+            shape_names(1, false, true, false),
+            shape_names(2, false, true, false),
         ];
         s.never = String::new();
         s.month_day = "z".to_string();

@@ -1,36 +1,12 @@
 //! Tests of the first pass (firstpass.rs).
 use super::*;
-use crate::anatomy::ShapeNames;
+use crate::testing::anatomy_spec;
 
+/// The anatomy tests' patterns (crate::testing::anatomy_spec: this file's lines need none of
+/// them changed), the catalogue's one form and the extractor's own patterns.
 fn spec() -> Spec {
-    let shape = |i: usize, key: bool, ts: bool, pid: bool| ShapeNames {
-        shape: format!("shape_{i}"),
-        key: key.then(|| format!("key_{i}")),
-        ts: ts.then(|| format!("ts_{i}")),
-        pid: pid.then(|| format!("pid_{i}")),
-    };
     Spec {
-        anatomy: AnatomySpec {
-            prefixes: concat!(
-                r"(?P<shape_0>^\((?P<key_0>[^()]*?\bpid=(?P<pid_0>\d+)[^()]*)\)\s?)",
-                r"|(?P<shape_1>^(?P<level_1>INFO|ERROR)\s+(?P<ts_1>\d\d-\d\d \d\d:\d\d:\d\d)",
-                r"\s+\[(?P<src_1>[\w.-]+\.py:\d+)\]\s?)",
-            )
-            .to_string(),
-            shapes: vec![shape(0, true, false, true), shape(1, false, true, false)],
-            never: " \t|".to_string(),
-            month_day: r"^(?:INFO|ERROR)\s+\d\d-\d\d".to_string(),
-            key_pid: r"pid=(\d+)|\[(\d+)\]".to_string(),
-            entity: r"&(?:quot|amp);".to_string(),
-            frame: r#"^File\s*"(?P<path>[^"]*)""#.to_string(),
-            frame_path: "path".to_string(),
-            frame_start: "File ".to_string(),
-            servers: r"(?P<s0>(?:\bvllm\b))|(?P<s1>(?i:\bsglang\b))".to_string(),
-            server_groups: vec!["s0".to_string(), "s1".to_string()],
-            gutter: [r"^\s*\+-", r"^\s*\+ (?=E)", r"^\s*\|(?:\s+\|)*(?=\s|$)"]
-                .map(String::from)
-                .to_vec(),
-        },
+        anatomy: anatomy_spec(),
         forms: vec![r"unexpected\s*token\s*(?P<token>\d+)".to_string()],
         traceback: r"^(?:[╭┌][─ ]*)?Traceback|^File |^[│╭]".to_string(),
         request: r"\bReceived request \S".to_string(),

@@ -1,5 +1,7 @@
-//! Test fixtures shared by the modules' unit tests: a core run over chunks, fragment soup.
+//! Test fixtures shared by the modules' unit tests: a core run over chunks, fragment soup, an
+//! anatomy's patterns.
 
+use crate::anatomy::{ShapeNames, Spec as AnatomySpec};
 use crate::core::{Core, IdLine};
 use crate::windows::Window;
 
@@ -15,6 +17,53 @@ pub(crate) fn run(core: &mut Core, chunks: &[&[u8]]) -> (Vec<Window>, Vec<IdLine
     w.extend(b.windows);
     i.extend(b.id_lines);
     (w, i)
+}
+
+/// The group names of prefix shape `i` (`shape_i`, and `key_i`, `ts_i`, `pid_i` where it has
+/// them).
+pub(crate) fn shape_names(i: usize, key: bool, ts: bool, pid: bool) -> ShapeNames {
+    ShapeNames {
+        shape: format!("shape_{i}"),
+        key: key.then(|| format!("key_{i}")),
+        ts: ts.then(|| format!("ts_{i}")),
+        pid: pid.then(|| format!("pid_{i}")),
+    }
+}
+
+/// An anatomy's patterns of the kind lines.py has (the tests' own, not the crate's): vLLM's
+/// process and record prefixes, a `time=` prefix before `msg=`, two servers, an exception
+/// group's gutter. A test changes what it needs.
+pub(crate) fn anatomy_spec() -> AnatomySpec {
+    AnatomySpec {
+        prefixes: concat!(
+            r"(?P<shape_0>^\((?P<key_0>[^()]*?\bpid=(?P<pid_0>\d+)[^()]*)\)\s?)",
+            r"|(?P<shape_1>^(?P<level_1>INFO|ERROR)\s+(?P<ts_1>\d\d-\d\d \d\d:\d\d:\d\d)\s+",
+            r"\[(?P<src_1>[\w.-]+\.py:\d+)\]\s?)",
+            r"|(?P<shape_2>^time=(?P<ts_2>\S+)\s+(?=msg=))",
+        )
+        .to_string(),
+        shapes: vec![
+            shape_names(0, true, false, true),
+            shape_names(1, false, true, false),
+            shape_names(2, false, true, false),
+        ],
+        never: " \t|".to_string(),
+        month_day: r"^(?:INFO|ERROR)\s+\d\d-\d\d".to_string(),
+        key_pid: r"pid=(\d+)|\[(\d+)\]".to_string(),
+        entity: r"&(?:quot|amp);".to_string(),
+        frame: r#"^File\s*"(?P<path>[^"]*)""#.to_string(),
+        frame_path: "path".to_string(),
+        frame_start: "File ".to_string(),
+        servers: r"(?P<s0>(?:\bvllm\b))|(?P<s1>(?i:\bsglang\b))".to_string(),
+        server_groups: vec!["s0".to_string(), "s1".to_string()],
+        gutter: [
+            r"^\s*\+-",
+            r"^\s*\+ (?=Exception)",
+            r"^\s*\|(?:\s+\|)*(?=\s|$)",
+        ]
+        .map(String::from)
+        .to_vec(),
+    }
 }
 
 /// The catalogue the Python package hands the core (native/src/fixture.rs, written out from
