@@ -72,6 +72,14 @@ _SERVER_RECORDS = (
     ),
     # lmdeploy `2025-09-15 11:29:27,572 - lmdeploy - ERROR - async_engine.py:657 - `
     Pattern(rf"^(?P<ts>{_TS_ISO}) - (?P<src>[\w.]+) - (?P<level>{_LEVEL}) - (?:[\w.]+:\d+ - )?"),
+    # llama-server's module and function (`srv  %12.*s: `: the name right-aligned in 12
+    # columns, cut at 12), a slot's id and task after it: `srv  log_server_r: `, `que
+    # start_loop: `, `slot update_slots: id  0 | task 8 | `; newer builds may write the time
+    # since start and a level letter first (`0.01.234.567 I `), not a time of day (no ts)
+    Pattern(
+        r"^(?:\d+\.\d\d\.\d{3}\.\d{3} )?(?:[IWED] )?(?P<src>(?:srv |que |res |slot) [ \w()~]{11}"
+        r"[\w()~]): (?:id +-?\d+ \| task -?\d+ \| ?)?"
+    ),
 )
 # ... then those of logging libraries...
 _LIBRARY_RECORDS = (

@@ -173,6 +173,47 @@ def test_a_dense_log_is_mostly_summed_in_rust_and_equals_the_reference() -> None
     assert counting.quiet >= 5 * 40, counting.quiet
 
 
+# llama-server's lines (benchmarks/shapes.py's): its module and function tags, and the rest of
+# a slot's timings on lines of their own
+LLAMA = [
+    "slot launch_slot_: id  0 | task {t} | processing task",
+    "slot update_slots: id  0 | task {t} | new prompt, n_ctx_slot = 131072, n_keep = 0",
+    "prompt eval time =      48.12 ms /   812 tokens (    0.06 ms per token)",
+    "       eval time =     913.55 ms /   120 tokens (    7.61 ms per token)",
+    "srv  log_server_r: request: POST /v1/chat/completions 127.0.0.1 200",
+]
+LLAMA_ERROR = (
+    'srv    operator(): got exception: {{"code":500,"message":"Failed to parse input at pos '
+    '{t}: <|start|>assistant<|channel|>final <|constrain|>json<|message|>","type":"x"}}'
+)
+
+
+@needs_native
+@pytest.mark.skipif(not accel.use_native(), reason="HARMONY_DOCTOR_NATIVE=0: no Rust to count")
+def test_llama_server_lines_in_a_window_are_summed_in_rust() -> None:
+    """llama-server's tagged lines are ordinary (summed in Rust, never read in Python), as a
+    prefix shape of lines.py's: the first pass was handed it, no Rust names them."""
+    lines: list[str] = []
+    for w in range(20):
+        lines.extend(shape.format(t=w * 8 + i) for i in range(8) for shape in LLAMA)
+        lines.append(LLAMA_ERROR.format(t=w))
+    _same(lines, looks=5)
+    _same(lines, skip=frozenset(range(20, len(lines), 23)))
+    extractor = _Extractor()
+    assert extractor.first_pass is not None
+    counting = _Counting(extractor.first_pass)
+    extractor.first_pass = counting  # type: ignore[assignment]
+    found = list(extractor.feed_window(1, lines))
+    found.extend(extractor.close(len(lines)))
+    assert [(e.code, e.server) for e in found] == [("HD183", "llama.cpp")] * 20
+    tagged = sum(line.startswith(("slot ", "srv  log_server_r")) for line in lines)
+    assert tagged == 20 * 8 * 3
+    # every tagged line (before: none, each read in Python); the timing lines, which have no
+    # prefix, Python reads, without looking for a message on them (QUIET)
+    assert counting.absorbed == tagged, (counting.absorbed, tagged)
+    assert counting.quiet == 20 * 8 * 2, counting.quiet
+
+
 @needs_native
 def test_more_processes_than_kept_equal_the_reference() -> None:
     """A process summed, pushed out of the states kept by others and summed again: Rust sums

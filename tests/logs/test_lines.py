@@ -74,6 +74,91 @@ def test_error_line_wrapped_by_the_terminal() -> None:
     assert error.code == "HD101"
 
 
+# llama-server's lines (tools/server: `srv  %12.*s: `, `slot %12.*s: id %2d | task %d | `,
+# `que  `, `res  `: the function's name right-aligned in 12 columns, cut at 12), bare or after
+# the uptime and level letter of `--log-prefix --log-timestamps`: (line, prefix, text)
+LLAMA_SERVER = [
+    (
+        "slot launch_slot_: id  0 | task 8 | processing task",
+        "slot launch_slot_: id  0 | task 8 | ",
+        "processing task",
+    ),
+    (
+        "srv  log_server_r: request: POST /v1/chat/completions 127.0.0.1 200",
+        "srv  log_server_r: ",
+        "request: POST /v1/chat/completions 127.0.0.1 200",
+    ),
+    (
+        'srv    operator(): got exception: {"code":500,"message":"x","type":"server_error"}',
+        "srv    operator(): ",
+        'got exception: {"code":500,"message":"x","type":"server_error"}',
+    ),
+    ("que    start_loop: processing new tasks", "que    start_loop: ", "processing new tasks"),
+    (
+        "srv    send_error: task id = 8, error: Failed to parse input",
+        "srv    send_error: ",
+        "task id = 8, error: Failed to parse input",
+    ),
+    (
+        "srv  params_from_: Chat format: GPT-OSS",
+        "srv  params_from_: ",
+        "Chat format: GPT-OSS",
+    ),
+    (
+        "0.01.234.567 I srv  update_slots: all slots are idle",
+        "0.01.234.567 I srv  update_slots: ",
+        "all slots are idle",
+    ),
+    (
+        "991.07.423.281 I slot  operator (): id  1 | task 30996 | new prompt, n_keep = 0",
+        "991.07.423.281 I slot  operator (): id  1 | task 30996 | ",
+        "new prompt, n_keep = 0",
+    ),
+    (
+        "12.00.000.001 E slot print_timing: id -1 | task -1 |",
+        "12.00.000.001 E slot print_timing: id -1 | task -1 |",
+        "",
+    ),
+    # not its tags: no 12 columns, a name of its own, a record's rest on a line of its own
+    ("srv log_server_r: spaces collapsed", "", "srv log_server_r: spaces collapsed"),
+    ("srv  log_server_request: x", "", "srv  log_server_request: x"),
+    ("main: server is listening on http://127.0.0.1:8080", "", None),
+    ("prompt eval time =      48.12 ms /   812 tokens", "", None),
+    ("       eval time =     913.55 ms /   120 tokens", "", None),
+]
+
+
+@pytest.mark.parametrize(("raw", "prefix", "text"), LLAMA_SERVER)
+def test_llama_server_module_tags_are_a_record_prefix(
+    raw: str, prefix: str, text: str | None
+) -> None:
+    for read in (anatomize, _anatomize_python, anatomize_reference):
+        line = read(1, raw)
+        assert (line.key, line.prefix, line.timestamp) == ("", prefix, None), read
+        assert line.rest == raw[len(prefix) :]
+        assert line.text == (raw.strip() if text is None else text)
+
+
+def test_a_llama_server_message_ends_at_the_next_record() -> None:
+    """An error message left open (a JSON body cut off) does not take the access line after
+    it, a record of another function, as the rest a terminal wrap broke off."""
+    error = only(
+        "\n".join(
+            [
+                'srv    operator(): got exception: {"code":500,"message":"Failed to parse '
+                "input at pos 37: <|start|>assistant<|channel|>final <|constrain|>json"
+                "<|message|>",
+                "srv  log_server_r: done request: POST /v1/chat/completions 127.0.0.1 500",
+            ]
+        )
+    )
+    assert (error.code, error.server, error.span) == ("HD183", "llama.cpp", (1, 1))
+    assert error.message == (
+        "Failed to parse input at pos 37: <|start|>assistant<|channel|>final "
+        "<|constrain|>json<|message|>"
+    )
+
+
 def test_wrap_padding_inside_a_line() -> None:
     text = prefixed(
         traceback_lines("Unexpected token 12606 while expecting start token 200006"), ""
@@ -183,6 +268,8 @@ _PREFIX_PIECES = [
     "ERROR:root:",
     "2025-08-07T21:37:03.1Z stdout F ",
     "INFO:     ",
+    "srv  log_server_r: ",
+    "0.01.234.567 I slot update_slots: id  0 | task 8 | ",
     "Traceback (most recent call last):",
     "openai_harmony.HarmonyError: unexpected tokens remaining in message header",
     '  File "x.py", line 1',

@@ -119,6 +119,16 @@ SHAPES = st.one_of(
     st.builds(lambda f: f"[{f}] ", _file),
     st.builds(lambda lv: f"{lv}:root:", _level),
     st.builds(lambda lv, sp: f"{lv}:{sp}", _level, _sp),
+    # llama-server `srv  log_server_r: `, `slot update_slots: id  0 | task 8 | `, after an
+    # uptime and a level letter or not
+    st.builds(
+        lambda up, lv, module, name, slot: f"{up}{lv}{module} {name:>12.12}: {slot}",
+        st.sampled_from(["", "0.01.234.567 ", "991.07.423.281 ", "1.2.3.4 "]),
+        st.sampled_from(["", "I ", "E ", "X "]),
+        st.sampled_from(["srv ", "que ", "res ", "slot", "srv", "main"]),
+        st.sampled_from(["operator()", "log_server_request", "x", "send_error", " a b"]),
+        st.sampled_from(["", "id  0 | task 8 | ", "id -1 | task -1 |", "id 3 |"]),
+    ),
 )
 BODIES = st.one_of(
     st.sampled_from(EXAMPLES),
@@ -181,6 +191,13 @@ _RECORD_SHAPES = st.one_of(
     st.builds(lambda ts: f"[{ts} TP0] ", _iso),
     st.builds(lambda c: f"[{c}] ", _clock),
     st.builds(lambda lv: f"{lv}:     ", st.sampled_from(LEVELS)),
+    st.builds(
+        lambda up, module, name, slot: f"{up}{module} {name:>12.12}: {slot}",
+        st.sampled_from(["", "0.01.234.567 I "]),
+        st.sampled_from(["srv ", "que ", "slot"]),
+        st.sampled_from(["operator()", "log_server_request", "update_slots"]),
+        st.sampled_from(["", "id  0 | task 8 | "]),
+    ),
 )
 # printable ASCII without what a gutter or `_clean` may read: `|`, `+`, backticks, `&`, `>`
 _BODY = st.text(string.ascii_letters + string.digits + " .,:;()[]{}=_-'\"/<*#@!?%$~^", max_size=60)
