@@ -79,10 +79,11 @@ class FirstPass(Protocol):
         to take before reading it (None: nothing summed); (how many, ABSORBED, None, None)
         when no line is left. The line after a NOT_READ one is handed back too, never summed,
         as a run of none (QUIET or NOT_READ): the runs after it hold only if no message is
-        open by then (else Python drops them, and `take`s what the last left here). A run
-        after a line handed back may sum fewer processes than a call made after Python read
-        that line would (its room counts every process handed back as new); a line it does
-        not sum comes back QUIET, which Python reads as the reference does."""
+        open by then (else Python drops them, and `take`s what the last left here). The
+        processes summed and those of the lines handed back count once each against `room`
+        (as new to Python), so a run may sum fewer than a call made after Python read those
+        lines would; a line it does not sum comes back QUIET, which Python reads as the
+        reference does."""
         ...
 
     def take(self) -> list[Absorbed]:

@@ -111,10 +111,11 @@ impl FirstPass {
     /// summed as though none were open by then: Python applies them only if so, and else
     /// drops them (and `take`s what they left here) and reads on as the reference does.
     ///
-    /// Each run after the first has the room left when every process summed before and
-    /// every line handed back were a process new to Python (it may keep fewer: a line of a
-    /// process that does not fit comes back QUIET, which Python reads as the reference
-    /// does).
+    /// The processes summed in a run before and those of the lines handed back are counted
+    /// against `room` (each once, as new to Python): a run sums lines of those for free, and
+    /// of `room` less their count more; past the room (Python may push a state out), of no
+    /// process. A line of a process that does not fit comes back QUIET, which Python reads
+    /// as the reference does.
     fn absorb_runs<'py>(
         &mut self,
         py: Python<'py>,

@@ -69,6 +69,15 @@ class _Counting:
         return self.inner.take()
 
 
+def _counting() -> tuple[_Extractor, _Counting]:
+    """An extractor whose first pass counts the lines it summed."""
+    extractor = _Extractor()
+    assert extractor.first_pass is not None
+    counting = _Counting(extractor.first_pass)
+    extractor.first_pass = counting  # type: ignore[assignment]
+    return extractor, counting
+
+
 Run = tuple[list[LogError], list[list[tuple[str, ProcessState]]], Line | None]
 
 
@@ -160,10 +169,7 @@ def test_a_dense_log_is_mostly_summed_in_rust_and_equals_the_reference() -> None
     lines = _dense(40)
     _same(lines, looks=5)
     _same(lines, skip=frozenset(range(20, len(lines), 23)))
-    extractor = _Extractor()
-    assert extractor.first_pass is not None
-    counting = _Counting(extractor.first_pass)
-    extractor.first_pass = counting  # type: ignore[assignment]
+    extractor, counting = _counting()
     found = [e for n, raw in enumerate(lines, 1) for e in extractor.feed(n, raw)]
     found.extend(extractor.close(len(lines)))
     assert len(found) == 40
@@ -199,10 +205,7 @@ def test_llama_server_lines_in_a_window_are_summed_in_rust() -> None:
         lines.append(LLAMA_ERROR.format(t=w))
     _same(lines, looks=5)
     _same(lines, skip=frozenset(range(20, len(lines), 23)))
-    extractor = _Extractor()
-    assert extractor.first_pass is not None
-    counting = _Counting(extractor.first_pass)
-    extractor.first_pass = counting  # type: ignore[assignment]
+    extractor, counting = _counting()
     found = list(extractor.feed_window(1, lines))
     found.extend(extractor.close(len(lines)))
     assert [(e.code, e.server) for e in found] == [("HD183", "llama.cpp")] * 20
