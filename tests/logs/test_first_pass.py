@@ -358,6 +358,7 @@ def _windows(lines: list[str]) -> tuple[list[LogError], _Runs]:
 
 
 @needs_native
+@pytest.mark.skipif(not accel.use_native(), reason="HARMONY_DOCTOR_NATIVE=0: no Rust to count")
 def test_a_window_is_one_call_when_its_message_ends_on_the_next_line() -> None:
     """The runs past the error line are summed in the same call: the message it opens ends on
     the line after it (another record), and the runs after that hold."""
@@ -372,6 +373,7 @@ def test_a_window_is_one_call_when_its_message_ends_on_the_next_line() -> None:
 
 
 @needs_native
+@pytest.mark.skipif(not accel.use_native(), reason="HARMONY_DOCTOR_NATIVE=0: no Rust to count")
 def test_runs_past_a_message_still_open_are_dropped_and_read_again() -> None:
     """An error line cut inside its remainder's quote leaves its message open, and another
     process's lines after it do not end it (they are interleaved), so it is still open where

@@ -10,11 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from harmony_doctor.native import native_available
+from harmony_doctor.native import native_available, use_native
 from tests.logs.crossings import scan_crossings
 from tests.watch.vllm_logs import log
 
-pytestmark = pytest.mark.skipif(not native_available(), reason="the Rust extension is not built")
+pytestmark = pytest.mark.skipif(
+    not native_available() or not use_native(),
+    reason="the Rust extension is not built, or HARMONY_DOCTOR_NATIVE=0: no Rust to count",
+)
 
 # What reading a failure window costs today: one `absorb_runs` (from the window's start, with
 # the blank line scan feeds for the lines between two windows, through the traceback's QUIET
