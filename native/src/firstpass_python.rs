@@ -262,11 +262,11 @@ impl FirstPass {
                 _ => py.None(),
             };
             let mut keys: Vec<String> = self.inner.keys().map(str::to_owned).collect();
-            keys.push(key_of(py, &line, number)?);
-            let sums = match keys.len() > 1 {
+            let sums = match self.inner.holds() {
                 true => self.take(py).into_any().unbind(),
                 false => py.None(),
             };
+            keys.push(key_of(py, &line, number)?);
             return Ok(((count, fed as u8, line, sums), keys));
         }
         let end = (count, super::Fed::Absorbed as u8, py.None(), py.None());
