@@ -209,18 +209,11 @@ impl FirstPass {
             0 => None,
             _ => lines.get_item(at - 1).ok(),
         };
-        let before = previous
-            .as_ref()
-            .and_then(|p| p.downcast::<PyString>().ok())
-            .and_then(|p| p.to_str().ok());
         let fed = match raw.map(|s| s.to_str()) {
-            Some(Ok(text)) => self.inner.look(text, before),
+            Some(Ok(text)) => self.inner.look(text, text_of(previous.as_ref())),
             _ => super::Fed::Python,
         };
-        let line = match (&self.anatomy, raw) {
-            (Some(anatomy), Some(raw)) => anatomy.get().read(py, number.into_py(py), raw)?,
-            _ => py.None(),
-        };
+        let line = self.read(py, number, raw)?;
         let key = key_of(py, &line, number)?;
         Ok(((0, fed as u8, line, py.None()), vec![key]))
     }
@@ -244,10 +237,7 @@ impl FirstPass {
         for (offset, item) in lines.iter().skip(start).enumerate() {
             let number = number + offset as u64;
             let raw = item.downcast::<PyString>().ok();
-            let before = previous
-                .as_ref()
-                .and_then(|p| p.downcast::<PyString>().ok())
-                .and_then(|p| p.to_str().ok());
+            let before = text_of(previous.as_ref());
             let fed = match raw.map(|s| s.to_str()) {
                 Some(Ok(text)) => self.inner.absorb_after(number, text, before, room),
                 _ => super::Fed::Python,
@@ -257,10 +247,7 @@ impl FirstPass {
                 count += 1;
                 continue;
             }
-            let line = match (&self.anatomy, raw) {
-                (Some(anatomy), Some(raw)) => anatomy.get().read(py, number.into_py(py), raw)?,
-                _ => py.None(),
-            };
+            let line = self.read(py, number, raw)?;
             let mut keys: Vec<String> = self.inner.keys().map(str::to_owned).collect();
             let sums = match self.inner.holds() {
                 true => self.take(py).into_any().unbind(),
@@ -272,6 +259,26 @@ impl FirstPass {
         let end = (count, super::Fed::Absorbed as u8, py.None(), py.None());
         Ok((end, Vec::new()))
     }
+
+    /// Line `number`, `raw`, as a `Line` read by the anatomy given (None without one, or
+    /// for an item that is not text).
+    fn read(
+        &self,
+        py: Python<'_>,
+        number: u64,
+        raw: Option<&Bound<'_, PyString>>,
+    ) -> PyResult<PyObject> {
+        match (&self.anatomy, raw) {
+            (Some(anatomy), Some(raw)) => anatomy.get().read(py, number.into_py(py), raw),
+            _ => Ok(py.None()),
+        }
+    }
+}
+
+/// The text of a list item that is a string (the line fed before another), else None.
+fn text_of<'a>(item: Option<&'a Bound<'_, PyAny>>) -> Option<&'a str> {
+    item.and_then(|p| p.downcast::<PyString>().ok())
+        .and_then(|p| p.to_str().ok())
 }
 
 /// The process of a `Line` handed back (its `key`); of a line not read (None), a key no
